@@ -1,0 +1,222 @@
+"""Cross-reference checks over a schema-valid scenario, one ``check_*`` per rule.
+
+Each check returns problems (YAML path + one sentence naming the bad value and
+what is allowed); :func:`check_scenario` runs them all so that every problem is
+reported at once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from planner.errors import Problem
+from planner.schema import Scenario, Site
+
+MAX_KNOWN = 8
+
+
+def known(ids: Iterable[str]) -> str:
+    """A short '(known: a, b, …)' list for a message."""
+    ids = sorted(ids)
+    if not ids:
+        return "(none defined)"
+    more = f", … {len(ids) - MAX_KNOWN} more" if len(ids) > MAX_KNOWN else ""
+    return f"(known: {', '.join(ids[:MAX_KNOWN])}{more})"
+
+
+def _site_items(site: Site):
+    """Yield (kind, id, path, hall_id or None, building_id) for every named element."""
+    for bi, b in enumerate(site.buildings):
+        bp = f"site.buildings[{bi}]"
+        yield "building", b.id, f"{bp}.id", None, b.id
+        for ni, n in enumerate(b.power_nodes):
+            yield "power node", n.id, f"{bp}.power_nodes[{ni}].id", None, b.id
+        for hi, h in enumerate(b.halls):
+            hp = f"{bp}.halls[{hi}]"
+            yield "hall", h.id, f"{hp}.id", h.id, b.id
+            for ni, n in enumerate(h.power_nodes):
+                yield "power node", n.id, f"{hp}.power_nodes[{ni}].id", h.id, b.id
+            for zi, z in enumerate(h.cooling_zones):
+                yield "cooling zone", z.id, f"{hp}.cooling_zones[{zi}].id", h.id, b.id
+            for pi, p in enumerate(h.pods):
+                yield "pod", p.id, f"{hp}.pods[{pi}].id", h.id, b.id
+            for ri, r in enumerate(h.rows):
+                yield "row", r.id, f"{hp}.rows[{ri}].id", h.id, b.id
+
+
+def check_unique_ids(site: Site) -> list[Problem]:
+    """IDs are unique within their kind across the whole site."""
+    seen: dict[tuple[str, str], str] = {}
+    out = []
+    for kind, ident, path, _, _ in _site_items(site):
+        if (kind, ident) in seen:
+            out.append(Problem(path, f"duplicate {kind} ID '{ident}' (first defined at {seen[kind, ident]})"))
+        else:
+            seen[kind, ident] = path
+    for li, c in enumerate(site.fabric.link_classes):
+        if ("link class", c.id) in seen:
+            out.append(Problem(f"site.fabric.link_classes[{li}].id", f"duplicate link class ID '{c.id}'"))
+        seen["link class", c.id] = ""
+    return out
+
+
+def check_power_tree(site: Site) -> list[Problem]:
+    """Parents exist in the same building, and the power tree has no cycle."""
+    out = []
+    nodes = {}
+    paths = {}
+    building_of = {}
+    for kind, ident, path, _, bid in _site_items(site):
+        if kind == "power node":
+            paths[ident] = path[: -len(".id")]
+            building_of[ident] = bid
+    for b in site.buildings:
+        for n in b.power_nodes:
+            nodes[n.id] = n
+        for h in b.halls:
+            for n in h.power_nodes:
+                nodes[n.id] = n
+    for nid, n in nodes.items():
+        if n.parent is None:
+            continue
+        if n.parent not in nodes:
+            out.append(Problem(f"{paths[nid]}.parent", f"unknown power node '{n.parent}' {known(nodes)}"))
+        elif building_of[n.parent] != building_of[nid]:
+            out.append(
+                Problem(
+                    f"{paths[nid]}.parent",
+                    f"power node '{n.parent}' is in building '{building_of[n.parent]}', "
+                    f"not in this node's building '{building_of[nid]}'",
+                )
+            )
+    reported: set[str] = set()
+    for start in nodes:
+        chain: list[str] = []
+        cur = start
+        while cur in nodes and cur not in chain:
+            chain.append(cur)
+            cur = nodes[cur].parent
+        if cur in chain:
+            cycle = chain[chain.index(cur) :]
+            key = min(cycle)
+            if key not in reported:
+                reported.add(key)
+                k = cycle.index(key)
+                cycle = cycle[k:] + cycle[:k]
+                loop = " -> ".join([*cycle, key])
+                out.append(Problem(f"{paths[key]}.parent", f"power tree has a cycle: {loop}"))
+    return out
+
+
+def check_rows(site: Site) -> list[Problem]:
+    """Feeds are known leaf nodes of the row's building; zones and pod are in the row's hall;
+    reserved positions are in range."""
+    out = []
+    nodes_by_building: dict[str, set[str]] = {}
+    parents: set[str] = set()
+    all_nodes: set[str] = set()
+    for b in site.buildings:
+        ids = {n.id for n in b.power_nodes} | {n.id for h in b.halls for n in h.power_nodes}
+        nodes_by_building[b.id] = ids
+        all_nodes |= ids
+        for n in [*b.power_nodes, *(n for h in b.halls for n in h.power_nodes)]:
+            if n.parent:
+                parents.add(n.parent)
+    for bi, b in enumerate(site.buildings):
+        for hi, h in enumerate(b.halls):
+            zones = {z.id: z for z in h.cooling_zones}
+            pods = {p.id for p in h.pods}
+            for ri, r in enumerate(h.rows):
+                rp = f"site.buildings[{bi}].halls[{hi}].rows[{ri}]"
+                counts = Counter(r.feeds)
+                for fi, f in enumerate(r.feeds):
+                    fp = f"{rp}.feeds[{fi}]"
+                    if f not in all_nodes:
+                        out.append(Problem(fp, f"unknown power node '{f}' {known(nodes_by_building[b.id])}"))
+                    elif f not in nodes_by_building[b.id]:
+                        out.append(Problem(fp, f"power node '{f}' is in another building than row '{r.id}'"))
+                    elif f in parents:
+                        out.append(Problem(fp, f"power node '{f}' feeds other nodes; a row must hang from leaf nodes"))
+                    if counts[f] > 1 and r.feeds.index(f) != fi:
+                        out.append(Problem(fp, f"feed '{f}' is listed more than once"))
+                air = [z for z in zones.values() if z.medium == "air"]
+                liquid = [z for z in zones.values() if z.medium == "liquid"]
+                if r.air_zone not in zones:
+                    out.append(Problem(f"{rp}.air_zone", f"unknown cooling zone '{r.air_zone}' in hall '{h.id}' {known(z.id for z in air)}"))
+                elif zones[r.air_zone].medium != "air":
+                    out.append(Problem(f"{rp}.air_zone", f"cooling zone '{r.air_zone}' is liquid; air_zone must name an air zone {known(z.id for z in air)}"))
+                if r.liquid_loop is not None:
+                    if r.liquid_loop not in zones:
+                        out.append(Problem(f"{rp}.liquid_loop", f"unknown cooling zone '{r.liquid_loop}' in hall '{h.id}' {known(z.id for z in liquid)}"))
+                    elif zones[r.liquid_loop].medium != "liquid":
+                        out.append(Problem(f"{rp}.liquid_loop", f"cooling zone '{r.liquid_loop}' is air; liquid_loop must name a liquid loop {known(z.id for z in liquid)}"))
+                if r.pod not in pods:
+                    out.append(Problem(f"{rp}.pod", f"unknown pod '{r.pod}' in hall '{h.id}' {known(pods)}"))
+                for ii, idx in enumerate(r.reserved):
+                    if not 0 <= idx < r.positions:
+                        out.append(Problem(f"{rp}.reserved[{ii}]", f"position {idx} is outside 0..{r.positions - 1}"))
+    return out
+
+
+def check_pods(site: Site) -> list[Problem]:
+    """Each pod's network rack stands at a real position of a row in the pod's hall."""
+    out = []
+    for bi, b in enumerate(site.buildings):
+        for hi, h in enumerate(b.halls):
+            rows = {r.id: r for r in h.rows}
+            for pi, p in enumerate(h.pods):
+                pp = f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack"
+                loc = p.network_rack
+                if loc.row not in rows:
+                    out.append(Problem(f"{pp}.row", f"unknown row '{loc.row}' in hall '{h.id}' {known(rows)}"))
+                elif loc.position >= rows[loc.row].positions:
+                    out.append(
+                        Problem(f"{pp}.position", f"position {loc.position} is outside 0..{rows[loc.row].positions - 1} of row '{loc.row}'")
+                    )
+    return out
+
+
+def check_catalog(scenario: Scenario) -> list[Problem]:
+    """Rack type IDs unique; their link classes exist in the site fabric."""
+    out = []
+    classes = {c.id for c in scenario.site.fabric.link_classes}
+    seen: set[str] = set()
+    for ti, t in enumerate(scenario.catalog.rack_types):
+        tp = f"catalog.rack_types[{ti}]"
+        if t.id in seen:
+            out.append(Problem(f"{tp}.id", f"duplicate rack type ID '{t.id}'"))
+        seen.add(t.id)
+        for li, c in enumerate(t.link_classes):
+            if c not in classes:
+                out.append(Problem(f"{tp}.link_classes[{li}]", f"unknown link class '{c}' {known(classes)}"))
+    return out
+
+
+def check_clusters(scenario: Scenario) -> list[Problem]:
+    """Cluster IDs unique; rack types exist; hop budget reachable."""
+    out = []
+    types = scenario.catalog.by_id()
+    seen: set[str] = set()
+    same_rack = scenario.site.fabric.hops.same_rack
+    for ci, c in enumerate(scenario.clusters):
+        cp = f"clusters[{ci}]"
+        if c.id in seen:
+            out.append(Problem(f"{cp}.id", f"duplicate cluster ID '{c.id}'"))
+        seen.add(c.id)
+        for ti, t in enumerate(c.rack_types):
+            if t not in types:
+                out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
+        if c.max_hops < same_rack:
+            out.append(Problem(f"{cp}.max_hops", f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"))
+    return out
+
+
+def check_site(site: Site) -> list[Problem]:
+    """Every site rule."""
+    return [*check_unique_ids(site), *check_power_tree(site), *check_rows(site), *check_pods(site)]
+
+
+def check_scenario(scenario: Scenario) -> list[Problem]:
+    """Every cross-reference rule of a scenario, all problems at once."""
+    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario)]

@@ -1,0 +1,219 @@
+"""Parametric site generator (§3): buildings × halls × pods × rows × positions.
+
+Layout of one hall: pods stand side by side along x; each pod is
+``rows_per_pod`` rows stacked along y (``row_spacing_m`` apart, hot/cold aisle
+pairs), positions advance along +x at ``pitch_m``. The pod's network rack takes
+the middle position of its middle row.
+
+Power, per building: a utility feed (``can_fail: false``, outside the N-1
+design) → UPS per hall → one busway per row and side.
+- ``2n``: UPS A and B; every row hangs from one busway on each.
+- ``dr`` (distributed redundant, 3N/2): UPS 1, 2, 3; row k hangs from the
+  pair (1,2), (2,3), (3,1) in turn, so a failed UPS's load splits over two.
+Sizing: the hall design load L = usable positions × ``design_kw_per_position``.
+Each busway carries a whole row (its partner may fail); a 2N UPS carries L, a
+DR UPS L / 2 (its share after a neighbour fails); all ÷ derate.
+Cooling per pod: one air zone sized for the air share of the pod's design
+load (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field
+
+from planner.schema import (
+    CoolingZone,
+    Fabric,
+    Hall,
+    Building,
+    Location,
+    Pod,
+    PowerNode,
+    Row,
+    Site,
+    StrictModel,
+)
+
+DERATE = 0.8
+"""Continuous-load derate (source: NEC/NEMA 80 % rule, colocation guides)."""
+
+
+class BuildingSpec(StrictModel):
+    """Parameters of one kind of generated building."""
+
+    count: int = Field(1, ge=1, le=64)
+    """How many identical buildings to make."""
+    halls: int = Field(1, ge=1, le=32)
+    """Halls per building."""
+    pods_per_hall: int = Field(1, ge=1, le=64)
+    """Network pods per hall."""
+    rows_per_pod: int = Field(4, ge=1, le=200)
+    """Rows per pod."""
+    positions_per_row: int = Field(20, ge=2, le=500)
+    """Rack positions per row."""
+    power_design: Literal["2n", "dr"] = "2n"
+    """2n (A/B UPS) or dr (distributed redundant, three UPS, 3N/2)."""
+    design_kw_per_position: float = Field(21.4, gt=0)
+    """IT load the power and cooling are sized for, per usable position, kW."""
+    max_rack_power_kw: float = Field(25.0, gt=0)
+    """Per-rack power limit of every row, kW."""
+    max_rack_weight_kg: float = Field(1400.0, gt=0)
+    """Per-rack weight limit of every row, kg (Open Rack v3 payload, Meta/Rittal OCP slides)."""
+    liquid: bool = False
+    """Give every pod a liquid loop (direct liquid cooling)."""
+    liquid_share: float = Field(0.85, ge=0, le=1)
+    """Share of the design load the liquid loop is sized for (liquid halls)."""
+    pod_max_gpus: int = Field(3072, gt=0)
+    """GPU ports per pod (Meta AI zone: 3,072 GPUs; Llama 3 paper §3.3.1)."""
+    pod_max_racks: int | None = Field(192, gt=0)
+    """Racks per pod (Meta AI zone: 192 racks; Llama 3 paper §3.3.1)."""
+    air_unit_capacity_kw: float = Field(400.0, gt=0)
+    """Capacity of one air handler, kW."""
+    cdu_capacity_kw: float = Field(1000.0, gt=0)
+    """Capacity of one coolant distribution unit, kW."""
+
+
+class SiteSpec(StrictModel):
+    """Parameters of a generated site."""
+
+    id: str = "generated"
+    """Site ID."""
+    description: str = ""
+    """Free text."""
+    fabric: Fabric = Fabric()
+    """Fabric of the site."""
+    buildings: list[BuildingSpec] = Field(min_length=1)
+    """Building kinds, in order."""
+    pitch_m: float = Field(0.6, gt=0)
+    """Position pitch, m (600 mm racks)."""
+    row_spacing_m: float = Field(2.4, gt=0)
+    """Distance between neighbouring rows, m (one rack depth plus one aisle)."""
+    pod_gap_m: float = Field(3.0, ge=0)
+    """Aisle between neighbouring pods, m."""
+
+
+def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str) -> Hall:
+    h_id = f"{b_id}-H{h_no}"
+    rows: list[Row] = []
+    pods: list[Pod] = []
+    zones: list[CoolingZone] = []
+    per_pod_positions = spec.rows_per_pod * spec.positions_per_row - 1
+    pod_load = per_pod_positions * spec.design_kw_per_position
+    hall_load = pod_load * spec.pods_per_hall
+    ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
+    ups_kw = hall_load if spec.power_design == "2n" else hall_load / 2
+    nodes = [
+        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=round(ups_kw / DERATE, 1), parent=parent)
+        for u in ups_ids
+    ]
+    pod_width = spec.positions_per_row * site.pitch_m + site.pod_gap_m
+    row_no = 0
+    for p in range(spec.pods_per_hall):
+        pod_id = f"{h_id}-P{p + 1}"
+        air_share = 1 - spec.liquid_share if spec.liquid else 1.0
+        air_kw = pod_load * air_share
+        zones.append(
+            CoolingZone(
+                id=f"{pod_id}-AIR",
+                medium="air",
+                units=max(1, math.ceil(air_kw / spec.air_unit_capacity_kw)) + 1,
+                unit_capacity_kw=spec.air_unit_capacity_kw,
+                redundant_units=1,
+            )
+        )
+        loop = None
+        if spec.liquid:
+            loop = f"{pod_id}-LQ"
+            liquid_kw = pod_load * spec.liquid_share
+            zones.append(
+                CoolingZone(
+                    id=loop,
+                    medium="liquid",
+                    units=max(1, math.ceil(liquid_kw / spec.cdu_capacity_kw)) + 1,
+                    unit_capacity_kw=spec.cdu_capacity_kw,
+                    redundant_units=1,
+                )
+            )
+        mid_row = spec.rows_per_pod // 2
+        for r in range(spec.rows_per_pod):
+            row_id = f"{pod_id}-R{r + 1:02d}"
+            pair = (
+                (ups_ids[0], ups_ids[1])
+                if spec.power_design == "2n"
+                else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
+            )
+            row_no += 1
+            usable = spec.positions_per_row - (1 if r == mid_row else 0)
+            bw_kw = round(usable * spec.design_kw_per_position / DERATE, 1)
+            feeds = []
+            for side, ups in zip("AB", pair):
+                bw = f"{row_id}-BW-{side}"
+                nodes.append(PowerNode(id=bw, kind="busway", capacity_kw=bw_kw, parent=f"{h_id}-UPS-{ups}"))
+                feeds.append(bw)
+            rows.append(
+                Row(
+                    id=row_id,
+                    positions=spec.positions_per_row,
+                    origin_x_m=round(p * pod_width, 3),
+                    origin_y_m=round(r * site.row_spacing_m, 3),
+                    pitch_m=site.pitch_m,
+                    direction="+x",
+                    max_rack_power_kw=spec.max_rack_power_kw,
+                    max_rack_weight_kg=spec.max_rack_weight_kg,
+                    feeds=feeds,
+                    redundant=True,
+                    air_zone=f"{pod_id}-AIR",
+                    liquid_loop=loop,
+                    pod=pod_id,
+                )
+            )
+        pods.append(
+            Pod(
+                id=pod_id,
+                network_rack=Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2),
+                max_gpus=spec.pod_max_gpus,
+                max_racks=spec.pod_max_racks,
+            )
+        )
+    width = spec.pods_per_hall * pod_width
+    depth = spec.rows_per_pod * site.row_spacing_m + 2 * site.pod_gap_m
+    return Hall(
+        id=h_id,
+        floor_area_m2=round(width * depth, 1),
+        power_nodes=nodes,
+        cooling_zones=zones,
+        pods=pods,
+        rows=rows,
+    )
+
+
+def generate_site(spec: SiteSpec, command: str = "") -> Site:
+    """Build a regular site from its parameters (layout and sizing in the module docstring)."""
+    buildings: list[Building] = []
+    n = 0
+    for bspec in spec.buildings:
+        for _ in range(bspec.count):
+            n += 1
+            b_id = f"B{n}"
+            util = f"{b_id}-UTIL"
+            halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
+            ups_total = sum(nd.capacity_kw for h in halls for nd in h.power_nodes if nd.kind == "ups")
+            ups_share = 0.5 if bspec.power_design == "2n" else 2 / 3
+            util_kw = round(ups_total * ups_share, 1)
+            buildings.append(
+                Building(
+                    id=b_id,
+                    power_nodes=[PowerNode(id=util, kind="utility", capacity_kw=util_kw, can_fail=False)],
+                    halls=halls,
+                )
+            )
+    return Site(
+        id=spec.id,
+        description=spec.description,
+        fabric=spec.fabric,
+        buildings=buildings,
+        source=command or "planner generate-site",
+    )

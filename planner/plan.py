@@ -1,0 +1,171 @@
+"""The plan (§9): the answer, as a domain object that round-trips through YAML.
+
+A plan lists every placed rack with where it stands and how it is cabled, and
+carries the solve's status, objective, bound, gap and timing, the scenario's
+name and hash, KPIs (§10) and utilisation of every limit. ``load_plan`` and
+``plan_to_yaml`` are exact inverses: ``load(dump(plan)) == plan``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from planner.errors import InputError
+from planner.loader import dump_yaml, parse_yaml, read_yaml_file, validate_model
+from planner.schema import Id, StrictModel
+
+Status = Literal["optimal", "feasible", "infeasible", "time_limit", "not_solved"]
+"""optimal: proven within the gap; feasible: a verified plan with a larger gap;
+infeasible: proven to have no plan; time_limit: no plan found in time;
+not_solved: written by hand or by a heuristic."""
+
+
+class PlacedRack(StrictModel):
+    """One rack of the plan and where it stands."""
+
+    building: Id
+    """Building ID."""
+    hall: Id
+    """Hall ID."""
+    row: Id
+    """Row ID."""
+    position: int = Field(ge=0)
+    """Position index in the row, from 0."""
+    x_m: float
+    """x coordinate of the position, m."""
+    y_m: float
+    """y coordinate of the position, m."""
+    rack_type: Id
+    """Rack type ID from the catalog."""
+    cluster: Id
+    """Cluster the rack serves."""
+    link_class: Id | None = None
+    """Link class of its fabric cables; none for racks without fabric links."""
+    cable_length_m: float = Field(ge=0)
+    """Cable length to the pod's network rack, m."""
+
+
+class Usage(StrictModel):
+    """Use of one limit: a power node, cooling zone, pod or hall."""
+
+    kind: Literal["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]
+    """What is limited."""
+    id: str
+    """Element ID."""
+    value: float
+    """Amount used in normal operation (kW, GPUs, racks, positions or USD)."""
+    limit: float
+    """Usable amount (for power: derate × capacity)."""
+    unit: str
+    """Unit of value and limit."""
+    worst_value: float | None = None
+    """Largest amount used under any single power-node failure (power nodes only)."""
+    worst_failure: str | None = None
+    """The failed node that gives ``worst_value``."""
+
+    @property
+    def share(self) -> float:
+        """value / limit (0 when the limit is 0)."""
+        return self.value / self.limit if self.limit else 0.0
+
+    @property
+    def worst_share(self) -> float:
+        """max(value, worst_value) / limit."""
+        worst = max(self.value, self.worst_value or 0.0)
+        return worst / self.limit if self.limit else 0.0
+
+
+class Kpis(StrictModel):
+    """Headline figures of a plan (§10); formulas in :mod:`planner.kpis`."""
+
+    gpus: int = 0
+    """GPUs placed."""
+    racks: int = 0
+    """Racks placed (all kinds)."""
+    pflops_bf16: float = 0
+    """Dense BF16 PFLOPS of all placed GPUs."""
+    it_kw: float = 0
+    """Planning IT power of all placed racks, kW."""
+    facility_kw: float = 0
+    """IT kW × PUE, kW."""
+    gpus_per_mw: float = 0
+    """GPUs per MW of IT power."""
+    pflops_per_mw: float = 0
+    """PFLOPS per MW of IT power."""
+    avg_kw_per_rack: float = 0
+    """Mean planning power per rack, kW."""
+    max_kw_per_rack: float = 0
+    """Largest planning power of one rack, kW."""
+    gpus_per_m2: float = 0
+    """GPUs per m² of floor of the halls used."""
+    capex_racks_usd: float = 0
+    """Σ rack capex, USD."""
+    capex_fabric_usd: float = 0
+    """GPUs × fabric cost per GPU, USD."""
+    capex_links_usd: float = 0
+    """Σ links × cost per link of their class, USD."""
+    capex_usd: float = 0
+    """Racks + fabric + links, USD."""
+    cable_m: float = 0
+    """Σ links × cable length, m."""
+
+
+class Plan(StrictModel):
+    """A placement with its provenance, KPIs and utilisation (§9)."""
+
+    planner_version: str = ""
+    """Version of the planner that made the plan."""
+    scenario_name: str
+    """Scenario the plan answers."""
+    scenario_hash: str = ""
+    """First 16 hex digits of the SHA-256 of the scenario's canonical JSON."""
+    solver: str = ""
+    """Solver (highs, cbc, greedy, hand)."""
+    status: Status = "not_solved"
+    """Solve outcome (see :data:`Status`)."""
+    objective: str = ""
+    """Objective name."""
+    objective_value: float | None = None
+    """Objective of the plan."""
+    bound: float | None = None
+    """Best bound the solver proved."""
+    gap: float | None = None
+    """Relative gap |bound − objective| / max(|objective|, 1)."""
+    build_time_s: float = 0
+    """Model build time, s."""
+    solve_time_s: float = 0
+    """Solver wall time, s."""
+    racks: list[PlacedRack] = Field(default_factory=list)
+    """Placed racks."""
+    kpis: Kpis = Kpis()
+    """Headline figures."""
+    utilisation: list[Usage] = Field(default_factory=list)
+    """Use of every power node, cooling zone, pod and hall."""
+    notes: list[str] = Field(default_factory=list)
+    """Explanations (infeasibility, binding limits)."""
+
+
+def plan_to_yaml(plan: Plan) -> str:
+    """The plan as YAML text."""
+    return dump_yaml(plan.model_dump(mode="json"))
+
+
+def plan_from_text(text: str | bytes, source: str = "<plan>") -> Plan:
+    """Parse and validate plan YAML text."""
+    return validate_model(Plan, parse_yaml(text, source), "", source)
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate a plan YAML file."""
+    data = read_yaml_file(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a plan mapping", str(path))
+    return validate_model(Plan, data, "", str(path))
+
+
+def save_plan(plan: Plan, path: str | Path) -> None:
+    """Write a plan YAML file."""
+    Path(path).write_text(plan_to_yaml(plan), encoding="utf-8")

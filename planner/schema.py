@@ -1,0 +1,451 @@
+"""Input schema: site (§3–§6), rack catalog (§7) and scenario (§8).
+
+One strict base model: unknown keys are errors, models are frozen, and every
+field states its unit in its name and its docstring. Rules that involve one
+model live here as validators; rules that cross the tree (feeds exist, IDs
+unique, no power cycles) live in :mod:`planner.consistency` so that all of
+them are reported together.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class StrictModel(BaseModel):
+    """Base of every input model: unknown keys rejected, values frozen."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, validate_default=True
+    )
+
+
+# --------------------------------------------------------------------- power
+
+
+class PowerNode(StrictModel):
+    """A node of the power tree: utility, substation, UPS, PDU or busway."""
+
+    id: Id
+    """Name, unique among power nodes of the site."""
+    kind: Literal["utility", "substation", "ups", "pdu", "busway", "other"] = "other"
+    """What the node is; informational, every kind obeys the same rules."""
+    capacity_kw: PositiveFloat
+    """Rated capacity in kW."""
+    derate: float = Field(0.8, gt=0, le=1)
+    """Usable share of the rating for continuous load (default 0.8, the 80 %
+    continuous-load rule; source: NEC/NEMA rule, colocation guides)."""
+    can_fail: bool = True
+    """Whether the N-1 contingency considers this node failing."""
+    parent: Id | None = None
+    """Upstream node this node draws from; none for a root."""
+
+    @property
+    def usable_kw(self) -> float:
+        """Usable capacity in kW: derate × capacity_kw."""
+        return self.derate * self.capacity_kw
+
+
+# ------------------------------------------------------------------- cooling
+
+
+class CoolingZone(StrictModel):
+    """An air cooling zone or a liquid loop (§5)."""
+
+    id: Id
+    """Name, unique among cooling zones of the site."""
+    medium: Literal["air", "liquid"]
+    """Heat-removal medium: air (CRAH/CRAC) or liquid (CDU loop)."""
+    units: int = Field(gt=0)
+    """Number of cooling units (CRAHs or CDUs)."""
+    unit_capacity_kw: PositiveFloat
+    """Heat each unit removes, kW."""
+    redundant_units: int = Field(0, ge=0)
+    """Units held in reserve (N+1 → 1); they add no capacity."""
+
+    @model_validator(mode="after")
+    def _reserve_below_units(self) -> CoolingZone:
+        if self.redundant_units >= self.units:
+            raise ValueError(
+                f"redundant_units ({self.redundant_units}) must be less than units ({self.units})"
+            )
+        return self
+
+    @property
+    def capacity_kw(self) -> float:
+        """Heat the zone removes, kW: (units − redundant_units) × unit_capacity_kw."""
+        return (self.units - self.redundant_units) * self.unit_capacity_kw
+
+
+# ------------------------------------------------------------------- network
+
+
+class LinkClass(StrictModel):
+    """A cable/optic class with its reach and cost per link (§6)."""
+
+    id: Id
+    """Name, e.g. dac, aec, mmf, smf."""
+    max_length_m: PositiveFloat
+    """Longest link this class reaches, m."""
+    cost_usd_per_link: NonNegFloat
+    """Cost of one link (cable and both transceivers), USD."""
+    source: str = ""
+    """Where the reach and cost come from."""
+
+
+class Hops(StrictModel):
+    """Switch hops between two GPUs by how far apart they sit (§6)."""
+
+    same_rack: int = Field(1, ge=1)
+    """Hops within one rack (through the ToR)."""
+    same_pod: int = Field(3, ge=1)
+    """Hops within one pod (leaf–spine)."""
+    same_building: int = Field(5, ge=1)
+    """Hops between pods of one building."""
+    cross_building: int = Field(7, ge=1)
+    """Hops between buildings."""
+
+    @model_validator(mode="after")
+    def _increasing(self) -> Hops:
+        tiers = [self.same_rack, self.same_pod, self.same_building, self.cross_building]
+        if tiers != sorted(tiers):
+            raise ValueError(
+                f"hop counts must not decrease from same_rack to cross_building, got {tiers}"
+            )
+        return self
+
+
+def default_link_classes() -> list[LinkClass]:
+    """Link classes by reach (source: NVIDIA LinkX overview; NDR cabling requirements).
+
+    Costs per link are planning estimates (cable plus two transceivers where
+    optical), stated here so that every default has a visible origin.
+    """
+    src = "reach: NVIDIA LinkX overview / NDR cabling requirements; cost: planning estimate"
+    return [
+        LinkClass(id="dac", max_length_m=3, cost_usd_per_link=150, source=src),
+        LinkClass(id="aec", max_length_m=5, cost_usd_per_link=500, source=src),
+        LinkClass(id="mmf", max_length_m=50, cost_usd_per_link=1400, source=src),
+        LinkClass(id="smf", max_length_m=500, cost_usd_per_link=2400, source=src),
+    ]
+
+
+class Fabric(StrictModel):
+    """The GPU network fabric of the site (§6)."""
+
+    kind: Literal["infiniband", "roce"] = "roce"
+    """Fabric technology."""
+    cost_usd_per_gpu: NonNegFloat = 4200
+    """Switches and cables per GPU, USD (default ~$4.2k at 16k GPUs; source:
+    tech-talk-cto "H100 freakonomics" spreadsheet)."""
+    hops: Hops = Hops()
+    """Hop count per distance tier (default 1/3/5/7, derived from the tiers)."""
+    tray_allowance_m: NonNegFloat = 3.0
+    """Extra cable for trays, added to the Manhattan distance (default 2 × 1.5 m), m."""
+    link_classes: list[LinkClass] = Field(default_factory=default_link_classes)
+    """Available link classes, any order; a link uses the shortest-reach
+    class its rack type accepts that covers its length."""
+
+
+class Location(StrictModel):
+    """A position in a row: where a pod's network rack stands."""
+
+    row: Id
+    """Row ID."""
+    position: int = Field(ge=0)
+    """Position index in the row, from 0."""
+
+
+class Pod(StrictModel):
+    """A network pod (AI zone, scalable unit): rows sharing one leaf/spine block."""
+
+    id: Id
+    """Name, unique among pods of the site."""
+    network_rack: Location
+    """Position of the pod's network rack; cables are measured to it and no
+    other rack may stand there."""
+    max_gpus: int = Field(gt=0)
+    """GPU ports of the pod's leaf block."""
+    max_racks: int | None = Field(None, gt=0)
+    """Most racks the pod connects; none for no limit."""
+
+
+# ---------------------------------------------------------------------- site
+
+
+class Row(StrictModel):
+    """A row of rack positions with its geometry, limits, feeds and zones (§3)."""
+
+    id: Id
+    """Name, unique among rows of the site."""
+    positions: int = Field(gt=0, le=10_000)
+    """Number of rack positions, indexed from 0."""
+    origin_x_m: float = 0.0
+    """x of position 0, m."""
+    origin_y_m: float = 0.0
+    """y of position 0, m."""
+    pitch_m: PositiveFloat = 0.6
+    """Distance between neighbouring positions, m (600 mm racks)."""
+    direction: Literal["+x", "-x", "+y", "-y"] = "+x"
+    """Direction positions advance in from the origin."""
+    max_rack_power_kw: PositiveFloat
+    """Most power one rack in this row may draw, kW."""
+    max_rack_weight_kg: PositiveFloat = 1400
+    """Heaviest rack the floor under this row carries, kg (default Open Rack v3
+    payload 1,400 kg; source: Meta/Rittal OCP slides)."""
+    feeds: list[Id] = Field(min_length=1)
+    """Leaf power nodes the row hangs from; each rack's load splits evenly over the live ones."""
+    redundant: bool = False
+    """If true, no single power-node failure may leave the row without a live feed."""
+    air_zone: Id
+    """Air cooling zone that removes the row's air heat."""
+    liquid_loop: Id | None = None
+    """Liquid loop that removes the row's liquid heat; none for air-only rows."""
+    pod: Id
+    """Network pod the row's racks connect to."""
+    reserved: list[int] = Field(default_factory=list)
+    """Unusable position indices (columns, doors, PDUs)."""
+
+    def position_xy(self, index: int) -> tuple[float, float]:
+        """Coordinates (x_m, y_m) of a position: origin + index × pitch along direction."""
+        step = index * self.pitch_m
+        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
+            self.direction
+        ]
+        return round(self.origin_x_m + dx, 6), round(self.origin_y_m + dy, 6)
+
+
+class Hall(StrictModel):
+    """A data hall: floor, rows, its part of the power tree, cooling zones and pods."""
+
+    id: Id
+    """Name, unique among halls of the site."""
+    floor_area_m2: PositiveFloat
+    """White-space floor area, m²."""
+    power_nodes: list[PowerNode] = Field(default_factory=list)
+    """Power nodes in this hall (UPS, PDUs, busways); parents may sit in the building."""
+    cooling_zones: list[CoolingZone] = Field(default_factory=list)
+    """Air zones and liquid loops of this hall."""
+    pods: list[Pod] = Field(default_factory=list)
+    """Network pods of this hall."""
+    rows: list[Row] = Field(default_factory=list)
+    """Rows of rack positions."""
+
+
+class Building(StrictModel):
+    """A building: halls plus the power nodes they share (substations, utility)."""
+
+    id: Id
+    """Name, unique among buildings of the site."""
+    power_nodes: list[PowerNode] = Field(default_factory=list)
+    """Building-level power nodes (utility feed, substations, shared UPS)."""
+    halls: list[Hall] = Field(min_length=1)
+    """Halls in the building."""
+
+
+class Site(StrictModel):
+    """A site: buildings → halls → rows → positions, with its fabric (§3)."""
+
+    id: Id
+    """Site name."""
+    description: str = ""
+    """Free text."""
+    fabric: Fabric = Fabric()
+    """GPU network fabric, hop tiers and link classes."""
+    buildings: list[Building] = Field(min_length=1)
+    """Buildings of the site."""
+    source: str = ""
+    """How the site was made (e.g. the generator command)."""
+
+
+# ------------------------------------------------------------------- catalog
+
+
+class RackType(StrictModel):
+    """A rack type of the catalog (§7). Rated power is derived, never typed in.
+
+    rated_power_kw = servers_per_rack × (gpus_per_server × gpu_power_w / 1000
+    + non_gpu_power_kw_per_server) + overhead_power_kw
+    """
+
+    id: Id
+    """Name, unique in the merged catalog."""
+    kind: Literal["gpu", "network", "storage"] = "gpu"
+    """What the rack holds."""
+    description: str = ""
+    """Free text."""
+    servers_per_rack: int = Field(0, ge=0)
+    """Servers (or compute trays) per rack."""
+    gpus_per_server: int = Field(0, ge=0)
+    """GPUs per server."""
+    gpu_power_w: NonNegFloat = 0
+    """Power of one GPU at full TDP, W."""
+    non_gpu_power_kw_per_server: NonNegFloat = 0
+    """Power of one server's CPUs, memory, NICs, fans and PSU losses, kW."""
+    overhead_power_kw: NonNegFloat = 0
+    """Rack-level power outside servers (ToR switch, NVLink switches, fans), kW."""
+    liquid_fraction: float = Field(0.0, ge=0, le=1)
+    """Share of the rack's heat removed by liquid; 0 for air-cooled."""
+    weight_kg: PositiveFloat
+    """Loaded rack weight, kg."""
+    height_u: int = Field(42, gt=0)
+    """Rack height, rack units."""
+    capex_usd: NonNegFloat
+    """Price of the loaded rack (servers, ToR, PDUs), USD."""
+    tflops_bf16_per_gpu: NonNegFloat = 0
+    """Dense BF16 TFLOPS of one GPU."""
+    links_per_server: int = Field(0, ge=0)
+    """Fabric links from each server to the pod's network rack."""
+    links_per_rack: int = Field(0, ge=0)
+    """Further fabric links per rack (storage, uplinks)."""
+    link_classes: list[Id] = Field(default_factory=lambda: ["dac", "aec", "mmf", "smf"])
+    """Link classes the rack accepts."""
+    max_cable_m: PositiveFloat | None = None
+    """Longest cable the rack accepts, m; none for the reach of its link classes."""
+    storage_capacity_pb: NonNegFloat = 0
+    """Usable storage capacity, PB (storage racks)."""
+    storage_write_gb_per_s: NonNegFloat = 0
+    """Sustained write bandwidth, GB/s (storage racks)."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Field name → where its figure comes from."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per rack."""
+        return self.servers_per_rack * self.gpus_per_server
+
+    @property
+    def links(self) -> int:
+        """Fabric links per rack: servers × links_per_server + links_per_rack."""
+        return self.servers_per_rack * self.links_per_server + self.links_per_rack
+
+    @property
+    def rated_power_kw(self) -> float:
+        """Nameplate rack power, kW (formula in the class docstring)."""
+        return self.planning_power_kw()
+
+    def planning_power_kw(
+        self, gpu_power_cap_w: float | None = None, power_budget_ratio: float | None = None
+    ) -> float:
+        """Power the planner reserves for one rack, kW.
+
+        server = non_gpu_power_kw_per_server + gpus_per_server × min(gpu_power_w, cap) / 1000;
+        rack = (servers_per_rack × server + overhead_power_kw) × power_budget_ratio (default 1).
+        """
+        gpu_w = self.gpu_power_w if gpu_power_cap_w is None else min(self.gpu_power_w, gpu_power_cap_w)
+        server_kw = self.non_gpu_power_kw_per_server + self.gpus_per_server * gpu_w / 1000.0
+        rack_kw = self.servers_per_rack * server_kw + self.overhead_power_kw
+        return rack_kw * (1.0 if power_budget_ratio is None else power_budget_ratio)
+
+    @property
+    def pflops_bf16(self) -> float:
+        """Dense BF16 PFLOPS of the rack."""
+        return self.gpus * self.tflops_bf16_per_gpu / 1000.0
+
+
+class Catalog(StrictModel):
+    """A rack catalog; a user catalog merges over the built-in one by rack type ID."""
+
+    rack_types: list[RackType] = Field(default_factory=list)
+    """Rack types."""
+    source: str = ""
+    """Where the catalog comes from."""
+
+    def by_id(self) -> dict[str, RackType]:
+        """Rack types keyed by ID."""
+        return {r.id: r for r in self.rack_types}
+
+
+# ------------------------------------------------------------------ scenario
+
+
+class Demand(str, Enum):
+    """How a cluster's GPU count is read."""
+
+    exact = "exact"
+    at_least = "at_least"
+    max = "max"
+
+
+class Cluster(StrictModel):
+    """A training cluster or deployment group to place (§8)."""
+
+    id: Id
+    """Name, unique among clusters."""
+    gpus: int | None = Field(None, ge=0)
+    """GPUs wanted; with demand `max` an optional upper limit."""
+    demand: Demand = Demand.exact
+    """exact: exactly `gpus`; at_least: `gpus` or more; max: as many as fit (up to `gpus` if set)."""
+    rack_types: list[Id] = Field(min_length=1)
+    """Rack types the cluster may use."""
+    max_hops: int = Field(7, ge=1)
+    """Hop budget between any two of its GPUs: with default tiers 3 → one pod,
+    5 → one building, 7 → anywhere on the site."""
+
+    @model_validator(mode="after")
+    def _gpus_given(self) -> Cluster:
+        if self.demand != Demand.max and self.gpus is None:
+            raise ValueError(f"gpus is required when demand is '{self.demand.value}'")
+        return self
+
+
+class Budgets(StrictModel):
+    """Caps on the whole expansion; none means no cap."""
+
+    capex_usd: NonNegFloat | None = None
+    """Most capex (racks + fabric + links), USD."""
+    it_power_kw: NonNegFloat | None = None
+    """Most IT power of all placed racks, kW."""
+
+
+class SolverSettings(StrictModel):
+    """Which solver runs and how long (§8)."""
+
+    name: Literal["highs", "cbc"] = "highs"
+    """Solver: highs (default) or cbc."""
+    time_limit_s: PositiveFloat = 60
+    """Wall-clock limit of one solve, s."""
+    rel_gap: float = Field(0.001, ge=0, lt=1)
+    """Relative MIP gap at which the solve stops."""
+    threads: int = Field(1, ge=1, le=64)
+    """Solver threads."""
+
+
+class Scenario(StrictModel):
+    """The planning question: a site, a catalog and what to place (§8)."""
+
+    name: Id
+    """Scenario name."""
+    description: str = ""
+    """Free text."""
+    site: Site
+    """The site (a path to a site YAML, or inline)."""
+    catalog: Catalog = Catalog()
+    """Rack types merged over the built-in catalog (a path, or inline)."""
+    clusters: list[Cluster] = Field(min_length=1)
+    """What to place."""
+    objective: Literal["max_gpus", "max_pflops", "min_capex"] = "max_gpus"
+    """max_gpus (default), max_pflops, or min_capex (meet every demand at least cost).
+    Ties are broken by least cable cost, then by compactness."""
+    budgets: Budgets = Budgets()
+    """Capex and IT-power caps."""
+    gpu_power_cap_w: PositiveFloat | None = None
+    """Cap on every GPU's power, W; none for TDP."""
+    power_budget_ratio: float | None = Field(None, gt=0, le=1)
+    """Plan each rack at this share of its rated power (e.g. 0.82 for measured
+    peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
+    pue: float = Field(1.08, ge=1, le=3)
+    """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
+    solver: SolverSettings = SolverSettings()
+    """Solver, time limit and gap."""
+
+    def rack_power_kw(self, rack: RackType) -> float:
+        """Planning power of one rack of this type under this scenario, kW."""
+        return rack.planning_power_kw(self.gpu_power_cap_w, self.power_budget_ratio)

@@ -1,0 +1,77 @@
+"""Shared helpers: the small-hall scenario as data, and tiny inline sites."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.loader import read_yaml_file, scenario_from_data
+from planner.schema import Scenario
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+
+
+def small_hall_data() -> dict[str, Any]:
+    """The small-hall scenario as a plain mapping with its site inlined."""
+    data = read_yaml_file(DATASETS / "small-hall.yaml")
+    data["site"] = read_yaml_file(DATASETS / "small-hall.site.yaml")
+    return data
+
+
+_SMALL = small_hall_data()
+
+
+@pytest.fixture
+def small_data() -> dict[str, Any]:
+    """A fresh deep copy of the small-hall scenario mapping."""
+    return copy.deepcopy(_SMALL)
+
+
+@pytest.fixture(scope="session")
+def small_hall() -> Scenario:
+    """The validated small-hall scenario."""
+    return scenario_from_data(copy.deepcopy(_SMALL))
+
+
+def tiny_scenario(
+    rows: list[dict[str, Any]],
+    power_nodes: list[dict[str, Any]],
+    clusters: list[dict[str, Any]],
+    zones: list[dict[str, Any]] | None = None,
+    pods: list[dict[str, Any]] | None = None,
+    rack_types: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> Scenario:
+    """A one-building, one-hall scenario built inline for hand-solvable tests.
+
+    Rows default to air zone ``AIR`` (10,000 kW) and pod ``P`` (no limits), whose
+    network rack stands at position 0 of an extra row ``NET``.
+    """
+    defaults = {"air_zone": "AIR", "pod": "P", "max_rack_power_kw": 200, "pitch_m": 0.6}
+    rows = [{**defaults, **r} for r in rows]
+    net_row = {"id": "NET", "positions": 1, "origin_y_m": -2.4, "feeds": [power_nodes[-1]["id"]], **{k: v for k, v in defaults.items() if k != "pitch_m"}}
+    site = {
+        "id": "tiny",
+        "buildings": [
+            {
+                "id": "B1",
+                "halls": [
+                    {
+                        "id": "H1",
+                        "floor_area_m2": 100,
+                        "power_nodes": power_nodes,
+                        "cooling_zones": zones or [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10000}],
+                        "pods": pods or [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 100000}],
+                        "rows": [*rows, net_row],
+                    }
+                ],
+            }
+        ],
+    }
+    data: dict[str, Any] = {"name": "tiny", "site": site, "clusters": clusters, **extra}
+    if rack_types is not None:
+        data["catalog"] = {"rack_types": rack_types}
+    return scenario_from_data(data)
