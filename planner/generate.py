@@ -10,9 +10,10 @@ design) → UPS per hall → one busway per row and side.
 - ``2n``: UPS A and B; every row hangs from one busway on each.
 - ``dr`` (distributed redundant, 3N/2): UPS 1, 2, 3; row k hangs from the
   pair (1,2), (2,3), (3,1) in turn, so a failed UPS's load splits over two.
-Sizing: the hall design load L = usable positions × ``design_kw_per_position``.
-Each busway carries a whole row (its partner may fail); a 2N UPS carries L, a
-DR UPS L / 2 (its share after a neighbour fails); all ÷ derate.
+Sizing, at ``design_kw_per_position`` per usable position: each busway carries
+its whole row (its partner may fail); each UPS carries its worst load under
+any other UPS failing (2N: the whole hall; DR: about half of it); the utility
+carries the building; every rating is load ÷ derate, rounded up to 0.1 kW.
 Cooling per pod: one air zone sized for the air share of the pod's design
 load (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
 """
@@ -95,6 +96,23 @@ class SiteSpec(StrictModel):
     """Aisle between neighbouring pods, m."""
 
 
+def _size(load_kw: float) -> float:
+    """Rating that carries ``load_kw`` within the derate, rounded up to 0.1 kW."""
+    return math.ceil(load_kw / DERATE * 10 - 1e-9) / 10
+
+
+def _worst_ups_kw(ups: str, all_ups: list[str], rows: list[tuple[tuple[str, str], float]]) -> float:
+    """Largest design load on ``ups`` under any single other UPS failure: a row on
+    (ups, failed) moves wholly onto ``ups``; a row on (ups, other) keeps half."""
+    worst = 0.0
+    for failed in all_ups:
+        if failed == ups:
+            continue
+        load = sum(kw if failed in pair else kw / 2 for pair, kw in rows if ups in pair)
+        worst = max(worst, load)
+    return worst
+
+
 def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str) -> Hall:
     h_id = f"{b_id}-H{h_no}"
     rows: list[Row] = []
@@ -102,13 +120,9 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
     zones: list[CoolingZone] = []
     per_pod_positions = spec.rows_per_pod * spec.positions_per_row - 1
     pod_load = per_pod_positions * spec.design_kw_per_position
-    hall_load = pod_load * spec.pods_per_hall
     ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
-    ups_kw = hall_load if spec.power_design == "2n" else hall_load / 2
-    nodes = [
-        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=round(ups_kw / DERATE, 1), parent=parent)
-        for u in ups_ids
-    ]
+    row_pairs: list[tuple[tuple[str, str], float]] = []
+    busways: list[PowerNode] = []
     pod_width = spec.positions_per_row * site.pitch_m + site.pod_gap_m
     row_no = 0
     for p in range(spec.pods_per_hall):
@@ -147,11 +161,12 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             )
             row_no += 1
             usable = spec.positions_per_row - (1 if r == mid_row else 0)
-            bw_kw = round(usable * spec.design_kw_per_position / DERATE, 1)
+            row_kw = usable * spec.design_kw_per_position
+            row_pairs.append((pair, row_kw))
             feeds = []
             for side, ups in zip("AB", pair):
                 bw = f"{row_id}-BW-{side}"
-                nodes.append(PowerNode(id=bw, kind="busway", capacity_kw=bw_kw, parent=f"{h_id}-UPS-{ups}"))
+                busways.append(PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{h_id}-UPS-{ups}"))
                 feeds.append(bw)
             rows.append(
                 Row(
@@ -178,6 +193,11 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
                 max_racks=spec.pod_max_racks,
             )
         )
+    nodes = [
+        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), parent=parent)
+        for u in ups_ids
+    ]
+    nodes += busways
     width = spec.pods_per_hall * pod_width
     depth = spec.rows_per_pod * site.row_spacing_m + 2 * site.pod_gap_m
     return Hall(
@@ -200,9 +220,8 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
             b_id = f"B{n}"
             util = f"{b_id}-UTIL"
             halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
-            ups_total = sum(nd.capacity_kw for h in halls for nd in h.power_nodes if nd.kind == "ups")
-            ups_share = 0.5 if bspec.power_design == "2n" else 2 / 3
-            util_kw = round(ups_total * ups_share, 1)
+            usable = sum(r.positions for h in halls for r in h.rows) - sum(len(h.pods) for h in halls)
+            util_kw = _size(usable * bspec.design_kw_per_position)
             buildings.append(
                 Building(
                     id=b_id,

@@ -264,7 +264,7 @@ def scenario_hash(scenario: Scenario) -> str:
 
 def dump_yaml(data: Any) -> str:
     """Plain YAML text (block style, keys in model order)."""
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=False, width=120)
 
 
 def scenario_to_yaml(scenario: Scenario) -> str:

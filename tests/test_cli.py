@@ -1,0 +1,69 @@
+"""CLI exit codes and messages: 0 ok, 1 verification failed, 2 bad input; no tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from planner.plan import save_plan
+from planner.schema import Scenario
+from tests.test_verify import make_plan, valid_spots
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "planner.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_validate_ok() -> None:
+    r = run("validate", "datasets/small-hall.yaml")
+    assert r.returncode == 0
+    assert "valid scenario 'small-hall'" in r.stdout
+    assert "156 usable positions" in r.stdout
+
+
+def test_validate_bad_input_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((ROOT / "datasets/small-hall.yaml").read_text().replace("small-hall.site.yaml", str(ROOT / "datasets/small-hall.site.yaml")).replace("max_hops: 5", "max_hops: 5\n    colour: red"))
+    r = run("validate", str(bad))
+    assert r.returncode == 2
+    assert "clusters[0].colour: unknown key 'colour'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_hostile_file_exit_2(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    bad = tmp_path / "evil.yaml"
+    bad.write_text(f"!!python/object/apply:os.system ['touch {marker}']\n")
+    r = run("validate", str(bad))
+    assert r.returncode == 2
+    assert "could not determine a constructor" in r.stderr
+    assert not marker.exists()
+
+
+def test_verify_valid_and_invalid(tmp_path: Path, small_hall: Scenario) -> None:
+    good = tmp_path / "good.yaml"
+    save_plan(make_plan(small_hall, valid_spots()), good)
+    r = run("verify", str(good), "datasets/small-hall.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "every constraint holds" in r.stdout
+    bad = tmp_path / "bad.yaml"
+    save_plan(make_plan(small_hall, [*valid_spots(), ("R03", 10, "grand-teton-h100", "train-gt")]), bad)
+    r = run("verify", str(bad), "datasets/small-hall.yaml")
+    assert r.returncode == 1
+    assert "[placement] racks[20] (R03/10): position 10 is reserved" in r.stdout
+
+
+def test_verify_missing_plan_exit_2() -> None:
+    r = run("verify", "no-such-plan.yaml", "datasets/small-hall.yaml")
+    assert r.returncode == 2
+    assert "no-such-plan.yaml: 1 problem in the input:" in r.stderr
+    assert "cannot read file: No such file or directory" in r.stderr
+
+
+def test_debug_shows_traceback() -> None:
+    r = run("--debug", "verify", "no-such-plan.yaml", "datasets/small-hall.yaml")
+    assert r.returncode == 2
+    assert "Traceback" in r.stderr

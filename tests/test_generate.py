@@ -1,0 +1,74 @@
+"""The site generator: shipped sites are reproducible; designs survive N-1 at design load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+from planner.generate import BuildingSpec, SiteSpec, generate_site
+from planner.loader import load_site, read_yaml_file, scenario_from_data
+from planner.plan import Plan
+from planner.site_index import index_site, place
+from planner.verify import verify
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+
+
+@pytest.mark.parametrize("name", ["meta-24k-building", "region-100k"])
+def test_shipped_site_matches_generator(tmp_path: Path, name: str) -> None:
+    out = tmp_path / "site.yaml"
+    assert main(["generate-site", "--spec", f"datasets/{name}.gen.yaml", "-o", str(out)]) == 0
+    assert out.read_text() == (DATASETS / f"{name}.site.yaml").read_text()
+
+
+def test_meta_building_shape() -> None:
+    site = load_site(DATASETS / "meta-24k-building.site.yaml")
+    ix = index_site(site)
+    assert len(ix.pods) == 8
+    assert all(p.max_gpus == 3072 for p in ix.pods.values())
+    usable = sum(r.row.positions for r in ix.rows.values()) - len(ix.pods)
+    assert usable == 8 * (12 * 17 - 1)
+
+
+def test_region_has_100k_gpus_of_positions() -> None:
+    """Air pods hold 16-GPU racks, liquid pods 72-GPU racks: ≥ 100,000 GPUs of positions."""
+    ix = index_site(load_site(DATASETS / "region-100k.site.yaml"))
+    total = 0
+    for ref in ix.rows.values():
+        usable = ref.row.positions - sum(1 for p in ix.pods.values() if p.network_rack.row == ref.row.id)
+        total += usable * (72 if ref.row.liquid_loop else 16)
+    assert total >= 100_000
+    assert len(ix.site.buildings) >= 4
+    kinds = {ref.row.liquid_loop is not None for ref in ix.rows.values()}
+    assert kinds == {True, False}
+
+
+@pytest.mark.parametrize("design", ["2n", "dr"])
+def test_full_design_load_survives_n_minus_1(design: str) -> None:
+    """Filling every usable position at the design density passes normal and N-1 checks."""
+    spec = SiteSpec(buildings=[BuildingSpec(rows_per_pod=3, positions_per_row=6, power_design=design, design_kw_per_position=21.4, pod_max_gpus=10_000)])
+    site = generate_site(spec)
+    data = {"name": "g", "site": site.model_dump(mode="json"), "clusters": [{"id": "c", "demand": "max", "rack_types": ["grand-teton-h100"]}]}
+    s = scenario_from_data(data)
+    ix = index_site(s.site)
+    gt = s.catalog.by_id()["grand-teton-h100"]
+    spots = ix.pod_locations()
+    racks = [place(ix, rid, i, gt, "c") for rid, ref in ix.rows.items() for i in range(ref.row.positions) if (rid, i) not in spots]
+    rep = verify(Plan(scenario_name="g", racks=racks), s)
+    assert rep.ok, rep.violations[:3]
+    worst = max(u.worst_share for u in rep.usage if u.kind == "power_node")
+    assert worst == pytest.approx(1.0)  # sized exactly for the design load
+
+
+def test_generate_site_flags(tmp_path: Path) -> None:
+    out = tmp_path / "g.yaml"
+    assert main(["generate-site", "--buildings", "2", "--halls", "1", "--rows-per-pod", "2", "--positions", "5", "--power-design", "dr", "-o", str(out)]) == 0
+    data = read_yaml_file(out)
+    assert [b["id"] for b in data["buildings"]] == ["B1", "B2"]
+    assert [n["id"] for n in data["buildings"][0]["halls"][0]["power_nodes"][:3]] == ["B1-H1-UPS-1", "B1-H1-UPS-2", "B1-H1-UPS-3"]
+
+
+def test_generate_site_bad_flag() -> None:
+    assert main(["generate-site", "--positions", "0"]) == 2

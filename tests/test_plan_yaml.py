@@ -1,0 +1,64 @@
+"""Plans round-trip through YAML losslessly."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.plan import Kpis, PlacedRack, Plan, Usage, plan_from_text, plan_to_yaml
+
+ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,12}", fullmatch=True)
+floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+pos_floats = st.floats(min_value=0, allow_nan=False, allow_infinity=False)
+
+racks = st.builds(
+    PlacedRack,
+    building=ids, hall=ids, row=ids,
+    position=st.integers(0, 10_000),
+    x_m=floats, y_m=floats,
+    rack_type=ids, cluster=ids,
+    link_class=st.none() | ids,
+    cable_length_m=pos_floats,
+)
+usages = st.builds(
+    Usage,
+    kind=st.sampled_from(["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]),
+    id=ids, value=floats, limit=floats, unit=st.sampled_from(["kW", "GPUs"]),
+    worst_value=st.none() | floats, worst_failure=st.none() | ids,
+)
+plans = st.builds(
+    Plan,
+    planner_version=st.text(max_size=8),
+    scenario_name=st.text(max_size=20),
+    scenario_hash=st.text("0123456789abcdef", max_size=16),
+    solver=st.sampled_from(["highs", "cbc", "greedy", "hand"]),
+    status=st.sampled_from(["optimal", "feasible", "infeasible", "time_limit", "not_solved"]),
+    objective=st.text(max_size=10),
+    objective_value=st.none() | floats,
+    bound=st.none() | floats,
+    gap=st.none() | pos_floats,
+    racks=st.lists(racks, max_size=6),
+    kpis=st.builds(Kpis, gpus=st.integers(0, 10**6), it_kw=floats, capex_usd=floats),
+    utilisation=st.lists(usages, max_size=4),
+    notes=st.lists(st.text(max_size=40), max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(plans)
+def test_load_dump_is_identity(plan: Plan) -> None:
+    assert plan_from_text(plan_to_yaml(plan)) == plan
+
+
+def test_unknown_plan_key_is_named() -> None:
+    from planner.errors import InputError
+
+    text = "scenario_name: s\nracks:\n- {building: B1, hall: H1, row: R1, position: 0, x_m: 0, y_m: 0, rack_type: t, cluster: c, cable_length_m: 1, colour: red}\n"
+    try:
+        plan_from_text(text)
+    except InputError as e:
+        assert [str(p) for p in e.problems] == [
+            "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m)"
+        ]
+    else:
+        raise AssertionError("unknown key accepted")

@@ -1,0 +1,192 @@
+"""The verifier: hand-written plans for small-hall, valid and invalid.
+
+small-hall (datasets/small-hall.site.yaml): busways 500 kW × 0.8 = 400 kW usable,
+one A/B pair per two rows (2N); Grand Teton racks draw 21.4 kW, NVL72 120 kW.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.loader import scenario_from_data
+from planner.plan import Plan
+from planner.schema import Scenario
+from planner.site_index import index_site, place
+from planner.verify import verify
+
+GT, NVL, DGX = "grand-teton-h100", "gb200-nvl72", "dgx-h100-4"
+
+
+def make_plan(scenario: Scenario, spots: list[tuple[str, int, str, str]]) -> Plan:
+    """A hand-written plan: (row, position, rack type, cluster) per rack."""
+    ix = index_site(scenario.site)
+    types = scenario.catalog.by_id()
+    racks = [place(ix, row, pos, types[t], c) for row, pos, t, c in spots]
+    return Plan(scenario_name=scenario.name, solver="hand", racks=racks)
+
+
+def valid_spots() -> list[tuple[str, int, str, str]]:
+    """18 Grand Teton racks in R01 (385.2 kW ≤ 400 kW even with one busway) and 2 NVL72 in R07."""
+    return [("R01", i, GT, "train-gt") for i in range(1, 19)] + [("R07", 1, NVL, "nvl-infer"), ("R07", 2, NVL, "nvl-infer")]
+
+
+def messages(scenario: Scenario, spots) -> list[str]:
+    return [str(v) for v in verify(make_plan(scenario, spots), scenario).violations]
+
+
+def test_valid_plan_passes(small_hall: Scenario) -> None:
+    rep = verify(make_plan(small_hall, valid_spots()), small_hall)
+    assert rep.ok, rep.violations
+    usage = {(u.kind, u.id): u for u in rep.usage}
+    assert usage["power_node", "BW-A1"].value == pytest.approx(18 * 21.4 / 2)
+    assert usage["power_node", "BW-B1"].worst_value == pytest.approx(18 * 21.4)
+    assert usage["cooling_zone", "LQ-1"].value == pytest.approx(2 * 120 * 0.85)
+    assert usage["pod_gpus", "POD-A"].value == 18 * 16
+
+
+def test_empty_plan_fails_only_on_demand(small_hall: Scenario) -> None:
+    assert messages(small_hall, []) == ["cluster nvl-infer: 0 GPUs placed, at least 144 wanted"]
+
+
+def test_normal_ok_but_n_minus_1_fails(small_hall: Scenario) -> None:
+    """19 racks on the R01/R02 busway pair: 203.3 kW per busway normally (≤ 400),
+    406.6 kW on BW-B1 when its partner side fails (> 400)."""
+    spots = [*valid_spots(), ("R02", 5, GT, "train-gt")]
+    rep = verify(make_plan(small_hall, spots), small_hall)
+    usage = {(u.kind, u.id): u for u in rep.usage}
+    assert usage["power_node", "BW-B1"].value == pytest.approx(203.3)
+    assert [str(v) for v in rep.violations] == [
+        "BW-A1: load 406.6 kW exceeds 400 kW when UPS-B fails",
+        "BW-B1: load 406.6 kW exceeds 400 kW when UPS-A fails",
+    ]
+    assert {v.check for v in rep.violations} == {"power N-1"}
+
+
+BAD_PLANS = [
+    pytest.param([("R03", 10, GT, "train-gt")], "racks[20] (R03/10): position 10 is reserved", id="reserved"),
+    pytest.param([("R02", 0, GT, "train-gt")], "racks[20] (R02/0): position 0 holds pod POD-A's network rack", id="pod-network-rack"),
+    pytest.param([("R01", 1, GT, "train-gt")], "racks[20] (R01/1): position already holds racks[0]", id="double"),
+    pytest.param([("R01", 25, GT, "train-gt")], "racks[20] (R01/25): position 25 is outside 0..19", id="out-of-row"),
+    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 draws 120 kW, row limit 25 kW", id="rack-power"),
+    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 needs a liquid loop; row 'R03' has none", id="needs-liquid"),
+    pytest.param([("R05", 1, DGX, "train-gt")], "racks[20] (R05/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt' (allowed: grand-teton-h100)", id="type-not-allowed"),
+    pytest.param([("R03", 1, GT, "ghost")], "racks[20] (R03/1): unknown cluster 'ghost'", id="unknown-cluster"),
+    pytest.param([("R05", 1, GT, "train-gt")], None, id="second-pod-ok-for-building-scope"),
+]
+
+
+@pytest.mark.parametrize(("extra", "expected"), BAD_PLANS)
+def test_invalid_plans_name_the_violation(small_hall: Scenario, extra, expected: str | None) -> None:
+    got = messages(small_hall, [*valid_spots(), *extra])
+    if expected is None:
+        assert got == []
+    else:
+        assert expected in got, got
+
+
+def _edit_plan(small_hall: Scenario, **changes: Any) -> list[str]:
+    plan = make_plan(small_hall, valid_spots())
+    racks = [plan.racks[0].model_copy(update=changes), *plan.racks[1:]]
+    return [str(v) for v in verify(plan.model_copy(update={"racks": racks}), small_hall).violations]
+
+
+def test_wrong_coordinates(small_hall: Scenario) -> None:
+    assert _edit_plan(small_hall, x_m=99.0) == ["racks[0] (R01/1): coordinates (99.0, 1.2) differ from the site's (1.8, 1.2)"]
+
+
+def test_wrong_link_class(small_hall: Scenario) -> None:
+    # R01/1 is at (1.8, 1.2); POD-A's network rack at R02/0 (1.2, 3.6): 0.6 + 2.4 + 3.0 tray = 6.0 m
+    assert _edit_plan(small_hall, link_class="aec") == ["racks[0] (R01/1): cable 6 m exceeds aec reach 5 m"]
+
+
+def test_wrong_building(small_hall: Scenario) -> None:
+    assert _edit_plan(small_hall, hall="H9") == ["racks[0] (R01/1): row 'R01' is in B1/H1, not B1/H9"]
+
+
+def _variant(small_data: dict[str, Any], edit) -> Scenario:
+    edit(small_data)
+    return scenario_from_data(small_data)
+
+
+def test_cooling_violation(small_data: dict[str, Any]) -> None:
+    """Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 120 × 0.15 = 421.2 kW of air heat."""
+
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["cooling_zones"][0].update(units=2)
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == ["CZ-AIR: air heat 421.2 kW exceeds 250 kW (1 of 2 units × 250 kW)"]
+
+
+def test_pod_gpu_limit(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["pods"][0]["max_gpus"] = 256
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"]
+
+
+def test_pod_rack_limit(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["pods"][1]["max_racks"] = 1
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == ["POD-B: 2 racks exceed the pod's limit of 1"]
+
+
+def test_weight_limit(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["rows"][6]["max_rack_weight_kg"] = 1000
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == [
+        "racks[18] (R07/1): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
+        "racks[19] (R07/2): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
+    ]
+
+
+def test_normal_power_violation(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["power_nodes"][2]["capacity_kw"] = 200  # BW-A1: 160 kW usable
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == ["BW-A1: normal load 192.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"]
+
+
+def test_redundant_row_with_one_feed_drops(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["site"]["buildings"][0]["halls"][0]["rows"][0]["feeds"] = ["BW-A1"]
+
+    s = _variant(small_data, edit)
+    assert messages(s, valid_spots()) == [
+        "R01: redundant row loses every feed when UPS-A fails (385.2 kW dropped)",
+        "R01: redundant row loses every feed when BW-A1 fails (385.2 kW dropped)",
+    ]
+
+
+def test_hop_scope(small_data: dict[str, Any]) -> None:
+    def edit(d):
+        d["clusters"][0]["max_hops"] = 3
+
+    s = _variant(small_data, edit)
+    assert messages(s, [*valid_spots(), ("R05", 1, GT, "train-gt")]) == [
+        "cluster train-gt: max_hops 3 keeps it in one pod, but it spans 2: POD-A, POD-B"
+    ]
+
+
+def test_exact_demand_and_budgets(small_data: dict[str, Any]) -> None:
+    """Capex of the valid plan: 18 × $650k + 2 × $3.4M racks, 432 GPUs × $4,200 fabric,
+    18 × 16 links + 2 × 72 links at their class cost."""
+
+    def edit(d):
+        d["clusters"][1].update(demand="exact", gpus=72)
+        d["budgets"] = {"capex_usd": 10_000_000, "it_power_kw": 500}
+
+    s = _variant(small_data, edit)
+    got = messages(s, valid_spots())
+    assert got[0] == "cluster nvl-infer: 144 GPUs placed, exactly 72 wanted"
+    assert got[1].startswith("budgets.capex_usd: capex $20,")
+    assert got[1].endswith("exceeds the budget $10,000,000")
+    assert got[2] == "budgets.it_power_kw: IT power 625.2 kW exceeds the budget 500 kW"

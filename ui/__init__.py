@@ -1,0 +1,1 @@
+"""Dashboard pages and figures; thin layers over the planner engine (never pulp)."""

@@ -1,0 +1,78 @@
+"""Floor plan figure: every position of a hall at its real coordinates."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from planner.plan import Plan
+from planner.schema import Scenario
+from planner.site_index import index_site
+
+EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"
+PALETTE = ["#1f5fa8", "#e07b00", "#2a9d4b", "#c23b3b", "#7d4fb0", "#8c6d31", "#d45fa8", "#4d9fb8", "#7f7f7f", "#b5b82c"]
+
+
+def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> list[dict]:
+    """One record per position of a hall: coordinates, state, label to colour by, hover text."""
+    ix = index_site(scenario.site)
+    types = scenario.catalog.by_id()
+    placed = {(r.row, r.position): r for r in (plan.racks if plan else [])}
+    spots = ix.pod_locations()
+    row_kw: dict[str, float] = {}
+    for r in placed.values():
+        if r.rack_type in types:
+            row_kw[r.row] = row_kw.get(r.row, 0.0) + scenario.rack_power_kw(types[r.rack_type])
+    out = []
+    for rid, ref in ix.rows.items():
+        if ref.hall != hall_id:
+            continue
+        row = ref.row
+        for i in range(row.positions):
+            x, y = row.position_xy(i)
+            rack = placed.get((rid, i))
+            if (rid, i) in spots:
+                label = NETWORK
+            elif i in row.reserved:
+                label = RESERVED
+            elif rack is None:
+                label = EMPTY
+            elif color_by == "cluster":
+                label = rack.cluster
+            elif color_by == "feed_utilisation":
+                share = row_kw.get(rid, 0.0) / sum(ix.power_nodes[f].usable_kw for f in row.feeds)
+                label = f"row load {min(int(share * 10) * 10, 100)}% of feeds"
+            else:
+                label = rack.rack_type
+            hover = [f"{rid} / position {i}", f"x {x:.1f} m, y {y:.1f} m", f"feeds: {', '.join(row.feeds)}",
+                     f"zones: {row.air_zone}{', ' + row.liquid_loop if row.liquid_loop else ''}", f"pod: {row.pod}"]
+            if rack is not None:
+                t = types.get(rack.rack_type)
+                kw = scenario.rack_power_kw(t) if t else 0.0
+                hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
+                         f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *hover]
+            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover)})
+    return out
+
+
+def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> go.Figure:
+    """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``."""
+    records = floor_positions(scenario, plan, hall_id, color_by)
+    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111"}
+    labels = sorted({r["label"] for r in records}, key=lambda s: (s in fixed, s))
+    fig = go.Figure()
+    for k, label in enumerate(labels):
+        pts = [r for r in records if r["label"] == label]
+        fig.add_trace(
+            go.Scatter(
+                x=[p["x"] for p in pts], y=[p["y"] for p in pts], mode="markers", name=f"{label} ({len(pts)})",
+                marker={"symbol": "square", "size": 9, "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
+                        "line": {"width": 0.5, "color": "#555"}},
+                hovertext=[p["hover"] for p in pts], hoverinfo="text",
+            )
+        )
+    fig.update_layout(
+        title=f"Hall {hall_id}", height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1}, yaxis={"title": "y (m)"},
+        legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
+    )
+    return fig
