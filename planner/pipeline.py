@@ -1,0 +1,96 @@
+"""The stages end to end: load → validate → build → solve → plan → verify.
+
+:func:`plan_scenario` is what the CLI, the dashboard and the batch runner
+call. It never returns a plan that the independent verifier rejects.
+"""
+
+from __future__ import annotations
+
+import time
+
+from planner import __version__
+from planner.build import Model, build
+from planner.kpis import compute_kpis
+from planner.loader import scenario_hash
+from planner.plan import PlacedRack, Plan
+from planner.schema import Scenario
+from planner.site_index import place
+from planner.solve import Progress, ProgressFn, SolveResult, SolverFailure, solve
+from planner.verify import verify
+
+
+def fill(m: Model, counts: dict[tuple[str, str, str], int]) -> list[PlacedRack]:
+    """Concrete positions for aggregate counts: in each class, clusters in scenario order,
+    rack types in the cluster's order, positions nearest the pod network rack first."""
+    types = m.scenario.catalog.by_id()
+    c_order = {c.id: i for i, c in enumerate(m.scenario.clusters)}
+    t_order = {(c.id, t): j for c in m.scenario.clusters for j, t in enumerate(c.rack_types)}
+    by_class: dict[str, list[tuple[str, str, int]]] = {}
+    for (k, t, c), n in counts.items():
+        by_class.setdefault(k, []).append((c, t, n))
+    racks: list[PlacedRack] = []
+    for k in sorted(by_class):
+        free = iter(m.classes[k].positions)
+        for c, t, n in sorted(by_class[k], key=lambda x: (c_order[x[0]], t_order[x[0], x[1]])):
+            for _ in range(n):
+                _, pos = next(free)
+                racks.append(place(m.ix, m.classes[k].row, pos, types[t], c))
+    racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
+    return racks
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> Plan:
+    """Plan stage: domain plan from a solve result, with KPIs and utilisation from the verifier."""
+    s = m.scenario
+    racks = fill(m, result.counts) if result.objective is not None else []
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=s.name,
+        scenario_hash=scenario_hash(s),
+        solver=solver,
+        status=result.status,
+        objective=s.objective,
+        objective_value=_round(result.objective),
+        bound=_round(result.bound),
+        gap=result.gap,
+        build_time_s=round(build_time_s, 4),
+        solve_time_s=round(result.solve_time_s, 4),
+        racks=racks,
+        notes=result.stages,
+    )
+    return finish_plan(plan, s)
+
+
+def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
+    """Attach KPIs and utilisation (from the verifier); refuse a placement the verifier rejects."""
+    rep = verify(plan, scenario)
+    if plan.status in ("optimal", "feasible", "not_solved") and plan.racks and not rep.ok:
+        lines = "; ".join(str(v) for v in rep.violations[:5])
+        raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
+    return plan.model_copy(update={"kpis": compute_kpis(scenario, plan.racks), "utilisation": rep.usage})
+
+
+def plan_scenario(
+    scenario: Scenario,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    aggregate: bool = True,
+    tie_breaks: bool = True,
+) -> Plan:
+    """Build, solve, fill and verify: the answer to a scenario."""
+    t0 = time.perf_counter()
+    if progress:
+        progress(Progress("building model", 0.0))
+    m = build(scenario, aggregate=aggregate)
+    build_s = time.perf_counter() - t0
+    if progress:
+        size = m.size
+        progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
+    result = solve(m, progress, time_limit_s, tie_breaks=tie_breaks)
+    if progress:
+        progress(Progress("verifying plan", time.perf_counter() - t0))
+    return to_plan(m, result, build_s, scenario.solver.name)
