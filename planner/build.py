@@ -75,6 +75,9 @@ class Model:
     limits: dict[str, Limit] = field(default_factory=dict)
     """Constraint name → the limit it states, for explain and reports."""
     aggregate: bool = True
+    elastic: bool = False
+    """Give every capacity limit a slack (for explaining infeasibility)."""
+    slack: dict[str, pulp.LpVariable] = field(default_factory=dict)
 
     @property
     def size(self) -> dict[str, int]:
@@ -273,7 +276,12 @@ def _safe(text: str) -> str:
 
 def _limit(m: Model, family: str, element: str, lhs: pulp.LpAffineExpression, limit: float, unit: str) -> None:
     name = f"c{len(m.limits)}"
-    m.prob += (lhs <= limit, name)
+    if m.elastic:
+        s = pulp.LpVariable(f"s{len(m.limits)}", lowBound=0)
+        m.slack[name] = s
+        m.prob += (lhs - s <= limit, name)
+    else:
+        m.prob += (lhs <= limit, name)
     m.limits[name] = Limit(family, element, unit, float(limit), lhs)
 
 
@@ -318,15 +326,20 @@ OBJECTIVES = {"max_gpus": ("gpus", pulp.LpMaximize), "max_pflops": ("pflops", pu
 """Objective name → (expression, sense)."""
 
 
-def build(scenario: Scenario, aggregate: bool = True) -> Model:
-    """Build stage: the MILP of a validated scenario (families in this module)."""
+def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False) -> Model:
+    """Build stage: the MILP of a validated scenario (families in this module).
+
+    ``elastic``: every capacity limit gets a slack and the objective becomes
+    min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explain`).
+    """
     ix = index_site(scenario.site)
     expr_name, sense = OBJECTIVES[scenario.objective]
-    prob = pulp.LpProblem(_safe(scenario.name) or "plan", sense)
-    m = Model(scenario, ix, prob, position_classes(scenario, ix, aggregate), {}, {}, {}, aggregate=aggregate)
+    prob = pulp.LpProblem(_safe(scenario.name) or "plan", pulp.LpMinimize if elastic else sense)
+    m = Model(scenario, ix, prob, position_classes(scenario, ix, aggregate), {}, {}, {}, aggregate=aggregate, elastic=elastic)
     _variables(m)
     _expressions(m)
-    prob.setObjective(m.exprs[expr_name])
+    if not elastic:
+        prob.setObjective(m.exprs[expr_name])
     add_space_constraints(m)
     add_row_load_definitions(m)
     add_power_constraints(m)
@@ -334,4 +347,6 @@ def build(scenario: Scenario, aggregate: bool = True) -> Model:
     add_pod_constraints(m)
     add_cluster_constraints(m)
     add_budget_constraints(m)
+    if elastic:
+        prob.setObjective(pulp.lpSum(m.slack[n] * (1.0 / max(m.limits[n].limit, 1.0)) for n in m.slack))
     return m

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 
 from planner.errors import InputError
@@ -93,6 +92,71 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _scenario_with_overrides(args: argparse.Namespace):
+    """Load the scenario and apply --solver/--time-limit/--gap (validated like YAML)."""
+    from planner.loader import load_scenario, validate_model
+    from planner.schema import SolverSettings
+
+    s = load_scenario(args.scenario)
+    over = {k: v for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap)) if v is not None}
+    if over:
+        settings = validate_model(SolverSettings, {**s.solver.model_dump(), **over}, "solver", "command line")
+        s = s.model_copy(update={"solver": settings})
+    from planner.solve import check_solver
+
+    check_solver(s.solver.name)
+    return s
+
+
+def _progress(args: argparse.Namespace):
+    if getattr(args, "quiet", False):
+        return None
+
+    def show(p) -> None:
+        print(str(p), file=sys.stderr, flush=True)
+
+    return show
+
+
+def _summary(plan) -> None:
+    k = plan.kpis
+    tight = sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4] if plan.racks else []
+    rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
+            ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
+            ("status", plan.status), ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
+            ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
+    rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
+    _print_table(rows)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Solve a scenario; write the plan; print a summary."""
+    from planner.pipeline import plan_scenario
+    from planner.plan import save_plan
+
+    s = _scenario_with_overrides(args)
+    plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
+    if args.output:
+        save_plan(plan, args.output)
+        print(f"wrote {args.output}", file=sys.stderr)
+    _summary(plan)
+    if plan.status in ("infeasible", "time_limit"):
+        msg = "infeasible: run `planner explain` for the conflicting limits" if plan.status == "infeasible" else "no plan found within the time limit"
+        print(msg, file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Explain infeasibility or the binding limits."""
+    from planner.explain import explain
+
+    s = _scenario_with_overrides(args)
+    ex, _ = explain(s, progress=_progress(args))
+    print(ex.render())
+    return EXIT_OK if ex.feasible else EXIT_FAILED
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -132,12 +196,26 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pod-max-racks", type=_positive_int, default=192)
     g.set_defaults(func=cmd_generate_site)
 
-    for extra in _EXTRA_COMMANDS:
-        extra(sub)
+    pl = sub.add_parser("plan", help="solve a scenario and write the plan YAML")
+    pl.add_argument("scenario")
+    pl.add_argument("-o", "--output", help="plan YAML to write")
+    _solver_flags(pl)
+    pl.add_argument("--per-position", action="store_true", help="binary per position instead of aggregated classes (slower; for comparison)")
+    pl.add_argument("--quiet", action="store_true", help="no progress lines")
+    pl.set_defaults(func=cmd_plan)
+
+    ex = sub.add_parser("explain", help="why a scenario is infeasible, or which limits bind")
+    ex.add_argument("scenario")
+    _solver_flags(ex)
+    ex.add_argument("--quiet", action="store_true", help="no progress lines")
+    ex.set_defaults(func=cmd_explain)
     return p
 
 
-_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+def _solver_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--solver", help="highs (default) or cbc; overrides the scenario")
+    p.add_argument("--time-limit", type=float, help="seconds; overrides the scenario")
+    p.add_argument("--gap", type=float, help="relative MIP gap; overrides the scenario")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,8 +71,35 @@ class SolveResult:
     """What each lexicographic stage did."""
 
 
+_BANNER_DONE = False
+
+
+def _quiet_highs_banner() -> None:
+    """HiGHS prints a banner to the C-level stdout on its first instance; swallow it once."""
+    global _BANNER_DONE
+    if _BANNER_DONE:
+        return
+    import os
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    _BANNER_DONE = True
+
+
 def _highs(settings, time_limit: float, on_event: Callable | None):
     import highspy
+
+    _quiet_highs_banner()
 
     kwargs = {}
     if on_event is not None:
