@@ -159,7 +159,7 @@ def add_row_load_definitions(m: Model) -> None:
     for (k, t, _), var in m.n.items():
         terms[m.classes[k].row].append((var, m.scenario.rack_power_kw(types[t])))
     for row, items in terms.items():
-        p = pulp.LpVariable(f"P_{len(m.row_kw)}", lowBound=0)
+        p = m.prob.add_variable(f"P_{len(m.row_kw)}", lowBound=0)
         m.row_kw[row] = p
         m.prob += (pulp.LpAffineExpression(items) - p == 0, f"rowload_{len(m.row_kw)}")
 
@@ -247,7 +247,7 @@ def add_cluster_constraints(m: Model) -> None:
             cap[ref.row.pod if scope == "pod" else ref.building] += cls.size
         ys = []
         for sid, vars_ in sorted(groups.items()):
-            y = pulp.LpVariable(f"y_{_safe(c.id)}_{_safe(sid)}", cat=pulp.LpBinary)
+            y = m.prob.add_variable(f"y_{_safe(c.id)}_{_safe(sid)}", cat=pulp.LpBinary)
             ys.append(y)
             big = cap[sid]
             if scope == "pod" and m.ix.pods[sid].max_racks is not None:
@@ -277,7 +277,7 @@ def _safe(text: str) -> str:
 def _limit(m: Model, family: str, element: str, lhs: pulp.LpAffineExpression, limit: float, unit: str) -> None:
     name = f"c{len(m.limits)}"
     if m.elastic:
-        s = pulp.LpVariable(f"s{len(m.limits)}", lowBound=0)
+        s = m.prob.add_variable(f"s{len(m.limits)}", lowBound=0)
         m.slack[name] = s
         m.prob += (lhs - s <= limit, name)
     else:
@@ -292,7 +292,7 @@ def _variables(m: Model) -> None:
         for c in s.clusters:
             for t in c.rack_types:
                 if t in cls.link and fits(s, m.ix, cls.row, types[t]):
-                    m.n[k, t, c.id] = pulp.LpVariable(
+                    m.n[k, t, c.id] = m.prob.add_variable(
                         f"n_{len(m.n)}", lowBound=0, upBound=cls.size, cat=pulp.LpInteger if cls.size > 1 else pulp.LpBinary
                     )
 

@@ -43,6 +43,7 @@ def tiny_scenario(
     zones: list[dict[str, Any]] | None = None,
     pods: list[dict[str, Any]] | None = None,
     rack_types: list[dict[str, Any]] | None = None,
+    net_positions: int = 1,
     **extra: Any,
 ) -> Scenario:
     """A one-building, one-hall scenario built inline for hand-solvable tests.
@@ -52,7 +53,8 @@ def tiny_scenario(
     """
     defaults = {"air_zone": "AIR", "pod": "P", "max_rack_power_kw": 200, "pitch_m": 0.6}
     rows = [{**defaults, **r} for r in rows]
-    net_row = {"id": "NET", "positions": 1, "origin_y_m": -2.4, "feeds": [power_nodes[-1]["id"]], **{k: v for k, v in defaults.items() if k != "pitch_m"}}
+    net_row = {"id": "NET", "positions": net_positions, "origin_y_m": -2.4, "feeds": [power_nodes[-1]["id"]],
+               **{k: v for k, v in defaults.items() if k != "pitch_m"}, "pod": pods[0]["id"] if pods else "P"}
     site = {
         "id": "tiny",
         "buildings": [

@@ -1,0 +1,236 @@
+"""The MILP on hand-solvable instances: exact optima, both solvers, every plan verified.
+
+Grand Teton (GT) racks draw 21.4 kW (2 × (8 × 0.7 + 4.6) + 1.0) and hold 16 GPUs;
+NVL72 racks draw 120 kW, 85 % to liquid (102 kW) and 15 % to air (18 kW).
+Usable power of a node = 0.8 × capacity. Tiny sites come from ``tiny_scenario``:
+rows sit at y = 0 with 0.6 m pitch; the pod network rack stands in row NET.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.explain import explain_infeasible
+from planner.loader import load_scenario
+from planner.pipeline import plan_scenario
+from planner.schema import Scenario
+from planner.solve import available_solvers
+from planner.verify import verify
+from tests.conftest import tiny_scenario
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+SOLVERS = [pytest.param(s, id=s) for s in ("highs", "cbc")]
+GT = "grand-teton-h100"
+
+
+def solved(scenario: Scenario, solver: str):
+    if solver not in available_solvers():
+        pytest.skip(f"{solver} not installed")
+    s = scenario.model_copy(update={"solver": scenario.solver.model_copy(update={"name": solver, "rel_gap": 0.0})})
+    plan = plan_scenario(s)
+    rep = verify(plan, s)
+    assert rep.ok, rep.violations
+    return plan
+
+
+def max_cluster(types=(GT,), **kw):
+    return [{"id": "c1", "demand": "max", "rack_types": list(types), **kw}]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_row_bound_by_feed_power(solver: str) -> None:
+    """One non-redundant row on one 100 kW feed: 80 kW usable → ⌊80 / 21.4⌋ = 3 racks = 48 GPUs."""
+    s = tiny_scenario([{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 100}], max_cluster())
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 48
+    assert plan.status == "optimal"
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_2n_feeds_bound_by_n_minus_1(solver: str) -> None:
+    """Row on feeds A and B (100 kW each, 80 usable). Normal load splits 50/50 (7 racks would fit:
+    74.9 kW per feed), but when A fails B carries the whole row: ⌊80 / 21.4⌋ = 3 racks = 48 GPUs."""
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 20, "feeds": ["A", "B"], "redundant": True}],
+        [{"id": "A", "capacity_kw": 100}, {"id": "B", "capacity_kw": 100}],
+        max_cluster(),
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 48
+    worst = {u.id: u for u in plan.utilisation if u.kind == "power_node"}
+    assert worst["B"].value == pytest.approx(32.1)  # 3 × 21.4 / 2
+    assert worst["B"].worst_value == pytest.approx(64.2)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_distributed_redundancy_n_minus_1_binds(solver: str) -> None:
+    """dr-hall: rows on UPS pairs (1,2) ×4, (2,3) ×2, (3,1) ×2; 600 kW usable per UPS.
+    With X, Y, Z the loads of the three blocks (racks of 21.4 kW), UPS 1 carries X + Z/2 when
+    UPS 2 fails, and likewise for every pair: a + b/2 ≤ 600 / 21.4 = 28.04 racks for every
+    ordered pair. Summing three of them: 1.5 (a + b + c) ≤ 84.1 → a + b + c ≤ 56; 56 needs
+    {19, 19, 18} and 19 + 19/2 > 28.04, so the optimum is 55 racks (19, 18, 18) = 880 GPUs.
+    Normal load per UPS is only (a + c)/2 ≤ 18.5 racks: the contingency binds, not normal load."""
+    plan = solved(load_scenario(DATASETS / "dr-hall.yaml"), solver)
+    assert plan.kpis.gpus == 880
+    ups = {u.id: u for u in plan.utilisation if u.id.startswith("UPS")}
+    assert max(u.share for u in ups.values()) < 0.7
+    assert max(u.worst_share for u in ups.values()) > 0.98
+
+
+NVL = {"id": "R1", "positions": 10, "feeds": ["F"], "liquid_loop": "LQ"}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(
+    ("loop_kw", "air_kw", "racks"),
+    [
+        pytest.param(250, 1000, 2, id="liquid-bound"),  # ⌊250 / 102⌋ = 2
+        pytest.param(1000, 40, 2, id="air-share-bound"),  # ⌊40 / 18⌋ = 2
+        pytest.param(350, 1000, 3, id="liquid-3"),  # ⌊350 / 102⌋ = 3
+    ],
+)
+def test_cooling_bound_liquid_rack(solver: str, loop_kw: float, air_kw: float, racks: int) -> None:
+    s = tiny_scenario(
+        [NVL],
+        [{"id": "F", "capacity_kw": 10_000}],
+        max_cluster(["gb200-nvl72"]),
+        zones=[{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": air_kw}, {"id": "LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": loop_kw}],
+    )
+    assert solved(s, solver).kpis.gpus == 72 * racks
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_weight_bound(solver: str) -> None:
+    """Row limit 600 kg: DGX 4-per-rack (672 kg, 32 GPUs) cannot stand there, GT (381 kg) can:
+    4 positions → 4 GT racks = 64 GPUs (128 if weight were ignored)."""
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 4, "feeds": ["F"], "max_rack_weight_kg": 600, "max_rack_power_kw": 45}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        max_cluster(["dgx-h100-4", GT]),
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 64
+    assert {r.rack_type for r in plan.racks} == {GT}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_cable_reach_bound(solver: str) -> None:
+    """A copper-only GT variant (dac/aec, ≤ 5 m). Row at y = −1.2, network rack at (0, −2.4):
+    cable = 0.6 i + 1.2 + 3.0 m tray ≤ 5 → i ∈ {0, 1} → 2 racks = 32 GPUs."""
+    copper = {"id": "gt-copper", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6,
+              "overhead_power_kw": 1.0, "weight_kg": 381, "capex_usd": 650000, "links_per_server": 8, "link_classes": ["dac", "aec"]}
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 10, "feeds": ["F"], "origin_y_m": -1.2}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        max_cluster(["gt-copper"]),
+        rack_types=[copper],
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 32
+    assert sorted(r.position for r in plan.racks) == [0, 1]
+    assert {r.link_class for r in plan.racks} == {"aec"}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_pod_limit_with_one_pod_scope(solver: str) -> None:
+    """Pods P1 (64 GPU ports) and P2 (96); max_hops 3 keeps the cluster in one pod:
+    the best pod is P2 → 6 racks = 96 GPUs (160 if it could span both)."""
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 10, "feeds": ["F"], "pod": "P1"}, {"id": "R2", "positions": 10, "feeds": ["F"], "pod": "P2", "origin_y_m": 2.4}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        max_cluster(max_hops=3),
+        pods=[{"id": "P1", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 64},
+              {"id": "P2", "network_rack": {"row": "NET", "position": 1}, "max_gpus": 96}],
+        net_positions=2,
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 96
+    assert {r.row for r in plan.racks} == {"R2"}
+
+
+CHEAP = [
+    {"id": "a8", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6, "weight_kg": 200, "capex_usd": 200000, "links_per_server": 0},
+    {"id": "b16", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6, "weight_kg": 400, "capex_usd": 350000, "links_per_server": 0},
+]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_capex_budget(solver: str) -> None:
+    """a8 racks: $200,000 + 8 GPUs × $4,200 fabric = $233,600 each; budget $500,000 → 2 racks = 16 GPUs."""
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}], max_cluster(["a8"]),
+        rack_types=CHEAP, budgets={"capex_usd": 500_000},
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 16
+    assert plan.kpis.capex_usd == 467_200
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_min_capex_meets_demand(solver: str) -> None:
+    """Exactly 40 GPUs from a8 ($200k / 8 GPUs) and b16 ($350k / 16 GPUs): 2 × b16 + 1 × a8 = $900k
+    (5 × a8 = $1.0M, 1 × b16 + 3 × a8 = $950k); plus 40 × $4,200 fabric = $1,068,000."""
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c1", "demand": "exact", "gpus": 40, "rack_types": ["a8", "b16"]}],
+        rack_types=CHEAP, objective="min_capex",
+    )
+    plan = solved(s, solver)
+    assert plan.objective_value == pytest.approx(1_068_000)
+    assert sorted(r.rack_type for r in plan.racks) == ["a8", "b16", "b16"]
+
+
+def two_n_demand(gpus: int) -> Scenario:
+    return tiny_scenario(
+        [{"id": "R1", "positions": 20, "feeds": ["A", "B"], "redundant": True}],
+        [{"id": "A", "capacity_kw": 100}, {"id": "B", "capacity_kw": 100}],
+        [{"id": "c1", "demand": "exact", "gpus": gpus, "rack_types": [GT]}],
+    )
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_infeasible_explained(solver: str) -> None:
+    """64 GPUs = 4 GT racks = 85.6 kW on one feed when the other fails; 80 kW usable → short by 5.6 kW."""
+    s = two_n_demand(64)
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"name": solver})})
+    if solver not in available_solvers():
+        pytest.skip(f"{solver} not installed")
+    plan = plan_scenario(s)
+    assert plan.status == "infeasible"
+    assert plan.racks == []
+    ex = explain_infeasible(s)
+    lines = [f.text for f in ex.findings]
+    assert "power B: short by 5.6 kW when A fails for c1 (limit 80 kW, needs 85.6 kW)" in lines
+    assert "power A: short by 5.6 kW when B fails for c1 (limit 80 kW, needs 85.6 kW)" in lines
+    assert ex.headline.startswith("Cannot place c1 at exactly 64 GPUs")
+
+
+def test_unplaceable_cluster_explained() -> None:
+    """NVL72 needs a liquid loop; the only row has none."""
+    s = tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
+                      [{"id": "c1", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"]}])
+    ex = explain_infeasible(s)
+    assert [f.text for f in ex.findings] == [
+        "cluster c1: none of its rack types (gb200-nvl72) fits any position (row power or weight limit, liquid loop, or cable reach)"
+    ]
+
+
+def test_aggregated_equals_per_position() -> None:
+    """The per-position (binary) formulation reaches the same optimum on dr-hall."""
+    s = load_scenario(DATASETS / "dr-hall.yaml")
+    assert plan_scenario(s, aggregate=False).kpis.gpus == plan_scenario(s).kpis.gpus == 880
+
+
+def test_default_scenario_optimum() -> None:
+    """small-hall: 3 GB200 racks (216 GPUs) in the liquid rows and 55 GT racks in the air rows,
+    1,096 GPUs; the MILP beats first-fit, which also misses the NVL72 demand."""
+    from planner.baseline import greedy_plan
+
+    s = load_scenario(DATASETS / "small-hall.yaml")
+    plan = plan_scenario(s)
+    assert plan.kpis.gpus == 1096
+    g = greedy_plan(s)
+    assert g.kpis.gpus < plan.kpis.gpus
+    assert g.notes == ["demand not met: cluster nvl-infer: 0 GPUs placed, at least 144 wanted"]
