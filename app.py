@@ -5,5 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 st.set_page_config(page_title="GPU fleet planner", layout="wide")
-pages = [st.Page("ui/pages_site.py", title="Site", default=True)]
-st.navigation(pages).run()
+st.navigation(
+    [
+        st.Page("ui/plan_page.py", title="Plan", default=True),
+        st.Page("ui/scenario_page.py", title="Scenario"),
+        st.Page("ui/compare_page.py", title="Compare"),
+    ]
+).run()

@@ -83,7 +83,7 @@ class Model:
     def size(self) -> dict[str, int]:
         """Variables, integer variables and constraints."""
         ints = sum(1 for v in self.prob.variables() if v.cat == pulp.LpInteger)
-        return {"variables": len(self.prob.variables()), "integers": ints, "constraints": len(self.prob.constraints)}
+        return {"variables": len(self.prob.variables()), "integers": ints, "constraints": self.prob.numConstraints()}
 
 
 # ------------------------------------------------------------------ classes

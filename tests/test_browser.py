@@ -1,0 +1,91 @@
+"""The main flow in a real headless Chromium: open, solve the default scenario, see the
+floor plan, download the plan. Needs Debian's chromium (installed by scripts/setup --browser)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from planner.plan import plan_from_text
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+OUT = ROOT / "test-output" / "browser"
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("dashboard did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_open_solve_floorplan_download(server: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1800}, accept_downloads=True)
+        page.goto(server)
+        page.get_by_role("heading", name="Plan: small-hall").wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.screenshot(path=str(OUT / "1-opened.png"), full_page=True)
+
+        t0 = time.perf_counter()
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        elapsed = time.perf_counter() - t0
+        (OUT / "solve-to-floorplan-seconds.txt").write_text(f"{elapsed:.2f}\n")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "2-solved.png"), full_page=True)
+
+        metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first
+        assert "1,096" in metric.inner_text()
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="Download plan YAML").click()
+        path = OUT / "downloaded.plan.yaml"
+        dl.value.save_as(str(path))
+        plan = plan_from_text(path.read_bytes())
+        assert plan.kpis.gpus == 1096
+        assert plan.status == "optimal"
+        browser.close()
+    print(f"solve click to floor plan: {elapsed:.2f} s")

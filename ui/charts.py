@@ -1,0 +1,39 @@
+"""Utilisation charts and KPI tables built from plans (no solver code)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from planner.plan import Plan
+
+KIND_TITLES = {"power_node": "Power nodes (kW)", "cooling_zone": "Cooling zones (kW)", "pod_gpus": "Pod GPU ports", "pod_racks": "Pod racks", "budget": "Budgets"}
+
+
+def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
+    """KPIs of one or more plans, one column per plan."""
+    rows = {}
+    for name, p in plans.items():
+        k = p.kpis.model_dump()
+        k.update(status=p.status, gap=p.gap, solver=p.solver, solve_time_s=p.solve_time_s)
+        rows[name] = k
+    return pd.DataFrame(rows)
+
+
+def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None:
+    """Horizontal bars of use ÷ limit for one kind of limit: normal and worst single failure."""
+    items = sorted((u for u in plan.utilisation if u.kind == kind and u.limit > 0), key=lambda u: -u.worst_share)[:top]
+    if not items:
+        return None
+    names = [u.id for u in items][::-1]
+    fig = go.Figure()
+    fig.add_bar(y=names, x=[u.share * 100 for u in items][::-1], orientation="h", name="normal",
+                hovertext=[f"{u.value:,.1f} of {u.limit:,.1f} {u.unit}" for u in items][::-1], marker_color="#1f5fa8")
+    if kind == "power_node":
+        fig.add_bar(y=names, x=[u.worst_share * 100 for u in items][::-1], orientation="h", name="worst N-1",
+                    hovertext=[f"{max(u.value, u.worst_value or 0):,.1f} of {u.limit:,.1f} kW when {u.worst_failure or '-'} fails" for u in items][::-1],
+                    marker_color="#e07b00")
+    fig.add_vline(x=100, line_dash="dash", line_color="#c23b3b")
+    fig.update_layout(title=KIND_TITLES.get(kind, kind), barmode="group", height=120 + 22 * len(items) * (2 if kind == "power_node" else 1),
+                      xaxis={"title": "% of usable limit", "range": [0, 110]}, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})
+    return fig

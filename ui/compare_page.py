@@ -1,0 +1,62 @@
+"""Compare page: variants of the current scenario side by side."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.errors import InputError
+from planner.variants import apply_changes, scenario_yaml
+from ui.charts import kpi_table
+from ui.floorplan import floor_figure
+from ui.state import current_scenario, plan_of, show_problems, solve_text
+
+scenario = current_scenario()
+if scenario is None:
+    st.stop()
+st.title(f"Compare variants of {scenario.name}")
+st.caption("Each variant is the current scenario with the changes below; every variant is solved and verified on its own.")
+
+types = [t.id for t in scenario.catalog.rack_types if t.gpus]
+variants = []
+with st.form("variants"):
+    cols = st.columns(3)
+    for i, col in enumerate(cols):
+        col.markdown(f"**Variant {chr(65 + i)}**")
+        use = col.checkbox("include", value=i < 2, key=f"v{i}_on")
+        rt = col.selectbox("rack types of every cluster", ["(as in scenario)", *types], key=f"v{i}_rt", index=0)
+        cap = col.number_input("GPU power cap W (0 = TDP)", min_value=0, max_value=2000, value=0 if i != 1 else 0, step=50, key=f"v{i}_cap")
+        ratio = col.number_input("power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=0.0, step=0.01, key=f"v{i}_ratio")
+        if use:
+            variants.append((chr(65 + i), rt, cap, ratio))
+    go = st.form_submit_button("Solve variants", type="primary")
+
+if go:
+    results = {}
+    for name, rt, cap, ratio in variants:
+        changes: dict = {"name": f"{scenario.name}-{name}", "gpu_power_cap_w": cap or None, "power_budget_ratio": ratio or None}
+        if rt != "(as in scenario)":
+            changes["rack_types"] = [rt]
+        try:
+            v = apply_changes(scenario, changes)
+        except InputError as e:
+            show_problems([str(p) for p in e.problems], f"Variant {name}")
+            continue
+        text = scenario_yaml(v)
+        with st.status(f"Variant {name}…", expanded=False) as box:
+            entry = solve_text(text, v, box)
+            box.update(label=f"Variant {name}: {entry.get('plan', {}).get('status', 'error')}", state="complete")
+        results[name] = (v, plan_of(entry), entry)
+    st.session_state.compare = results
+
+results = st.session_state.get("compare", {})
+if results:
+    plans = {n: p for n, (_, p, _) in results.items() if p is not None}
+    if plans:
+        st.subheader("KPIs")
+        st.dataframe(kpi_table(plans), key="compare_kpis", width="stretch")
+    cols = st.columns(len(results))
+    for col, (name, (v, p, entry)) in zip(cols, results.items()):
+        col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status}" if p else f"**{name}**: {entry.get('error', 'no plan')}")
+        if p is not None:
+            hall = next(h.id for b in v.site.buildings for h in b.halls)
+            col.plotly_chart(floor_figure(v, p, hall), key=f"cmp_floor_{name}", width="stretch")
