@@ -14,8 +14,8 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     """KPIs of one or more plans, one column per plan."""
     rows = {}
     for name, p in plans.items():
-        k = p.kpis.model_dump()
-        k.update(status=p.status, gap=p.gap, solver=p.solver, solve_time_s=p.solve_time_s)
+        k = {key: (round(v, 2) if isinstance(v, float) else v) for key, v in p.kpis.model_dump().items()}
+        k.update(status=p.status, gap=None if p.gap is None else round(p.gap, 5), solver=p.solver, solve_time_s=round(p.solve_time_s, 2))
         rows[name] = k
     return pd.DataFrame(rows)
 

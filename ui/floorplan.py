@@ -72,7 +72,7 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
         )
     fig.update_layout(
         title=f"Hall {hall_id}", height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1}, yaxis={"title": "y (m)"},
+        xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
         legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
     )
     return fig
