@@ -242,7 +242,7 @@ def add_cluster_constraints(m: Model) -> None:
         for k, var in mine:
             ref = m.ix.rows[m.classes[k].row]
             groups[ref.row.pod if scope == "pod" else ref.building].append(var)
-        for k, cls in m.classes.items():
+        for cls in m.classes.values():
             ref = m.ix.rows[cls.row]
             cap[ref.row.pod if scope == "pod" else ref.building] += cls.size
         ys = []

@@ -19,7 +19,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 def _print_table(rows: list[tuple[str, ...]], out=sys.stdout) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -232,7 +232,7 @@ def _smallest_steps(scenario: Scenario) -> dict[str, float]:
     if not allowed:
         return {}
     kw = [scenario.rack_power_kw(t) for t in allowed]
-    heat = [h for t, p in zip(allowed, kw) for h in (p * (1 - t.liquid_fraction), p * t.liquid_fraction) if h > 0]
+    heat = [h for t, p in zip(allowed, kw, strict=True) for h in (p * (1 - t.liquid_fraction), p * t.liquid_fraction) if h > 0]
     return {
         "power_node": min(kw),
         "cooling_zone": min(heat, default=0.0),

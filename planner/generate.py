@@ -26,10 +26,10 @@ from typing import Literal
 from pydantic import Field
 
 from planner.schema import (
+    Building,
     CoolingZone,
     Fabric,
     Hall,
-    Building,
     Location,
     Pod,
     PowerNode,
@@ -164,7 +164,7 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             row_kw = usable * spec.design_kw_per_position
             row_pairs.append((pair, row_kw))
             feeds = []
-            for side, ups in zip("AB", pair):
+            for side, ups in zip("AB", pair, strict=True):
                 bw = f"{row_id}-BW-{side}"
                 busways.append(PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{h_id}-UPS-{ups}"))
                 feeds.append(bw)

@@ -265,8 +265,3 @@ def scenario_hash(scenario: Scenario) -> str:
 def dump_yaml(data: Any) -> str:
     """Plain YAML text (block style, keys in model order)."""
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=False, width=120)
-
-
-def scenario_to_yaml(scenario: Scenario) -> str:
-    """A self-contained scenario YAML (site and catalog inline)."""
-    return dump_yaml(scenario.model_dump(mode="json", exclude_defaults=False))

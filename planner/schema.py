@@ -9,7 +9,7 @@ them are reported together.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -366,7 +366,7 @@ class Catalog(StrictModel):
 # ------------------------------------------------------------------ scenario
 
 
-class Demand(str, Enum):
+class Demand(StrEnum):
     """How a cluster's GPU count is read."""
 
     exact = "exact"

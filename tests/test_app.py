@@ -79,3 +79,16 @@ def test_form_changes_reach_the_solve() -> None:
 
     plan = Plan.model_validate(plan_store()[scenario_key(at.session_state.scenario_yaml)]["plan"])
     assert sum(1 for r in plan.racks if r.cluster == "nvl-infer") == 1
+
+
+def test_infeasible_scenario_shows_explanation() -> None:
+    at = open_page("ui/scenario_page.py")
+    text = "name: inf\nsite: small-hall.site.yaml\nclusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n"
+    at.text_area(key="paste").input(text).run()
+    at.button(key="apply_upload").click().run()
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "No plan meets every demand" in errors
+    assert "cooling CZ-AIR (air): short by 804.4 kW" in errors

@@ -67,3 +67,40 @@ def test_debug_shows_traceback() -> None:
     r = run("--debug", "verify", "no-such-plan.yaml", "datasets/small-hall.yaml")
     assert r.returncode == 2
     assert "Traceback" in r.stderr
+
+
+def test_plan_writes_verified_plan(tmp_path: Path) -> None:
+    out = tmp_path / "dr.plan.yaml"
+    r = run("plan", "datasets/dr-hall.yaml", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "GPUs" in r.stdout and "880" in r.stdout
+    assert "solving max_gpus with highs" in r.stderr  # progress lines
+    r = run("verify", str(out), "datasets/dr-hall.yaml")
+    assert r.returncode == 0
+
+
+def test_plan_infeasible_exit_1_and_explain(tmp_path: Path) -> None:
+    sc = tmp_path / "inf.yaml"
+    sc.write_text(f"name: inf\nsite: {ROOT / 'datasets/small-hall.site.yaml'}\n"
+                  "clusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n")
+    r = run("plan", str(sc), "--quiet")
+    assert r.returncode == 1
+    assert "infeasible: run `planner explain`" in r.stderr
+    r = run("explain", str(sc), "--quiet")
+    assert r.returncode == 1
+    assert r.stdout.startswith("Cannot place llama-train at exactly 1,536 GPUs")
+    assert "cooling CZ-AIR (air): short by 804.4 kW for llama-train (limit 1,250 kW, needs 2,054.4 kW)" in r.stdout
+
+
+def test_bad_solver_flag_exit_2() -> None:
+    r = run("plan", "datasets/small-hall.yaml", "--solver", "gurobi")
+    assert r.returncode == 2
+    assert "solver.name: input should be 'highs' or 'cbc', got 'gurobi'" in r.stderr
+
+
+def test_explain_feasible_names_binding_limits() -> None:
+    r = run("explain", "datasets/dr-hall.yaml", "--quiet")
+    assert r.returncode == 0
+    assert r.stdout.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")
+    assert "power node UPS-" in r.stdout
+    assert "computed by re-solving" in r.stdout

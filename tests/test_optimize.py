@@ -234,3 +234,45 @@ def test_default_scenario_optimum() -> None:
     g = greedy_plan(s)
     assert g.kpis.gpus < plan.kpis.gpus
     assert g.notes == ["demand not met: cluster nvl-infer: 0 GPUs placed, at least 144 wanted"]
+
+
+ONE_FEED = [{"id": "F", "capacity_kw": 100}]  # 80 kW usable
+ONE_ROW = [{"id": "R1", "positions": 10, "feeds": ["F"]}]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_gpu_power_cap(solver: str) -> None:
+    """GPUs capped at 350 W: server 4.6 + 8 × 0.35 = 7.4 kW, rack 2 × 7.4 + 1.0 = 15.8 kW;
+    ⌊80 / 15.8⌋ = 5 racks = 80 GPUs (3 racks at full TDP)."""
+    s = tiny_scenario(ONE_ROW, ONE_FEED, max_cluster(), gpu_power_cap_w=350)
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 80
+    assert plan.kpis.max_kw_per_rack == pytest.approx(15.8)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_power_budget_ratio(solver: str) -> None:
+    """Racks planned at 82 % of 21.4 kW = 17.548 kW: ⌊80 / 17.548⌋ = 4 racks = 64 GPUs."""
+    s = tiny_scenario(ONE_ROW, ONE_FEED, max_cluster(), power_budget_ratio=0.82)
+    assert solved(s, solver).kpis.gpus == 64
+
+
+FAST_MANY = [
+    {"id": "fast", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 1000, "non_gpu_power_kw_per_server": 22, "weight_kg": 300, "capex_usd": 1, "tflops_bf16_per_gpu": 2000},
+    {"id": "many", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.4, "weight_kg": 300, "capex_usd": 1, "tflops_bf16_per_gpu": 500},
+]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(
+    ("objective", "gpus", "pflops"),
+    [
+        pytest.param("max_gpus", 48, 24.0, id="max_gpus"),  # 3 × many (60 kW): 48 GPUs, 3 × 8 PFLOPS
+        pytest.param("max_pflops", 16, 32.0, id="max_pflops"),  # 2 × fast (60 kW): 2 × 16 PFLOPS
+    ],
+)
+def test_objectives(solver: str, objective: str, gpus: int, pflops: float) -> None:
+    """fast: 30 kW, 8 GPUs × 2,000 TFLOPS; many: 20 kW, 16 GPUs × 500 TFLOPS; 60 kW usable (75 kW feed)."""
+    s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 75}], max_cluster(["fast", "many"]), rack_types=FAST_MANY, objective=objective)
+    plan = solved(s, solver)
+    assert (plan.kpis.gpus, plan.kpis.pflops_bf16) == (gpus, pflops)

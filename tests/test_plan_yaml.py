@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,11 +55,8 @@ def test_unknown_plan_key_is_named() -> None:
     from planner.errors import InputError
 
     text = "scenario_name: s\nracks:\n- {building: B1, hall: H1, row: R1, position: 0, x_m: 0, y_m: 0, rack_type: t, cluster: c, cable_length_m: 1, colour: red}\n"
-    try:
+    with pytest.raises(InputError) as err:
         plan_from_text(text)
-    except InputError as e:
-        assert [str(p) for p in e.problems] == [
-            "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m)"
-        ]
-    else:
-        raise AssertionError("unknown key accepted")
+    assert [str(p) for p in err.value.problems] == [
+        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m)"
+    ]

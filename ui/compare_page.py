@@ -55,7 +55,7 @@ if results:
         st.subheader("KPIs")
         st.dataframe(kpi_table(plans), key="compare_kpis", width="stretch")
     cols = st.columns(len(results))
-    for col, (name, (v, p, entry)) in zip(cols, results.items()):
+    for col, (name, (v, p, entry)) in zip(cols, results.items(), strict=True):
         col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status}" if p else f"**{name}**: {entry.get('error', 'no plan')}")
         if p is not None:
             hall = next(h.id for b in v.site.buildings for h in b.halls)

@@ -11,6 +11,7 @@ from planner.variants import apply_changes, scenario_data
 from ui.floorplan import floor_figure
 from ui.state import SHIPPED, UPLOAD_MB, current_scenario, load_shipped, parse_scenario_text, set_scenario, show_problems
 
+
 def apply_upload(kind: str, raw: bytes, scenario) -> list[str]:
     """Make an uploaded scenario current, or put an uploaded site or catalog into the current one.
     Returns the problems found (empty on success)."""
