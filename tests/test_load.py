@@ -137,7 +137,7 @@ HOSTILE = [
     pytest.param(b"", "file is empty; expected a YAML mapping", id="empty"),
     pytest.param(b"   \n# only a comment\n", "file is empty; expected a YAML mapping", id="blank"),
     pytest.param(b"name: a\nname: b\n", "line 2, column 1: duplicate key 'name'", id="duplicate-key"),
-    pytest.param(b"name: [unclosed\n", "line 2, column 1: expected ',' or ']', but got '<stream end>'", id="syntax"),
+    pytest.param(b"name: [unclosed\n", "line 2, column 1: did not find expected ',' or ']'", id="syntax"),
 ]
 
 
@@ -164,4 +164,4 @@ def test_oversized_file_refused(tmp_path: Path) -> None:
 def test_deep_nesting_refused() -> None:
     with pytest.raises(InputError) as err:
         parse_yaml("a: " + "[" * 5000 + "]" * 5000)
-    assert str(err.value.problems[0]) == "YAML nesting is too deep"
+    assert str(err.value.problems[0]) == "line 1, column 67: YAML nesting is deeper than 64 levels"
