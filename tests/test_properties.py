@@ -1,0 +1,49 @@
+"""Property tests on random small sites: the MILP's plans always pass the independent
+verifier, never place fewer GPUs than first-fit, and the aggregated and per-position
+formulations reach the same optimum."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.baseline import greedy_plan
+from planner.pipeline import plan_scenario
+from planner.verify import verify
+from tests.conftest import tiny_scenario
+
+TYPES = ["grand-teton-h100", "dgx-h100-4", "gb200-nvl72"]
+
+
+@st.composite
+def sites(draw):
+    n_rows = draw(st.integers(1, 3))
+    nodes = [{"id": "UPS-A", "capacity_kw": draw(st.integers(50, 600))}, {"id": "UPS-B", "capacity_kw": draw(st.integers(50, 600))}]
+    rows = []
+    for r in range(n_rows):
+        feeds = draw(st.sampled_from([["UPS-A"], ["UPS-B"], ["UPS-A", "UPS-B"]]))
+        rows.append({
+            "id": f"R{r}", "positions": draw(st.integers(2, 8)), "origin_y_m": 2.4 * r, "feeds": feeds,
+            "redundant": len(feeds) == 2 and draw(st.booleans()),
+            "max_rack_power_kw": draw(st.sampled_from([25, 45, 130])),
+            "max_rack_weight_kg": draw(st.sampled_from([500, 1400])),
+            **({"liquid_loop": "LQ"} if draw(st.booleans()) else {}),
+        })
+    zones = [{"id": "AIR", "medium": "air", "units": 2, "unit_capacity_kw": draw(st.integers(20, 400)), "redundant_units": 1},
+             {"id": "LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": draw(st.integers(50, 500))}]
+    clusters = [{"id": "c1", "demand": "max", "rack_types": draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True)),
+                 "max_hops": draw(st.sampled_from([1, 3, 7]))}]
+    return tiny_scenario(rows, nodes, clusters, zones=zones,
+                         pods=[{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": draw(st.integers(16, 400))}])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sites())
+def test_milp_verified_and_at_least_greedy(scenario) -> None:
+    plan = plan_scenario(scenario)
+    assert plan.status == "optimal"
+    assert verify(plan, scenario).ok
+    greedy = greedy_plan(scenario)
+    assert verify(greedy, scenario).ok
+    assert plan.kpis.gpus >= greedy.kpis.gpus
+    assert plan_scenario(scenario, aggregate=False, tie_breaks=False).kpis.gpus == plan.kpis.gpus
