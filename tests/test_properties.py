@@ -37,7 +37,7 @@ def sites(draw):
                          pods=[{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": draw(st.integers(16, 400))}])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sites())
 def test_milp_verified_and_at_least_greedy(scenario) -> None:
     plan = plan_scenario(scenario)
