@@ -92,3 +92,14 @@ def test_infeasible_scenario_shows_explanation() -> None:
     errors = " ".join(e.value for e in at.error)
     assert "No plan meets every demand" in errors
     assert "cooling CZ-AIR (air): short by 804.4 kW" in errors
+
+
+def test_explain_binding_limits_in_dashboard() -> None:
+    at = open_page("ui/scenario_page.py")
+    at.selectbox(key="shipped").select("dr-hall").run()
+    at.button(key="load_shipped").click().run()
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    at.button(key="explain").click().run()
+    assert not at.exception
+    assert at.code[0].value.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")

@@ -87,5 +87,17 @@ def test_open_solve_floorplan_download(server: str) -> None:
         plan = plan_from_text(path.read_bytes())
         assert plan.kpis.gpus == 1096
         assert plan.status == "optimal"
+
+        # re-open the downloaded plan: same floor plan and KPIs, re-verified
+        page.reload()
+        page.get_by_role("heading", name="Plan: small-hall").wait_for(timeout=60_000)
+        page.get_by_text("Open a plan YAML").click()
+        page.locator('input[type="file"]').set_input_files(str(path))
+        page.get_by_text("every constraint holds for this scenario").wait_for(timeout=60_000)
+        metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first
+        assert "1,096" in metric.inner_text()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "3-reopened.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
     print(f"solve click to floor plan: {elapsed:.2f} s")

@@ -65,7 +65,7 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
         fig.add_trace(
             go.Scatter(
                 x=[p["x"] for p in pts], y=[p["y"] for p in pts], mode="markers", name=f"{label} ({len(pts)})",
-                marker={"symbol": "square", "size": 9, "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
+                marker={"symbol": "square", "size": 11, "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
                         "line": {"width": 0.5, "color": "#555"}},
                 hovertext=[p["hover"] for p in pts], hoverinfo="text",
             )

@@ -1,4 +1,4 @@
-"""Plan page: solve the current scenario and read the answer."""
+"""Plan page: solve the current scenario, or open a plan YAML, and read the answer."""
 
 from __future__ import annotations
 
@@ -18,46 +18,10 @@ st.title(f"Plan: {scenario.name}")
 st.caption(f"{scenario.description}  ·  objective {scenario.objective}  ·  solver {scenario.solver.name}, "
            f"{scenario.solver.time_limit_s:g} s limit, gap {scenario.solver.rel_gap:g}")
 
-entry = stored(text)
-if st.button("Solve", type="primary", key="solve"):
-    with st.status("Solving…", expanded=True) as box:
-        entry = solve_text(text, scenario, box)
-        done = plan_of(entry)
-        label = f"Solved: {done.status}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s" if done else "Solve failed"
-        box.update(label=label, state="complete" if done else "error", expanded=False)
-
-plan = plan_of(entry)
-uploaded = st.session_state.get("uploaded_plan")
-if uploaded is not None and plan is None:
-    plan = uploaded
-    st.info(f"Showing an uploaded plan ({len(plan.racks)} racks), verified against this scenario.")
-
-if entry and "error" in entry:
-    st.error(entry["error"])
-if plan is None:
-    st.info("Not solved yet: the floor plan shows the empty site. Press **Solve**.")
-    floor_plan(scenario, None, "plan")
-else:
-    if plan.status == "infeasible":
-        st.error("No plan meets every demand.\n\n```\n" + entry.get("explanation", "") + "\n```")
-    elif plan.status == "feasible":
-        st.warning(f"Time limit reached: best plan found, within {plan.gap:.2%} of the best bound.")
-    elif plan.status == "time_limit":
-        st.error("No plan found within the time limit. Raise it on the Scenario page.")
-    kpi_cards(plan)
-    floor_plan(scenario, plan, "plan")
-    st.subheader("Utilisation against limits")
-    utilisation(plan)
-    if plan.racks and plan.status in ("optimal", "feasible"):
-        with st.expander("Binding limits and what relaxing them buys"):
-            if st.button("Explain", key="explain"):
-                with st.spinner("Re-solving with each binding limit relaxed…"):
-                    st.code(explain_binding(text, scenario, plan), language=None)
-    downloads(text, plan, scenario.name)
-
 with st.expander("Open a plan YAML"):
     up = st.file_uploader("Plan YAML", type=["yaml", "yml"], key="plan_upload", max_upload_size=UPLOAD_MB)
-    if up is not None:
+    if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
+        st.session_state.uploaded_name = (up.name, up.size)
         try:
             candidate = plan_from_text(up.getvalue(), up.name)
         except InputError as e:
@@ -66,6 +30,47 @@ with st.expander("Open a plan YAML"):
             rep = verify(candidate, scenario)
             if rep.ok:
                 st.session_state.uploaded_plan = candidate
-                st.success(f"{up.name}: {len(candidate.racks)} racks, every constraint holds.")
             else:
-                show_problems([str(v) for v in rep.violations], "The plan")
+                show_problems([str(v) for v in rep.violations], f"The plan {up.name}")
+
+entry = stored(text)
+if st.button("Solve", type="primary", key="solve"):
+    st.session_state.pop("uploaded_plan", None)
+    with st.status("Solving…", expanded=True) as box:
+        entry = solve_text(text, scenario, box)
+        done = plan_of(entry)
+        label = f"Solved: {done.status}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s" if done else "Solve failed"
+        box.update(label=label, state="complete" if done else "error", expanded=False)
+
+plan = plan_of(entry)
+uploaded = st.session_state.get("uploaded_plan")
+if uploaded is not None:
+    plan = uploaded
+    st.success(f"Showing the opened plan ({len(plan.racks)} racks, solver {plan.solver}): every constraint holds for this scenario.")
+    if st.button("Close the opened plan", key="close_upload"):
+        st.session_state.pop("uploaded_plan", None)
+        st.rerun()
+
+if entry and "error" in entry and uploaded is None:
+    st.error(entry["error"])
+if plan is None:
+    st.info("Not solved yet: the floor plan shows the empty site. Press **Solve**.")
+    floor_plan(scenario, None, "plan")
+    st.stop()
+
+if plan.status == "infeasible":
+    st.error("No plan meets every demand.\n\n```\n" + (entry or {}).get("explanation", "") + "\n```")
+elif plan.status == "feasible":
+    st.warning(f"Time limit reached: best plan found, within {plan.gap:.2%} of the best bound.")
+elif plan.status == "time_limit":
+    st.error("No plan found within the time limit. Raise it on the Scenario page.")
+kpi_cards(plan)
+floor_plan(scenario, plan, "plan")
+st.subheader("Utilisation against limits")
+utilisation(plan)
+if plan.racks and plan.status in ("optimal", "feasible") and uploaded is None:
+    with st.expander("Binding limits and what relaxing them buys"):
+        if st.button("Explain", key="explain"):
+            with st.spinner("Re-solving with each binding limit relaxed…"):
+                st.code(explain_binding(text, scenario, plan), language=None)
+downloads(text, plan, scenario.name)
