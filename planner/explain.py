@@ -84,11 +84,27 @@ def _fmt(x: float) -> str:
     return f"{x:,.1f}".removesuffix(".0")
 
 
+def _reachable(total: int, sizes: list[int]) -> bool:
+    """Whether ``total`` is a sum of the given rack sizes (unbounded counts)."""
+    ok = [True] + [False] * total
+    for v in range(1, total + 1):
+        ok[v] = any(v >= s and ok[v - s] for s in sizes)
+    return ok[total]
+
+
 def unplaceable(m: Model) -> list[Finding]:
-    """Clusters with a demand whose rack types fit no position (before any solve)."""
+    """Clusters whose demand no placement can meet, found before any solve: an exact GPU count
+    that no mix of its rack sizes adds up to, or rack types that fit no position."""
     out = []
     with_vars = {c for (_, _, c) in m.n}
+    types = m.scenario.catalog.by_id()
     for c in m.scenario.clusters:
+        sizes = sorted({types[t].gpus for t in c.rack_types if types[t].gpus})
+        if c.demand == Demand.exact and c.gpus and not _reachable(c.gpus, sizes):
+            out.append(
+                Finding("unplaceable", c.id, f"cluster {c.id}: exactly {c.gpus:,} GPUs is no sum of its racks' GPU counts ({', '.join(map(str, sizes)) or 'none'})")
+            )
+            continue
         needs = c.demand in (Demand.exact, Demand.at_least) and (c.gpus or 0) > 0
         if needs and c.id not in with_vars:
             out.append(
@@ -102,10 +118,10 @@ def unplaceable(m: Model) -> list[Finding]:
     return out
 
 
-def _clusters_in(m: Model, lhs: pulp.LpAffineExpression, counts: dict[tuple[str, str, str], int]) -> list[str]:
-    """Clusters with racks counted in a limit's left-hand side in the elastic solution."""
-    row_of_p = {p.name: r for r, p in m.row_kw.items()}
-    key_of_n = {v.name: k for k, v in m.n.items()}
+def _clusters_in(m: Model, lhs: pulp.LpAffineExpression, counts: dict[tuple[str, str, str], int], names: tuple[dict, dict]) -> list[str]:
+    """Clusters with racks counted in a limit's left-hand side in the elastic solution;
+    ``names`` maps variable names to rows (row loads) and to count keys."""
+    row_of_p, key_of_n = names
     rows, found = set(), set()
     for var in lhs.keys():
         if var.name in key_of_n and counts.get(key_of_n[var.name]):
@@ -129,6 +145,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
     if result.objective is None:
         text = "no assignment meets the demands even with every capacity relaxed: check hop budgets (max_hops) against pod and building sizes"
         return Explanation(scenario.name, False, f"Cannot place {_demand_text(scenario)}:", [Finding("conflict", "scope", text)], "elastic relaxation")
+    names = ({p.name: r for r, p in m.row_kw.items()}, {v.name: k for k, v in m.n.items()})
     worst: dict[str, tuple[float, str, Any]] = {}
     for name, lim in m.limits.items():
         s = m.slack.get(name)
@@ -142,7 +159,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
     findings = []
     for key, (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):
         family, element = key.split("|", 1)
-        who = _clusters_in(m, lim.lhs, result.counts)
+        who = _clusters_in(m, lim.lhs, result.counts, names)
         whom = f" for {', '.join(who)}" if who else ""
         case = f" when {when}" if when else ""
         findings.append(

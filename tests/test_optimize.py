@@ -276,3 +276,10 @@ def test_objectives(solver: str, objective: str, gpus: int, pflops: float) -> No
     s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 75}], max_cluster(["fast", "many"]), rack_types=FAST_MANY, objective=objective)
     plan = solved(s, solver)
     assert (plan.kpis.gpus, plan.kpis.pflops_bf16) == (gpus, pflops)
+
+
+def test_exact_demand_not_a_sum_of_rack_sizes() -> None:
+    """100 GPUs from 16-GPU racks cannot be exact."""
+    s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 1000}], [{"id": "c1", "demand": "exact", "gpus": 100, "rack_types": [GT]}])
+    assert plan_scenario(s).status == "infeasible"
+    assert [f.text for f in explain_infeasible(s).findings] == ["cluster c1: exactly 100 GPUs is no sum of its racks' GPU counts (16)"]
