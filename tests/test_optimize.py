@@ -283,3 +283,22 @@ def test_exact_demand_not_a_sum_of_rack_sizes() -> None:
     s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 1000}], [{"id": "c1", "demand": "exact", "gpus": 100, "rack_types": [GT]}])
     assert plan_scenario(s).status == "infeasible"
     assert [f.text for f in explain_infeasible(s).findings] == ["cluster c1: exactly 100 GPUs is no sum of its racks' GPU counts (16)"]
+
+
+def test_time_limited_solve_reports_gap_honestly() -> None:
+    """Per-position meta-24k (13k binaries) under a 2 s limit: HiGHS stops early. Whatever it
+    reaches, the status must match the numbers: feasible ⇒ verified plan, bound ≥ objective and a
+    gap above the requested one; time_limit ⇒ no racks; optimal ⇒ gap within the request."""
+    s = load_scenario(DATASETS / "meta-24k-building.yaml")
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"rel_gap": 0.0})})
+    plan = plan_scenario(s, time_limit_s=2, aggregate=False, tie_breaks=False)
+    if plan.status == "feasible":
+        assert verify(plan, s).ok
+        assert plan.bound >= plan.objective_value
+        assert plan.gap > 0
+        assert plan.kpis.gpus == plan.objective_value
+    elif plan.status == "time_limit":
+        assert plan.racks == []
+    else:
+        assert plan.status == "optimal"
+        assert plan.gap == 0
