@@ -103,10 +103,11 @@ def main() -> None:
     main_rows = {n: measure(n, "aggregated") for n in SCENARIOS}
     full_rows = {n: measure(n, "aggregated", tie_breaks=True) for n in SCENARIOS}
     greedy = {n: measure(n, "greedy") for n in SCENARIOS}
-    pos_rows, cbc_rows = {}, {}
+    pos_rows, cbc_rows, cbc_pos = {}, {}, {}
     if not args.quick:
         for n in ["small-hall", "dr-hall", "meta-24k-building"]:
             pos_rows[n] = measure(n, "per-position", time_limit=120)
+            cbc_pos[n] = measure(n, "per-position", "cbc", time_limit=120)
         for n in SCENARIOS:
             cbc_rows[n] = measure(n, "aggregated", "cbc", time_limit=120)
 
@@ -133,13 +134,14 @@ def main() -> None:
         )
     if pos_rows:
         lines += ["", "## Aggregated classes vs per-position binaries (HiGHS, same gap setting, 120 s limit)", "",
-                  "| scenario | per-position vars | per-position solve s | status | GPUs | aggregated solve s | GPUs | time ratio |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| scenario | per-position vars | per-position solve s | status | GPUs | aggregated solve s | GPUs | time ratio | CBC per-position s | CBC aggregated s |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for n, p in pos_rows.items():
             a = main_rows[n]
             ratio = p["solve_s"] / a["solve_s"] if a.get("solve_s") else None
             lines.append(f"| {n} | {p.get('variables', 0):,} | {p.get('solve_s', 0):.2f} | {p.get('status')} ({_f(p.get('gap'), '{:.3%}')}) | "
-                         f"{p.get('gpus', 0):,} | {a['solve_s']:.2f} | {a.get('gpus', 0):,} | {_f(ratio, '{:.1f}×')} |")
+                         f"{p.get('gpus', 0):,} | {a['solve_s']:.2f} | {a.get('gpus', 0):,} | {_f(ratio, '{:.1f}×')} | "
+                         f"{_f(cbc_pos[n].get('solve_s'))} ({cbc_pos[n].get('status')}) | {_f(cbc_rows.get(n, {}).get('solve_s'))} |")
     if cbc_rows:
         lines += ["", "## HiGHS vs CBC (aggregated, primary objective, 120 s limit)", "",
                   "| scenario | HiGHS s | HiGHS status | CBC s | CBC status | CBC gap | CBC GPUs | CBC / HiGHS time |", "|---|---|---|---|---|---|---|---|"]

@@ -80,7 +80,8 @@ with st.form("knobs"):
         c1, c2, c3, c4 = st.columns([1, 1, 1, 3])
         demand = c1.selectbox(f"{c.id}: demand", ["exact", "at_least", "max"], index=["exact", "at_least", "max"].index(c.demand.value), key=f"demand_{c.id}")
         gpus = c2.number_input(f"{c.id}: GPUs (0 = no cap for max)", min_value=0, value=int(c.gpus or 0), step=16, key=f"gpus_{c.id}")
-        hops = c3.selectbox(f"{c.id}: max hops", [1, 3, 5, 7], index=[1, 3, 5, 7].index(c.max_hops) if c.max_hops in (1, 3, 5, 7) else 3, key=f"hops_{c.id}")
+        hop_options = sorted({1, 3, 5, 7, c.max_hops})
+        hops = c3.selectbox(f"{c.id}: max hops", hop_options, index=hop_options.index(c.max_hops), key=f"hops_{c.id}")
         allowed = c4.multiselect(f"{c.id}: rack types", types, default=c.rack_types, key=f"types_{c.id}")
         edits[c.id] = {"demand": demand, "gpus": gpus or (None if demand == "max" else 0), "max_hops": hops, "rack_types": allowed}
     submitted = st.form_submit_button("Apply changes", type="primary")
