@@ -12,16 +12,22 @@ EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"
 PALETTE = ["#1f5fa8", "#e07b00", "#2a9d4b", "#c23b3b", "#7d4fb0", "#8c6d31", "#d45fa8", "#4d9fb8", "#7f7f7f", "#b5b82c"]
 
 
+FEED_BUCKETS = [(0.5, "feeds ≤ 50% (worst N-1)"), (0.8, "feeds 50–80%"), (0.95, "feeds 80–95%"), (1.0 + 1e-9, "feeds 95–100%")]
+BUCKET_COLORS = {"feeds ≤ 50% (worst N-1)": "#a6d96a", "feeds 50–80%": "#fee08b", "feeds 80–95%": "#fdae61", "feeds 95–100%": "#d7191c", "feeds over limit": "#67001f"}
+
+
+def _bucket(share: float) -> str:
+    """Label of a feed-utilisation band: the row's most used feed, worst single failure."""
+    return next((label for top, label in FEED_BUCKETS if share <= top), "feeds over limit")
+
+
 def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> list[dict]:
     """One record per position of a hall: coordinates, state, label to colour by, hover text."""
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
     placed = {(r.row, r.position): r for r in (plan.racks if plan else [])}
     spots = ix.pod_locations()
-    row_kw: dict[str, float] = {}
-    for r in placed.values():
-        if r.rack_type in types:
-            row_kw[r.row] = row_kw.get(r.row, 0.0) + scenario.rack_power_kw(types[r.rack_type])
+    feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == "power_node"}
     out = []
     for rid, ref in ix.rows.items():
         if ref.hall != hall_id:
@@ -39,8 +45,7 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
             elif color_by == "cluster":
                 label = rack.cluster
             elif color_by == "feed_utilisation":
-                share = row_kw.get(rid, 0.0) / sum(ix.power_nodes[f].usable_kw for f in row.feeds)
-                label = f"row load {min(int(share * 10) * 10, 100)}% of feeds"
+                label = _bucket(max(feed_use.get(f, 0.0) for f in row.feeds))
             else:
                 label = rack.rack_type
             hover = [f"{rid} / position {i}", f"x {x:.1f} m, y {y:.1f} m", f"feeds: {', '.join(row.feeds)}",
@@ -57,8 +62,9 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
 def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> go.Figure:
     """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``."""
     records = floor_positions(scenario, plan, hall_id, color_by)
-    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111"}
-    labels = sorted({r["label"] for r in records}, key=lambda s: (s in fixed, s))
+    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", **BUCKET_COLORS}
+    order = {label: i for i, label in enumerate(BUCKET_COLORS)}
+    labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK), order.get(s, -1), s))
     fig = go.Figure()
     for k, label in enumerate(labels):
         pts = [r for r in records if r["label"] == label]
