@@ -25,7 +25,8 @@ def kpi_cards(plan: Plan) -> None:
     cols = st.columns(5)
     cols[0].metric("GPUs / MW", f"{k.gpus_per_mw:,.0f}", border=True)
     cols[1].metric("kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True)
-    cols[2].metric("Capex", f"${k.capex_usd / 1e6:,.1f}M", border=True)
+    capex = f"${k.capex_usd / 1e9:,.2f}B" if k.capex_usd >= 1e9 else f"${k.capex_usd / 1e6:,.1f}M"
+    cols[2].metric("Capex", capex, help=f"racks ${k.capex_racks_usd:,.0f} + fabric ${k.capex_fabric_usd:,.0f} + links ${k.capex_links_usd:,.0f}", border=True)
     worst = max((u.worst_share for u in plan.utilisation if u.kind == "power_node" and u.limit > 0), default=0.0)
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
