@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.solve import SolverFailure
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -232,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except SolverFailure as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
