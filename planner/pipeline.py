@@ -7,6 +7,7 @@ call. It never returns a plan that the independent verifier rejects.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from planner import __version__
 from planner.build import Model, build
@@ -90,7 +91,12 @@ def plan_scenario(
     if progress:
         size = m.size
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
-    result = solve(m, progress, time_limit_s, tie_breaks=tie_breaks)
+    shifted = None
+    if progress:
+        def shifted(p: Progress) -> None:
+            progress(replace(p, elapsed_s=p.elapsed_s + build_s))
+
+    result = solve(m, shifted, time_limit_s, tie_breaks=tie_breaks)
     if progress:
         progress(Progress("verifying plan", time.perf_counter() - t0))
     return to_plan(m, result, build_s, scenario.solver.name)

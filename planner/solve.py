@@ -44,9 +44,9 @@ class Progress:
     def __str__(self) -> str:
         parts = [f"[{self.elapsed_s:6.1f} s] {self.stage}"]
         if self.incumbent is not None:
-            parts.append(f"incumbent {self.incumbent:,.1f}")
+            parts.append(f"incumbent {self.incumbent + 0.0:,.1f}")
         if self.bound is not None and math.isfinite(self.bound):
-            parts.append(f"bound {self.bound:,.1f}")
+            parts.append(f"bound {self.bound + 0.0:,.1f}")
         if self.gap is not None and math.isfinite(self.gap):
             parts.append(f"gap {self.gap:.3%}")
         return "  ".join(parts)
