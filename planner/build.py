@@ -78,6 +78,8 @@ class Model:
     elastic: bool = False
     """Give every capacity limit a slack (for explaining infeasibility)."""
     slack: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    y: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, pod or building) → binary choosing the cluster's one scope."""
 
     @property
     def size(self) -> dict[str, int]:
@@ -217,11 +219,18 @@ def add_pod_constraints(m: Model) -> None:
             _limit(m, "pod racks", pod, pulp.LpAffineExpression(items), cap, "racks")
 
 
+def _scope_of(m: Model, row_id: str, scope: str) -> str:
+    """The pod or building a row belongs to."""
+    ref = m.ix.rows[row_id]
+    return ref.row.pod if scope == "pod" else ref.building
+
+
 def add_cluster_constraints(m: Model) -> None:
     """Clusters: G_c = Σ n[·,t,c] · gpus_t; exact: G_c = gpus; at_least: G_c ≥ gpus;
     max: G_c ≤ gpus if given. Scope from max_hops: pick one pod (or building) with
-    binaries y[c,s], Σ_s y[c,s] ≤ 1 and Σ n[k,·,c] over k in s ≤ M_s · y[c,s],
-    M_s = the most racks s can hold; scope rack: Σ n[·,·,c] ≤ 1."""
+    binaries y[c,s], Σ_s y[c,s] ≤ 1, Σ n[k,·,c] over k in s ≤ M_s · y[c,s] with M_s the most
+    racks s holds, and Σ gpus_t · n[k,t,c] over k in s ≤ min(GPU ports of s, cap of c) · y[c,s]
+    (the same rule in GPUs, which keeps the LP relaxation tight); scope rack: Σ n[·,·,c] ≤ 1."""
     s = m.scenario
     for c in s.clusters:
         g = m.exprs[f"gpus:{c.id}"]
@@ -232,27 +241,34 @@ def add_cluster_constraints(m: Model) -> None:
         elif c.gpus is not None:
             _limit(m, "demand cap", c.id, g, c.gpus, "GPUs")
         scope = cluster_scope(s, c.max_hops)
-        mine = [(k, var) for (k, _, cc), var in m.n.items() if cc == c.id]
+        types = s.catalog.by_id()
+        mine = [(k, types[t].gpus, var) for (k, t, cc), var in m.n.items() if cc == c.id]
         if scope == "rack":
-            m.prob += (pulp.lpSum(v for _, v in mine) <= 1, f"scope_{_safe(c.id)}")
+            m.prob += (pulp.lpSum(v for _, _, v in mine) <= 1, f"scope_{_safe(c.id)}")
         if scope not in ("pod", "building"):
             continue
-        groups: dict[str, list[pulp.LpVariable]] = defaultdict(list)
-        cap: dict[str, int] = defaultdict(int)
-        for k, var in mine:
-            ref = m.ix.rows[m.classes[k].row]
-            groups[ref.row.pod if scope == "pod" else ref.building].append(var)
+
+        groups: dict[str, list[tuple[int, pulp.LpVariable]]] = defaultdict(list)
+        for k, gpus, var in mine:
+            groups[_scope_of(m, m.classes[k].row, scope)].append((gpus, var))
+        racks_cap: dict[str, int] = defaultdict(int)
         for cls in m.classes.values():
-            ref = m.ix.rows[cls.row]
-            cap[ref.row.pod if scope == "pod" else ref.building] += cls.size
+            racks_cap[_scope_of(m, cls.row, scope)] += cls.size
+        ports: dict[str, int] = defaultdict(int)
+        for pid, pod in m.ix.pods.items():
+            ports[pid if scope == "pod" else m.ix.halls[m.ix.pod_hall[pid]][0]] += pod.max_gpus
+        gpu_cap = c.gpus if c.demand != Demand.at_least and c.gpus is not None else None
         ys = []
-        for sid, vars_ in sorted(groups.items()):
+        for sid, items in sorted(groups.items()):
             y = m.prob.add_variable(f"y_{_safe(c.id)}_{_safe(sid)}", cat=pulp.LpBinary)
+            m.y[c.id, sid] = y
             ys.append(y)
-            big = cap[sid]
+            big = racks_cap[sid]
             if scope == "pod" and m.ix.pods[sid].max_racks is not None:
                 big = min(big, m.ix.pods[sid].max_racks)
-            m.prob += (pulp.lpSum(vars_) - big * y <= 0, f"scope_{_safe(c.id)}_{_safe(sid)}")
+            m.prob += (pulp.lpSum(v for _, v in items) - big * y <= 0, f"scope_{_safe(c.id)}_{_safe(sid)}")
+            big_gpus = min(ports[sid], gpu_cap) if gpu_cap is not None else ports[sid]
+            m.prob += (pulp.lpSum(g * v for g, v in items if g) - big_gpus * y <= 0, f"scopegpu_{_safe(c.id)}_{_safe(sid)}")
         if len(ys) > 1:
             m.prob += (pulp.lpSum(ys) <= 1, f"onescope_{_safe(c.id)}")
 

@@ -10,6 +10,8 @@ variable, and the caller verifies the plan independently.
 Ties are broken lexicographically, not with epsilon weights: after the primary
 objective, it is held at the value found (≥ for max, ≤ for min) and the cable
 cost (USD) is minimised, then held and the total cable length (m) minimised.
+Each stage starts from the previous stage's answer and has a bounded share of
+the time, so a tie-break never loses the primary result.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from planner.errors import InputError
 
 INT_TOL = 1e-6
 """Largest distance from an integer accepted for an integer variable."""
+TIE_BREAK_MIN_S = 5.0
+TIE_BREAK_SHARE = 1.0
+"""Each tie-break stage may run max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE × primary solve time) seconds
+(within the overall limit); it starts from the previous stage's plan, so it can only improve it."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,23 @@ def _quiet_highs_banner() -> None:
     _BANNER_DONE = True
 
 
-def _highs(settings, time_limit: float, on_event: Callable | None):
+class _HiGHSWithStart(pulp.HiGHS):
+    """PuLP's in-process HiGHS, handing HiGHS a starting solution before it runs."""
+
+    def __init__(self, start: dict | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.start = start or {}
+
+    def callSolver(self, lp) -> None:  # noqa: N802 - PuLP's hook name
+        if self.start:
+            import numpy as np
+
+            pairs = [(v.index, float(x)) for v, x in self.start.items() if getattr(v, "index", None) is not None]
+            lp.solverModel.setSolution(len(pairs), np.array([i for i, _ in pairs], dtype=np.int32), np.array([x for _, x in pairs], dtype=np.float64))
+        super().callSolver(lp)
+
+
+def _highs(settings, time_limit: float, on_event: Callable | None, start: dict | None = None):
     import highspy
 
     _quiet_highs_banner()
@@ -110,11 +132,15 @@ def _highs(settings, time_limit: float, on_event: Callable | None):
                 highspy.cb.HighsCallbackType.kCallbackMipInterrupt,
             ],
         }
-    return pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, **kwargs)
+    return _HiGHSWithStart(start, msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, **kwargs)
 
 
-def _cbc(settings, time_limit: float, log_path: str | None):
-    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, logPath=log_path)
+def _cbc(settings, time_limit: float, log_path: str | None, start: dict | None = None):
+    for var, value in (start or {}).items():
+        var.setInitialValue(value)
+    return pulp.PULP_CBC_CMD(
+        msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, logPath=log_path, warmStart=bool(start)
+    )
 
 
 SOLVERS = {"highs": pulp.HiGHS, "cbc": pulp.PULP_CBC_CMD}
@@ -136,8 +162,8 @@ def check_solver(name: str) -> None:
 _CBC_BOUND = re.compile(r"(?:Lower|Upper) bound:\s*(-?[\d.eE+-]+)")
 
 
-def _run(m: Model, name: str, settings, time_limit: float, progress: ProgressFn | None, t0: float, stage: str):
-    """One solve of ``m.prob``; returns (status, objective, bound, gap)."""
+def _run(m: Model, name: str, settings, time_limit: float, progress: ProgressFn | None, t0: float, stage: str, start: dict | None = None):
+    """One solve of ``m.prob`` from an optional starting solution; returns (status, objective, bound, gap)."""
     sense_max = m.prob.sense == pulp.LpMaximize
     sign = -1.0 if sense_max else 1.0
     log = None
@@ -157,10 +183,10 @@ def _run(m: Model, name: str, settings, time_limit: float, progress: ProgressFn 
                     bnd = sign * out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
                     progress(Progress(stage, now, inc, bnd, out.mip_gap if math.isfinite(out.mip_gap) else None))
 
-        solver = _highs(settings, time_limit, on_event)
+        solver = _highs(settings, time_limit, on_event, start)
     else:
         log = tempfile.NamedTemporaryFile(suffix=".log", delete=False).name
-        solver = _cbc(settings, time_limit, log)
+        solver = _cbc(settings, time_limit, log, start)
     m.prob.solve(solver)
     sol = m.prob.sol_status
     has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
@@ -218,8 +244,14 @@ class SolverFailure(RuntimeError):
     """The solver returned something that is not a usable plan."""
 
 
-def solve(m: Model, progress: ProgressFn | None = None, time_limit_s: float | None = None, tie_breaks: bool = True) -> SolveResult:
-    """Solve stage: primary objective, then the lexicographic tie-breaks (module docstring)."""
+def solve(
+    m: Model, progress: ProgressFn | None = None, time_limit_s: float | None = None, tie_breaks: bool = True, start: dict | None = None
+) -> SolveResult:
+    """Solve stage: primary objective, then the lexicographic tie-breaks (module docstring).
+
+    ``start`` (variable → value) is handed to the solver as a first incumbent; the solver
+    ignores it if it is not feasible. Each tie-break stage starts from the previous answer.
+    """
     settings = m.scenario.solver
     check_solver(settings.name)
     limit = time_limit_s if time_limit_s is not None else settings.time_limit_s
@@ -227,7 +259,7 @@ def solve(m: Model, progress: ProgressFn | None = None, time_limit_s: float | No
     expr_name, sense = OBJECTIVES[m.scenario.objective]
     if progress:
         progress(Progress(f"solving {m.scenario.objective} with {settings.name}", 0.0))
-    status, obj, bound, gap = _run(m, settings.name, settings, limit, progress, t0, m.scenario.objective)
+    status, obj, bound, gap = _run(m, settings.name, settings, limit, progress, t0, m.scenario.objective, start)
     result = SolveResult(status, obj, bound, gap, 0.0)
     if obj is None:
         result.solve_time_s = time.perf_counter() - t0
@@ -242,6 +274,7 @@ def solve(m: Model, progress: ProgressFn | None = None, time_limit_s: float | No
 
 def _tie_breaks(m: Model, settings, limit, progress, t0, expr_name, sense, obj, result: SolveResult) -> None:
     """Hold the primary at its value, minimise cable cost, hold it, minimise cable length."""
+    primary_s = time.perf_counter() - t0
     primary = m.exprs[expr_name]
     if sense == pulp.LpMaximize:
         m.prob += (primary >= obj - 1e-6 * max(1.0, abs(obj)), "hold_primary")
@@ -252,9 +285,11 @@ def _tie_breaks(m: Model, settings, limit, progress, t0, expr_name, sense, obj, 
         if remaining <= 0.5 or not m.exprs[name].keys():
             result.stages.append(f"{name}: skipped (no time left)" if remaining <= 0.5 else f"{name}: nothing to break")
             continue
+        previous = {v: v.value() for v in m.prob.variables() if v.value() is not None}
         m.prob.sense = pulp.LpMinimize
         m.prob.setObjective(m.exprs[name])
-        status, val, _, _ = _run(m, settings.name, settings, remaining, progress, t0, f"tie-break: least {name}")
+        stage_limit = min(remaining, max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE * primary_s))
+        status, val, _, _ = _run(m, settings.name, settings, stage_limit, progress, t0, f"tie-break: least {name}", previous)
         if val is None:
             result.stages.append(f"{name}: no solution in time, kept the previous plan")
             break
