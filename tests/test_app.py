@@ -103,3 +103,17 @@ def test_explain_binding_limits_in_dashboard() -> None:
     at.button(key="explain").click().run()
     assert not at.exception
     assert at.code[0].value.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")
+
+
+def test_compare_two_variants() -> None:
+    """Variant A as is, variant B with every cluster on DGX 4-per-rack: DGX (40.8 kW) only fits the
+    45 kW and 130 kW rows, so B places fewer GPUs; both columns appear with their own plans."""
+    at = open_page("ui/compare_page.py")
+    at.selectbox(key="v1_rt").select("dgx-h100-4")
+    at.button(key="FormSubmitter:variants-Solve variants").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.index) == ["A", "B"]
+    assert table.loc["A", "gpus"] == 1096
+    assert 0 < table.loc["B", "gpus"] < 1096
+    assert list(table["status"]) == ["optimal", "optimal"]

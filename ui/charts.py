@@ -11,13 +11,13 @@ KIND_TITLES = {"power_node": "Power nodes (kW)", "cooling_zone": "Cooling zones 
 
 
 def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
-    """KPIs of one or more plans, one column per plan."""
+    """KPIs of one or more plans, one row per plan and one typed column per KPI."""
     rows = {}
     for name, p in plans.items():
         k = {key: (round(v, 2) if isinstance(v, float) else v) for key, v in p.kpis.model_dump().items()}
         k.update(status=p.status, gap=None if p.gap is None else round(p.gap, 5), solver=p.solver, solve_time_s=round(p.solve_time_s, 2))
         rows[name] = k
-    return pd.DataFrame(rows)
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None:
