@@ -198,7 +198,7 @@ def _relaxed(scenario: Scenario, kind: str, ident: str, peers: tuple[str, ...] =
         for node in [*bld["power_nodes"], *(n for h in bld["halls"] for n in h["power_nodes"])]:
             if kind == "power_node" and node["id"] in group:
                 node["capacity_kw"] *= 1.1
-                step = f"+10% rating on {ident}" + (f" and its partner feed{'s' if len(peers) > 1 else ''} {', '.join(peers)}" if peers else "")
+                step = f"+10% rating on {ident}" + (f" and {', '.join(peers)} (binding, same rows)" if peers else "")
         for h in bld["halls"]:
             for z in h["cooling_zones"]:
                 if kind == "cooling_zone" and z["id"] == ident:
