@@ -24,19 +24,26 @@ def _print_table(rows: list[tuple[str, ...]], out=sys.stdout) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Load and validate a scenario; print what it holds."""
+    """Load and validate a scenario; print what it holds and where each cluster's racks fit."""
+    from planner.build import fits, position_classes
     from planner.loader import load_scenario
     from planner.site_index import index_site
 
     s = load_scenario(args.scenario)
     ix = index_site(s.site)
-    positions = sum(r.row.positions - len(r.row.reserved) for r in ix.rows.values()) - len(ix.pods)
+    classes = position_classes(s, ix)
+    usable = sum(c.size for c in classes.values())
     print(
         f"{args.scenario}: valid scenario '{s.name}': {len(s.site.buildings)} buildings, "
-        f"{len(ix.halls)} halls, {len(ix.rows)} rows, {positions} usable positions, "
+        f"{len(ix.halls)} halls, {len(ix.rows)} rows, {usable} usable positions, "
         f"{len(ix.power_nodes)} power nodes, {len(ix.zones)} cooling zones, {len(ix.pods)} pods, "
         f"{len(s.catalog.rack_types)} rack types, {len(s.clusters)} clusters"
     )
+    types = s.catalog.by_id()
+    for c in s.clusters:
+        for t in c.rack_types:
+            n = sum(k.size for k in classes.values() if t in k.link and fits(s, ix, k.row, types[t]))
+            print(f"  cluster {c.id}: {t} ({s.rack_power_kw(types[t]):,.1f} kW, {types[t].gpus} GPUs) fits {n} of {usable} positions")
     return EXIT_OK
 
 
@@ -51,6 +58,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     rep = verify(plan, scenario)
     if rep.ok:
         print(f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every constraint holds)")
+        for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
+            when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
+            print(f"  tightest: {u.kind} {u.id} at {u.worst_share:.1%} of {u.limit:,.1f} {u.unit}{when}")
         return EXIT_OK
     print(f"{args.plan}: {len(rep.violations)} violation(s) of scenario '{scenario.name}':")
     for v in rep.violations:
