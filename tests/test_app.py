@@ -117,3 +117,14 @@ def test_compare_two_variants() -> None:
     assert table.loc["A", "gpus"] == 1096
     assert 0 < table.loc["B", "gpus"] < 1096
     assert list(table["status"]) == ["optimal", "optimal"]
+
+
+def test_ui_never_imports_the_solver_library() -> None:
+    """Pages and figures talk to the planner API only; solver objects never reach the UI."""
+    import ast
+
+    for path in [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py"))]:
+        tree = ast.parse(path.read_text())
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not names & {"pulp", "highspy"}, path.name
