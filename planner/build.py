@@ -150,8 +150,8 @@ def add_space_constraints(m: Model) -> None:
     for (k, _, _), var in m.n.items():
         by_class[k].append(var)
     for k, vars_ in by_class.items():
-        if len(vars_) > 1 or m.classes[k].size < (vars_[0].upBound or 0):
-            _limit(m, "space", k, pulp.lpSum(vars_), m.classes[k].size, "positions")
+        if len(vars_) > 1 or m.elastic:
+            _limit(m, "space", f"row {m.classes[k].row}", pulp.lpSum(vars_), m.classes[k].size, "positions")
 
 
 def add_row_load_definitions(m: Model) -> None:
@@ -266,8 +266,12 @@ def add_cluster_constraints(m: Model) -> None:
             big = racks_cap[sid]
             if scope == "pod" and m.ix.pods[sid].max_racks is not None:
                 big = min(big, m.ix.pods[sid].max_racks)
-            m.prob += (pulp.lpSum(v for _, v in items) - big * y <= 0, f"scope_{_safe(c.id)}_{_safe(sid)}")
             big_gpus = min(ports[sid], gpu_cap) if gpu_cap is not None else ports[sid]
+            if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
+                need = c.gpus or 0
+                big += need
+                big_gpus = max(big_gpus, need) + ports[sid]
+            m.prob += (pulp.lpSum(v for _, v in items) - big * y <= 0, f"scope_{_safe(c.id)}_{_safe(sid)}")
             m.prob += (pulp.lpSum(g * v for g, v in items if g) - big_gpus * y <= 0, f"scopegpu_{_safe(c.id)}_{_safe(sid)}")
         if len(ys) > 1:
             m.prob += (pulp.lpSum(ys) <= 1, f"onescope_{_safe(c.id)}")
@@ -309,7 +313,8 @@ def _variables(m: Model) -> None:
             for t in c.rack_types:
                 if t in cls.link and fits(s, m.ix, cls.row, types[t]):
                     m.n[k, t, c.id] = m.prob.add_variable(
-                        f"n_{len(m.n)}", lowBound=0, upBound=cls.size, cat=pulp.LpInteger if cls.size > 1 else pulp.LpBinary
+                        f"n_{len(m.n)}", lowBound=0, upBound=None if m.elastic else cls.size,
+                        cat=pulp.LpInteger if cls.size > 1 or m.elastic else pulp.LpBinary,
                     )
 
 

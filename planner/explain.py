@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulp
@@ -154,7 +154,10 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             continue
         element, _, when = lim.element.partition(" when ")
         key = f"{lim.family.removesuffix(' N-1')}|{element}"
-        if key not in worst or short > worst[key][0]:
+        if lim.family == "space" and key in worst:  # a row's cable-length bands add up
+            prev = worst[key]
+            worst[key] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
+        elif key not in worst or short > worst[key][0]:
             worst[key] = (short, when, lim)
     findings = []
     for key, (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):

@@ -313,3 +313,18 @@ def test_greedy_start_keeps_time_limited_solve_at_least_greedy() -> None:
     plan = plan_scenario(s, time_limit_s=2, aggregate=False, tie_breaks=False)
     assert plan.kpis.gpus >= greedy_plan(s).kpis.gpus == 24576
     assert verify(plan, s).ok
+
+
+def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
+    """2,304 GPUs (144 GT racks) in one pod of small-hall: a pod has at most 2,048 ports and
+    64 racks, so the explanation must name the pod limits; the relaxed model may exceed
+    positions, which shows up as space shortfalls per row, never as 'no assignment'."""
+    data = {"name": "inf2", "site": str(DATASETS / "small-hall.site.yaml"),
+            "clusters": [{"id": "big-job", "demand": "exact", "gpus": 2304, "rack_types": [GT], "max_hops": 3}]}
+    from planner.loader import scenario_from_data
+
+    s = scenario_from_data(data, DATASETS)
+    ex = explain_infeasible(s)
+    lines = [f.text for f in ex.findings]
+    assert any(t.startswith("pod GPUs POD-") and "short by 256 GPUs for big-job (limit 2,048 GPUs, needs 2,304 GPUs)" in t for t in lines), lines
+    assert any(t.startswith("pod racks POD-") and "needs 144 racks" in t for t in lines), lines
