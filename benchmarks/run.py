@@ -43,7 +43,7 @@ def power_bound(scenario) -> int:
 
 def worker(name: str, mode: str, solver: str, time_limit: float, tie_breaks: bool) -> dict:
     """One measurement in this process."""
-    from planner.baseline import greedy_plan
+    from planner.baseline import greedy_plan, greedy_racks
     from planner.build import build
     from planner.loader import load_scenario
     from planner.pipeline import to_plan
@@ -68,7 +68,7 @@ def worker(name: str, mode: str, solver: str, time_limit: float, tie_breaks: boo
             from planner.pipeline import start_from_racks
 
             t0 = time.perf_counter()
-            start = start_from_racks(m, greedy_plan(s).racks)
+            start = start_from_racks(m, greedy_racks(s))
             out["greedy_s"] = time.perf_counter() - t0
         r = solve(m, None, time_limit, tie_breaks=tie_breaks, start=start)
         out.update(solve_s=r.solve_time_s, status=r.status, gap=r.gap, objective=r.objective, bound=r.bound)

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 
 from planner import __version__
-from planner.baseline import greedy_plan
+from planner.baseline import greedy_racks
 from planner.build import Model, build
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash
@@ -121,10 +121,7 @@ def plan_scenario(
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
     start = None
     if warm_start:
-        try:
-            start = start_from_racks(m, greedy_plan(scenario).racks)
-        except SolverFailure:
-            start = None
+        start = start_from_racks(m, greedy_racks(scenario))
         if progress:
             progress(Progress(f"greedy start: {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
     shifted = None
