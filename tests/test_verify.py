@@ -110,60 +110,36 @@ def _variant(small_data: dict[str, Any], edit) -> Scenario:
     return scenario_from_data(small_data)
 
 
-def test_cooling_violation(small_data: dict[str, Any]) -> None:
-    """Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 120 × 0.15 = 421.2 kW of air heat."""
+HALL = ("site", "buildings", 0, "halls", 0)
 
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["cooling_zones"][0].update(units=2)
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == ["CZ-AIR: air heat 421.2 kW exceeds 250 kW (1 of 2 units × 250 kW)"]
-
-
-def test_pod_gpu_limit(small_data: dict[str, Any]) -> None:
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["pods"][0]["max_gpus"] = 256
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"]
-
-
-def test_pod_rack_limit(small_data: dict[str, Any]) -> None:
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["pods"][1]["max_racks"] = 1
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == ["POD-B: 2 racks exceed the pod's limit of 1"]
-
-
-def test_weight_limit(small_data: dict[str, Any]) -> None:
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["rows"][6]["max_rack_weight_kg"] = 1000
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == [
+SITE_VARIANTS = [
+    # Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 120 × 0.15 = 421.2 kW of air heat.
+    pytest.param((*HALL, "cooling_zones", 0, "units"), 2, ["CZ-AIR: air heat 421.2 kW exceeds 250 kW (1 of 2 units × 250 kW)"], id="cooling"),
+    pytest.param((*HALL, "pods", 0, "max_gpus"), 256, ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"], id="pod-gpus"),
+    pytest.param((*HALL, "pods", 1, "max_racks"), 1, ["POD-B: 2 racks exceed the pod's limit of 1"], id="pod-racks"),
+    pytest.param((*HALL, "rows", 6, "max_rack_weight_kg"), 1000, [
         "racks[18] (R07/1): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
         "racks[19] (R07/2): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
-    ]
-
-
-def test_normal_power_violation(small_data: dict[str, Any]) -> None:
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["power_nodes"][2]["capacity_kw"] = 200  # BW-A1: 160 kW usable
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == ["BW-A1: normal load 192.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"]
-
-
-def test_redundant_row_with_one_feed_drops(small_data: dict[str, Any]) -> None:
-    def edit(d):
-        d["site"]["buildings"][0]["halls"][0]["rows"][0]["feeds"] = ["BW-A1"]
-
-    s = _variant(small_data, edit)
-    assert messages(s, valid_spots()) == [
+    ], id="weight"),
+    # BW-A1 cut to 200 kW: 160 kW usable against 18 × 21.4 / 2 = 192.6 kW.
+    pytest.param((*HALL, "power_nodes", 2, "capacity_kw"), 200, ["BW-A1: normal load 192.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"], id="normal-power"),
+    pytest.param((*HALL, "rows", 0, "feeds"), ["BW-A1"], [
         "R01: redundant row loses every feed when UPS-A fails (385.2 kW dropped)",
         "R01: redundant row loses every feed when BW-A1 fails (385.2 kW dropped)",
-    ]
+    ], id="redundant-row-one-feed"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "expected"), SITE_VARIANTS)
+def test_site_limit_violations(small_data: dict[str, Any], path: tuple, value: Any, expected: list[str]) -> None:
+    """The valid plan on a small-hall with one limit tightened: the verifier names exactly that limit."""
+
+    def edit(d):
+        for key in path[:-1]:
+            d = d[key]
+        d[path[-1]] = value
+
+    assert messages(_variant(small_data, edit), valid_spots()) == expected
 
 
 def test_hop_scope(small_data: dict[str, Any]) -> None:
