@@ -115,6 +115,21 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
     return racks
 
 
+def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
+    """Whether first-fit racks meet every cluster's exact or at-least demand (first-fit obeys
+    every other limit by construction; the verifier re-checks it wherever it is used)."""
+    types = scenario.catalog.by_id()
+    got: dict[str, int] = defaultdict(int)
+    for r in racks:
+        got[r.cluster] += types[r.rack_type].gpus
+    for c in scenario.clusters:
+        if c.demand == Demand.exact and got[c.id] != c.gpus:
+            return False
+        if c.demand == Demand.at_least and got[c.id] < (c.gpus or 0):
+            return False
+    return True
+
+
 def greedy_plan(scenario: Scenario) -> Plan:
     """First-fit decreasing placement as a verified plan: the baseline the MILP is measured against."""
     s = scenario

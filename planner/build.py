@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
+from planner.enums import Objective
 from planner.power_model import power_model
 from planner.schema import Demand, RackType, Scenario
 from planner.site_index import SiteIndex, index_site
@@ -75,6 +76,8 @@ class Model:
     limits: dict[str, Limit] = field(default_factory=dict)
     """Constraint name → the limit it states, for explain and reports."""
     aggregate: bool = True
+    objective_name: str = ""
+    """What the model's objective is, in words (the scenario's objective, or the elastic one)."""
     elastic: bool = False
     """Give every capacity limit a slack (for explaining infeasibility)."""
     slack: dict[str, pulp.LpVariable] = field(default_factory=dict)
@@ -343,8 +346,8 @@ def _expressions(m: Model) -> None:
         m.exprs.setdefault(f"gpus:{c.id}", pulp.LpAffineExpression())
 
 
-OBJECTIVES = {"max_gpus": ("gpus", pulp.LpMaximize), "max_pflops": ("pflops", pulp.LpMaximize), "min_capex": ("capex_usd", pulp.LpMinimize)}
-"""Objective name → (expression, sense)."""
+OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd"}
+"""Objective → the named expression it optimises (sense from :attr:`Objective.maximise`)."""
 
 
 def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False) -> Model:
@@ -354,9 +357,12 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False) -> 
     min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explain`).
     """
     ix = index_site(scenario.site)
-    expr_name, sense = OBJECTIVES[scenario.objective]
-    prob = pulp.LpProblem(_safe(scenario.name) or "plan", pulp.LpMinimize if elastic else sense)
-    m = Model(scenario, ix, prob, position_classes(scenario, ix, aggregate), {}, {}, {}, aggregate=aggregate, elastic=elastic)
+    objective = Objective(scenario.objective)
+    expr_name = OBJECTIVES[objective]
+    sense = pulp.LpMaximize if objective.maximise and not elastic else pulp.LpMinimize
+    prob = pulp.LpProblem(_safe(scenario.name) or "plan", sense)
+    m = Model(scenario, ix, prob, position_classes(scenario, ix, aggregate), {}, {}, {}, aggregate=aggregate, elastic=elastic,
+              objective_name="least relative slack" if elastic else objective.value)
     _variables(m)
     _expressions(m)
     if not elastic:

@@ -113,9 +113,9 @@ def _scenario_with_overrides(args: argparse.Namespace):
     if over:
         settings = validate_model(SolverSettings, {**s.solver.model_dump(), **over}, "solver", "command line")
         s = s.model_copy(update={"solver": settings})
-    from planner.solve import check_solver
+    from planner.solvers import from_name
 
-    check_solver(s.solver.name)
+    from_name(s.solver.name)
     return s
 
 

@@ -149,7 +149,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
     worst: dict[str, tuple[float, str, Any]] = {}
     for name, lim in m.limits.items():
         s = m.slack.get(name)
-        short = s.value() if s is not None else None
+        short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
             continue
         element, _, when = lim.element.partition(" when ")

@@ -9,15 +9,18 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import pulp
+
 from planner import __version__
-from planner.baseline import greedy_racks
+from planner.baseline import greedy_meets_demands, greedy_racks
 from planner.build import Model, build
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash
+from planner.enums import Status
 from planner.plan import PlacedRack, Plan
 from planner.schema import Scenario
 from planner.site_index import place
-from planner.solve import Progress, ProgressFn, SolveResult, SolverFailure, solve
+from planner.solve import Progress, ProgressFn, SolveResult, SolverFailure, counts_from, gap_of, solve
 from planner.verify import verify
 
 
@@ -80,7 +83,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         objective=s.objective,
         objective_value=_round(result.objective),
         bound=_round(result.bound),
-        gap=result.gap,
+        gap=_round(result.gap),
         build_time_s=round(build_time_s, 4),
         solve_time_s=round(result.solve_time_s, 4),
         racks=racks,
@@ -92,10 +95,45 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     """Attach KPIs and utilisation (from the verifier); refuse a placement the verifier rejects."""
     rep = verify(plan, scenario)
-    if plan.status in ("optimal", "feasible", "not_solved") and plan.racks and not rep.ok:
+    if plan.status.has_plan and plan.racks and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])
         raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
     return plan.model_copy(update={"kpis": compute_kpis(scenario, plan.racks), "utilisation": rep.usage})
+
+
+def _better(maximise: bool, a: float, b: float) -> bool:
+    """Whether objective ``a`` is strictly better than ``b``."""
+    tol = 1e-9 * max(1.0, abs(b))
+    return a > b + tol if maximise else a < b - tol
+
+
+def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float) -> SolveResult:
+    """Fall back on the first-fit plan when it meets every demand and the solver returned
+    nothing, or something worse (status feasible; gap against the solver's bound if it has one)."""
+    from planner.solve import evaluate
+
+    if not greedy or m.elastic:
+        return result
+    start = start_from_racks(m, greedy)
+    if not start:
+        return result
+    values = {v.name: float(x) for v, x in start.items()}
+    obj = evaluate(m.prob.objective, values)
+    maximise = m.prob.sense == pulp.LpMaximize
+    if result.objective is not None and not _better(maximise, obj, result.objective):
+        return result
+    if result.status == Status.infeasible:
+        return result  # a proof of infeasibility beats a heuristic (the verifier would disagree loudly)
+    bound = result.bound
+    if bound is not None and ((maximise and bound < obj) or (not maximise and bound > obj)):
+        bound = None
+    gap = gap_of(obj, bound) if bound is not None else None
+    why = "the solver found no plan in time" if result.objective is None else f"the solver's plan ({result.objective:,.6g}) is worse"
+    note = f"{why}; returning the first-fit plan ({obj:,.6g}), which meets every demand"
+    if progress:
+        progress(Progress(note, elapsed))
+    status = Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
+    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), stages=[*result.stages, note])
 
 
 def plan_scenario(
@@ -108,9 +146,10 @@ def plan_scenario(
 ) -> Plan:
     """Build, solve, fill and verify: the answer to a scenario.
 
-    ``warm_start``: hand the greedy first-fit plan to the solver as its first incumbent. When
-    first-fit meets every demand the solver accepts it, so even a solve stopped by its time
-    limit is at least as good as first-fit; otherwise the solver ignores it."""
+    The time limit (default: the scenario's) bounds the whole run from this call.
+    ``warm_start``: hand the first-fit plan to the solver as its first incumbent; when
+    first-fit meets every demand, the answer is never worse than first-fit (if the solver
+    finds nothing in time, the first-fit plan itself is returned with status feasible)."""
     t0 = time.perf_counter()
     if progress:
         progress(Progress("building model", 0.0))
@@ -120,18 +159,15 @@ def plan_scenario(
         size = m.size
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
     start = None
+    greedy: list[PlacedRack] = []
     if warm_start:
-        start = start_from_racks(m, greedy_racks(scenario))
+        greedy = greedy_racks(scenario)
+        start = start_from_racks(m, greedy)
         if progress:
-            progress(Progress(f"greedy start: {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
-    shifted = None
-    if progress:
-        offset = time.perf_counter() - t0
-
-        def shifted(p: Progress) -> None:
-            progress(replace(p, elapsed_s=p.elapsed_s + offset))
-
-    result = solve(m, shifted, time_limit_s, tie_breaks=tie_breaks, start=start)
+            progress(Progress(f"first-fit start: {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
+    result = solve(m, progress, time_limit_s, tie_breaks=tie_breaks, start=start, t0=t0)
+    if warm_start and greedy_meets_demands(scenario, greedy):
+        result = _with_first_fit(m, result, greedy, progress, time.perf_counter() - t0)
     if progress:
         progress(Progress("verifying plan", time.perf_counter() - t0))
     return to_plan(m, result, build_s, scenario.solver.name)

@@ -15,12 +15,9 @@ from pydantic import Field
 
 from planner.errors import InputError
 from planner.loader import dump_yaml, parse_yaml, read_yaml_file, validate_model
+from planner.enums import Status
 from planner.schema import Id, StrictModel
 
-Status = Literal["optimal", "feasible", "infeasible", "time_limit", "not_solved"]
-"""optimal: proven within the gap; feasible: a verified plan with a larger gap;
-infeasible: proven to have no plan; time_limit: no plan found in time;
-not_solved: written by hand or by a heuristic."""
 
 
 class PlacedRack(StrictModel):
@@ -124,8 +121,8 @@ class Plan(StrictModel):
     """First 16 hex digits of the SHA-256 of the scenario's canonical JSON."""
     solver: str = ""
     """Solver (highs, cbc, greedy, hand)."""
-    status: Status = "not_solved"
-    """Solve outcome (see :data:`Status`)."""
+    status: Status = Status.not_solved
+    """Solve outcome (see :class:`planner.enums.Status`)."""
     objective: str = ""
     """Objective name."""
     objective_value: float | None = None

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from planner.enums import Medium, Objective, SolverName
+
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -61,7 +63,7 @@ class CoolingZone(StrictModel):
 
     id: Id
     """Name, unique among cooling zones of the site."""
-    medium: Literal["air", "liquid"]
+    medium: Medium
     """Heat-removal medium: air (CRAH/CRAC) or liquid (CDU loop)."""
     units: int = Field(gt=0)
     """Number of cooling units (CRAHs or CDUs)."""
@@ -408,7 +410,7 @@ class Budgets(StrictModel):
 class SolverSettings(StrictModel):
     """Which solver runs and how long (§8)."""
 
-    name: Literal["highs", "cbc"] = "highs"
+    name: SolverName = SolverName.highs
     """Solver: highs (default) or cbc."""
     time_limit_s: PositiveFloat = 60
     """Wall-clock limit of one solve, s."""
@@ -431,7 +433,7 @@ class Scenario(StrictModel):
     """Rack types merged over the built-in catalog (a path, or inline)."""
     clusters: list[Cluster] = Field(min_length=1)
     """What to place."""
-    objective: Literal["max_gpus", "max_pflops", "min_capex"] = "max_gpus"
+    objective: Objective = Objective.max_gpus
     """max_gpus (default), max_pflops, or min_capex (meet every demand at least cost).
     Ties are broken by least cable cost, then by compactness."""
     budgets: Budgets = Budgets()

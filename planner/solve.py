@@ -1,40 +1,47 @@
-"""Solve stage: run a built model with a named solver; normalise what comes back.
+"""Solve stage: run a built model on a named backend and judge what comes back.
 
-Solvers are configuration: :data:`SOLVERS` maps a name to a factory, and
-:func:`check_solver` refuses an unknown or unavailable one with the list of
-those that work. A solve returns a :class:`SolveResult` of plain values, never
-PuLP objects. Status is never read from ``prob.status`` alone: ``sol_status``
-says whether a solution exists, integrality is checked on every integer
-variable, and the caller verifies the plan independently.
+A solver's word is a claim. After every run the objective is recomputed from
+the returned values (Σ coefficient × value of the model's own objective
+expression) and compared with what the solver reports; the gap is recomputed
+from the solver's dual bound and that objective. The result is ``optimal``
+only when the recomputed gap is within the requested gap. A bound that is no
+tighter than the trivial one (every variable at its best bound: the solver had
+not solved its root yet) or that contradicts a checked incumbent is dropped:
+a plan reports the solver's proven bound or none. When a run with a starting
+solution does not check out (the objective disagrees, or "optimal" with a gap
+beyond the request), the model is solved again without the start and the
+progress lines say so.
 
-Ties are broken lexicographically, not with epsilon weights: after the primary
-objective, it is held at the value found (≥ for max, ≤ for min) and the cable
-cost (USD) is minimised, then held and the total cable length (m) minimised.
-Each stage starts from the previous stage's answer and has a bounded share of
-the time, so a tie-break never loses the primary result.
+Ties are broken lexicographically, never with epsilon weights: with the
+primary objective held at its value, the cable cost (USD) is minimised, then
+held, and the cable length (m) minimised. Each stage runs on the backend with
+its own objective and held rows; the built model is never changed, so it can
+be solved (or written as LP) again. The time limit bounds the whole run:
+tie-breaks get at most :data:`TIE_BREAK_SHARE` of what is left, and run only
+when the primary answer is proven.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pulp
 
-from planner.build import OBJECTIVES, Model
-from planner.errors import InputError
+from planner.build import Model
+from planner.enums import Status
+from planner.solvers import BackendResult, SolveRequest, from_name
 
 INT_TOL = 1e-6
 """Largest distance from an integer accepted for an integer variable."""
-TIE_BREAK_MIN_S = 5.0
-TIE_BREAK_SHARE = 1.0
-"""Each tie-break stage may run max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE × primary solve time) seconds
-(within the overall limit); it starts from the previous stage's plan, so it can only improve it."""
+OBJ_TOL = 1e-6
+"""Relative tolerance between a reported and a recomputed objective."""
+TIE_BREAK_SHARE = 0.5
+"""Share of the remaining time the tie-break stages may use together."""
+TIE_BREAK_MIN_S = 2.0
+"""A tie-break stage with less time than this is skipped."""
 
 
 @dataclass(frozen=True)
@@ -61,177 +68,97 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+class SolverFailure(RuntimeError):
+    """The solver returned something that is not a usable plan."""
+
+
 @dataclass
 class SolveResult:
-    """Normalised outcome of a solve."""
+    """Judged outcome of a solve: plain values, no solver objects."""
 
-    status: str
-    """optimal | feasible | infeasible | time_limit."""
+    status: Status
+    objective: float | None
+    """Objective recomputed from the returned values."""
+    bound: float | None
+    """The solver's proven bound, or none (see the module docstring)."""
+    gap: float | None
+    """|bound − objective| / max(|objective|, 1), or none without a bound."""
+    solve_time_s: float
+    counts: dict = field(default_factory=dict)
+    """Count key (position class, rack type, cluster) → racks, for every positive count."""
+    stages: list[str] = field(default_factory=list)
+    """What each stage did, in words."""
+    values: dict[str, float] = field(default_factory=dict)
+    """Variable name → value of the primary stage (for elastic explanations)."""
+
+
+def evaluate(expr: pulp.LpAffineExpression, values: dict[str, float]) -> float:
+    """Σ coefficient × value + constant of ``expr`` at ``values`` (missing variables count 0)."""
+    return sum(c * values.get(v.name, 0.0) for v, c in expr.items()) + float(expr.constant)
+
+
+def trivial_bound(expr: pulp.LpAffineExpression, maximise: bool) -> float:
+    """The bound that every variable at its own best bound gives (inf when unbounded)."""
+    total = float(expr.constant)
+    for v, c in expr.items():
+        if c == 0:
+            continue
+        best = v.upBound if (c > 0) == maximise else v.lowBound
+        if best is None:
+            return math.inf if maximise else -math.inf
+        total += c * best
+    return total
+
+
+def gap_of(objective: float, bound: float) -> float:
+    """Relative gap |bound − objective| / max(|objective|, 1)."""
+    return abs(bound - objective) / max(abs(objective), 1.0)
+
+
+@dataclass
+class Judgement:
+    """What a backend result is worth once checked."""
+
+    status: Status
     objective: float | None
     bound: float | None
     gap: float | None
-    solve_time_s: float
-    counts: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    """(class, rack type, cluster) → racks, for every positive count."""
-    stages: list[str] = field(default_factory=list)
-    """What each lexicographic stage did."""
+    doubt: str = ""
+    """Why the answer does not check out (empty when it does)."""
 
 
-_BANNER_DONE = False
+def judge(res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool, rel_gap: float) -> Judgement:
+    """Recompute the objective and gap of a backend result and give it a status (module docstring)."""
+    if res.values is None:
+        if res.infeasible:
+            return Judgement(Status.infeasible, None, None, None)
+        return Judgement(Status.time_limit if res.time_limited else Status.no_solution, None, None, None)
+    obj = evaluate(objective, res.values)
+    doubt = ""
+    if res.reported_objective is not None and abs(res.reported_objective - obj) > OBJ_TOL * max(1.0, abs(obj)):
+        doubt = f"the solver reports objective {res.reported_objective:,.6g} but its values give {obj:,.6g}"
+    bound = res.bound
+    if bound is not None:
+        wrong_side = bound < obj - OBJ_TOL * max(1.0, abs(obj)) if maximise else bound > obj + OBJ_TOL * max(1.0, abs(obj))
+        trivial = trivial_bound(objective, maximise)
+        vacuous = (bound >= trivial - 1e-9 if maximise else bound <= trivial + 1e-9) and gap_of(obj, bound) > rel_gap + 1e-12
+        if wrong_side:
+            doubt = doubt or f"the solver's bound {bound:,.6g} is on the wrong side of the objective {obj:,.6g} of its values"
+            bound = None
+        elif vacuous:
+            bound = None
+    gap = gap_of(obj, bound) if bound is not None else None
+    proven = not doubt and gap is not None and gap <= rel_gap + 1e-9
+    if res.claims_optimal and not proven and not doubt:
+        doubt = "the solver claims optimality, but the recomputed gap " + ("is unknown" if gap is None else f"is {gap:.3%} > {rel_gap:.3%}")
+    return Judgement(Status.optimal if proven else Status.feasible, obj, bound, gap, doubt)
 
 
-def _quiet_highs_banner() -> None:
-    """HiGHS prints a banner to the C-level stdout on its first instance; swallow it once."""
-    global _BANNER_DONE
-    if _BANNER_DONE:
-        return
-    import os
-    import sys
-
-    import highspy
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-    _BANNER_DONE = True
-
-
-class _HiGHSWithStart(pulp.HiGHS):
-    """PuLP's in-process HiGHS, handing HiGHS a starting solution before it runs."""
-
-    def __init__(self, start: dict | None = None, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.start = start or {}
-
-    def callSolver(self, lp) -> None:  # noqa: N802 - PuLP's hook name
-        if self.start:
-            import numpy as np
-
-            pairs = [(v.index, float(x)) for v, x in self.start.items() if getattr(v, "index", None) is not None]
-            lp.solverModel.setSolution(len(pairs), np.array([i for i, _ in pairs], dtype=np.int32), np.array([x for _, x in pairs], dtype=np.float64))
-        super().callSolver(lp)
-
-
-def _highs(settings, time_limit: float, on_event: Callable | None, start: dict | None = None):
-    import highspy
-
-    _quiet_highs_banner()
-
-    kwargs = {}
-    if on_event is not None:
-        kwargs = {
-            "callbackTuple": (on_event, None),
-            "callbacksToActivate": [
-                highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution,
-                highspy.cb.HighsCallbackType.kCallbackMipInterrupt,
-            ],
-        }
-    return _HiGHSWithStart(start, msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, **kwargs)
-
-
-def _cbc(settings, time_limit: float, log_path: str | None, start: dict | None = None):
-    for var, value in (start or {}).items():
-        var.setInitialValue(value)
-    return pulp.PULP_CBC_CMD(
-        msg=False, timeLimit=time_limit, gapRel=settings.rel_gap, threads=settings.threads, logPath=log_path, warmStart=bool(start)
-    )
-
-
-SOLVERS = {"highs": pulp.HiGHS, "cbc": pulp.PULP_CBC_CMD}
-"""Solver name → PuLP solver class."""
-
-
-def available_solvers() -> list[str]:
-    """Names of the solvers that run on this machine."""
-    return [name for name, cls in SOLVERS.items() if cls(msg=False).available()]
-
-
-def check_solver(name: str) -> None:
-    """Raise :class:`InputError` naming the available solvers if ``name`` cannot run."""
-    avail = available_solvers()
-    if name not in avail:
-        raise InputError(f"solver.name: solver '{name}' is not available (available: {', '.join(avail) or 'none'})")
-
-
-_CBC_BOUND = re.compile(r"(?:Lower|Upper) bound:\s*(-?[\d.eE+-]+)")
-
-
-def _run(m: Model, name: str, settings, time_limit: float, progress: ProgressFn | None, t0: float, stage: str, start: dict | None = None):
-    """One solve of ``m.prob`` from an optional starting solution; returns (status, objective, bound, gap)."""
-    sense_max = m.prob.sense == pulp.LpMaximize
-    sign = -1.0 if sense_max else 1.0
-    log = None
-    if name == "highs":
-        on_event = None
-        if progress is not None:
-            import highspy
-
-            improving = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
-            last = [0.0]
-
-            def on_event(ctype, _msg, out, _din, _user):
-                now = time.perf_counter() - t0
-                if ctype == improving or now - last[0] >= 1.0:
-                    last[0] = now
-                    inc = sign * out.objective_function_value if ctype == improving else None
-                    bnd = sign * out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
-                    progress(Progress(stage, now, inc, bnd, out.mip_gap if math.isfinite(out.mip_gap) else None))
-
-        solver = _highs(settings, time_limit, on_event, start)
-    else:
-        log = tempfile.NamedTemporaryFile(suffix=".log", delete=False).name
-        solver = _cbc(settings, time_limit, log, start)
-    m.prob.solve(solver)
-    sol = m.prob.sol_status
-    has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
-    objective = pulp.value(m.prob.objective) if has_solution else None
-    if objective is None and has_solution:
-        objective = 0.0
-    bound = gap = None
-    if name == "highs":
-        info = m.prob.solverModel.getInfo()
-        model_status = m.prob.solverModel.getModelStatus()
-        import highspy
-
-        if model_status == highspy.HighsModelStatus.kInfeasible:
-            return "infeasible", None, None, None
-        if math.isfinite(info.mip_dual_bound):
-            bound = sign * info.mip_dual_bound
-        proven = model_status == highspy.HighsModelStatus.kOptimal
-    else:
-        text = Path(log).read_text(errors="replace") if log and Path(log).exists() else ""
-        Path(log).unlink(missing_ok=True)
-        if not has_solution and m.prob.status == pulp.LpStatusInfeasible:
-            return "infeasible", None, None, None
-        found = _CBC_BOUND.findall(text)
-        if found:
-            bound = float(found[-1])
-        proven = sol == pulp.LpSolutionOptimal and m.prob.status == pulp.LpStatusOptimal and "Stopped on time" not in text
-        if proven and bound is None:
-            bound = objective
-    if not has_solution:
-        return "time_limit", None, bound, None
-    if bound is not None and objective is not None:
-        gap = abs(bound - objective) / max(abs(objective), 1.0)
-        if (sense_max and bound < objective - 1e-6) or (not sense_max and bound > objective + 1e-6):
-            bound = objective  # a solver bound on the wrong side of a verified incumbent is noise
-            gap = 0.0
-    status = "optimal" if proven or (gap is not None and gap <= settings.rel_gap + 1e-9) else "feasible"
-    return status, objective, bound, gap
-
-
-def _counts(m: Model) -> dict[tuple[str, str, str], int]:
+def counts_from(m: Model, values: dict[str, float]) -> dict:
+    """Integer rack counts from variable values; a fractional count is a solver failure."""
     out = {}
     for key, var in m.n.items():
-        v = var.value()
-        if v is None:
-            v = 0.0
+        v = values.get(var.name, 0.0)
         r = round(v)
         if abs(v - r) > INT_TOL:
             raise SolverFailure(f"solver returned a fractional count {v} for {key}; the solution is not integral")
@@ -240,59 +167,131 @@ def _counts(m: Model) -> dict[tuple[str, str, str], int]:
     return out
 
 
-class SolverFailure(RuntimeError):
-    """The solver returned something that is not a usable plan."""
+class _Run:
+    """One solve of a model: backend, clock, progress."""
+
+    def __init__(self, m: Model, progress: ProgressFn | None, limit_s: float, t0: float) -> None:
+        self.m = m
+        self.settings = m.scenario.solver
+        self.backend = from_name(self.settings.name)
+        self.progress = progress
+        self.t0 = t0
+        self.deadline = t0 + limit_s
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def say(self, stage: str, incumbent=None, bound=None, gap=None) -> None:
+        if self.progress:
+            self.progress(Progress(stage, time.perf_counter() - self.t0, incumbent, bound, gap))
+
+    def run(self, stage: str, objective, maximise: bool, extra=(), start=None, limit_s=None) -> BackendResult:
+        trivial = trivial_bound(objective, maximise)
+        seen = {"inc": None, "last": -1.0}
+
+        def hook(incumbent, bound):
+            now = time.perf_counter()
+            if incumbent is not None:
+                seen["inc"] = incumbent
+            elif now - seen["last"] < 1.0:
+                return
+            seen["last"] = now
+            if bound is not None and (bound >= trivial - 1e-9 if maximise else bound <= trivial + 1e-9):
+                bound = None  # not yet a proven bound worth showing
+            inc = seen["inc"]
+            gap = gap_of(inc, bound) if inc is not None and bound is not None else None
+            self.say(stage, inc, bound, gap)
+
+        req = SolveRequest(
+            prob=self.m.prob, objective=objective, maximise=maximise,
+            time_limit_s=max(0.01, self.left() if limit_s is None else limit_s),
+            rel_gap=self.settings.rel_gap, threads=self.settings.threads, extra=list(extra),
+            start=start if self.backend.capabilities.mip_start else None,
+            on_progress=hook if self.progress and self.backend.capabilities.callbacks else None,
+        )
+        return self.backend.solve(req)
 
 
 def solve(
-    m: Model, progress: ProgressFn | None = None, time_limit_s: float | None = None, tie_breaks: bool = True, start: dict | None = None
+    m: Model,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    tie_breaks: bool = True,
+    start: dict | None = None,
+    t0: float | None = None,
 ) -> SolveResult:
-    """Solve stage: primary objective, then the lexicographic tie-breaks (module docstring).
+    """Solve stage: primary objective, checked (module docstring), then the tie-breaks.
 
-    ``start`` (variable → value) is handed to the solver as a first incumbent; the solver
-    ignores it if it is not feasible. Each tie-break stage starts from the previous answer.
+    ``start`` (variable → value) is offered to the solver as a first incumbent.
+    ``time_limit_s`` (default: the scenario's) counts from ``t0`` (default: now), so a
+    caller can make it bound the whole run.
     """
-    settings = m.scenario.solver
-    check_solver(settings.name)
-    limit = time_limit_s if time_limit_s is not None else settings.time_limit_s
-    t0 = time.perf_counter()
-    expr_name, sense = OBJECTIVES[m.scenario.objective]
-    if progress:
-        progress(Progress(f"solving {m.scenario.objective} with {settings.name}", 0.0))
-    status, obj, bound, gap = _run(m, settings.name, settings, limit, progress, t0, m.scenario.objective, start)
-    result = SolveResult(status, obj, bound, gap, 0.0)
-    if obj is None:
+    t0 = time.perf_counter() if t0 is None else t0
+    limit = time_limit_s if time_limit_s is not None else m.scenario.solver.time_limit_s
+    run = _Run(m, progress, limit, t0)
+    objective = m.prob.objective if m.prob.objective is not None else pulp.LpAffineExpression()
+    maximise = m.prob.sense == pulp.LpMaximize
+    name = m.objective_name
+    rel_gap = run.settings.rel_gap
+    named_start = {v.name: float(x) for v, x in start.items()} if start else None
+    run.say(f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else ""))
+    res = run.run(name, objective, maximise, start=named_start)
+    j = judge(res, objective, maximise, rel_gap)
+    notes: list[str] = []
+    if j.doubt and named_start and run.left() > 0.05:
+        note = f"{j.doubt}; re-solving without the start"
+        notes.append(note)
+        run.say(note)
+        res = run.run(name, objective, maximise)
+        j = judge(res, objective, maximise, rel_gap)
+    if j.doubt:
+        notes.append(f"{j.doubt}; status {j.status.value}")
+        run.say(notes[-1])
+    result = SolveResult(j.status, j.objective, j.bound, j.gap, 0.0, stages=notes)
+    if j.objective is None:
+        run.say(f"{j.status.value}: {res.message}")
         result.solve_time_s = time.perf_counter() - t0
         return result
-    result.counts = _counts(m)
-    result.stages.append(f"{m.scenario.objective}: {obj:,.3f} ({status})")
-    if tie_breaks:
-        _tie_breaks(m, settings, limit, progress, t0, expr_name, sense, obj, result)
+    assert res.values is not None
+    result.values = res.values
+    result.counts = counts_from(m, res.values)
+    gap_text = f", gap {j.gap:.3%}" if j.gap is not None else ", gap unknown"
+    result.stages.insert(0, f"{name}: {j.objective:,.3f} ({j.status.value}{gap_text})")
+    run.say(f"{name}: {j.status.value}" + ("" if j.gap is not None else gap_text), j.objective, j.bound, j.gap)
+    if tie_breaks and j.status == Status.optimal:
+        _tie_breaks(run, result, objective, maximise)
     result.solve_time_s = time.perf_counter() - t0
     return result
 
 
-def _tie_breaks(m: Model, settings, limit, progress, t0, expr_name, sense, obj, result: SolveResult) -> None:
+def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression, maximise: bool) -> None:
     """Hold the primary at its value, minimise cable cost, hold it, minimise cable length."""
-    primary_s = time.perf_counter() - t0
-    primary = m.exprs[expr_name]
-    if sense == pulp.LpMaximize:
-        m.prob += (primary >= obj - 1e-6 * max(1.0, abs(obj)), "hold_primary")
-    else:
-        m.prob += (primary <= obj + 1e-6 * max(1.0, abs(obj)), "hold_primary")
+    m = run.m
+    obj = result.objective
+    assert obj is not None
+    slack = 1e-6 * max(1.0, abs(obj))
+    holds = [("hold_primary", primary, ">=" if maximise else "<=", obj - slack if maximise else obj + slack)]
+    budget = TIE_BREAK_SHARE * run.left()
+    stage_end = time.perf_counter() + budget
     for name, unit in (("cable_usd", "USD"), ("cable_m", "m")):
-        remaining = limit - (time.perf_counter() - t0)
-        if remaining <= 0.5 or not m.exprs[name].keys():
-            result.stages.append(f"{name}: skipped (no time left)" if remaining <= 0.5 else f"{name}: nothing to break")
+        expr = m.exprs[name]
+        left = stage_end - time.perf_counter()
+        if not expr.keys():
+            result.stages.append(f"{name}: nothing to break")
             continue
-        previous = {v: v.value() for v in m.prob.variables() if v.value() is not None}
-        m.prob.sense = pulp.LpMinimize
-        m.prob.setObjective(m.exprs[name])
-        stage_limit = min(remaining, max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE * primary_s))
-        status, val, _, _ = _run(m, settings.name, settings, stage_limit, progress, t0, f"tie-break: least {name}", previous)
-        if val is None:
+        if left < TIE_BREAK_MIN_S:
+            result.stages.append(f"{name}: skipped ({left:.1f} s left of the tie-break share)")
+            continue
+        previous = {m.n[k].name: float(v) for k, v in result.counts.items()}
+        res = run.run(f"tie-break: least {name}", expr, False, holds, start=previous, limit_s=left)
+        if res.values is None:
             result.stages.append(f"{name}: no solution in time, kept the previous plan")
             break
-        result.counts = _counts(m)
-        result.stages.append(f"min {name}: {val:,.1f} {unit} ({status})")
-        m.prob += (m.exprs[name] <= val + 1e-6 * max(1.0, abs(val)), f"hold_{name}")
+        held = evaluate(primary, res.values)
+        if (held < obj - 2 * slack) if maximise else (held > obj + 2 * slack):
+            result.stages.append(f"{name}: the stage's values lose the primary objective ({held:,.6g}); kept the previous plan")
+            break
+        val = evaluate(expr, res.values)
+        result.counts = counts_from(m, res.values)
+        result.stages.append(f"min {name}: {val:,.1f} {unit}")
+        holds.append((f"hold_{name}", expr, "<=", val + 1e-6 * max(1.0, abs(val))))

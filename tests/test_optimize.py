@@ -16,7 +16,8 @@ from planner.explain import explain_infeasible
 from planner.loader import load_scenario
 from planner.pipeline import plan_scenario
 from planner.schema import Scenario
-from planner.solve import available_solvers
+from planner.enums import SolverName
+from planner.solvers import available as available_solvers
 from planner.verify import verify
 from tests.conftest import tiny_scenario
 
@@ -28,7 +29,7 @@ GT = "grand-teton-h100"
 def solved(scenario: Scenario, solver: str):
     if solver not in available_solvers():
         pytest.skip(f"{solver} not installed")
-    s = scenario.model_copy(update={"solver": scenario.solver.model_copy(update={"name": solver, "rel_gap": 0.0})})
+    s = scenario.model_copy(update={"solver": scenario.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})})
     plan = plan_scenario(s)
     rep = verify(plan, s)
     assert rep.ok, rep.violations
@@ -194,7 +195,7 @@ def two_n_demand(gpus: int) -> Scenario:
 def test_infeasible_explained(solver: str) -> None:
     """64 GPUs = 4 GT racks = 85.6 kW on one feed when the other fails; 80 kW usable → short by 5.6 kW."""
     s = two_n_demand(64)
-    s = s.model_copy(update={"solver": s.solver.model_copy(update={"name": solver})})
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName(solver)})})
     if solver not in available_solvers():
         pytest.skip(f"{solver} not installed")
     plan = plan_scenario(s)
