@@ -4,49 +4,60 @@ Stages, each a function with typed inputs and outputs, importable without Stream
 
     scenario = load_scenario("datasets/small-hall.yaml")   # load + validate
     model = build(scenario)                                 # build (PuLP MILP)
-    result = solve(model)                                   # solve (normalised status)
+    result = solve(model)                                   # solve (checked status)
     plan = to_plan(model, result, 0.0, "highs")             # plan (verified)
     report = verify(plan, scenario)                         # independent re-check
 
 or all at once: ``plan_scenario(scenario)``.
+
+Names are imported on first use (module ``__getattr__``), so ``import planner.errors``
+or a dashboard module does not load PuLP and HiGHS.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import Any
 
-from planner.baseline import greedy_plan  # noqa: E402
-from planner.build import build  # noqa: E402
-from planner.errors import InputError, Problem  # noqa: E402
-from planner.explain import explain, explain_feasible, explain_infeasible  # noqa: E402
-from planner.loader import load_scenario, load_scenario_text, scenario_hash  # noqa: E402
-from planner.pipeline import plan_scenario, to_plan  # noqa: E402
-from planner.plan import Plan, load_plan, plan_to_yaml, save_plan  # noqa: E402
-from planner.schema import Scenario, Site  # noqa: E402
-from planner.solve import solve  # noqa: E402
-from planner.verify import VerifyReport, verify  # noqa: E402
+from planner.version import __version__
 
-__all__ = [
-    "InputError",
-    "Plan",
-    "Problem",
-    "Scenario",
-    "Site",
-    "VerifyReport",
-    "__version__",
-    "build",
-    "explain",
-    "explain_feasible",
-    "explain_infeasible",
-    "greedy_plan",
-    "load_plan",
-    "load_scenario",
-    "load_scenario_text",
-    "plan_scenario",
-    "plan_to_yaml",
-    "save_plan",
-    "scenario_hash",
-    "solve",
-    "to_plan",
-    "verify",
-]
+_EXPORTS = {
+    "InputError": "planner.errors",
+    "Problem": "planner.errors",
+    "Status": "planner.enums",
+    "Objective": "planner.enums",
+    "greedy_plan": "planner.baseline",
+    "build": "planner.build",
+    "explain": "planner.explain",
+    "explain_feasible": "planner.explain",
+    "explain_infeasible": "planner.explain",
+    "load_scenario": "planner.loader",
+    "load_scenario_text": "planner.loader",
+    "scenario_hash": "planner.loader",
+    "plan_scenario": "planner.pipeline",
+    "to_plan": "planner.pipeline",
+    "Plan": "planner.plan",
+    "load_plan": "planner.plan",
+    "plan_to_yaml": "planner.plan",
+    "save_plan": "planner.plan",
+    "Scenario": "planner.schema",
+    "Site": "planner.schema",
+    "solve": "planner.solve",
+    "VerifyReport": "planner.verify",
+    "verify": "planner.verify",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'planner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from planner import __version__
+from planner.version import __version__
 from planner.build import fits
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash

@@ -1,20 +1,25 @@
 """The ``planner`` command line (§12).
 
-Exit codes: 0 ok, 1 infeasible or verification failed, 2 bad input.
-Errors are one short message; ``--debug`` shows the traceback.
+Exit codes: 0 ok, 1 infeasible or verification failed, 2 bad input (a bad
+file, value or flag), 3 internal error (a bug: please report it with
+``--debug``), 130 interrupted (Ctrl-C). Errors are one short message;
+``--debug`` shows the traceback. Output files are checked before any solve
+and written atomically. A closed pipe (``planner validate X | head -1``)
+ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 
-from planner.errors import InputError
-from planner.solve import SolverFailure
+from planner.errors import InputError, Problem
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _print_table(rows: list[tuple[str, ...]], out=sys.stdout) -> None:
@@ -23,13 +28,18 @@ def _print_table(rows: list[tuple[str, ...]], out=sys.stdout) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
 
 
+def _load(args: argparse.Namespace):
+    from planner.loader import load_scenario
+
+    return load_scenario(args.scenario, getattr(args, "data_root", None))
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and validate a scenario; print what it holds and where each cluster's racks fit."""
     from planner.build import fits, position_classes
-    from planner.loader import load_scenario
     from planner.site_index import index_site
 
-    s = load_scenario(args.scenario)
+    s = _load(args)
     ix = index_site(s.site)
     classes = position_classes(s, ix)
     usable = sum(c.size for c in classes.values())
@@ -49,11 +59,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check a plan against a scenario, independently of the solver."""
-    from planner.loader import load_scenario
     from planner.plan import load_plan
     from planner.verify import verify
 
-    scenario = load_scenario(args.scenario)
+    scenario = _load(args)
     plan = load_plan(args.plan)
     rep = verify(plan, scenario)
     if rep.ok:
@@ -68,34 +77,41 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+GENERATE_FLAGS = {
+    "count": "--buildings", "halls": "--halls", "pods_per_hall": "--pods-per-hall", "rows_per_pod": "--rows-per-pod",
+    "positions_per_row": "--positions", "power_design": "--power-design", "design_kw_per_position": "--design-kw",
+    "max_rack_power_kw": "--max-rack-kw", "liquid": "--liquid", "pod_max_gpus": "--pod-max-gpus", "pod_max_racks": "--pod-max-racks",
+}
+"""Generator spec field → the flag that sets it (errors name the flag)."""
+
+
 def cmd_generate_site(args: argparse.Namespace) -> int:
     """Generate a regular site YAML from a spec file or from flags."""
+    from planner.fileio import atomic_write, check_writable
     from planner.generate import BuildingSpec, SiteSpec, generate_site
     from planner.loader import dump_yaml, read_yaml_file, validate_model
 
+    if args.output:
+        check_writable(args.output)
     if args.spec:
         spec = validate_model(SiteSpec, read_yaml_file(args.spec), "", args.spec)
         command = f"planner generate-site --spec {args.spec}"
     else:
-        b = BuildingSpec(
-            count=args.buildings,
-            halls=args.halls,
-            pods_per_hall=args.pods_per_hall,
-            rows_per_pod=args.rows_per_pod,
-            positions_per_row=args.positions,
-            power_design=args.power_design,
-            design_kw_per_position=args.design_kw,
-            max_rack_power_kw=args.max_rack_kw,
-            liquid=args.liquid,
-            pod_max_gpus=args.pod_max_gpus,
-            pod_max_racks=args.pod_max_racks,
-        )
-        spec = SiteSpec(id=args.id, buildings=[b])
+        values = {
+            "count": args.buildings, "halls": args.halls, "pods_per_hall": args.pods_per_hall, "rows_per_pod": args.rows_per_pod,
+            "positions_per_row": args.positions, "power_design": args.power_design, "design_kw_per_position": args.design_kw,
+            "max_rack_power_kw": args.max_rack_kw, "liquid": args.liquid, "pod_max_gpus": args.pod_max_gpus, "pod_max_racks": args.pod_max_racks,
+        }
+        try:
+            b = validate_model(BuildingSpec, values, "", "command line")
+            spec = validate_model(SiteSpec, {"id": args.id, "buildings": [b.model_dump()]}, "", "command line")
+        except InputError as e:
+            raise InputError([_flag_problem(p) for p in e.problems], "command line") from None
         command = "planner generate-site " + " ".join(sys.argv[2:])
     site = generate_site(spec, command)
     text = dump_yaml(site.model_dump(mode="json", exclude_defaults=True))
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        atomic_write(args.output, text)
         n_rows = sum(len(h.rows) for b in site.buildings for h in b.halls)
         print(f"wrote {args.output}: {len(site.buildings)} buildings, {n_rows} rows")
     else:
@@ -103,15 +119,26 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _flag_problem(p: Problem) -> Problem:
+    """A generator problem restated with the flag that set the value."""
+    field = p.path.split(".")[-1].split("[")[0]
+    flag = GENERATE_FLAGS.get(field, "--id" if field == "id" else field)
+    return Problem(flag, p.message)
+
+
 def _scenario_with_overrides(args: argparse.Namespace):
     """Load the scenario and apply --solver/--time-limit/--gap (validated like YAML)."""
-    from planner.loader import load_scenario, validate_model
+    from planner.loader import validate_model
     from planner.schema import SolverSettings
 
-    s = load_scenario(args.scenario)
+    s = _load(args)
     over = {k: v for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap)) if v is not None}
     if over:
-        settings = validate_model(SolverSettings, {**s.solver.model_dump(), **over}, "solver", "command line")
+        flags = {"name": "--solver", "time_limit_s": "--time-limit", "rel_gap": "--gap"}
+        try:
+            settings = validate_model(SolverSettings, {**s.solver.model_dump(mode="json"), **over}, "solver", "command line")
+        except InputError as e:
+            raise InputError([Problem(flags.get(p.path.split(".")[-1], p.path), p.message) for p in e.problems], "command line") from None
         s = s.model_copy(update={"solver": settings})
     from planner.solvers import from_name
 
@@ -142,17 +169,24 @@ def _summary(plan) -> None:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Solve a scenario; write the plan; print a summary."""
+    from planner.enums import Status
+    from planner.fileio import check_writable
     from planner.pipeline import plan_scenario
     from planner.plan import save_plan
 
+    if args.output:
+        check_writable(args.output)
     s = _scenario_with_overrides(args)
     plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
     if args.output:
         save_plan(plan, args.output)
         print(f"wrote {args.output}", file=sys.stderr)
     _summary(plan)
-    if plan.status in ("infeasible", "time_limit"):
-        msg = "infeasible: run `planner explain` for the conflicting limits" if plan.status == "infeasible" else "no plan found within the time limit"
+    if not plan.status.has_plan:
+        msg = {
+            Status.infeasible: "infeasible: run `planner explain` for the conflicting limits",
+            Status.time_limit: "no plan found within the time limit",
+        }.get(plan.status, "the solver stopped without a plan")
         print(msg, file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
@@ -169,25 +203,51 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text[:40]!r}") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text[:40]}")
     return value
+
+
+def _finite_float(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text[:40]}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is bad input (exit 2) with one line naming the flag."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command."""
-    p = argparse.ArgumentParser(prog="planner", description="GPU fleet capacity and datacenter layout planner")
+    p = _Parser(prog="planner", description="GPU fleet capacity and datacenter layout planner")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     v = sub.add_parser("validate", help="load and validate a scenario")
     v.add_argument("scenario")
+    _data_root_flag(v)
     v.set_defaults(func=cmd_validate)
 
     vf = sub.add_parser("verify", help="check a plan against its scenario (independent of the solver)")
     vf.add_argument("plan")
     vf.add_argument("scenario")
+    _data_root_flag(vf)
     vf.set_defaults(func=cmd_verify)
 
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
@@ -200,8 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rows-per-pod", type=_positive_int, default=4)
     g.add_argument("--positions", type=_positive_int, default=20, help="positions per row")
     g.add_argument("--power-design", choices=["2n", "dr"], default="2n")
-    g.add_argument("--design-kw", type=float, default=21.4, help="design IT kW per position")
-    g.add_argument("--max-rack-kw", type=float, default=25.0)
+    g.add_argument("--design-kw", type=_finite_float, default=21.4, help="design IT kW per position")
+    g.add_argument("--max-rack-kw", type=_finite_float, default=25.0)
     g.add_argument("--liquid", action="store_true", help="give every pod a liquid loop")
     g.add_argument("--pod-max-gpus", type=_positive_int, default=3072)
     g.add_argument("--pod-max-racks", type=_positive_int, default=192)
@@ -225,8 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _solver_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", help="highs (default) or cbc; overrides the scenario")
-    p.add_argument("--time-limit", type=float, help="seconds; overrides the scenario")
-    p.add_argument("--gap", type=float, help="relative MIP gap; overrides the scenario")
+    p.add_argument("--time-limit", type=_finite_float, help="seconds for the whole run; overrides the scenario")
+    p.add_argument("--gap", type=_finite_float, help="relative MIP gap; overrides the scenario")
+    _data_root_flag(p)
+
+
+def _data_root_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-root", help="folder the scenario's site: and catalog: files must be inside (default: the scenario's folder)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,25 +308,48 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except SolverFailure as e:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        raise
+    except BrokenPipeError:
+        raise
     except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback unless asked
+        from planner.solve import SolverFailure
+
+        if isinstance(e, SolverFailure):
+            if args.debug:
+                traceback.print_exc()
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_FAILED
         if args.debug:
             traceback.print_exc()
         else:
-            print(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", file=sys.stderr)
-        return 3
+            print(f"internal error: {type(e).__name__}: {str(e)[:300]} (run with --debug for the traceback; exit code 3)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _interrupted(_signum, _frame) -> None:
+    """Ctrl-C at any moment: one line, exit 130. Writes are atomic, so nothing is left half-written."""
+    try:
+        os.write(2, b"\ninterrupted\n")
+    finally:
+        os._exit(EXIT_INTERRUPTED)
 
 
 def entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point: Ctrl-C and closed pipes handled before anything heavy loads."""
+    signal.signal(signal.SIGINT, _interrupted)
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly (Python docs, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_OK
+    except KeyboardInterrupt:
+        _interrupted(None, None)
+        return
+    sys.exit(code)
 
 
 if __name__ == "__main__":

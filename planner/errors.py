@@ -21,23 +21,42 @@ class Problem:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
-class InputError(Exception):
-    """The input cannot be planned; ``problems`` lists every reason found."""
+MAX_PROBLEMS = 50
+"""Problems kept and shown per error; the rest are counted ("and 12,345 more")."""
 
-    def __init__(self, problems: list[Problem] | Problem | str, source: str = "") -> None:
+
+class InputError(Exception):
+    """The input cannot be planned; ``problems`` lists the first :data:`MAX_PROBLEMS` reasons
+    found and ``more`` counts the rest."""
+
+    def __init__(self, problems: list[Problem] | Problem | str, source: str = "", more: int = 0) -> None:
         if isinstance(problems, str):
             problems = [Problem("", problems)]
         elif isinstance(problems, Problem):
             problems = [problems]
-        self.problems: list[Problem] = list(problems)
+        problems = list(problems)
+        self.problems: list[Problem] = problems[:MAX_PROBLEMS]
+        self.more = more + max(0, len(problems) - MAX_PROBLEMS)
         self.source = source
         super().__init__(self.render())
 
+    @property
+    def total(self) -> int:
+        """Number of problems found, shown or not."""
+        return len(self.problems) + self.more
+
+    def lines(self) -> list[str]:
+        """The problems as text, with a last line counting those left out."""
+        out = [str(p) for p in self.problems]
+        if self.more:
+            out.append(f"… and {self.more:,} more problem{'s' if self.more != 1 else ''}")
+        return out
+
     def render(self) -> str:
         head = f"{self.source}: " if self.source else ""
-        n = len(self.problems)
-        lines = [f"{head}{n} problem{'s' if n != 1 else ''} in the input:"]
-        lines += [f"  - {p}" for p in self.problems]
+        n = self.total
+        lines = [f"{head}{n:,} problem{'s' if n != 1 else ''} in the input:"]
+        lines += [f"  - {line}" for line in self.lines()]
         return "\n".join(lines)
 
 

@@ -26,7 +26,11 @@ from typing import Literal
 from pydantic import Field
 
 from planner.schema import (
+    Bool,
     Building,
+    Float,
+    Id,
+    Int,
     CoolingZone,
     Fabric,
     Hall,
@@ -36,6 +40,7 @@ from planner.schema import (
     Row,
     Site,
     StrictModel,
+    Text,
 )
 
 DERATE = 0.8
@@ -45,54 +50,54 @@ DERATE = 0.8
 class BuildingSpec(StrictModel):
     """Parameters of one kind of generated building."""
 
-    count: int = Field(1, ge=1, le=64)
+    count: Int = Field(1, ge=1, le=64)
     """How many identical buildings to make."""
-    halls: int = Field(1, ge=1, le=32)
+    halls: Int = Field(1, ge=1, le=32)
     """Halls per building."""
-    pods_per_hall: int = Field(1, ge=1, le=64)
+    pods_per_hall: Int = Field(1, ge=1, le=64)
     """Network pods per hall."""
-    rows_per_pod: int = Field(4, ge=1, le=200)
+    rows_per_pod: Int = Field(4, ge=1, le=200)
     """Rows per pod."""
-    positions_per_row: int = Field(20, ge=2, le=500)
+    positions_per_row: Int = Field(20, ge=2, le=500)
     """Rack positions per row."""
     power_design: Literal["2n", "dr"] = "2n"
     """2n (A/B UPS) or dr (distributed redundant, three UPS, 3N/2)."""
-    design_kw_per_position: float = Field(21.4, gt=0)
+    design_kw_per_position: Float = Field(21.4, gt=0, le=1000)
     """IT load the power and cooling are sized for, per usable position, kW."""
-    max_rack_power_kw: float = Field(25.0, gt=0)
+    max_rack_power_kw: Float = Field(25.0, gt=0, le=10_000)
     """Per-rack power limit of every row, kW."""
-    max_rack_weight_kg: float = Field(1400.0, gt=0)
+    max_rack_weight_kg: Float = Field(1400.0, gt=0, le=100_000)
     """Per-rack weight limit of every row, kg (Open Rack v3 payload, Meta/Rittal OCP slides)."""
-    liquid: bool = False
+    liquid: Bool = False
     """Give every pod a liquid loop (direct liquid cooling)."""
-    liquid_share: float = Field(0.85, ge=0, le=1)
+    liquid_share: Float = Field(0.85, ge=0, le=1)
     """Share of the design load the liquid loop is sized for (liquid halls)."""
-    pod_max_gpus: int = Field(3072, gt=0)
+    pod_max_gpus: Int = Field(3072, gt=0, le=10_000_000)
     """GPU ports per pod (Meta AI zone: 3,072 GPUs; Llama 3 paper §3.3.1)."""
-    pod_max_racks: int | None = Field(192, gt=0)
+    pod_max_racks: Int | None = Field(192, gt=0, le=1_000_000)
     """Racks per pod (Meta AI zone: 192 racks; Llama 3 paper §3.3.1)."""
-    air_unit_capacity_kw: float = Field(400.0, gt=0)
+    air_unit_capacity_kw: Float = Field(400.0, gt=0, le=100_000)
     """Capacity of one air handler, kW."""
-    cdu_capacity_kw: float = Field(1000.0, gt=0)
+    cdu_capacity_kw: Float = Field(1000.0, gt=0, le=100_000)
     """Capacity of one coolant distribution unit, kW."""
 
 
 class SiteSpec(StrictModel):
     """Parameters of a generated site."""
 
-    id: str = "generated"
+    id: Id = "generated"
     """Site ID."""
-    description: str = ""
+    description: Text = ""
     """Free text."""
     fabric: Fabric = Fabric()
     """Fabric of the site."""
-    buildings: list[BuildingSpec] = Field(min_length=1)
+    buildings: list[BuildingSpec] = Field(min_length=1, max_length=64)
     """Building kinds, in order."""
-    pitch_m: float = Field(0.6, gt=0)
+    pitch_m: Float = Field(0.6, gt=0, le=100)
     """Position pitch, m (600 mm racks)."""
-    row_spacing_m: float = Field(2.4, gt=0)
+    row_spacing_m: Float = Field(2.4, gt=0, le=100)
     """Distance between neighbouring rows, m (one rack depth plus one aisle)."""
-    pod_gap_m: float = Field(3.0, ge=0)
+    pod_gap_m: Float = Field(3.0, ge=0, le=1000)
     """Aisle between neighbouring pods, m."""
 
 

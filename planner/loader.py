@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import typing
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import UnionType
 from typing import Any
 
@@ -20,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from planner.consistency import check_scenario, check_site
-from planner.errors import InputError, Problem, join_path
+from planner.errors import MAX_PROBLEMS, InputError, Problem, join_path
 from planner.schema import Catalog, Scenario, Site
 
 MAX_BYTES = 32 * 1024 * 1024
@@ -38,7 +40,29 @@ _SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _SafeStrictLoader(_SAFE_BASE):  # type: ignore[misc, valid-type]
-    """PyYAML's safe loader, refusing duplicate keys (aliases are refused by :func:`_reject_aliases`)."""
+    """PyYAML's safe loader, refusing duplicate keys, binary data, sets and ordered maps (aliases
+    are refused by :func:`_reject_aliases`). A value its tag cannot hold (``!!int abc``, the date
+    ``2024-13-45``, an integer of 5,000 digits) is an error at its line and column, never a crash."""
+
+    def construct_object(self, node, deep=False):  # type: ignore[override]
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.MarkedYAMLError:
+            raise
+        except (ValueError, KeyError, TypeError, OverflowError, ArithmeticError) as e:
+            tag = str(node.tag).rsplit(":", 1)[-1]
+            value = node.value if isinstance(node.value, str) else ""
+            reason = f": {e.args[0]}" if isinstance(e, (ValueError, OverflowError)) and e.args and isinstance(e.args[0], str) and len(e.args[0]) < 120 else ""
+            raise yaml.MarkedYAMLError(
+                problem=f"cannot read {_show(value)} as {tag}{reason}", problem_mark=node.start_mark
+            ) from None
+
+    def _refuse(self, node):
+        tag = str(node.tag).rsplit(":", 1)[-1]
+        raise yaml.MarkedYAMLError(
+            problem=f"!!{tag} values are not accepted; only mappings, lists, strings, numbers, booleans and dates",
+            problem_mark=node.start_mark,
+        )
 
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
         keys = set()
@@ -58,21 +82,33 @@ class _SafeStrictLoader(_SAFE_BASE):  # type: ignore[misc, valid-type]
         return super().construct_mapping(node, deep=deep)
 
 
+for _tag in ("binary", "set", "omap", "pairs"):
+    _SafeStrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SafeStrictLoader._refuse)
+
+
 MAX_DEPTH = 64
 """Deepest nesting of mappings and lists accepted."""
 
 
+MAX_KEYS = 10_000
+"""Most keys in one YAML mapping (no model of the planner has more than a few dozen)."""
+
+
 def _reject_aliases(text: str) -> None:
-    """Scan the event stream (no construction): refuse aliases ("billion laughs" bombs) and
-    nesting deeper than :data:`MAX_DEPTH`."""
-    depth = 0
+    """Scan the event stream (no construction): refuse aliases ("billion laughs" bombs), nesting
+    deeper than :data:`MAX_DEPTH` and mappings with more than :data:`MAX_KEYS` keys."""
+    stack: list[list] = []  # [is_mapping, child nodes seen]
     for event in yaml.parse(text, Loader=_SAFE_BASE):
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent, yaml.AliasEvent)) and stack and stack[-1][0]:
+            stack[-1][1] += 1
+            if stack[-1][1] > 2 * MAX_KEYS:
+                raise yaml.MarkedYAMLError(problem=f"a mapping has more than {MAX_KEYS:,} keys", problem_mark=event.start_mark)
         if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
+            stack.append([isinstance(event, yaml.MappingStartEvent), 0])
+            if len(stack) > MAX_DEPTH:
                 raise yaml.MarkedYAMLError(problem=f"YAML nesting is deeper than {MAX_DEPTH} levels", problem_mark=event.start_mark)
         elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+            stack.pop()
         elif isinstance(event, yaml.AliasEvent):
             raise yaml.MarkedYAMLError(
                 problem=f"YAML aliases (*{event.anchor}) are not accepted; write the value out", problem_mark=event.start_mark
@@ -104,8 +140,14 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
         if "could not determine a constructor" in what:
             what = f"{what.strip()}; only plain YAML (mappings, lists, strings, numbers, booleans) is accepted"
         raise InputError(f"{where}{what}", source) from None
+    except yaml.reader.ReaderError as e:
+        pos = max(0, min(int(e.position), len(text)))
+        line = text.count("\n", 0, pos) + 1
+        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        ch = chr(e.character) if isinstance(e.character, int) else e.character
+        raise InputError(f"line {line}, column {col}: character {ch!r} is not allowed in YAML ({e.reason})", source) from None
     except yaml.YAMLError as e:
-        raise InputError(f"not valid YAML: {e}", source) from None
+        raise InputError(f"not valid YAML: {_show(str(e))}", source) from None
     except RecursionError:
         raise InputError("YAML nesting is too deep", source) from None
     if data is None:
@@ -113,18 +155,129 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
     return data
 
 
-def read_yaml_file(path: str | Path) -> Any:
-    """Read and parse a YAML file (size checked before reading it whole)."""
-    p = Path(path)
+def _read_regular(path: Path, shown: str) -> bytes:
+    """The bytes of a regular file, at most :data:`MAX_BYTES`: directories, devices, FIFOs and
+    sockets are refused before anything is read, and a FIFO never blocks (non-blocking open)."""
     try:
-        size = p.stat().st_size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError("cannot read file: No such file or directory", shown) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; expected a YAML file", shown) from None
     except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", str(path)) from None
-    if p.is_dir():
-        raise InputError("is a directory; expected a YAML file", str(path))
-    if size > MAX_BYTES:
-        raise InputError(f"file is {size:,} bytes; the limit is {MAX_BYTES:,} bytes", str(path))
-    return parse_yaml(p.read_bytes(), str(path))
+        raise InputError(f"cannot read file: {e.strerror}", shown) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError("is a directory; expected a YAML file", shown)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError("is not a regular file (a device, FIFO or socket); expected a YAML file", shown)
+        if st.st_size > MAX_BYTES:
+            raise InputError(f"file is {st.st_size:,} bytes; the limit is {MAX_BYTES:,} bytes", shown)
+        chunks = []
+        left = MAX_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_BYTES:
+            raise InputError(f"file grew beyond the limit of {MAX_BYTES:,} bytes while being read", shown)
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """Read and parse a YAML file named by the user (a regular file, size checked before reading)."""
+    text = str(path)
+    if "\x00" in text:
+        raise InputError("path contains a NUL byte", _show(text))
+    return parse_yaml(_read_regular(Path(path), text), text)
+
+
+MAX_REF_CHARS = 1024
+"""Longest file reference (``site:``, ``catalog:``) accepted, characters."""
+
+
+class DataRoot:
+    """Where the files a scenario names (``site:``, ``catalog:``) may come from."""
+
+    def read(self, ref: str, key: str) -> tuple[Any, str]:
+        """Parsed YAML of the file ``ref`` named at YAML path ``key``, and its display name."""
+        raise NotImplementedError
+
+
+def _check_ref(ref: str, key: str) -> None:
+    if "\x00" in ref:
+        raise InputError(Problem(key, f"{_show(ref)} contains a NUL byte; expected a file name"))
+    if len(ref) > MAX_REF_CHARS:
+        raise InputError(Problem(key, f"path is {len(ref):,} characters; the limit is {MAX_REF_CHARS:,}"))
+    if not ref.strip():
+        raise InputError(Problem(key, "empty path; expected a file name or an inline mapping"))
+
+
+class FolderRoot(DataRoot):
+    """Files inside one folder (the scenario's, or an explicit data root): absolute paths,
+    ``..`` escapes and symlinks that resolve outside it are refused, as are non-regular files."""
+
+    def __init__(self, folder: str | Path, what: str = "the scenario's folder") -> None:
+        self.folder = Path(folder).resolve()
+        self.what = what
+
+    def locate(self, ref: str, key: str) -> Path:
+        """The confined path of ``ref`` (see the class docstring)."""
+        _check_ref(ref, key)
+        pure = PurePosixPath(ref)
+        if pure.is_absolute() or ref.startswith("~") or PureWindowsPath(ref).drive:
+            raise InputError(Problem(key, f"{_show(ref)} is an absolute path; give a path relative to {self.what}"))
+        if ".." in pure.parts:
+            raise InputError(Problem(key, f"{_show(ref)} leaves {self.what} ('..' is not accepted)"))
+        full = (self.folder / ref).resolve()
+        if not full.is_relative_to(self.folder):
+            raise InputError(Problem(key, f"{_show(ref)} resolves outside {self.what} (a symbolic link?)"))
+        return full
+
+    def read(self, ref: str, key: str) -> tuple[Any, str]:
+        full = self.locate(ref, key)
+        try:
+            return parse_yaml(_read_regular(full, ref), ref), ref
+        except InputError as e:
+            raise InputError([Problem(key, f"{_show(ref)}: {p}") for p in e.problems]) from None
+
+
+class UploadRoot(DataRoot):
+    """Uploaded files by name, then a fallback folder (the dashboard: uploads, then shipped datasets)."""
+
+    def __init__(self, files: dict[str, bytes], fallback: FolderRoot | None) -> None:
+        self.files = dict(files)
+        self.fallback = fallback
+
+    def read(self, ref: str, key: str) -> tuple[Any, str]:
+        _check_ref(ref, key)
+        if ref in self.files:
+            try:
+                return parse_yaml(self.files[ref], ref), ref
+            except InputError as e:
+                raise InputError([Problem(key, f"{_show(ref)}: {p}") for p in e.problems]) from None
+        if self.fallback is None:
+            raise InputError(Problem(key, f"{_show(ref)} is neither an uploaded file nor inline; upload it or inline the mapping"))
+        try:
+            return self.fallback.read(ref, key)
+        except InputError as e:
+            if any("No such file" in p.message for p in e.problems):
+                known = ", ".join(sorted(self.files)) or "none"
+                raise InputError(Problem(key, f"{_show(ref)} is neither an uploaded file (uploaded: {_show(known)}) nor a shipped dataset")) from None
+            raise
+
+
+def as_root(base: str | Path | DataRoot | None) -> DataRoot | None:
+    """A data root from a folder path, a root, or none."""
+    if base is None or isinstance(base, DataRoot):
+        return base
+    return FolderRoot(base)
 
 
 # ------------------------------------------------------------ error messages
@@ -158,28 +311,79 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
     return next((u for u in _unwrap(current) if isinstance(u, type) and issubclass(u, BaseModel)), None)
 
 
+SHOW_CHARS = 60
+"""Longest echo of a bad value in a message (a prefix, never a file's contents)."""
+
+
 def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A short, safe echo of a bad value: its repr cut to :data:`SHOW_CHARS` characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return f"a {len(str(abs(value)))}-digit integer"
+    if isinstance(value, (dict, list)):
+        text = repr(value) if len(value) <= 20 else f"a {type(value).__name__} of {len(value)} items"
+    else:
+        text = repr(value)
+    return text if len(text) <= SHOW_CHARS else text[: SHOW_CHARS - 3] + "..."
+
+
+def _short_key(part: Any) -> Any:
+    """A path part as shown: long keys cut like values."""
+    if isinstance(part, str) and len(part) > SHOW_CHARS:
+        return part[: SHOW_CHARS - 3] + "..."
+    return part
+
+
+def _kind(value: Any) -> str:
+    """A value's YAML kind, for messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+_TYPE_WANTED = {
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "enum": None,
+}
 
 
 def problems_from_validation(err: ValidationError, model: type[BaseModel], prefix: str) -> list[Problem]:
     """Turn pydantic errors into problems with YAML paths and plain sentences."""
     out = []
-    for e in err.errors(include_url=False):
-        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    for e in err.errors(include_url=False)[: MAX_PROBLEMS + 1]:
+        loc = tuple(_short_key(p) for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         path = join_path(prefix, *loc)
         kind = e["type"]
         if kind == "extra_forbidden":
             parent = _model_at(model, loc[:-1])
             allowed = f" (allowed: {', '.join(parent.model_fields)})" if parent else ""
-            msg = f"unknown key '{loc[-1]}'{allowed}"
+            msg = f"unknown key {_show(loc[-1])}{allowed}"
         elif kind == "missing":
             msg = "required key is missing"
         elif kind in ("model_type", "model_attributes_type", "dict_type"):
             msg = f"expected a mapping, got {_show(e.get('input'))}"
         elif kind == "value_error":
             msg = str(e["ctx"]["error"]) if "ctx" in e else e["msg"]
+        elif kind == "finite_number":
+            msg = f"expected a finite number, got {_show(e.get('input'))}"
+        elif kind in _TYPE_WANTED and _TYPE_WANTED[kind]:
+            value = e.get("input")
+            msg = f"expected {_TYPE_WANTED[kind]}, got {_show(value)} ({_kind(value)})"
         else:
             msg = f"{e['msg'][0].lower()}{e['msg'][1:]}, got {_show(e.get('input'))}"
         out.append(Problem(path, msg))
@@ -193,7 +397,8 @@ def validate_model(model: type[BaseModel], data: Any, prefix: str, source: str =
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise InputError(problems_from_validation(e, model, prefix), source) from None
+        found = problems_from_validation(e, model, prefix)
+        raise InputError(found[:MAX_PROBLEMS], source, more=e.error_count() - len(found[:MAX_PROBLEMS])) from None
 
 
 # ------------------------------------------------------------- entry points
@@ -222,23 +427,32 @@ def merge_catalog(user: dict[str, Any] | None) -> dict[str, Any]:
     return {**user, "rack_types": merged}
 
 
-def _resolve_ref(value: Any, base_dir: Path | None, key: str) -> Any:
-    """A string value is a path (relative to the scenario file) to a YAML file holding the mapping."""
+def _resolve_ref(value: Any, root: DataRoot | None, key: str) -> Any:
+    """A string value is a file (inside the data root) holding the mapping."""
     if not isinstance(value, str):
         return value
-    if base_dir is None:
-        raise InputError(Problem(key, f"'{value}' is a file reference, but the scenario was given as text; inline the {key} mapping"))
-    return read_yaml_file(base_dir / value)
+    if root is None:
+        raise InputError(Problem(key, f"{_show(value)} is a file reference, but the scenario was given as text; inline the {key} mapping"))
+    return root.read(value, key)[0]
 
 
-def scenario_from_data(data: Any, base_dir: Path | None = None, source: str = "") -> Scenario:
-    """Validate a parsed scenario mapping (site and catalog inline or by path)."""
+def scenario_from_data(data: Any, base_dir: str | Path | DataRoot | None = None, source: str = "") -> Scenario:
+    """Validate a parsed scenario mapping (site and catalog inline, or files inside ``base_dir``:
+    a folder, or a :class:`DataRoot`)."""
     if not isinstance(data, dict):
         raise InputError(f"expected a scenario mapping, got {_show(data)}", source)
+    root = as_root(base_dir)
     data = dict(data)
-    if "site" in data:
-        data["site"] = _resolve_ref(data["site"], base_dir, "site")
-    data["catalog"] = merge_catalog(_resolve_ref(data.get("catalog"), base_dir, "catalog"))
+    problems: list[Problem] = []
+    for key in ("site", "catalog"):
+        if key in data:
+            try:
+                data[key] = _resolve_ref(data[key], root, key)
+            except InputError as e:
+                problems += e.problems
+    if problems:
+        raise InputError(problems, source)
+    data["catalog"] = merge_catalog(data.get("catalog"))
     scenario = validate_model(Scenario, data, "", source)
     problems = check_scenario(scenario)
     if problems:
@@ -246,14 +460,17 @@ def scenario_from_data(data: Any, base_dir: Path | None = None, source: str = ""
     return scenario
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load stage: read a scenario YAML file, resolve site/catalog paths, validate everything."""
+def load_scenario(path: str | Path, data_root: str | Path | None = None) -> Scenario:
+    """Load stage: read a scenario YAML file, resolve site/catalog files (inside the scenario's
+    folder, or inside ``data_root`` when given), validate everything."""
     p = Path(path)
-    return scenario_from_data(read_yaml_file(p), p.resolve().parent, str(path))
+    data = read_yaml_file(p)
+    root = FolderRoot(data_root, "the data root") if data_root is not None else FolderRoot(p.resolve().parent)
+    return scenario_from_data(data, root, str(path))
 
 
-def load_scenario_text(text: str | bytes, base_dir: Path | None = None, source: str = "<scenario>") -> Scenario:
-    """Load a scenario from YAML text (dashboard uploads)."""
+def load_scenario_text(text: str | bytes, base_dir: str | Path | DataRoot | None = None, source: str = "<scenario>") -> Scenario:
+    """Load a scenario from YAML text (dashboard uploads); files it names come from ``base_dir``."""
     return scenario_from_data(parse_yaml(text, source), base_dir, source)
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pulp
 
-from planner import __version__
+from planner.version import __version__
 from planner.baseline import greedy_meets_demands, greedy_racks
 from planner.build import Model, build
 from planner.kpis import compute_kpis

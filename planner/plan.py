@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from planner.errors import InputError
+from planner.fileio import atomic_write
 from planner.loader import dump_yaml, parse_yaml, read_yaml_file, validate_model
 from planner.enums import Status
 from planner.schema import Id, StrictModel
@@ -164,5 +165,5 @@ def load_plan(path: str | Path) -> Plan:
 
 
 def save_plan(plan: Plan, path: str | Path) -> None:
-    """Write a plan YAML file."""
-    Path(path).write_text(plan_to_yaml(plan), encoding="utf-8")
+    """Write a plan YAML file atomically (temp file, fsync, rename)."""
+    atomic_write(path, plan_to_yaml(plan))

@@ -12,20 +12,32 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from planner.enums import Medium, Objective, SolverName
 
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
-PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+"""A finite number: no NaN or infinity, no booleans, no strings (an int is accepted)."""
+Int = Annotated[int, Strict()]
+"""A whole number: no booleans, floats or strings."""
+Bool = Annotated[bool, Strict()]
+"""true or false, nothing else."""
+PositiveFloat = Annotated[float, Strict(), Field(gt=0, le=1e12, allow_inf_nan=False)]
+NonNegFloat = Annotated[float, Strict(), Field(ge=0, le=1e12, allow_inf_nan=False)]
+Coordinate = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
+"""A coordinate within ±1,000 km, m."""
+Text = Annotated[str, Strict(), Field(max_length=10_000)]
+"""Free text (descriptions, sources), at most 10,000 characters."""
+MAX_ITEMS = 100_000
+"""Longest list of any kind in a site or scenario."""
 
 
 class StrictModel(BaseModel):
     """Base of every input model: unknown keys rejected, values frozen."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, use_attribute_docstrings=True, validate_default=True
+        extra="forbid", frozen=True, use_attribute_docstrings=True, validate_default=True, allow_inf_nan=False
     )
 
 
@@ -39,12 +51,12 @@ class PowerNode(StrictModel):
     """Name, unique among power nodes of the site."""
     kind: Literal["utility", "substation", "ups", "pdu", "busway", "other"] = "other"
     """What the node is; informational, every kind obeys the same rules."""
-    capacity_kw: PositiveFloat
-    """Rated capacity in kW."""
-    derate: float = Field(0.8, gt=0, le=1)
+    capacity_kw: Float = Field(gt=0, le=1e7)
+    """Rated capacity in kW (at most 10 GW)."""
+    derate: Float = Field(0.8, gt=0, le=1)
     """Usable share of the rating for continuous load (default 0.8, the 80 %
     continuous-load rule; source: NEC/NEMA rule, colocation guides)."""
-    can_fail: bool = True
+    can_fail: Bool = True
     """Whether the N-1 contingency considers this node failing."""
     parent: Id | None = None
     """Upstream node this node draws from; none for a root."""
@@ -65,11 +77,11 @@ class CoolingZone(StrictModel):
     """Name, unique among cooling zones of the site."""
     medium: Medium
     """Heat-removal medium: air (CRAH/CRAC) or liquid (CDU loop)."""
-    units: int = Field(gt=0)
+    units: Int = Field(gt=0, le=100_000)
     """Number of cooling units (CRAHs or CDUs)."""
-    unit_capacity_kw: PositiveFloat
+    unit_capacity_kw: Float = Field(gt=0, le=1e6)
     """Heat each unit removes, kW."""
-    redundant_units: int = Field(0, ge=0)
+    redundant_units: Int = Field(0, ge=0, le=100_000)
     """Units held in reserve (N+1 → 1); they add no capacity."""
 
     @model_validator(mode="after")
@@ -94,24 +106,24 @@ class LinkClass(StrictModel):
 
     id: Id
     """Name, e.g. dac, aec, mmf, smf."""
-    max_length_m: PositiveFloat
+    max_length_m: Float = Field(gt=0, le=1e5)
     """Longest link this class reaches, m."""
     cost_usd_per_link: NonNegFloat
     """Cost of one link (cable and both transceivers), USD."""
-    source: str = ""
+    source: Text = ""
     """Where the reach and cost come from."""
 
 
 class Hops(StrictModel):
     """Switch hops between two GPUs by how far apart they sit (§6)."""
 
-    same_rack: int = Field(1, ge=1)
+    same_rack: Int = Field(1, ge=1, le=100)
     """Hops within one rack (through the ToR)."""
-    same_pod: int = Field(3, ge=1)
+    same_pod: Int = Field(3, ge=1, le=100)
     """Hops within one pod (leaf–spine)."""
-    same_building: int = Field(5, ge=1)
+    same_building: Int = Field(5, ge=1, le=100)
     """Hops between pods of one building."""
-    cross_building: int = Field(7, ge=1)
+    cross_building: Int = Field(7, ge=1, le=100)
     """Hops between buildings."""
 
     @model_validator(mode="after")
@@ -149,9 +161,9 @@ class Fabric(StrictModel):
     tech-talk-cto "H100 freakonomics" spreadsheet)."""
     hops: Hops = Hops()
     """Hop count per distance tier (default 1/3/5/7, derived from the tiers)."""
-    tray_allowance_m: NonNegFloat = 3.0
+    tray_allowance_m: Float = Field(3.0, ge=0, le=1000)
     """Extra cable for trays, added to the Manhattan distance (default 2 × 1.5 m), m."""
-    link_classes: list[LinkClass] = Field(default_factory=default_link_classes)
+    link_classes: list[LinkClass] = Field(default_factory=default_link_classes, min_length=1, max_length=100)
     """Available link classes, any order; a link uses the shortest-reach
     class its rack type accepts that covers its length."""
 
@@ -161,7 +173,7 @@ class Location(StrictModel):
 
     row: Id
     """Row ID."""
-    position: int = Field(ge=0)
+    position: Int = Field(ge=0, le=100_000)
     """Position index in the row, from 0."""
 
 
@@ -173,9 +185,9 @@ class Pod(StrictModel):
     network_rack: Location
     """Position of the pod's network rack; cables are measured to it and no
     other rack may stand there."""
-    max_gpus: int = Field(gt=0)
+    max_gpus: Int = Field(gt=0, le=100_000_000)
     """GPU ports of the pod's leaf block."""
-    max_racks: int | None = Field(None, gt=0)
+    max_racks: Int | None = Field(None, gt=0, le=10_000_000)
     """Most racks the pod connects; none for no limit."""
 
 
@@ -187,24 +199,24 @@ class Row(StrictModel):
 
     id: Id
     """Name, unique among rows of the site."""
-    positions: int = Field(gt=0, le=10_000)
+    positions: Int = Field(gt=0, le=10_000)
     """Number of rack positions, indexed from 0."""
-    origin_x_m: float = 0.0
+    origin_x_m: Coordinate = 0.0
     """x of position 0, m."""
-    origin_y_m: float = 0.0
+    origin_y_m: Coordinate = 0.0
     """y of position 0, m."""
-    pitch_m: PositiveFloat = 0.6
+    pitch_m: Float = Field(0.6, gt=0, le=100)
     """Distance between neighbouring positions, m (600 mm racks)."""
     direction: Literal["+x", "-x", "+y", "-y"] = "+x"
     """Direction positions advance in from the origin."""
-    max_rack_power_kw: PositiveFloat
+    max_rack_power_kw: Float = Field(gt=0, le=10_000)
     """Most power one rack in this row may draw, kW."""
-    max_rack_weight_kg: PositiveFloat = 1400
+    max_rack_weight_kg: Float = Field(1400, gt=0, le=100_000)
     """Heaviest rack the floor under this row carries, kg (default Open Rack v3
     payload 1,400 kg; source: Meta/Rittal OCP slides)."""
-    feeds: list[Id] = Field(min_length=1)
+    feeds: list[Id] = Field(min_length=1, max_length=64)
     """Leaf power nodes the row hangs from; each rack's load splits evenly over the live ones."""
-    redundant: bool = False
+    redundant: Bool = False
     """If true, no single power-node failure may leave the row without a live feed."""
     air_zone: Id
     """Air cooling zone that removes the row's air heat."""
@@ -212,7 +224,7 @@ class Row(StrictModel):
     """Liquid loop that removes the row's liquid heat; none for air-only rows."""
     pod: Id
     """Network pod the row's racks connect to."""
-    reserved: list[int] = Field(default_factory=list)
+    reserved: list[Int] = Field(default_factory=list, max_length=10_000)
     """Unusable position indices (columns, doors, PDUs)."""
 
     def position_xy(self, index: int) -> tuple[float, float]:
@@ -229,15 +241,15 @@ class Hall(StrictModel):
 
     id: Id
     """Name, unique among halls of the site."""
-    floor_area_m2: PositiveFloat
+    floor_area_m2: Float = Field(gt=0, le=1e7)
     """White-space floor area, m²."""
-    power_nodes: list[PowerNode] = Field(default_factory=list)
+    power_nodes: list[PowerNode] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Power nodes in this hall (UPS, PDUs, busways); parents may sit in the building."""
-    cooling_zones: list[CoolingZone] = Field(default_factory=list)
+    cooling_zones: list[CoolingZone] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Air zones and liquid loops of this hall."""
-    pods: list[Pod] = Field(default_factory=list)
+    pods: list[Pod] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Network pods of this hall."""
-    rows: list[Row] = Field(default_factory=list)
+    rows: list[Row] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Rows of rack positions."""
 
 
@@ -246,9 +258,9 @@ class Building(StrictModel):
 
     id: Id
     """Name, unique among buildings of the site."""
-    power_nodes: list[PowerNode] = Field(default_factory=list)
+    power_nodes: list[PowerNode] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Building-level power nodes (utility feed, substations, shared UPS)."""
-    halls: list[Hall] = Field(min_length=1)
+    halls: list[Hall] = Field(min_length=1, max_length=10_000)
     """Halls in the building."""
 
 
@@ -257,13 +269,13 @@ class Site(StrictModel):
 
     id: Id
     """Site name."""
-    description: str = ""
+    description: Text = ""
     """Free text."""
     fabric: Fabric = Fabric()
     """GPU network fabric, hop tiers and link classes."""
-    buildings: list[Building] = Field(min_length=1)
+    buildings: list[Building] = Field(min_length=1, max_length=10_000)
     """Buildings of the site."""
-    source: str = ""
+    source: Text = ""
     """How the site was made (e.g. the generator command)."""
 
 
@@ -281,41 +293,41 @@ class RackType(StrictModel):
     """Name, unique in the merged catalog."""
     kind: Literal["gpu", "network", "storage"] = "gpu"
     """What the rack holds."""
-    description: str = ""
+    description: Text = ""
     """Free text."""
-    servers_per_rack: int = Field(0, ge=0)
+    servers_per_rack: Int = Field(0, ge=0, le=1000)
     """Servers (or compute trays) per rack."""
-    gpus_per_server: int = Field(0, ge=0)
+    gpus_per_server: Int = Field(0, ge=0, le=1000)
     """GPUs per server."""
-    gpu_power_w: NonNegFloat = 0
+    gpu_power_w: Float = Field(0, ge=0, le=100_000)
     """Power of one GPU at full TDP, W."""
-    non_gpu_power_kw_per_server: NonNegFloat = 0
+    non_gpu_power_kw_per_server: Float = Field(0, ge=0, le=1000)
     """Power of one server's CPUs, memory, NICs, fans and PSU losses, kW."""
-    overhead_power_kw: NonNegFloat = 0
+    overhead_power_kw: Float = Field(0, ge=0, le=10_000)
     """Rack-level power outside servers (ToR switch, NVLink switches, fans), kW."""
-    liquid_fraction: float = Field(0.0, ge=0, le=1)
+    liquid_fraction: Float = Field(0.0, ge=0, le=1)
     """Share of the rack's heat removed by liquid; 0 for air-cooled."""
-    weight_kg: PositiveFloat
+    weight_kg: Float = Field(gt=0, le=100_000)
     """Loaded rack weight, kg."""
-    height_u: int = Field(42, gt=0)
+    height_u: Int = Field(42, gt=0, le=100)
     """Rack height, rack units."""
     capex_usd: NonNegFloat
     """Price of the loaded rack (servers, ToR, PDUs), USD."""
-    tflops_bf16_per_gpu: NonNegFloat = 0
+    tflops_bf16_per_gpu: Float = Field(0, ge=0, le=1e7)
     """Dense BF16 TFLOPS of one GPU."""
-    links_per_server: int = Field(0, ge=0)
+    links_per_server: Int = Field(0, ge=0, le=1000)
     """Fabric links from each server to the pod's network rack."""
-    links_per_rack: int = Field(0, ge=0)
+    links_per_rack: Int = Field(0, ge=0, le=10_000)
     """Further fabric links per rack (storage, uplinks)."""
-    link_classes: list[Id] = Field(default_factory=lambda: ["dac", "aec", "mmf", "smf"])
+    link_classes: list[Id] = Field(default_factory=lambda: ["dac", "aec", "mmf", "smf"], max_length=100)
     """Link classes the rack accepts."""
-    max_cable_m: PositiveFloat | None = None
+    max_cable_m: Float | None = Field(None, gt=0, le=1e5)
     """Longest cable the rack accepts, m; none for the reach of its link classes."""
-    storage_capacity_pb: NonNegFloat = 0
+    storage_capacity_pb: Float = Field(0, ge=0, le=1e6)
     """Usable storage capacity, PB (storage racks)."""
-    storage_write_gb_per_s: NonNegFloat = 0
+    storage_write_gb_per_s: Float = Field(0, ge=0, le=1e7)
     """Sustained write bandwidth, GB/s (storage racks)."""
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
     """Field name → where its figure comes from."""
 
     @property
@@ -355,9 +367,9 @@ class RackType(StrictModel):
 class Catalog(StrictModel):
     """A rack catalog; a user catalog merges over the built-in one by rack type ID."""
 
-    rack_types: list[RackType] = Field(default_factory=list)
+    rack_types: list[RackType] = Field(default_factory=list, max_length=10_000)
     """Rack types."""
-    source: str = ""
+    source: Text = ""
     """Where the catalog comes from."""
 
     def by_id(self) -> dict[str, RackType]:
@@ -381,13 +393,13 @@ class Cluster(StrictModel):
 
     id: Id
     """Name, unique among clusters."""
-    gpus: int | None = Field(None, ge=0)
+    gpus: Int | None = Field(None, ge=0, le=100_000_000)
     """GPUs wanted; with demand `max` an optional upper limit."""
     demand: Demand = Demand.exact
     """exact: exactly `gpus`; at_least: `gpus` or more; max: as many as fit (up to `gpus` if set)."""
-    rack_types: list[Id] = Field(min_length=1)
+    rack_types: list[Id] = Field(min_length=1, max_length=1000)
     """Rack types the cluster may use."""
-    max_hops: int = Field(7, ge=1)
+    max_hops: Int = Field(7, ge=1, le=100)
     """Hop budget between any two of its GPUs: with default tiers 3 → one pod,
     5 → one building, 7 → anywhere on the site."""
 
@@ -401,9 +413,9 @@ class Cluster(StrictModel):
 class Budgets(StrictModel):
     """Caps on the whole expansion; none means no cap."""
 
-    capex_usd: NonNegFloat | None = None
+    capex_usd: Float | None = Field(None, ge=0, le=1e15)
     """Most capex (racks + fabric + links), USD."""
-    it_power_kw: NonNegFloat | None = None
+    it_power_kw: Float | None = Field(None, ge=0, le=1e9)
     """Most IT power of all placed racks, kW."""
 
 
@@ -412,11 +424,11 @@ class SolverSettings(StrictModel):
 
     name: SolverName = SolverName.highs
     """Solver: highs (default) or cbc."""
-    time_limit_s: PositiveFloat = 60
+    time_limit_s: Float = Field(60, gt=0, le=604_800)
     """Wall-clock limit of one solve, s."""
-    rel_gap: float = Field(0.001, ge=0, lt=1)
+    rel_gap: Float = Field(0.001, ge=0, lt=1)
     """Relative MIP gap at which the solve stops."""
-    threads: int = Field(1, ge=1, le=64)
+    threads: Int = Field(1, ge=1, le=64)
     """Solver threads."""
 
 
@@ -425,25 +437,25 @@ class Scenario(StrictModel):
 
     name: Id
     """Scenario name."""
-    description: str = ""
+    description: Text = ""
     """Free text."""
     site: Site
     """The site (a path to a site YAML, or inline)."""
     catalog: Catalog = Catalog()
     """Rack types merged over the built-in catalog (a path, or inline)."""
-    clusters: list[Cluster] = Field(min_length=1)
+    clusters: list[Cluster] = Field(min_length=1, max_length=MAX_ITEMS)
     """What to place."""
     objective: Objective = Objective.max_gpus
     """max_gpus (default), max_pflops, or min_capex (meet every demand at least cost).
     Ties are broken by least cable cost, then by compactness."""
     budgets: Budgets = Budgets()
     """Capex and IT-power caps."""
-    gpu_power_cap_w: PositiveFloat | None = None
+    gpu_power_cap_w: Float | None = Field(None, gt=0, le=100_000)
     """Cap on every GPU's power, W; none for TDP."""
-    power_budget_ratio: float | None = Field(None, gt=0, le=1)
+    power_budget_ratio: Float | None = Field(None, gt=0, le=1)
     """Plan each rack at this share of its rated power (e.g. 0.82 for measured
     peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
-    pue: float = Field(1.08, ge=1, le=3)
+    pue: Float = Field(1.08, ge=1, le=3)
     """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
     solver: SolverSettings = SolverSettings()
     """Solver, time limit and gap."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,8 @@ def test_validate_ok() -> None:
 
 def test_validate_bad_input_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text((ROOT / "datasets/small-hall.yaml").read_text().replace("small-hall.site.yaml", str(ROOT / "datasets/small-hall.site.yaml")).replace("max_hops: 5", "max_hops: 5\n    colour: red"))
+    shutil.copy(ROOT / "datasets/small-hall.site.yaml", tmp_path)
+    bad.write_text((ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red"))
     r = run("validate", str(bad))
     assert r.returncode == 2
     assert "clusters[0].colour: unknown key 'colour'" in r.stderr
@@ -84,7 +86,8 @@ def test_plan_writes_verified_plan(tmp_path: Path) -> None:
 
 def test_plan_infeasible_exit_1_and_explain(tmp_path: Path) -> None:
     sc = tmp_path / "inf.yaml"
-    sc.write_text(f"name: inf\nsite: {ROOT / 'datasets/small-hall.site.yaml'}\n"
+    shutil.copy(ROOT / "datasets/small-hall.site.yaml", tmp_path)
+    sc.write_text("name: inf\nsite: small-hall.site.yaml\n"
                   "clusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n")
     r = run("plan", str(sc), "--quiet")
     assert r.returncode == 1
@@ -98,7 +101,7 @@ def test_plan_infeasible_exit_1_and_explain(tmp_path: Path) -> None:
 def test_bad_solver_flag_exit_2() -> None:
     r = run("plan", "datasets/small-hall.yaml", "--solver", "gurobi")
     assert r.returncode == 2
-    assert "solver.name: input should be 'highs' or 'cbc', got 'gurobi'" in r.stderr
+    assert "--solver: input should be 'highs' or 'cbc', got 'gurobi'" in r.stderr
 
 
 def test_explain_feasible_names_binding_limits() -> None:

@@ -65,7 +65,7 @@ BAD = [
     _case("derate-zero", {f"{HALL}.power_nodes[0].derate": 0}, f"{HALL}.power_nodes[0].derate: input should be greater than 0, got 0"),
     _case("capacity-negative", {f"{HALL}.power_nodes[2].capacity_kw": -5}, f"{HALL}.power_nodes[2].capacity_kw: input should be greater than 0, got -5"),
     _case("capacity-missing", {f"{HALL}.power_nodes[2].capacity_kw": ...}, f"{HALL}.power_nodes[2].capacity_kw: required key is missing"),
-    _case("capacity-text", {f"{HALL}.power_nodes[2].capacity_kw": "lots"}, f"{HALL}.power_nodes[2].capacity_kw: input should be a valid number, unable to parse string as a number, got 'lots'"),
+    _case("capacity-text", {f"{HALL}.power_nodes[2].capacity_kw": "lots"}, f"{HALL}.power_nodes[2].capacity_kw: expected a number, got 'lots' (a string)"),
     _case("power-cycle", {"site.buildings[0].power_nodes[0].parent": "BW-A1"}, f"{HALL}.power_nodes[2].parent: power tree has a cycle: BW-A1 -> UPS-A -> UTIL -> BW-A1"),
     _case("unknown-parent", {f"{HALL}.power_nodes[0].parent": "SUB-9"}, f"{HALL}.power_nodes[0].parent: unknown power node 'SUB-9' (known: BW-A1, BW-A2, BW-A3, BW-A4, BW-B1, BW-B2, BW-B3, BW-B4, … 3 more)"),
     _case("duplicate-row", {f"{ROW3}.id": "R01"}, f"{ROW3}.id: duplicate row ID 'R01' (first defined at {HALL}.rows[0].id)"),
@@ -80,7 +80,7 @@ BAD = [
     _case("redundant-units", {f"{HALL}.cooling_zones[0].redundant_units": 6}, f"{HALL}.cooling_zones[0]: redundant_units (6) must be less than units (6)"),
     _case("bad-medium", {f"{HALL}.cooling_zones[0].medium": "water"}, f"{HALL}.cooling_zones[0].medium: input should be 'air' or 'liquid', got 'water'"),
     _case("bad-direction", {f"{ROW3}.direction": "up"}, f"{ROW3}.direction: input should be '+x', '-x', '+y' or '-y', got 'up'"),
-    _case("positions-text", {f"{ROW3}.positions": "twenty"}, f"{ROW3}.positions: input should be a valid integer, unable to parse string as an integer, got 'twenty'"),
+    _case("positions-text", {f"{ROW3}.positions": "twenty"}, f"{ROW3}.positions: expected a whole number, got 'twenty' (a string)"),
     _case("cluster-unknown-rack", {"clusters[0].rack_types[0]": "h100-magic"}, "clusters[0].rack_types[0]: unknown rack type 'h100-magic' (known: dgx-h100-4, dgx-h200-4, gb200-nvl72, grand-teton-h100, network-rack, storage-rack)"),
     _case("cluster-gpus-missing", {"clusters[1].gpus": ...}, "clusters[1]: gpus is required when demand is 'at_least'"),
     _case("cluster-bad-demand", {"clusters[0].demand": "lots"}, "clusters[0].demand: input should be 'exact', 'at_least' or 'max', got 'lots'"),
@@ -122,8 +122,8 @@ def test_missing_site_file(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text("name: s\nsite: nowhere.yaml\nclusters: [{id: c, demand: max, rack_types: [dgx-h100-4]}]\n")
     with pytest.raises(InputError) as err:
         load_scenario(tmp_path / "s.yaml")
-    assert str(err.value.problems[0]) == "cannot read file: No such file or directory"
-    assert err.value.source == str(tmp_path / "nowhere.yaml")
+    assert str(err.value.problems[0]) == "site: 'nowhere.yaml': cannot read file: No such file or directory"
+    assert err.value.source == str(tmp_path / "s.yaml")
 
 
 # ------------------------------------------------------------------ hostile YAML

@@ -320,7 +320,7 @@ def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
     """2,304 GPUs (144 GT racks) in one pod of small-hall: a pod has at most 2,048 ports and
     64 racks, so the explanation must name the pod limits; the relaxed model may exceed
     positions, which shows up as space shortfalls per row, never as 'no assignment'."""
-    data = {"name": "inf2", "site": str(DATASETS / "small-hall.site.yaml"),
+    data = {"name": "inf2", "site": "small-hall.site.yaml",
             "clusters": [{"id": "big-job", "demand": "exact", "gpus": 2304, "rack_types": [GT], "max_hops": 3}]}
     from planner.loader import scenario_from_data
 

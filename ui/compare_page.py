@@ -39,7 +39,7 @@ if go:
         try:
             v = apply_changes(scenario, changes)
         except InputError as e:
-            show_problems([str(p) for p in e.problems], f"Variant {name}")
+            show_problems(e.lines(), f"Variant {name}")
             continue
         text = scenario_yaml(v)
         with st.status(f"Variant {name}…", expanded=False) as box:

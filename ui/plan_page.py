@@ -25,7 +25,7 @@ with st.expander("Open a plan YAML"):
         try:
             candidate = plan_from_text(up.getvalue(), up.name)
         except InputError as e:
-            show_problems([str(p) for p in e.problems], "The plan")
+            show_problems(e.lines(), "The plan")
         else:
             rep = verify(candidate, scenario)
             if rep.ok:

@@ -32,7 +32,7 @@ def apply_upload(kind: str, raw: bytes, scenario) -> list[str]:
                 data["catalog"] = catalog
             new = scenario_from_data(data)
     except InputError as e:
-        return [str(p) for p in e.problems]
+        return e.lines()
     set_scenario(new, "uploaded")
     return []
 
@@ -99,7 +99,7 @@ if submitted:
         st.success("Scenario updated. Solve it on the Plan page.")
         st.rerun()
     except InputError as e:
-        show_problems([str(p) for p in e.problems], "The edited scenario")
+        show_problems(e.lines(), "The edited scenario")
 
 st.subheader("Site")
 halls = [h.id for b in scenario.site.buildings for h in b.halls]

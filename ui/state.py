@@ -47,7 +47,7 @@ def _parse(text: str) -> tuple[dict | None, list[str]]:
     try:
         return load_scenario_text(text, Path(DATASETS)).model_dump(mode="json"), []
     except InputError as e:
-        return None, [str(p) for p in e.problems]
+        return None, e.lines()
 
 
 def parse_scenario_text(text: str) -> tuple[Scenario | None, list[str]]:
