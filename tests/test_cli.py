@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from planner.plan import save_plan
 from planner.schema import Scenario
@@ -110,3 +114,64 @@ def test_explain_feasible_names_binding_limits() -> None:
     assert r.stdout.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")
     assert "power node UPS-" in r.stdout
     assert "computed by re-solving" in r.stdout
+
+
+# ------------------------------------------------------------------ failing cleanly
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--design-kw", "-10"], "--design-kw: input should be greater than 0, got -10.0"),
+        (["--positions", "20000"], "--positions: input should be less than or equal to 500, got 20000"),
+        (["--halls", "10000"], "--halls: input should be less than or equal to 32, got 10000"),
+        (["--design-kw", "nan"], "argument --design-kw: expected a finite number, got nan"),
+        (["--positions", "ten"], "argument --positions: expected a positive whole number, got 'ten'"),
+    ],
+)
+def test_bad_flags_exit_2_naming_the_flag(flags: list[str], expected: str) -> None:
+    r = run("generate-site", *flags)
+    assert r.returncode == 2, r.stderr
+    assert expected in r.stderr
+    assert "Traceback" not in r.stderr and "pydantic" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("no-such-folder/plan.yaml", "-o no-such-folder/plan.yaml: folder no-such-folder does not exist"),
+        ("datasets", "-o datasets: is a folder; give a file name to write"),
+    ],
+)
+def test_output_path_checked_before_solving(output: str, expected: str) -> None:
+    r = run("plan", "datasets/meta-24k-building.yaml", "-o", output)
+    assert r.returncode == 2
+    assert expected in r.stderr
+    assert "solving" not in r.stderr  # refused before the model was even built
+
+
+def test_time_limit_flag_must_be_positive() -> None:
+    r = run("plan", "datasets/small-hall.yaml", "--time-limit", "0")
+    assert r.returncode == 2
+    assert "--time-limit: input should be greater than 0, got 0.0" in r.stderr
+
+
+def test_ctrl_c_prints_one_line_and_exits_130() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "planner.cli", "plan", "datasets/region-100k-pods.yaml", "--quiet", "--per-position"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted"
+    assert out == ""
+
+
+def test_closed_pipe_exits_quietly() -> None:
+    r = subprocess.run(
+        f"set -o pipefail; {sys.executable} -m planner.cli generate-site --buildings 4 --halls 4 | head -1",
+        shell=True, executable="/bin/bash", cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert r.stdout.startswith("id: generated")

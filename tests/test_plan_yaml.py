@@ -60,3 +60,32 @@ def test_unknown_plan_key_is_named() -> None:
     assert [str(p) for p in err.value.problems] == [
         "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m)"
     ]
+
+
+def test_failed_write_keeps_the_old_plan(tmp_path, monkeypatch) -> None:
+    """A write that fails half-way (full disk at fsync) leaves the old file whole and no temp file."""
+    import errno
+    import os
+
+    from planner.fileio import atomic_write
+
+    target = tmp_path / "plan.yaml"
+    target.write_text("old: plan\n")
+
+    def full_disk(_fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError):
+        atomic_write(target, "new: " + "x" * 100_000)
+    assert target.read_text() == "old: plan\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.yaml"]
+
+
+def test_write_replaces_whole(tmp_path) -> None:
+    from planner.fileio import atomic_write
+
+    target = tmp_path / "plan.yaml"
+    target.write_text("old: plan\n" * 1000)
+    atomic_write(target, "new: plan\n")
+    assert target.read_text() == "new: plan\n"
