@@ -71,6 +71,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
             print(f"  tightest: {u.kind} {u.id} at {u.worst_share:.1%} of {u.limit:,.1f} {u.unit}{when}")
         return EXIT_OK
+    if rep.violations[0].check == "scenario":
+        print(f"{args.plan}: {rep.violations[0].message}")
+        return EXIT_FAILED
     print(f"{args.plan}: {len(rep.violations)} violation(s) of scenario '{scenario.name}':")
     for v in rep.violations:
         print(f"  - [{v.check}] {v}")

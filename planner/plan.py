@@ -17,7 +17,7 @@ from planner.errors import InputError
 from planner.fileio import atomic_write
 from planner.loader import dump_yaml, parse_yaml, read_yaml_file, validate_model
 from planner.enums import Status
-from planner.schema import Id, StrictModel
+from planner.schema import Float, Id, Int, StrictModel, Text
 
 
 
@@ -30,11 +30,11 @@ class PlacedRack(StrictModel):
     """Hall ID."""
     row: Id
     """Row ID."""
-    position: int = Field(ge=0)
+    position: Int = Field(ge=0)
     """Position index in the row, from 0."""
-    x_m: float
+    x_m: Float
     """x coordinate of the position, m."""
-    y_m: float
+    y_m: Float
     """y coordinate of the position, m."""
     rack_type: Id
     """Rack type ID from the catalog."""
@@ -42,7 +42,7 @@ class PlacedRack(StrictModel):
     """Cluster the rack serves."""
     link_class: Id | None = None
     """Link class of its fabric cables; none for racks without fabric links."""
-    cable_length_m: float = Field(ge=0)
+    cable_length_m: Float = Field(ge=0)
     """Cable length to the pod's network rack, m."""
 
 
@@ -51,17 +51,17 @@ class Usage(StrictModel):
 
     kind: Literal["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]
     """What is limited."""
-    id: str
+    id: Text
     """Element ID."""
-    value: float
+    value: Float
     """Amount used in normal operation (kW, GPUs, racks, positions or USD)."""
-    limit: float
+    limit: Float
     """Usable amount (for power: derate × capacity)."""
-    unit: str
+    unit: Text
     """Unit of value and limit."""
-    worst_value: float | None = None
+    worst_value: Float | None = None
     """Largest amount used under any single power-node failure (power nodes only)."""
-    worst_failure: str | None = None
+    worst_failure: Text | None = None
     """The failed node that gives ``worst_value``."""
 
     @property
@@ -79,70 +79,70 @@ class Usage(StrictModel):
 class Kpis(StrictModel):
     """Headline figures of a plan (§10); formulas in :mod:`planner.kpis`."""
 
-    gpus: int = 0
+    gpus: Int = 0
     """GPUs placed."""
-    racks: int = 0
+    racks: Int = 0
     """Racks placed (all kinds)."""
-    pflops_bf16: float = 0
+    pflops_bf16: Float = 0
     """Dense BF16 PFLOPS of all placed GPUs."""
-    it_kw: float = 0
+    it_kw: Float = 0
     """Planning IT power of all placed racks, kW."""
-    facility_kw: float = 0
+    facility_kw: Float = 0
     """IT kW × PUE, kW."""
-    gpus_per_mw: float = 0
+    gpus_per_mw: Float = 0
     """GPUs per MW of IT power."""
-    pflops_per_mw: float = 0
+    pflops_per_mw: Float = 0
     """PFLOPS per MW of IT power."""
-    avg_kw_per_rack: float = 0
+    avg_kw_per_rack: Float = 0
     """Mean planning power per rack, kW."""
-    max_kw_per_rack: float = 0
+    max_kw_per_rack: Float = 0
     """Largest planning power of one rack, kW."""
-    gpus_per_m2: float = 0
+    gpus_per_m2: Float = 0
     """GPUs per m² of floor of the halls used."""
-    capex_racks_usd: float = 0
+    capex_racks_usd: Float = 0
     """Σ rack capex, USD."""
-    capex_fabric_usd: float = 0
+    capex_fabric_usd: Float = 0
     """GPUs × fabric cost per GPU, USD."""
-    capex_links_usd: float = 0
+    capex_links_usd: Float = 0
     """Σ links × cost per link of their class, USD."""
-    capex_usd: float = 0
+    capex_usd: Float = 0
     """Racks + fabric + links, USD."""
-    cable_m: float = 0
+    cable_m: Float = 0
     """Σ links × cable length, m."""
 
 
 class Plan(StrictModel):
     """A placement with its provenance, KPIs and utilisation (§9)."""
 
-    planner_version: str = ""
+    planner_version: Text = ""
     """Version of the planner that made the plan."""
-    scenario_name: str
+    scenario_name: Text
     """Scenario the plan answers."""
-    scenario_hash: str = ""
+    scenario_hash: Text = ""
     """First 16 hex digits of the SHA-256 of the scenario's canonical JSON."""
-    solver: str = ""
+    solver: Text = ""
     """Solver (highs, cbc, greedy, hand)."""
     status: Status = Status.not_solved
     """Solve outcome (see :class:`planner.enums.Status`)."""
-    objective: str = ""
+    objective: Text = ""
     """Objective name."""
-    objective_value: float | None = None
+    objective_value: Float | None = None
     """Objective of the plan."""
-    bound: float | None = None
+    bound: Float | None = None
     """Best bound the solver proved."""
-    gap: float | None = None
+    gap: Float | None = None
     """Relative gap |bound − objective| / max(|objective|, 1)."""
-    build_time_s: float = 0
+    build_time_s: Float = 0
     """Model build time, s."""
-    solve_time_s: float = 0
+    solve_time_s: Float = 0
     """Solver wall time, s."""
-    racks: list[PlacedRack] = Field(default_factory=list)
+    racks: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
     """Placed racks."""
-    kpis: Kpis = Kpis()
-    """Headline figures."""
-    utilisation: list[Usage] = Field(default_factory=list)
-    """Use of every power node, cooling zone, pod and hall."""
-    notes: list[str] = Field(default_factory=list)
+    kpis: Kpis | None = None
+    """Headline figures (none in a hand-written plan: then nothing is claimed)."""
+    utilisation: list[Usage] | None = None
+    """Use of every power node, cooling zone, pod and hall (none: not claimed)."""
+    notes: list[Text] = Field(default_factory=list, max_length=10_000)
     """Explanations (infeasibility, binding limits)."""
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from planner.enums import Status
 from planner.kpis import compute_kpis
 from planner.plan import Plan, Usage
 from planner.schema import Demand, Scenario
@@ -130,8 +131,14 @@ def _link_check(name, link_class, t, length, ix: SiteIndex, rep: VerifyReport) -
         return
     if length > lc.max_length_m + TOL:
         rep.add(name, "cable reach", f"cable {_fmt(length)} m exceeds {link_class} reach {_fmt(lc.max_length_m)} m")
+        return
     if t.max_cable_m is not None and length > t.max_cable_m + TOL:
         rep.add(name, "cable reach", f"cable {_fmt(length)} m exceeds {t.id}'s limit {_fmt(t.max_cable_m)} m")
+        return
+    reach = [ix.link_classes[c] for c in t.link_classes if c in ix.link_classes and ix.link_classes[c].max_length_m + TOL >= length]
+    best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id))
+    if best.id != link_class:
+        rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {_fmt(length)} m ('{best.id}')")
 
 
 def _row_loads(plan: Plan, scenario: Scenario, ix: SiteIndex) -> dict[str, float]:
@@ -293,10 +300,84 @@ def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
         rep.usage.append(Usage(kind="budget", id="it_power_kw", value=k.it_kw, limit=b.it_power_kw, unit="kW"))
 
 
+def _close(a: float | None, b: float | None, rel: float = 1e-6, abs_: float = 1e-6) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+OBJECTIVE_KPI = {"max_gpus": "gpus", "max_pflops": "pflops_bf16", "min_capex": "capex_usd"}
+"""Objective → the KPI it optimises (the objective value a plan claims is that KPI)."""
+
+
+def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
+    from the racks and the scenario and must match what the plan states."""
+    kpis = compute_kpis(scenario, plan.racks)
+    if plan.kpis is not None:
+        for key, want in kpis.model_dump().items():
+            got = getattr(plan.kpis, key)
+            if not _close(float(got), float(want)):
+                rep.add(f"kpis.{key}", "claim", f"plan says {_fmt(got)}, the racks give {_fmt(want)}")
+    if plan.utilisation is not None:
+        mine = {(u.kind, u.id): u for u in rep.usage}
+        theirs = {(u.kind, u.id): u for u in plan.utilisation}
+        for key in sorted(set(mine) | set(theirs)):
+            a, b = theirs.get(key), mine.get(key)
+            if a is None or b is None:
+                rep.add(f"utilisation {key[0]} {key[1]}", "claim", "listed in the plan but not a limit of the scenario" if b is None else "missing from the plan")
+                continue
+            for f in ("value", "limit", "worst_value"):
+                if not _close(getattr(a, f), getattr(b, f)):
+                    rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"{f}: plan says {getattr(a, f)}, the racks give {getattr(b, f)}")
+            if a.worst_failure != b.worst_failure and not _close(a.worst_value, b.worst_value):
+                rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}")
+    status = plan.status
+    if not status.has_plan and plan.racks:
+        rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
+    if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
+        obj = float(getattr(kpis, OBJECTIVE_KPI[str(scenario.objective)]))
+        if plan.objective and plan.objective != scenario.objective:
+            rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {scenario.objective}")
+        if plan.objective_value is None or not _close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
+            rep.add("objective_value", "claim", f"plan says {plan.objective_value}, the racks give {_fmt(obj)}")
+        maximise = str(scenario.objective).startswith("max_")
+        if plan.bound is not None and ((maximise and plan.bound < obj - 1e-6 * max(1.0, abs(obj))) or (not maximise and plan.bound > obj + 1e-6 * max(1.0, abs(obj)))):
+            rep.add("bound", "claim", f"bound {_fmt(plan.bound)} is on the wrong side of the objective {_fmt(obj)}")
+        gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
+        if (plan.gap is None) != (gap is None) or (gap is not None and not _close(plan.gap, gap, rel=1e-4, abs_=1e-6)):
+            rep.add("gap", "claim", f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}")
+        if status == Status.optimal and (gap is None or gap > scenario.solver.rel_gap + 1e-9):
+            rep.add("status", "claim", f"optimal needs a gap within {scenario.solver.rel_gap:g}; the gap is {'unknown' if gap is None else f'{gap:.6g}'}")
+
+
+def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:
+    """One line when a plan was made for another scenario (name and hash both differ), else none."""
+    from planner.loader import scenario_hash
+
+    want = scenario_hash(scenario)
+    if plan.scenario_hash and plan.scenario_hash != want and plan.scenario_name != scenario.name:
+        return f"plan was made for '{plan.scenario_name}' (hash {plan.scenario_hash}), not '{scenario.name}' (hash {want})"
+    return None
+
+
 def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
-    """Check every constraint of ``scenario`` on ``plan`` (list in the module docstring)."""
-    ix = index_site(scenario.site)
+    """Check every constraint of ``scenario`` on ``plan`` (list in the module docstring) and
+    every figure the plan claims (:func:`_claim_checks`)."""
     rep = VerifyReport()
+    other = scenario_mismatch(plan, scenario)
+    if other:
+        rep.add("scenario", "scenario", other)
+        return rep
+    if plan.scenario_hash:
+        from planner.loader import scenario_hash
+
+        want = scenario_hash(scenario)
+        if plan.scenario_hash != want:
+            rep.add("scenario_hash", "claim", f"plan says {plan.scenario_hash}, scenario '{scenario.name}' hashes to {want} (it changed since the plan was made)")
+    if plan.scenario_name != scenario.name:
+        rep.add("scenario_name", "claim", f"plan says '{plan.scenario_name}', the scenario is '{scenario.name}'")
+    ix = index_site(scenario.site)
     _rack_checks(plan, scenario, ix, rep)
     _power_checks(plan, scenario, ix, rep)
     _cooling_checks(plan, scenario, ix, rep)
@@ -304,4 +385,5 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     _hall_usage(plan, ix, rep)
     _cluster_checks(plan, scenario, ix, rep)
     _budget_checks(plan, scenario, rep)
+    _claim_checks(plan, scenario, rep)
     return rep

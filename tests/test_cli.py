@@ -175,3 +175,12 @@ def test_closed_pipe_exits_quietly() -> None:
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     assert r.stdout.startswith("id: generated")
+
+
+def test_verify_against_another_scenario_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "dr.plan.yaml"
+    assert run("plan", "datasets/dr-hall.yaml", "-o", str(out), "--quiet").returncode == 0
+    r = run("verify", str(out), "datasets/small-hall.yaml")
+    assert r.returncode == 1
+    assert len(r.stdout.splitlines()) == 1
+    assert "plan was made for 'dr-hall' (hash " in r.stdout and "not 'small-hall' (hash " in r.stdout
