@@ -59,6 +59,10 @@ class Limit:
     unit: str
     limit: float
     lhs: pulp.LpAffineExpression
+    kind: str = ""
+    """What is limited, in the plan's utilisation terms (power_node, cooling_zone, pod_gpus, ...)."""
+    ident: str = ""
+    """ID of the limited element."""
 
 
 @dataclass
@@ -154,7 +158,7 @@ def add_space_constraints(m: Model) -> None:
         by_class[k].append(var)
     for k, vars_ in by_class.items():
         if len(vars_) > 1 or m.elastic:
-            _limit(m, "space", f"row {m.classes[k].row}", pulp.lpSum(vars_), m.classes[k].size, "positions")
+            _limit(m, "space", f"row {m.classes[k].row}", pulp.lpSum(vars_), m.classes[k].size, "positions", ("row_positions", m.classes[k].row))
 
 
 def add_row_load_definitions(m: Model) -> None:
@@ -180,10 +184,10 @@ def add_power_constraints(m: Model) -> None:
             continue
         family = "power" if lim.failed is None else "power N-1"
         element = lim.node if lim.failed is None else f"{lim.node} when {lim.failed} fails"
-        _limit(m, family, element, pulp.LpAffineExpression(items), lim.limit_kw, "kW")
+        _limit(m, family, element, pulp.LpAffineExpression(items), lim.limit_kw, "kW", ("power_node", lim.node))
     for row, failed in pm.forced_empty.items():
         if row in m.row_kw:
-            _limit(m, "power N-1", f"{row} (redundant) when {failed} fails", pulp.LpAffineExpression([(m.row_kw[row], 1.0)]), 0.0, "kW")
+            _limit(m, "power N-1", f"{row} (redundant) when {failed} fails", pulp.LpAffineExpression([(m.row_kw[row], 1.0)]), 0.0, "kW", ("row_redundant", row))
 
 
 def add_cooling_constraints(m: Model) -> None:
@@ -201,7 +205,7 @@ def add_cooling_constraints(m: Model) -> None:
             heat[row.liquid_loop].append((var, kw * rt.liquid_fraction))
     for z, items in heat.items():
         zone = m.ix.zones[z]
-        _limit(m, "cooling", f"{z} ({zone.medium})", pulp.LpAffineExpression(items), zone.capacity_kw, "kW")
+        _limit(m, "cooling", f"{z} ({zone.medium})", pulp.LpAffineExpression(items), zone.capacity_kw, "kW", ("cooling_zone", z))
 
 
 def add_pod_constraints(m: Model) -> None:
@@ -215,11 +219,11 @@ def add_pod_constraints(m: Model) -> None:
             gpus[pod].append((var, types[t].gpus))
         racks[pod].append((var, 1.0))
     for pod, items in gpus.items():
-        _limit(m, "pod GPUs", pod, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus, "GPUs")
+        _limit(m, "pod GPUs", pod, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus, "GPUs", ("pod_gpus", pod))
     for pod, items in racks.items():
         cap = m.ix.pods[pod].max_racks
         if cap is not None:
-            _limit(m, "pod racks", pod, pulp.LpAffineExpression(items), cap, "racks")
+            _limit(m, "pod racks", pod, pulp.LpAffineExpression(items), cap, "racks", ("pod_racks", pod))
 
 
 def _scope_of(m: Model, row_id: str, scope: str) -> str:
@@ -242,7 +246,7 @@ def add_cluster_constraints(m: Model) -> None:
         elif c.demand == Demand.at_least:
             m.prob += (g >= c.gpus, f"demand_{_safe(c.id)}")
         elif c.gpus is not None:
-            _limit(m, "demand cap", c.id, g, c.gpus, "GPUs")
+            _limit(m, "demand cap", c.id, g, c.gpus, "GPUs", ("demand_cap", c.id))
         scope = cluster_scope(s, c.max_hops)
         types = s.catalog.by_id()
         mine = [(k, types[t].gpus, var) for (k, t, cc), var in m.n.items() if cc == c.id]
@@ -285,9 +289,9 @@ def add_budget_constraints(m: Model) -> None:
     IT power = Σ_r P_r ≤ it_power_kw."""
     b = m.scenario.budgets
     if b.capex_usd is not None:
-        _limit(m, "budget", "capex_usd", m.exprs["capex_usd"], b.capex_usd, "USD")
+        _limit(m, "budget", "capex_usd", m.exprs["capex_usd"], b.capex_usd, "USD", ("budget", "capex_usd"))
     if b.it_power_kw is not None:
-        _limit(m, "budget", "it_power_kw", m.exprs["it_kw"], b.it_power_kw, "kW")
+        _limit(m, "budget", "it_power_kw", m.exprs["it_kw"], b.it_power_kw, "kW", ("budget", "it_power_kw"))
 
 
 # ---------------------------------------------------------------- assembly
@@ -297,7 +301,7 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text)
 
 
-def _limit(m: Model, family: str, element: str, lhs: pulp.LpAffineExpression, limit: float, unit: str) -> None:
+def _limit(m: Model, family: str, element: str, lhs: pulp.LpAffineExpression, limit: float, unit: str, what: tuple[str, str]) -> None:
     name = f"c{len(m.limits)}"
     if m.elastic:
         s = m.prob.add_variable(f"s{len(m.limits)}", lowBound=0)
@@ -305,7 +309,7 @@ def _limit(m: Model, family: str, element: str, lhs: pulp.LpAffineExpression, li
         m.prob += (lhs - s <= limit, name)
     else:
         m.prob += (lhs <= limit, name)
-    m.limits[name] = Limit(family, element, unit, float(limit), lhs)
+    m.limits[name] = Limit(family, element, unit, float(limit), lhs, what[0], what[1])
 
 
 def _variables(m: Model) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 import pulp
 
 from planner.build import Model, build
+from planner.enums import Objective, Status
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import index_site
@@ -60,6 +61,8 @@ class Explanation:
     headline: str
     findings: list[Finding] = field(default_factory=list)
     method: str = ""
+    relaxations: list = field(default_factory=list)
+    """Feasible: every candidate limit as a :class:`Relaxation` (for tables)."""
 
     def render(self) -> str:
         """Plain text for the terminal."""
@@ -186,62 +189,105 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
 
 # ----------------------------------------------------------------- feasible
 
+STEP = 0.10
+"""One relaxation step: +10 % of a limit (power rating, cooling capacity, pod ports or racks, budget)."""
+TOP = 5
+"""Candidates re-solved one by one (then all together)."""
+RELAXABLE = ("power_node", "cooling_zone", "pod_gpus", "pod_racks", "budget")
 
-def _relaxed(scenario: Scenario, kind: str, ident: str, peers: tuple[str, ...] = ()) -> tuple[Scenario, str] | None:
-    """The scenario with one limit (and its binding peer feeds) relaxed by one step, and a description."""
+
+@dataclass
+class Relaxation:
+    """One limit (with its peers), how much it is used, one step of relaxing it, and what that buys."""
+
+    kind: str
+    ident: str
+    peers: tuple[str, ...]
+    use_share: float
+    """Worst use ÷ limit (normal or worst single failure)."""
+    used: float
+    limit: float
+    unit: str
+    when: str
+    """The failure at which the use is worst ('' for normal operation)."""
+    step: str = ""
+    """The relaxation, in words."""
+    cost_usd: float | None = None
+    """Indicative cost of the relaxation (see :func:`_relaxed`), USD."""
+    estimate: float = 0.0
+    """LP-dual screen: first-order gain of the step (objective units)."""
+    gain: float | None = None
+    """Objective gained by the step, re-solved from the base plan; none if not re-solved."""
+    gain_upper: float | None = None
+    """Upper end of the gain when the re-solve stopped at its limit (from its bound)."""
+
+    @property
+    def label(self) -> str:
+        names = ", ".join((self.ident, *self.peers))
+        return f"{KIND_WORDS.get(self.kind, self.kind)} {names}"
+
+
+KIND_WORDS = {"power_node": "power", "cooling_zone": "cooling", "pod_gpus": "pod ports", "pod_racks": "pod racks", "budget": "budget"}
+MAX_UNSOLVED_LINES = 8
+"""Limits listed without a re-solve, at most (the rest are counted)."""
+
+
+def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario, str, float | None] | None:
+    """The scenario with one kind of limit relaxed by one step (:data:`STEP`) on the given elements,
+    the step in words, and an indicative cost: added power or cooling kW at the facility build cost
+    per MW of critical IT; added pod ports at the fabric cost per GPU; a budget step at its own size."""
+    from planner.kpis import FACILITY_USD_PER_KW
+
     data: dict[str, Any] = copy.deepcopy(scenario.model_dump(mode="json"))
-    step = None
-    group = {ident, *peers}
+    steps: list[str] = []
+    cost = 0.0
     if kind == "budget":
-        b = data["budgets"]
-        old = b[ident]
-        b[ident] = old * 1.1
-        step = f"+10% on budget {ident} (+{_fmt(old * 0.1)})"
+        for ident in idents:
+            old = data["budgets"][ident]
+            data["budgets"][ident] = old * (1 + STEP)
+            steps.append(f"+{STEP:.0%} on budget {ident} (+{_fmt(old * STEP)})")
+            cost += old * STEP if ident == "capex_usd" else old * STEP * FACILITY_USD_PER_KW
     for bld in data["site"]["buildings"]:
         for node in [*bld["power_nodes"], *(n for h in bld["halls"] for n in h["power_nodes"])]:
-            if kind == "power_node" and node["id"] in group:
-                node["capacity_kw"] *= 1.1
-                step = f"+10% rating on {ident}" + (f" and {', '.join(peers)} (binding, same rows)" if peers else "")
+            if kind == "power_node" and node["id"] in idents:
+                add = node["capacity_kw"] * STEP
+                node["capacity_kw"] += add
+                cost += add * FACILITY_USD_PER_KW
+                steps.append(f"{node['id']} +{_fmt(add)} kW")
         for h in bld["halls"]:
             for z in h["cooling_zones"]:
-                if kind == "cooling_zone" and z["id"] == ident:
-                    z["units"] += 1
-                    step = f"+1 cooling unit ({_fmt(z['unit_capacity_kw'])} kW) in {ident}"
+                if kind == "cooling_zone" and z["id"] in idents:
+                    add = (z["units"] - z.get("redundant_units", 0)) * z["unit_capacity_kw"] * STEP
+                    z["unit_capacity_kw"] *= 1 + STEP
+                    cost += add * FACILITY_USD_PER_KW
+                    steps.append(f"{z['id']} +{_fmt(add)} kW of cooling")
             for p in h["pods"]:
-                if kind == "pod_gpus" and p["id"] == ident:
-                    add = math.ceil(p["max_gpus"] * 0.1)
+                if kind == "pod_gpus" and p["id"] in idents:
+                    add = math.ceil(p["max_gpus"] * STEP)
                     p["max_gpus"] += add
-                    step = f"+{add} GPU ports on pod {ident}"
-                if kind == "pod_racks" and p["id"] == ident and p.get("max_racks"):
-                    add = math.ceil(p["max_racks"] * 0.1)
+                    cost += add * scenario.site.fabric.cost_usd_per_gpu
+                    steps.append(f"pod {p['id']} +{add} GPU ports")
+                if kind == "pod_racks" and p["id"] in idents and p.get("max_racks"):
+                    add = math.ceil(p["max_racks"] * STEP)
                     p["max_racks"] += add
-                    step = f"+{add} racks on pod {ident}"
-    if step is None:
+                    steps.append(f"pod {p['id']} +{add} racks")
+    if not steps:
         return None
-    return Scenario.model_validate(data), step
+    priced = kind in ("power_node", "cooling_zone", "pod_gpus", "budget")
+    return Scenario.model_validate(data), "; ".join(steps), cost if priced else None
 
 
-def _relaxed_all(scenario: Scenario, usages) -> Scenario:
-    """The scenario with every listed limit relaxed by one step."""
-    s = scenario
-    for u in usages:
-        r = _relaxed(s, u.kind, u.id)
-        if r is not None:
-            s = r[0]
-    return s
-
-
-def _power_peers(scenario: Scenario, binding: set[str]) -> dict[str, set[str]]:
-    """Binding power node → other binding nodes that feed some of the same rows (2N partners):
+def _power_peers(scenario: Scenario, nodes: set[str]) -> dict[str, set[str]]:
+    """Power node → other listed nodes that feed some of the same rows (2N partners):
     relaxing one side of a redundant pair alone buys nothing."""
     ix = index_site(scenario.site)
     rows_of: dict[str, set[str]] = {}
-    for u in binding:
+    for u in nodes:
         under = ix.subtree(u)
         rows_of[u] = {r for r, ref in ix.rows.items() if under & set(ref.row.feeds)}
     return {
-        u: {v for v in binding if v != u and rows_of[u] & rows_of[v] and v not in ix.ancestors(u) and u not in ix.ancestors(v)}
-        for u in binding
+        u: {v for v in nodes if v != u and rows_of[u] & rows_of[v] and v not in ix.ancestors(u) and u not in ix.ancestors(v)}
+        for u in nodes
     }
 
 
@@ -262,57 +308,142 @@ def _smallest_steps(scenario: Scenario) -> dict[str, float]:
     }
 
 
-def explain_feasible(
-    scenario: Scenario, plan: Plan, time_limit_s: float | None = None, top: int = 5, progress: ProgressFn | None = None
-) -> Explanation:
-    """Binding limits of a plan and what one relaxation step of each buys (module docstring)."""
-    step = _smallest_steps(scenario)
-    binding = sorted(
-        (
-            u
-            for u in plan.utilisation
-            if u.limit > 0
-            and (u.worst_share >= BINDING_SHARE or u.limit - max(u.value, u.worst_value or 0.0) < step.get(u.kind, 0.0) - 1e-9)
-        ),
-        key=lambda u: -u.worst_share,
-    )
-    findings: list[Finding] = []
-    peers = _power_peers(scenario, {u.id for u in binding if u.kind == "power_node"})
-    done: set[str] = set()
+def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str], float]:
+    """First-order gain of one relaxation step per limit, from the row duals of the LP relaxation:
+    Σ over the limit's rows (normal and N-1) of |dual| × STEP × right-hand side."""
+    from planner.solvers import SolveRequest, from_name
+
+    m = build(scenario)
+    backend = from_name("highs")
+    res = backend.solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0, relax_integrality=True))
+    out: dict[tuple[str, str], float] = {}
+    if not res.duals:
+        return out
+    for name, lim in m.limits.items():
+        if lim.kind in RELAXABLE:
+            d = abs(res.duals.get(name, 0.0))
+            if d > 1e-9:
+                out[lim.kind, lim.ident] = out.get((lim.kind, lim.ident), 0.0) + d * STEP * lim.limit
+    return out
+
+
+def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float) -> tuple[float, float | None]:
+    """(gain, upper end or none) of a relaxed scenario against the base plan: the relaxed model
+    starts from the base plan (still feasible: relaxing only loosens), with the same settings."""
+    from planner.pipeline import start_from_racks
+
+    m = build(relaxed)
+    start = start_from_racks(m, plan.racks)
+    r = solve(m, None, time_limit_s, tie_breaks=False, start=start or None)
     base = plan.objective_value or 0.0
-    unit = {"max_gpus": "GPUs", "max_pflops": "PFLOPS", "min_capex": "USD capex"}[scenario.objective]
-    resolves = 0
-    for u in binding:
-        worst = max(u.value, u.worst_value or 0.0)
-        when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value + 1e-9 else ""
-        text = f"{u.kind.replace('_', ' ')} {u.id}: {_fmt(worst)} of {_fmt(u.limit)} {u.unit} used ({worst / u.limit:.1%}){when}"
-        if resolves < top and u.kind != "hall_positions" and u.id not in done:
-            mates = tuple(sorted(peers.get(u.id, set()))) if u.kind == "power_node" else ()
-            done |= {u.id, *mates}
-            relaxed = _relaxed(scenario, u.kind, u.id, mates)
-            if relaxed is not None:
-                resolves += 1
-                s2, step = relaxed
-                if progress:
-                    progress(Progress(f"re-solving with {step}", 0.0))
-                p2 = solve(build(s2), None, time_limit_s, tie_breaks=False)
-                if p2.objective is not None:
-                    delta = p2.objective - base
-                    text += f"; {step} → {'+' if delta >= 0 else ''}{_fmt(delta)} {unit}"
-        findings.append(Finding("binding", u.id, text, worst, u.unit))
-    near = [u for u in plan.utilisation if u.limit > 0 and u.kind != "hall_positions" and u.worst_share >= NEAR_SHARE]
-    if near and binding:
-        joint = _relaxed_all(scenario, near)
-        p3 = solve(build(joint), None, time_limit_s, tie_breaks=False)
-        if p3.objective is not None:
-            delta = p3.objective - base
-            findings.append(
-                Finding("note", "joint", f"relaxing all {len(near)} limits used ≥ {NEAR_SHARE:.0%} by one step together → {'+' if delta >= 0 else ''}{_fmt(delta)} {unit}")
-            )
-    if not findings:
-        findings.append(Finding("note", "", "no limit is used to 99% or more: demand, not capacity, decides this plan"))
-    head = f"Plan for {scenario.name}: {plan.kpis.gpus:,} GPUs ({plan.status}); binding limits (≥ {BINDING_SHARE:.0%} used, or no room for one more rack; normal or worst N-1):"
-    return Explanation(scenario.name, True, head, findings, "gains computed by re-solving with each limit relaxed by one step")
+    maximise = Objective(scenario.objective).maximise
+    sign = 1.0 if maximise else -1.0
+    got = base if r.objective is None else r.objective
+    gain = max(0.0, sign * (got - base))  # the base plan is a solution of the relaxed model
+    upper = None
+    if r.status != Status.optimal:
+        upper = max(gain, sign * (r.bound - base)) if r.bound is not None else math.inf
+    return gain, upper
+
+
+def explain_feasible(
+    scenario: Scenario, plan: Plan, time_limit_s: float | None = None, top: int = TOP, progress: ProgressFn | None = None
+) -> Explanation:
+    """Which limits bind and what relaxing each buys: screen every used limit with LP duals, re-solve
+    the most promising (each from the base plan, same settings and gap), then all of them together."""
+    limit_s = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
+    unit = Objective(scenario.objective).unit
+    screen = dual_screen(scenario, limit_s)
+    room = _smallest_steps(scenario)
+    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE]
+    tight = {u.id for u in usage if u.kind == "power_node" and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
+    peers = _power_peers(scenario, tight)
+    cands: list[Relaxation] = []
+    grouped: set[tuple[str, str]] = set()
+    for u in sorted(usage, key=lambda u: (-screen.get((u.kind, u.id), 0.0), -u.worst_share, u.kind, u.id)):
+        if (u.kind, u.id) in grouped:
+            continue
+        mates = tuple(sorted(peers.get(u.id, set()))) if u.kind == "power_node" else ()
+        grouped |= {(u.kind, u.id), *((u.kind, p) for p in mates)}
+        used = max(u.value, u.worst_value or 0.0)
+        est = screen.get((u.kind, u.id), 0.0) + sum(screen.get((u.kind, p), 0.0) for p in mates)
+        no_room = u.limit - used < room.get(u.kind, 0.0) - 1e-9
+        if est <= 1e-9 and u.worst_share < BINDING_SHARE and not no_room:
+            continue
+        when = u.worst_failure if u.worst_failure and (u.worst_value or 0) > u.value + 1e-9 else ""
+        cands.append(Relaxation(u.kind, u.id, mates, used / u.limit, used, u.limit, u.unit, when, estimate=est))
+    findings: list[Finding] = []
+    chosen = cands[:top]
+    for c in chosen:
+        r = _relaxed(scenario, c.kind, {c.ident, *c.peers})
+        if r is None:
+            continue
+        relaxed, c.step, c.cost_usd = r
+        if progress:
+            progress(Progress(f"re-solving with {c.step}", 0.0))
+        c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
+    unsolved = 0
+    for c in cands:
+        when = f" when {c.when} fails" if c.when else ""
+        text = f"{c.label}: {_fmt(c.used)} of {_fmt(c.limit)} {c.unit} used ({c.use_share:.1%}){when}"
+        if c.gain is not None:
+            text += f"; {c.step} → {_gain_text(c.gain, c.gain_upper)} {unit}"
+            if c.cost_usd is not None:
+                text += f" (≈ ${c.cost_usd:,.0f})"
+        else:
+            unsolved += 1
+            if unsolved > MAX_UNSOLVED_LINES:
+                continue
+            text += "; not re-solved (the LP screen ranks it below the top ones)" if c.estimate > 0 else "; the LP screen finds no gain"
+        findings.append(Finding("binding", c.ident, text, c.used, c.unit))
+    if unsolved > MAX_UNSOLVED_LINES:
+        findings.append(Finding("note", "", f"… and {unsolved - MAX_UNSOLVED_LINES:,} more limits used to the full or close, not re-solved (table: every one)"))
+    joint = [c for c in chosen if c.step]
+    if len(joint) > 1:
+        s2 = scenario
+        for c in joint:
+            r = _relaxed(s2, c.kind, {c.ident, *c.peers})
+            if r is not None:
+                s2 = r[0]
+        if progress:
+            progress(Progress(f"re-solving with {len(joint)} limits relaxed together", 0.0))
+        g, up = _resolve_gain(scenario, s2, plan, limit_s)
+        names = "; ".join(c.label for c in joint)
+        findings.append(Finding("note", "joint", f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}", g, unit))
+    capped = _clusters_at_cap(scenario, plan)
+    if capped and all((c.gain or 0.0) <= 1e-9 for c in chosen):
+        findings.insert(0, Finding("note", "demand", f"{_names(capped)} at {'its' if len(capped) == 1 else 'their'} GPU cap: demand, not capacity, decides this plan"))
+    elif not cands:
+        findings.append(Finding("note", "", "no limit binds: demand, not capacity, decides this plan"))
+    gpus = plan.kpis.gpus if plan.kpis else 0
+    head = (f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation pays, "
+            f"most valuable first (normal or worst N-1 use):")
+    ex = Explanation(scenario.name, True, head, findings,
+                     f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same settings; +{STEP:.0%} per step")
+    ex.relaxations = cands
+    return ex
+
+
+def _clusters_at_cap(scenario: Scenario, plan: Plan) -> list[str]:
+    """Clusters whose GPUs reach their stated cap (demand max with gpus, or exact)."""
+    types = scenario.catalog.by_id()
+    got: dict[str, int] = {}
+    for r in plan.racks:
+        got[r.cluster] = got.get(r.cluster, 0) + types[r.rack_type].gpus
+    return [c.id for c in scenario.clusters if c.gpus is not None and c.demand != Demand.at_least and got.get(c.id, 0) >= c.gpus]
+
+
+def _names(ids: list[str], most: int = 4) -> str:
+    head = ", ".join(ids[:most])
+    return ("cluster " if len(ids) == 1 else "clusters ") + head + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _gain_text(gain: float, upper: float | None) -> str:
+    if upper is None or upper <= gain + 1e-9:
+        return f"+{_fmt(gain)}"
+    if math.isinf(upper):
+        return f"at least +{_fmt(gain)} (re-solve stopped at its limit, no bound)"
+    return f"+{_fmt(gain)} to +{_fmt(upper)} (re-solve stopped at its limit)"
 
 
 def explain(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> tuple[Explanation, Plan | None]:
@@ -320,8 +451,8 @@ def explain(scenario: Scenario, time_limit_s: float | None = None, progress: Pro
     from planner.pipeline import plan_scenario
 
     plan = plan_scenario(scenario, progress, time_limit_s)
-    if plan.status == "infeasible":
+    if plan.status == Status.infeasible:
         return explain_infeasible(scenario, time_limit_s, progress), plan
-    if plan.status == "time_limit":
+    if not plan.status.has_plan:
         return Explanation(scenario.name, None, f"No plan found within {time_limit_s or scenario.solver.time_limit_s} s; feasibility is unknown. Raise the time limit."), plan
     return explain_feasible(scenario, plan, time_limit_s, progress=progress), plan

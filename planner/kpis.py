@@ -15,6 +15,10 @@
 
 from __future__ import annotations
 
+FACILITY_USD_PER_KW = 11_700.0
+"""Facility build cost per kW of critical IT, USD: $11.7M per MW, the average of $9.3-15.0M
+(Cushman & Wakefield Data Center Development Cost Guide 2025). Used to price added power or cooling."""
+
 from collections.abc import Iterable
 
 from planner.plan import Kpis, PlacedRack

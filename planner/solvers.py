@@ -62,6 +62,8 @@ class SolveRequest:
     start: dict[str, float] | None = None
     """Variable name → starting value (backends without MIP start ignore it)."""
     on_progress: ProgressHook | None = None
+    relax_integrality: bool = False
+    """Solve the LP relaxation (every integer variable continuous) and report row duals."""
 
 
 @dataclass
@@ -82,6 +84,8 @@ class BackendResult:
     """The solver stopped at its time limit."""
     message: str = ""
     """The solver's own status text."""
+    duals: dict[str, float] | None = None
+    """Row name → dual value (LP relaxations only): d objective / d right-hand side."""
 
 
 class Backend(ABC):
@@ -146,6 +150,7 @@ class _Compiled:
 
     names: list[str]
     col: dict[str, int]
+    row_names: list[str]
     lower: list[float]
     upper: list[float]
     integer: list[int]
@@ -190,10 +195,12 @@ def _compile(prob: pulp.LpProblem) -> _Compiled:
     starts = [0]
     index: list[int] = []
     value: list[float] = []
-    for c in prob._constraints.values():  # noqa: SLF001 - PuLP exposes no public row iterator
+    row_names: list[str] = []
+    for rname, c in prob._constraints.items():  # noqa: SLF001 - PuLP exposes no public row iterator
         _add_row(c, c.sense, -c.constant, col_of, row_lower, row_upper, index, value)
         starts.append(len(index))
-    out = _Compiled(names, col, lower, upper, integer, row_lower, row_upper, starts, index, value)
+        row_names.append(rname)
+    out = _Compiled(names, col, row_names, lower, upper, integer, row_lower, row_upper, starts, index, value)
     with _COMPILED_LOCK:
         _COMPILED[prob] = out
     return out
@@ -276,6 +283,8 @@ class HighsBackend(Backend):
         lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
         lp.a_matrix_.value_ = np.array(value, dtype=np.float64)
         lp.sense_ = highspy.ObjSense.kMaximize if req.maximise else highspy.ObjSense.kMinimize
+        if req.relax_integrality:
+            integer = [0] * n
         if any(integer):
             lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
 
@@ -318,6 +327,10 @@ class HighsBackend(Backend):
             bound = float(b) if math.isfinite(b) else None
         elif status == ms.kOptimal and reported is not None:
             bound = reported  # an LP solved to optimality: strong duality
+        duals = None
+        if req.relax_integrality and status == ms.kOptimal:
+            row_dual = h.getSolution().row_dual
+            duals = {rn: float(row_dual[i]) for i, rn in enumerate(base.row_names)}
         return BackendResult(
             values=values,
             reported_objective=reported,
@@ -326,6 +339,7 @@ class HighsBackend(Backend):
             infeasible=status in (ms.kInfeasible, ms.kUnboundedOrInfeasible),
             time_limited=status == ms.kTimeLimit,
             message=h.modelStatusToString(status),
+            duals=duals,
         )
 
 
