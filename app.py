@@ -1,14 +1,21 @@
-"""GPU fleet capacity and datacenter layout planner: dashboard navigation only."""
+"""GPU fleet capacity and datacenter layout planner: dashboard navigation only.
+
+Whatever a page meets, the user sees an error box, never a traceback."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 st.set_page_config(page_title="GPU fleet planner", layout="wide")
-st.navigation(
+page = st.navigation(
     [
         st.Page("ui/plan_page.py", title="Plan", default=True),
         st.Page("ui/scenario_page.py", title="Scenario"),
         st.Page("ui/compare_page.py", title="Compare"),
     ]
-).run()
+)
+try:
+    page.run()
+except Exception as e:  # noqa: BLE001 - Streamlit's own stop/rerun signals are not Exceptions
+    st.error(f"Something went wrong on this page ({type(e).__name__}: {str(e)[:300]}). The scenario is unchanged; "
+             "reload the page or load a shipped scenario.")

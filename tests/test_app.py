@@ -1,27 +1,57 @@
-"""Dashboard tests with Streamlit's AppTest: every page, bad input, solve, form edits."""
+"""Dashboard tests with Streamlit's AppTest: every page, bad input, solve, form edits, sessions."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.loader import load_scenario
+from planner.loader import load_scenario, load_scenario_text
 from planner.pipeline import plan_scenario
+from ui.cache import SolveHub
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-def app() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120)
+def app(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at
 
 
-def open_page(page: str) -> AppTest:
-    at = app().run()
+def open_page(page: str, **params: str) -> AppTest:
+    at = app(**params).run()
     at.switch_page(page).run()
     return at
+
+
+def load(at: AppTest, name: str) -> AppTest:
+    at.switch_page("ui/scenario_page.py").run()
+    at.selectbox(key="shipped").select(name).run()
+    at.button(key="load_shipped").click().run()
+    return at
+
+
+def form_key(at: AppTest, prefix: str) -> str:
+    """The key of a form widget tied to the loaded scenario (prefix_<scenario key>)."""
+    widgets = [*at.selectbox, *at.number_input, *at.multiselect]
+    keys = [w.key for w in widgets if w.key and w.key.startswith(prefix + "_") and len(w.key) == len(prefix) + 13]
+    assert len(keys) == 1, keys
+    return keys[0]
+
+
+def _param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def errors(at: AppTest) -> str:
+    return " ".join(e.value for e in at.error)
 
 
 def test_plan_page_opens_on_default_scenario() -> None:
@@ -30,6 +60,7 @@ def test_plan_page_opens_on_default_scenario() -> None:
     assert at.title[0].value == "Plan: small-hall"
     assert at.button(key="solve")
     assert any("Not solved yet" in i.value for i in at.info)
+    assert at.markdown[0].value.startswith("Active settings: objective **max_gpus** · no capex budget")
 
 
 @pytest.mark.parametrize("page", ["ui/scenario_page.py", "ui/compare_page.py"])
@@ -46,42 +77,116 @@ def test_solve_matches_cli_engine() -> None:
     expected = plan_scenario(load_scenario(ROOT / "datasets/small-hall.yaml"))
     values = {m.label: m.value for m in at.metric}
     assert values["GPUs"] == f"{expected.kpis.gpus:,}"
-    assert values["Status"] == expected.status == "optimal"
+    assert values["Status"] == "Optimal" and expected.status == "optimal"
 
 
 def test_bad_yaml_lists_path() -> None:
     at = open_page("ui/scenario_page.py")
     text = (ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red")
-    text = text.replace("small-hall.site.yaml", "small-hall.site.yaml")
     at.text_area(key="paste").input(text).run()
     at.button(key="apply_upload").click().run()
     assert not at.exception
-    errors = " ".join(e.value for e in at.error)
-    assert "clusters[0].colour: unknown key 'colour'" in errors
+    assert "clusters[0].colour: unknown key 'colour'" in errors(at)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: x\nsite: /etc/shadow\nclusters: [{id: c, demand: max, rack_types: [dgx-h100-4]}]\n",
+         "site: '/etc/shadow' is an absolute path; give a path relative to the shipped datasets"),
+        ("name: x\nsite: ../../etc/passwd\nclusters: []\n", "leaves the shipped datasets"),
+        ("a: " + "[" * 3000 + "]" * 3000, "line 1, column"),
+        ("a: !!python/object/apply:os.system ['true']\n", "could not determine a constructor"),
+        ("- just\n- a list\n", "expected a scenario mapping"),
+        ("name: x\nsite: {id: s}\nclusters: 5\n", "problems"),
+        ("\x00\x01binary", "NUL"),
+    ],
+)
+def test_anything_pasted_gives_an_error_box_never_a_traceback(text: str, expected: str) -> None:
+    at = open_page("ui/scenario_page.py")
+    at.text_area(key="paste").input(text).run()
+    at.button(key="apply_upload").click().run()
+    assert not at.exception
+    assert expected in errors(at)
+    assert at.title[0].value == "Scenario"
 
 
 def test_form_changes_reach_the_solve() -> None:
-    """Cap nvl-infer at exactly 72 GPUs and forbid NVL72 elsewhere: the solve places exactly one NVL72 rack."""
+    """Cap nvl-infer at exactly 72 GPUs: the solve places exactly one NVL72 rack."""
     at = open_page("ui/scenario_page.py")
-    at.selectbox(key="demand_nvl-infer").select("exact")
-    at.number_input(key="gpus_nvl-infer").set_value(72)
-    at.button(key="FormSubmitter:knobs-Apply changes").click().run()
+    at.selectbox(key=form_key(at, "demand_nvl-infer")).select("exact")
+    at.number_input(key=form_key(at, "gpus_nvl-infer")).set_value(72)
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
     assert not at.exception
-    from planner.loader import load_scenario_text
-
     edited = load_scenario_text(at.session_state.scenario_yaml)
     assert (edited.clusters[1].demand.value, edited.clusters[1].gpus) == ("exact", 72)
     at.switch_page("ui/plan_page.py").run()
     at.button(key="solve").click().run()
     assert not at.exception
-    from planner.plan import Plan
-    from ui.state import plan_store, scenario_key
+    from ui.state import plan_of, scenario_key
 
-    plan = Plan.model_validate(plan_store()[scenario_key(at.session_state.scenario_yaml)]["plan"])
+    plan = plan_of(at.session_state["my_results"][scenario_key(at.session_state.scenario_yaml)])
     assert sum(1 for r in plan.racks if r.cluster == "nvl-infer") == 1
 
 
-def test_infeasible_scenario_shows_explanation() -> None:
+def test_loading_another_scenario_resets_the_form_and_the_plan_page_says_what_is_active() -> None:
+    at = open_page("ui/scenario_page.py")
+    at.number_input(key=form_key(at, "capex")).set_value(30e6)
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    assert load_scenario_text(at.session_state.scenario_yaml).budgets.capex_usd == 30e6
+    at.switch_page("ui/plan_page.py").run()
+    assert "capex budget **$30,000,000**" in at.markdown[0].value
+    load(at, "meta-24k-building")
+    meta = load_scenario(ROOT / "datasets/meta-24k-building.yaml")
+    assert at.number_input(key=form_key(at, "capex")).value == 0
+    assert at.number_input(key=form_key(at, "tlim")).value == meta.solver.time_limit_s
+    assert at.number_input(key=form_key(at, "gap")).value == meta.solver.rel_gap
+    at.switch_page("ui/plan_page.py").run()
+    assert "no capex budget" in at.markdown[0].value
+
+
+def test_sessions_see_only_their_own_solves() -> None:
+    a = app(scenario="dr-hall").run()
+    a.button(key="solve").click().run()
+    assert {m.label: m.value for m in a.metric}["GPUs"] == "880"
+    b = app(scenario="dr-hall").run()
+    assert not b.metric
+    assert any("Not solved yet" in i.value for i in b.info)
+
+
+def test_a_reload_keeps_the_loaded_and_the_edited_scenario() -> None:
+    at = app().run()
+    load(at, "dr-hall")
+    assert _param(at, "scenario") == "dr-hall"
+    again = app(scenario="dr-hall").run()
+    assert again.title[0].value == "Plan: dr-hall"
+    at.number_input(key=form_key(at, "capex")).set_value(12e6)
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    key = _param(at, "s")
+    assert "scenario" not in at.query_params
+    reloaded = app(s=key).run()
+    assert reloaded.title[0].value == "Plan: dr-hall"
+    assert "capex budget **$12,000,000**" in reloaded.markdown[0].value
+
+
+def test_every_shipped_scenario_is_in_the_picker() -> None:
+    at = open_page("ui/scenario_page.py")
+    shipped = sorted(p.name.removesuffix(".yaml") for p in (ROOT / "datasets").glob("*.yaml")
+                     if not p.name.endswith((".site.yaml", ".gen.yaml")) and p.name != "catalog.yaml")
+    assert sorted(at.selectbox(key="shipped").options) == shipped
+    assert "region-100k-pods" in shipped
+
+
+def test_file_and_pasted_text_says_which_it_uses() -> None:
+    at = open_page("ui/scenario_page.py")
+    at.text_area(key="paste").input("name: x\n").run()
+    # AppTest cannot attach files; the rule is checked on the page source instead
+    source = (ROOT / "ui/scenario_page.py").read_text()
+    assert "the pasted text is ignored while a file is uploaded" in source
+    assert not at.exception
+
+
+def test_infeasible_scenario_is_an_error_with_its_explanation() -> None:
     at = open_page("ui/scenario_page.py")
     text = "name: inf\nsite: small-hall.site.yaml\nclusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n"
     at.text_area(key="paste").input(text).run()
@@ -89,20 +194,32 @@ def test_infeasible_scenario_shows_explanation() -> None:
     at.switch_page("ui/plan_page.py").run()
     at.button(key="solve").click().run()
     assert not at.exception
-    errors = " ".join(e.value for e in at.error)
-    assert "No plan meets every demand" in errors
-    assert "cooling CZ-AIR (air): short by 804.4 kW" in errors
+    assert "Infeasible: no plan meets every demand" in errors(at)
+    assert "cooling CZ-AIR (air): short by 804.4 kW" in errors(at)
+    assert not at.success
 
 
-def test_explain_binding_limits_in_dashboard() -> None:
-    at = open_page("ui/scenario_page.py")
-    at.selectbox(key="shipped").select("dr-hall").run()
-    at.button(key="load_shipped").click().run()
-    at.switch_page("ui/plan_page.py").run()
+def test_explain_table_in_dashboard() -> None:
+    at = app(scenario="dr-hall").run()
     at.button(key="solve").click().run()
     at.button(key="explain").click().run()
     assert not at.exception
-    assert at.code[0].value.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")
+    table = at.dataframe[-1].value
+    first = table.iloc[0]
+    assert first["limit"].startswith("power UPS-")
+    assert first["+GPUs"] == 80
+    assert list(table.columns[:4]) == ["limit", "use %", "when", "relaxation"]
+
+
+def test_large_site_shows_an_overview_and_says_top_n() -> None:
+    at = app(scenario="region-100k").run()
+    at.button(key="solve").click().run()
+    assert not at.exception
+    assert any(s.value.startswith("Site overview: 4 buildings, ") for s in at.subheader)
+    overview = at.dataframe[0].value
+    assert list(overview.columns) == ["building", "hall", "positions", "racks", "GPUs", "IT MW", "worst power use %", "worst cooling use %"]
+    assert overview["GPUs"].sum() == int({m.label: m.value for m in at.metric}["GPUs"].replace(",", ""))
+    assert len(overview) == sum(len(b.halls) for b in load_scenario(ROOT / "datasets/region-100k.yaml").site.buildings)
 
 
 def test_compare_two_variants() -> None:
@@ -119,6 +236,21 @@ def test_compare_two_variants() -> None:
     assert list(table["status"]) == ["optimal", "optimal"]
 
 
+def test_colours_are_fixed_per_rack_type_and_cluster() -> None:
+    from ui.colors import cluster_colors, rack_type_colors
+    from ui.floorplan import floor_figure
+
+    small = load_scenario(ROOT / "datasets/small-hall.yaml")
+    meta = load_scenario(ROOT / "datasets/meta-24k-building.yaml")
+    assert rack_type_colors(small) == rack_type_colors(meta)
+    plan = plan_scenario(small)
+    colours = {t.name.split(" (")[0]: t.marker.color for t in floor_figure(small, plan, "H1").data}
+    assert colours["grand-teton-h100"] == rack_type_colors(small)["grand-teton-h100"]
+    assert colours["gb200-nvl72"] == rack_type_colors(small)["gb200-nvl72"]
+    by_cluster = {t.name.split(" (")[0]: t.marker.color for t in floor_figure(small, plan, "H1", "cluster").data}
+    assert by_cluster["train-gt"] == cluster_colors(small)["train-gt"]
+
+
 def test_ui_never_imports_the_solver_library() -> None:
     """Pages and figures talk to the planner API only; solver objects never reach the UI."""
     import ast
@@ -128,3 +260,50 @@ def test_ui_never_imports_the_solver_library() -> None:
         names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not names & {"pulp", "highspy"}, path.name
+
+
+# --------------------------------------------------------------- the shared result store
+
+
+def _entry(status: str) -> dict:
+    return {"plan": {"status": status}, "wall_s": 0.0}
+
+
+def test_hub_caches_final_results_only() -> None:
+    hub = SolveHub()
+    assert hub.run("a", lambda: _entry("optimal")) == _entry("optimal")
+    assert hub.run("a", lambda: _entry("infeasible")) == _entry("optimal")  # cached
+    hub.run("b", lambda: _entry("feasible"))
+    hub.run("c", lambda: {"error": "boom"})
+    assert (hub.get("b"), hub.get("c"), hub.runs) == (None, None, 3)
+    hub.run("b", lambda: _entry("optimal"))
+    assert hub.runs == 4 and hub.get("b") == _entry("optimal")
+
+
+def test_hub_is_bounded() -> None:
+    hub = SolveHub(max_entries=3, max_bytes=10_000)
+    for i in range(10):
+        hub.run(str(i), lambda i=i: {**_entry("optimal"), "pad": "x" * 1000, "i": i})
+    assert len(hub) == 3 and hub.get("9") is not None and hub.get("0") is None
+    hub.run("big", lambda: {**_entry("optimal"), "pad": "x" * 20_000})
+    assert hub.get("big") is None and hub.bytes <= 10_000
+
+
+def test_identical_solves_in_flight_run_once() -> None:
+    hub = SolveHub()
+    started = threading.Event()
+
+    def slow() -> dict:
+        started.set()
+        time.sleep(0.5)
+        return _entry("optimal")
+
+    out = []
+    t1 = threading.Thread(target=lambda: out.append(hub.run("k", slow)))
+    t1.start()
+    started.wait()
+    t2 = threading.Thread(target=lambda: out.append(hub.run("k", slow)))
+    t2.start()
+    t1.join()
+    t2.join()
+    assert hub.runs == 1 and out == [_entry("optimal"), _entry("optimal")]

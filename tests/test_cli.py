@@ -111,9 +111,9 @@ def test_bad_solver_flag_exit_2() -> None:
 def test_explain_feasible_names_binding_limits() -> None:
     r = run("explain", "datasets/dr-hall.yaml", "--quiet")
     assert r.returncode == 0
-    assert r.stdout.startswith("Plan for dr-hall: 880 GPUs (optimal); binding limits")
-    assert "power node UPS-" in r.stdout
-    assert "computed by re-solving" in r.stdout
+    assert r.stdout.startswith("Plan for dr-hall: 880 GPUs (optimal); limits that bind or whose relaxation pays")
+    assert "  - power UPS-" in r.stdout and "→ +80 GPUs" in r.stdout
+    assert "re-solved from the base plan" in r.stdout
 
 
 # ------------------------------------------------------------------ failing cleanly

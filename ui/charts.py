@@ -14,17 +14,19 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     """KPIs of one or more plans, one row per plan and one typed column per KPI."""
     rows = {}
     for name, p in plans.items():
-        k = {key: (round(v, 2) if isinstance(v, float) else v) for key, v in p.kpis.model_dump().items()}
-        k.update(status=p.status, gap=None if p.gap is None else round(p.gap, 5), solver=p.solver, solve_time_s=round(p.solve_time_s, 2))
+        k = {key: (round(v, 2) if isinstance(v, float) else v) for key, v in (p.kpis.model_dump() if p.kpis else {}).items()}
+        k.update(status=p.status.value, gap=None if p.gap is None else round(p.gap, 5), solver=p.solver, solve_time_s=round(p.solve_time_s, 2))
         rows[name] = k
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None:
     """Horizontal bars of use ÷ limit for one kind of limit: normal and worst single failure."""
-    items = sorted((u for u in plan.utilisation if u.kind == kind and u.limit > 0), key=lambda u: -u.worst_share)[:top]
+    every = sorted((u for u in plan.utilisation or [] if u.kind == kind and u.limit > 0), key=lambda u: (-u.worst_share, u.id))
+    items = every[:top]
     if not items:
         return None
+    title = KIND_TITLES.get(kind, kind) + (f": top {len(items)} of {len(every)} by worst use" if len(every) > len(items) else "")
     names = [u.id for u in items][::-1]
     fig = go.Figure()
     fig.add_bar(y=names, x=[u.share * 100 for u in items][::-1], orientation="h", name="normal",
@@ -34,6 +36,6 @@ def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None
                     hovertext=[f"{max(u.value, u.worst_value or 0):,.1f} of {u.limit:,.1f} kW when {u.worst_failure or '-'} fails" for u in items][::-1],
                     marker_color="#e07b00")
     fig.add_vline(x=100, line_dash="dash", line_color="#c23b3b")
-    fig.update_layout(title=KIND_TITLES.get(kind, kind), barmode="group", height=120 + 22 * len(items) * (2 if kind == "power_node" else 1),
+    fig.update_layout(title=title, barmode="group", height=120 + 22 * len(items) * (2 if kind == "power_node" else 1),
                       xaxis={"title": "% of usable limit", "range": [0, 110]}, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})
     return fig

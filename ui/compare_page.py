@@ -44,7 +44,8 @@ if go:
         text = scenario_yaml(v)
         with st.status(f"Variant {name}…", expanded=False) as box:
             entry = solve_text(text, v, box)
-            box.update(label=f"Variant {name}: {entry.get('plan', {}).get('status', 'error')}", state="complete")
+            status = entry.get("plan", {}).get("status", "error")
+            box.update(label=f"Variant {name}: {status}", state="complete" if status in ("optimal", "feasible") else "error")
         results[name] = (v, plan_of(entry), entry)
     st.session_state.compare = results
 
@@ -56,7 +57,7 @@ if results:
         st.dataframe(kpi_table(plans), key="compare_kpis", width="stretch")
     cols = st.columns(len(results))
     for col, (name, (v, p, entry)) in zip(cols, results.items(), strict=True):
-        col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status}" if p else f"**{name}**: {entry.get('error', 'no plan')}")
+        col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status.value}" if p and p.kpis else f"**{name}**: {entry.get('error', 'no plan')}")
         if p is not None:
             hall = next(h.id for b in v.site.buildings for h in b.halls)
             col.plotly_chart(floor_figure(v, p, hall), key=f"cmp_floor_{name}", width="stretch")

@@ -7,9 +7,9 @@ import plotly.graph_objects as go
 from planner.plan import Plan
 from planner.schema import Scenario
 from planner.site_index import index_site
+from ui.colors import PALETTE, cluster_colors, rack_type_colors
 
 EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"
-PALETTE = ["#1f5fa8", "#e07b00", "#2a9d4b", "#c23b3b", "#7d4fb0", "#8c6d31", "#d45fa8", "#4d9fb8", "#7f7f7f", "#b5b82c"]
 
 
 FEED_BUCKETS = [(0.5, "feeds ≤ 50% (worst N-1)"), (0.8, "feeds 50–80%"), (0.95, "feeds 80–95%"), (1.0 + 1e-9, "feeds 95–100%")]
@@ -62,7 +62,8 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
 def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> go.Figure:
     """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``."""
     records = floor_positions(scenario, plan, hall_id, color_by)
-    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", **BUCKET_COLORS}
+    ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
+    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", **BUCKET_COLORS, **ids}
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
     labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK), order.get(s, -1), s))
     fig = go.Figure()

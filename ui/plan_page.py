@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.enums import Status
 from planner.errors import InputError
+from planner.kpis import compute_kpis
 from planner.plan import plan_from_text
 from planner.verify import verify
-from ui.state import UPLOAD_MB, current_scenario, explain_binding, plan_of, show_problems, solve_text, stored
-from ui.views import downloads, floor_plan, kpi_cards, utilisation
+from ui.state import UPLOAD_MB, current_scenario, explain_binding, my_entry, plan_of, scenario_key, show_problems, solve_text
+from ui.views import active_settings, downloads, explain_table, floor_plan, kpi_cards, site_overview, utilisation
 
 scenario = current_scenario()
 if scenario is None:
     st.stop()
 text = st.session_state.scenario_yaml
+skey = scenario_key(text)[:12]
 st.title(f"Plan: {scenario.name}")
-st.caption(f"{scenario.description}  ·  objective {scenario.objective}  ·  solver {scenario.solver.name}, "
-           f"{scenario.solver.time_limit_s:g} s limit, gap {scenario.solver.rel_gap:g}")
+if scenario.description:
+    st.caption(scenario.description)
+st.markdown("Active settings: " + active_settings(scenario))
 
 with st.expander("Open a plan YAML"):
-    up = st.file_uploader("Plan YAML", type=["yaml", "yml"], key="plan_upload", max_upload_size=UPLOAD_MB)
-    if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size):
-        st.session_state.uploaded_name = (up.name, up.size)
+    up = st.file_uploader("Plan YAML", type=["yaml", "yml"], key=f"plan_upload_{skey}", max_upload_size=UPLOAD_MB)
+    if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size, skey):
+        st.session_state.uploaded_name = (up.name, up.size, skey)
+        st.session_state.pop("uploaded_plan", None)
         try:
             candidate = plan_from_text(up.getvalue(), up.name)
         except InputError as e:
@@ -29,24 +34,33 @@ with st.expander("Open a plan YAML"):
         else:
             rep = verify(candidate, scenario)
             if rep.ok:
-                st.session_state.uploaded_plan = candidate
+                # show what the racks give, never the file's own figures
+                recomputed = candidate.model_copy(update={"kpis": compute_kpis(scenario, candidate.racks), "utilisation": rep.usage})
+                st.session_state.uploaded_plan = recomputed.model_dump(mode="json")
             else:
                 show_problems([str(v) for v in rep.violations], f"The plan {up.name}")
 
-entry = stored(text)
+entry = my_entry(text)
 if st.button("Solve", type="primary", key="solve"):
     st.session_state.pop("uploaded_plan", None)
     with st.status("Solving…", expanded=True) as box:
         entry = solve_text(text, scenario, box)
         done = plan_of(entry)
-        label = f"Solved: {done.status}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s" if done else "Solve failed"
-        box.update(label=label, state="complete" if done else "error", expanded=False)
+        if done is None:
+            box.update(label="Solve failed", state="error", expanded=True)
+        elif done.status in (Status.optimal, Status.feasible):
+            box.update(label=f"Solved: {done.status.value}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s", state="complete", expanded=False)
+        else:
+            box.update(label=f"No plan: {done.status.value} after {entry['wall_s']:.1f} s", state="error", expanded=False)
 
 plan = plan_of(entry)
 uploaded = st.session_state.get("uploaded_plan")
 if uploaded is not None:
-    plan = uploaded
-    st.success(f"Showing the opened plan ({len(plan.racks)} racks, solver {plan.solver}): every constraint holds for this scenario.")
+    from planner.plan import Plan
+
+    plan = Plan.model_validate(uploaded)
+    st.success(f"Showing the opened plan ({len(plan.racks)} racks, solver {plan.solver}): every constraint holds for this scenario; "
+               "every figure below is recomputed from its racks.")
     if st.button("Close the opened plan", key="close_upload"):
         st.session_state.pop("uploaded_plan", None)
         st.rerun()
@@ -55,22 +69,30 @@ if entry and "error" in entry and uploaded is None:
     st.error(entry["error"])
 if plan is None:
     st.info("Not solved yet: the floor plan shows the empty site. Press **Solve**.")
+    site_overview(scenario, None, "plan")
     floor_plan(scenario, None, "plan")
     st.stop()
 
-if plan.status == "infeasible":
-    st.error("No plan meets every demand.\n\n```\n" + (entry or {}).get("explanation", "") + "\n```")
-elif plan.status == "feasible":
-    st.warning(f"Time limit reached: best plan found, within {plan.gap:.2%} of the best bound.")
-elif plan.status == "time_limit":
+if plan.status == Status.infeasible:
+    st.error("Infeasible: no plan meets every demand.\n\n```\n" + (entry or {}).get("explanation", "") + "\n```")
+elif plan.status == Status.time_limit:
     st.error("No plan found within the time limit. Raise it on the Scenario page.")
+elif plan.status == Status.no_solution:
+    st.error("The solver stopped without a plan. " + "; ".join(plan.notes[-2:]))
+elif plan.status == Status.feasible:
+    gap = "unknown" if plan.gap is None else f"{plan.gap:.2%}"
+    st.warning(f"Feasible, not proven optimal: best plan found, gap to the best bound {gap}. " + "; ".join(n for n in plan.notes if "first-fit" in n or "solver" in n))
+if not plan.racks and not plan.status.has_plan:
+    floor_plan(scenario, None, "plan")
+    st.stop()
 kpi_cards(plan)
+site_overview(scenario, plan, "plan")
 floor_plan(scenario, plan, "plan")
 st.subheader("Utilisation against limits")
 utilisation(plan)
-if plan.racks and plan.status in ("optimal", "feasible") and uploaded is None:
+if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded is None:
     with st.expander("Binding limits and what relaxing them buys"):
-        if st.button("Explain", key="explain"):
-            with st.spinner("Re-solving with each binding limit relaxed…"):
-                st.code(explain_binding(text, scenario, plan), language=None)
+        if st.button("Explain", key="explain") or (my_entry(text) or {}).get("binding"):
+            with st.spinner("Screening every limit, re-solving the most valuable ones…"):
+                explain_table(explain_binding(text, scenario, plan))
 downloads(text, plan, scenario.name)

@@ -4,31 +4,43 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.enums import Objective, SolverName
 from planner.errors import InputError
 from planner.loader import parse_yaml, scenario_from_data, validate_model
 from planner.schema import Catalog, Site
 from planner.variants import apply_changes, scenario_data
 from ui.floorplan import floor_figure
-from ui.state import SHIPPED, UPLOAD_MB, current_scenario, load_shipped, parse_scenario_text, set_scenario, show_problems
+from ui.state import (
+    SHIPPED,
+    UPLOAD_MB,
+    current_scenario,
+    load_shipped,
+    remember_upload,
+    scenario_key,
+    set_scenario,
+    show_problems,
+    upload_root,
+)
 
 
-def apply_upload(kind: str, raw: bytes, scenario) -> list[str]:
+def apply_upload(kind: str, raw: bytes, name: str, scenario) -> list[str]:
     """Make an uploaded scenario current, or put an uploaded site or catalog into the current one.
+    A scenario may name this session's other uploads or shipped datasets as its site: or catalog:.
     Returns the problems found (empty on success)."""
     try:
         if kind == "scenario":
-            new, problems = parse_scenario_text(raw.decode("utf-8", errors="replace"))
-            if problems:
-                return problems
+            from planner.loader import load_scenario_text
+
+            new = load_scenario_text(raw, upload_root(), name)
         elif scenario is None:
             return ["load a valid scenario first"]
         else:
             data = scenario_data(scenario)
             if kind == "site":
-                data["site"] = validate_model(Site, parse_yaml(raw, "site"), "site").model_dump(mode="json")
+                data["site"] = validate_model(Site, parse_yaml(raw, name), "site", name).model_dump(mode="json")
             else:
-                catalog = parse_yaml(raw, "catalog")
-                validate_model(Catalog, catalog, "catalog")
+                catalog = parse_yaml(raw, name)
+                validate_model(Catalog, catalog, "catalog", name)
                 data["catalog"] = catalog
             new = scenario_from_data(data)
     except InputError as e:
@@ -39,7 +51,7 @@ def apply_upload(kind: str, raw: bytes, scenario) -> list[str]:
 
 st.title("Scenario")
 src = st.session_state.get("scenario_source", "small-hall")
-pick = st.selectbox("Shipped scenario", SHIPPED, index=SHIPPED.index(src) if src in SHIPPED else 0, key="shipped")
+pick = st.selectbox(f"Shipped scenario ({len(SHIPPED)})", SHIPPED, index=SHIPPED.index(src) if src in SHIPPED else 0, key="shipped")
 if st.button("Load shipped scenario", key="load_shipped"):
     load_shipped(pick)
     st.rerun()
@@ -48,41 +60,59 @@ scenario = current_scenario()
 
 with st.expander("Upload YAML (scenario, site or catalog)"):
     kind = st.radio("File holds", ["scenario", "site", "catalog"], horizontal=True, key="upload_kind")
-    up = st.file_uploader("YAML file", type=["yaml", "yml"], key="upload", max_upload_size=UPLOAD_MB)
+    files = st.file_uploader("YAML files (a scenario may name the others as its site: or catalog:)", type=["yaml", "yml"],
+                             key="upload", max_upload_size=UPLOAD_MB, accept_multiple_files=True) or []
     pasted = st.text_area("…or paste YAML", key="paste", height=150)
+    if files and pasted.strip():
+        st.info(f"Using the uploaded file {files[0].name}; the pasted text is ignored while a file is uploaded.")
     if st.button("Apply", key="apply_upload"):
-        problems = apply_upload(kind, up.getvalue() if up is not None else pasted.encode(), scenario)
-        if problems:
-            show_problems(problems, f"The uploaded {kind}")
+        for f in files:
+            remember_upload(f.name, f.getvalue())
+        if files:
+            main = files[0]
+            if kind == "scenario":
+                main = next((f for f in files if b"clusters:" in f.getvalue()), files[0])
+            raw, name = main.getvalue(), main.name
         else:
-            st.rerun()
+            raw, name = pasted.encode(), "pasted text"
+        if not raw.strip():
+            show_problems(["nothing to apply: upload a file or paste YAML"], f"The {kind}")
+        else:
+            problems = apply_upload(kind, raw, name, scenario)
+            if problems:
+                show_problems(problems, f"The {kind} ({name})")
+            else:
+                st.rerun()
 
 if scenario is None:
     st.stop()
 
 st.subheader("Main knobs")
-types = [t.id for t in scenario.catalog.rack_types]
-with st.form("knobs"):
+k = scenario_key(st.session_state.scenario_yaml)[:12]  # widgets belong to this scenario: a new one gets fresh widgets
+objectives = [o.value for o in Objective]
+solvers = [s.value for s in SolverName]
+with st.form(f"knobs_{k}"):
     c1, c2, c3 = st.columns(3)
-    objective = c1.selectbox("Objective", ["max_gpus", "max_pflops", "min_capex"], index=["max_gpus", "max_pflops", "min_capex"].index(scenario.objective), key="objective")
-    cap = c2.number_input("GPU power cap (W, 0 = TDP)", min_value=0, max_value=2000, value=int(scenario.gpu_power_cap_w or 0), step=50, key="gpu_cap")
-    ratio = c3.number_input("Power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=float(scenario.power_budget_ratio or 0.0), step=0.01, key="ratio")
+    objective = c1.selectbox("Objective", objectives, index=objectives.index(scenario.objective), key=f"objective_{k}")
+    cap = c2.number_input("GPU power cap (W, 0 = TDP)", min_value=0, max_value=2000, value=int(scenario.gpu_power_cap_w or 0), step=50, key=f"gpu_cap_{k}")
+    ratio = c3.number_input("Power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=float(scenario.power_budget_ratio or 0.0), step=0.01, key=f"ratio_{k}")
     c1, c2 = st.columns(2)
-    capex = c1.number_input("Capex budget (USD, 0 = none)", min_value=0.0, value=float(scenario.budgets.capex_usd or 0), step=1e6, key="capex")
-    itkw = c2.number_input("IT power budget (kW, 0 = none)", min_value=0.0, value=float(scenario.budgets.it_power_kw or 0), step=100.0, key="itkw")
+    capex = c1.number_input("Capex budget (USD, 0 = none)", min_value=0.0, value=float(scenario.budgets.capex_usd or 0), step=1e6, key=f"capex_{k}")
+    itkw = c2.number_input("IT power budget (kW, 0 = none)", min_value=0.0, value=float(scenario.budgets.it_power_kw or 0), step=100.0, key=f"itkw_{k}")
     c1, c2, c3 = st.columns(3)
-    solver = c1.selectbox("Solver", ["highs", "cbc"], index=["highs", "cbc"].index(scenario.solver.name), key="solver")
-    tlim = c2.number_input("Time limit (s)", min_value=1.0, max_value=3600.0, value=float(scenario.solver.time_limit_s), key="tlim")
-    gap = c3.number_input("Relative gap", min_value=0.0, max_value=0.5, value=float(scenario.solver.rel_gap), step=0.001, format="%.4f", key="gap")
-    st.markdown("**Clusters**")
+    solver = c1.selectbox("Solver", solvers, index=solvers.index(scenario.solver.name), key=f"solver_{k}")
+    tlim = c2.number_input("Time limit (s)", min_value=1.0, max_value=3600.0, value=float(min(scenario.solver.time_limit_s, 3600.0)), key=f"tlim_{k}")
+    gap = c3.number_input("Relative gap", min_value=0.0, max_value=0.5, value=float(scenario.solver.rel_gap), step=0.001, format="%.4f", key=f"gap_{k}")
+    st.markdown(f"**Clusters** ({len(scenario.clusters)}{', first 50 shown' if len(scenario.clusters) > 50 else ''})")
+    types = [t.id for t in scenario.catalog.rack_types]
     edits = {}
-    for c in scenario.clusters:
+    for c in scenario.clusters[:50]:
         c1, c2, c3, c4 = st.columns([1, 1, 1, 3])
-        demand = c1.selectbox(f"{c.id}: demand", ["exact", "at_least", "max"], index=["exact", "at_least", "max"].index(c.demand.value), key=f"demand_{c.id}")
-        gpus = c2.number_input(f"{c.id}: GPUs (0 = no cap for max)", min_value=0, value=int(c.gpus or 0), step=16, key=f"gpus_{c.id}")
+        demand = c1.selectbox(f"{c.id}: demand", ["exact", "at_least", "max"], index=["exact", "at_least", "max"].index(c.demand.value), key=f"demand_{c.id}_{k}")
+        gpus = c2.number_input(f"{c.id}: GPUs (0 = no cap for max)", min_value=0, value=int(c.gpus or 0), step=16, key=f"gpus_{c.id}_{k}")
         hop_options = sorted({1, 3, 5, 7, c.max_hops})
-        hops = c3.selectbox(f"{c.id}: max hops", hop_options, index=hop_options.index(c.max_hops), key=f"hops_{c.id}")
-        allowed = c4.multiselect(f"{c.id}: rack types", types, default=c.rack_types, key=f"types_{c.id}")
+        hops = c3.selectbox(f"{c.id}: max hops", hop_options, index=hop_options.index(c.max_hops), key=f"hops_{c.id}_{k}")
+        allowed = c4.multiselect(f"{c.id}: rack types", types, default=c.rack_types, key=f"types_{c.id}_{k}")
         edits[c.id] = {"demand": demand, "gpus": gpus or (None if demand == "max" else 0), "max_hops": hops, "rack_types": allowed}
     submitted = st.form_submit_button("Apply changes", type="primary")
 if submitted:
@@ -103,7 +133,8 @@ if submitted:
 
 st.subheader("Site")
 halls = [h.id for b in scenario.site.buildings for h in b.halls]
-hall = st.selectbox("Hall", halls, key="site_hall")
+hall = st.selectbox(f"Hall ({len(halls)})", halls, key=f"site_hall_{k}")
 st.plotly_chart(floor_figure(scenario, None, hall), key="site_floor", width="stretch")
 with st.expander("Scenario YAML"):
-    st.code(st.session_state.scenario_yaml[:20000] + ("\n# … (truncated for display; download from the Plan page)" if len(st.session_state.scenario_yaml) > 20000 else ""), language="yaml")
+    text = st.session_state.scenario_yaml
+    st.code(text[:20000] + ("\n# … (truncated for display; download from the Plan page)" if len(text) > 20000 else ""), language="yaml")

@@ -1,127 +1,237 @@
 """Session state shared by the pages.
 
-The scenario lives in the session as self-contained YAML text (hashable, so
-caches key on it); plans live in a process-wide store keyed by the SHA-256 of
-that text. Nothing here imports pulp: solving goes through the planner API.
+The current scenario lives in the session as self-contained YAML text (site and
+catalog inline), keyed by its SHA-256; the URL carries the shipped scenario's
+name or that key, so a browser reload finds it again. Solves go through a
+bounded process-wide :class:`~ui.cache.SolveHub`, but a session shows only the
+results it asked for (``my_results``). Nothing here imports pulp: solving goes
+through the planner API.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import streamlit as st
 
 from planner.errors import InputError
-from planner.explain import explain_feasible, explain_infeasible
-from planner.loader import DATASETS, load_scenario, load_scenario_text
-from planner.pipeline import plan_scenario
+from planner.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text
 from planner.plan import Plan
 from planner.schema import Scenario
-from planner.solve import Progress, SolverFailure
 from planner.variants import scenario_yaml
+from ui.cache import SolveHub, TextStore
 
 DEFAULT_SCENARIO = "small-hall"
-SHIPPED = ["small-hall", "dr-hall", "meta-24k-building", "region-100k"]
 UPLOAD_MB = 32
 """Largest upload accepted by each file widget, MB (also the server cap in .streamlit/config.toml)."""
+MAX_UPLOADS = 8
+"""Uploaded files a session keeps (a scenario may name them as its site: or catalog:)."""
+MY_RESULTS = 8
+"""Results a session keeps for itself."""
+MAX_SHOWN_PROBLEMS = 50
+
+
+def shipped_scenarios() -> list[str]:
+    """Every shipped scenario: ``datasets/*.yaml`` except sites (``.site.yaml``) and generator specs."""
+    names = [p.name.removesuffix(".yaml") for p in sorted(Path(DATASETS).glob("*.yaml"))]
+    return [n for n in names if not n.endswith((".site", ".gen")) and n != "catalog"]
+
+
+SHIPPED = shipped_scenarios()
+
+
+@st.cache_resource
+def hub() -> SolveHub:
+    """Finished solves shared by sessions (bounded; see ui.cache)."""
+    return SolveHub()
+
+
+@st.cache_resource
+def texts() -> TextStore:
+    """Scenario texts by key, for reloads."""
+    return TextStore()
+
+
+def scenario_key(text: str) -> str:
+    """Key of a scenario text: the first 32 hex digits of its SHA-256."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def upload_root() -> UploadRoot:
+    """Files a pasted or uploaded scenario may name: this session's uploads, then shipped datasets."""
+    return UploadRoot(st.session_state.get("uploads", {}), FolderRoot(DATASETS, "the shipped datasets"))
+
+
+def remember_upload(name: str, data: bytes) -> None:
+    """Keep an uploaded file (by its file name) for scenarios that name it."""
+    ups: dict[str, bytes] = dict(st.session_state.get("uploads", {}))
+    ups.pop(name, None)
+    ups[name] = data
+    while len(ups) > MAX_UPLOADS:
+        ups.pop(next(iter(ups)))
+    st.session_state.uploads = ups
+
+
+def set_current(text: str, source: str) -> None:
+    """Make a self-contained scenario text the current one; the URL remembers it."""
+    key = scenario_key(text)
+    st.session_state.scenario_yaml = text
+    st.session_state.scenario_source = source
+    st.session_state.pop("uploaded_plan", None)
+    texts().put(key, text)
+    st.query_params.clear()
+    if source in SHIPPED:
+        st.query_params["scenario"] = source
+    else:
+        st.query_params["s"] = key
 
 
 def load_shipped(name: str) -> None:
     """Make a shipped scenario the current one."""
-    st.session_state.scenario_yaml = scenario_yaml(load_scenario(DATASETS / f"{name}.yaml"))
-    st.session_state.scenario_source = name
-    st.session_state.pop("uploaded_plan", None)
+    set_current(scenario_yaml(load_scenario(Path(DATASETS) / f"{name}.yaml")), name)
 
 
 def set_scenario(scenario: Scenario, source: str) -> None:
     """Make an edited or uploaded scenario the current one."""
-    st.session_state.scenario_yaml = scenario_yaml(scenario)
-    st.session_state.scenario_source = source
-    st.session_state.pop("uploaded_plan", None)
+    set_current(scenario_yaml(scenario), source)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _parse(text: str) -> tuple[dict | None, list[str]]:
     try:
-        return load_scenario_text(text, Path(DATASETS)).model_dump(mode="json"), []
+        return load_scenario_text(text, FolderRoot(DATASETS, "the shipped datasets")).model_dump(mode="json"), []
     except InputError as e:
         return None, e.lines()
 
 
 def parse_scenario_text(text: str) -> tuple[Scenario | None, list[str]]:
-    """Validate scenario YAML text: the scenario, or the list of problems with their paths."""
+    """Validate self-contained scenario text: the scenario, or the list of problems with their paths."""
     data, problems = _parse(text)
     return (Scenario.model_validate(data) if data is not None else None), problems
 
 
 def show_problems(problems: list[str], what: str = "The scenario") -> None:
-    """One error box listing every problem with its YAML path."""
-    st.error(f"{what} has {len(problems)} problem{'s' if len(problems) != 1 else ''}:\n\n" + "\n".join(f"- `{p}`" for p in problems))
+    """One error box listing the problems with their YAML paths (at most 50, then a count)."""
+    shown = problems[:MAX_SHOWN_PROBLEMS]
+    more = len(problems) - len(shown)
+    lines = [f"- `{p[:300]}`" for p in shown] + ([f"- … and {more:,} more"] if more > 0 else [])
+    n = len(problems)
+    st.error(f"{what} has {n:,} problem{'s' if n != 1 else ''}:\n\n" + "\n".join(lines))
+
+
+def _restore() -> None:
+    """A fresh session: the scenario the URL names (after a reload), else the default."""
+    params = st.query_params
+    key = params.get("s")
+    text = texts().get(key) if key else None
+    if text is not None:
+        st.session_state.scenario_yaml = text
+        st.session_state.scenario_source = "restored"
+        return
+    name = params.get("scenario")
+    load_shipped(name if name in SHIPPED else DEFAULT_SCENARIO)
 
 
 def current_scenario() -> Scenario | None:
-    """The scenario being worked on (the shipped default on a fresh start)."""
+    """The scenario being worked on."""
     if "scenario_yaml" not in st.session_state:
-        load_shipped(DEFAULT_SCENARIO)
+        _restore()
     scenario, problems = parse_scenario_text(st.session_state.scenario_yaml)
     if problems:
         show_problems(problems)
     return scenario
 
 
-def scenario_key(text: str) -> str:
-    """Cache key of a scenario text."""
-    return hashlib.sha256(text.encode()).hexdigest()
+def _my() -> OrderedDict:
+    if "my_results" not in st.session_state:
+        st.session_state.my_results = OrderedDict()
+    return st.session_state.my_results
 
 
-@st.cache_resource
-def plan_store() -> dict[str, dict]:
-    """Process-wide solved plans: key → {"plan": plan JSON, "explanation": text, "error": text}."""
-    return {}
+def my_entry(text: str) -> dict | None:
+    """This session's result for a scenario text, if it solved it."""
+    return _my().get(scenario_key(text))
 
 
-def stored(text: str) -> dict | None:
-    """The stored solve of a scenario text, if any."""
-    return plan_store().get(scenario_key(text))
+def _keep(key: str, entry: dict) -> None:
+    mine = _my()
+    mine[key] = entry
+    mine.move_to_end(key)
+    while len(mine) > MY_RESULTS:
+        mine.popitem(last=False)
 
 
 def solve_text(text: str, scenario: Scenario, box=None) -> dict:
-    """Solve (or reuse) a scenario; progress lines go to ``box`` (an st.status)."""
+    """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``."""
+    from planner.enums import Status
+    from planner.explain import explain_infeasible
+    from planner.pipeline import plan_scenario
+    from planner.solve import SolverFailure
+
     key = scenario_key(text)
-    store = plan_store()
-    if key in store:
-        return store[key]
-    t0 = time.perf_counter()
 
-    def progress(p: Progress) -> None:
-        if box is not None:
-            box.write(str(p))
+    def work() -> dict:
+        t0 = time.perf_counter()
 
-    entry: dict = {}
-    try:
-        plan = plan_scenario(scenario, progress)
-        entry["plan"] = plan.model_dump(mode="json")
-        if plan.status == "infeasible":
+        def progress(p) -> None:
             if box is not None:
-                box.write("explaining the conflict (elastic relaxation)…")
-            entry["explanation"] = explain_infeasible(scenario).render()
-    except SolverFailure as e:
-        entry["error"] = str(e)
-    entry["wall_s"] = time.perf_counter() - t0
-    store[key] = entry
+                box.write(str(p))
+
+        entry: dict = {}
+        try:
+            plan = plan_scenario(scenario, progress)
+            entry["plan"] = plan.model_dump(mode="json")
+            if plan.status == Status.infeasible:
+                if box is not None:
+                    box.write("explaining the conflict (elastic relaxation)…")
+                entry["explanation"] = explain_infeasible(scenario).render()
+        except (SolverFailure, InputError) as e:
+            entry["error"] = str(e)[:2000]
+        except Exception as e:  # noqa: BLE001 - the dashboard never shows a traceback
+            entry["error"] = f"internal error: {type(e).__name__}: {str(e)[:500]}"
+        entry["wall_s"] = time.perf_counter() - t0
+        return entry
+
+    entry = hub().run(key, work)
+    _keep(key, entry)
     return entry
 
 
 def plan_of(entry: dict | None) -> Plan | None:
-    """The plan of a store entry."""
+    """The plan of a result entry."""
     return Plan.model_validate(entry["plan"]) if entry and "plan" in entry else None
 
 
-def explain_binding(text: str, scenario: Scenario, plan: Plan) -> str:
-    """Binding limits and re-solve gains for a solved plan (cached with the plan)."""
-    entry = plan_store().setdefault(scenario_key(text), {})
+def explain_binding(text: str, scenario: Scenario, plan: Plan) -> dict:
+    """Binding limits and re-solve gains for a solved plan, kept with this session's result:
+    {"text": rendered explanation, "rows": one record per candidate limit}."""
+    from planner.enums import Objective
+    from planner.explain import explain_feasible
+
+    key = scenario_key(text)
+    entry = _my().get(key)
+    if entry is None:
+        entry = {}
+        _keep(key, entry)
     if "binding" not in entry:
-        entry["binding"] = explain_feasible(scenario, plan, time_limit_s=min(scenario.solver.time_limit_s, 20)).render()
+        ex = explain_feasible(scenario, plan, time_limit_s=min(scenario.solver.time_limit_s, 20))
+        unit = Objective(scenario.objective).unit
+        rows = [
+            {
+                "limit": r.label,
+                "use %": round(100 * r.use_share, 1),
+                "when": r.when or "normal",
+                "relaxation": r.step or "-",
+                "gain": None if r.gain is None else round(r.gain, 3),
+                "gain up to": None if r.gain_upper is None or r.gain_upper == float("inf") else round(r.gain_upper, 3),
+                "cost USD": None if r.cost_usd is None else round(r.cost_usd),
+                "LP screen": round(r.estimate, 3),
+            }
+            for r in ex.relaxations
+        ]
+        entry["binding"] = {"text": ex.render(), "rows": rows, "unit": unit}
+        hub().update(key, binding=entry["binding"])
     return entry["binding"]

@@ -1,54 +1,120 @@
-"""Reusable views: KPI cards, floor plan with its controls, utilisation, downloads."""
+"""Reusable views: active settings, KPI cards, site overview, floor plan, utilisation, explain
+table, downloads. Every chart takes its colours from ui.colors and says when it shows a top N."""
 
 from __future__ import annotations
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
+from planner.enums import Status
 from planner.plan import Plan, plan_to_yaml
 from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
 from ui.floorplan import floor_figure
 
 COLOR_BY = {"rack type": "rack_type", "cluster": "cluster", "feed utilisation": "feed_utilisation"}
+STATUS_WORDS = {
+    Status.optimal: "Optimal", Status.feasible: "Feasible (gap)", Status.infeasible: "Infeasible",
+    Status.time_limit: "No plan in time", Status.no_solution: "No solution", Status.not_solved: "Not solved",
+}
+
+
+def active_settings(scenario: Scenario) -> str:
+    """What shapes the next solve, in one line: objective, budgets, caps, ratio, solver."""
+    parts = [f"objective **{scenario.objective}**"]
+    b = scenario.budgets
+    parts.append(f"capex budget **${b.capex_usd:,.0f}**" if b.capex_usd is not None else "no capex budget")
+    parts.append(f"IT power budget **{b.it_power_kw:,.0f} kW**" if b.it_power_kw is not None else "no IT power budget")
+    parts.append(f"GPU cap **{scenario.gpu_power_cap_w:g} W**" if scenario.gpu_power_cap_w is not None else "GPUs at TDP")
+    parts.append(f"power budget ratio **{scenario.power_budget_ratio:g}**" if scenario.power_budget_ratio is not None else "racks at rated power")
+    sv = scenario.solver
+    parts.append(f"{sv.name}, {sv.time_limit_s:g} s, gap {sv.rel_gap:g}")
+    return " · ".join(parts)
 
 
 def kpi_cards(plan: Plan) -> None:
-    """Headline figures as metric cards."""
+    """Headline figures as metric cards (figures recomputed from the racks)."""
     k = plan.kpis
+    assert k is not None
     gap = "-" if plan.gap is None else f"{plan.gap:.2%}"
     cols = st.columns(5)
     cols[0].metric("GPUs", f"{k.gpus:,}", border=True)
     cols[1].metric("Racks", f"{k.racks:,}", border=True)
     cols[2].metric("PFLOPS (BF16)", f"{k.pflops_bf16:,.0f}", border=True)
     cols[3].metric("IT MW", f"{k.it_kw / 1000:,.2f}", border=True)
-    cols[4].metric("Status", plan.status, help=f"gap {gap}, solver {plan.solver}", border=True)
+    cols[4].metric("Status", STATUS_WORDS.get(plan.status, str(plan.status)), help=f"{plan.status.value}; gap {gap}; solver {plan.solver}", border=True)
     cols = st.columns(5)
     cols[0].metric("GPUs / MW", f"{k.gpus_per_mw:,.0f}", border=True)
     cols[1].metric("kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True)
     capex = f"${k.capex_usd / 1e9:,.2f}B" if k.capex_usd >= 1e9 else f"${k.capex_usd / 1e6:,.1f}M"
     cols[2].metric("Capex", capex, help=f"racks ${k.capex_racks_usd:,.0f} + fabric ${k.capex_fabric_usd:,.0f} + links ${k.capex_links_usd:,.0f}", border=True)
-    worst = max((u.worst_share for u in plan.utilisation if u.kind == "power_node" and u.limit > 0), default=0.0)
+    worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == "power_node" and u.limit > 0), default=0.0)
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
+
+
+def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
+    """One row per hall: positions, racks, GPUs, IT MW, worst power-node use (N-1), worst cooling use."""
+    types = scenario.catalog.by_id()
+    racks = plan.racks if plan else []
+    usage = {(u.kind, u.id): u for u in (plan.utilisation or []) if plan} if plan else {}
+    rows = []
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            mine = [r for r in racks if r.hall == h.id]
+            kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in mine)
+            power = [usage[("power_node", n.id)].worst_share for n in h.power_nodes if ("power_node", n.id) in usage]
+            cool = [usage[("cooling_zone", z.id)].share for z in h.cooling_zones if ("cooling_zone", z.id) in usage]
+            positions = sum(r.positions - len(r.reserved) for r in h.rows) - len(h.pods)
+            rows.append({
+                "building": b.id, "hall": h.id, "positions": positions, "racks": len(mine),
+                "GPUs": sum(types[r.rack_type].gpus for r in mine), "IT MW": round(kw / 1000, 3),
+                "worst power use %": round(100 * max(power, default=0.0), 1), "worst cooling use %": round(100 * max(cool, default=0.0), 1),
+            })
+    return pd.DataFrame(rows)
+
+
+def site_overview(scenario: Scenario, plan: Plan | None, key: str) -> None:
+    """Per-hall table and GPUs-per-hall chart, shown before the per-hall floor plans on sites of several halls."""
+    df = hall_overview(scenario, plan)
+    if len(df) <= 1:
+        return
+    st.subheader(f"Site overview: {len(scenario.site.buildings)} buildings, {len(df)} halls")
+    if plan is not None:
+        fig = go.Figure(go.Bar(x=df["hall"], y=df["GPUs"], marker_color="#1f5fa8", hovertext=[f"{m:.2f} MW" for m in df["IT MW"]]))
+        fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title="GPUs per hall", yaxis={"title": "GPUs"})
+        st.plotly_chart(fig, key=f"{key}_overview_chart", width="stretch")
+    st.dataframe(df, key=f"{key}_overview", width="stretch", hide_index=True)
 
 
 def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
     """Hall picker, colour picker and the floor plan figure."""
     halls = [h.id for b in scenario.site.buildings for h in b.halls]
     c1, c2 = st.columns([1, 2])
-    hall = c1.selectbox("Hall", halls, key=f"{key}_hall")
+    hall = c1.selectbox(f"Hall ({len(halls)})", halls, key=f"{key}_hall")
     color = c2.radio("Colour by", list(COLOR_BY), horizontal=True, key=f"{key}_color")
     st.plotly_chart(floor_figure(scenario, plan, hall, COLOR_BY[color]), key=f"{key}_floor", width="stretch")
 
 
-def utilisation(plan: Plan) -> None:
-    """Utilisation bars against limits, normal and worst N-1."""
-    kinds = [k for k in ("power_node", "cooling_zone", "pod_gpus", "pod_racks", "budget") if any(u.kind == k for u in plan.utilisation)]
+def utilisation(plan: Plan, top: int = 25) -> None:
+    """Utilisation bars against limits, normal and worst N-1 (the top ``top`` of each kind, said so)."""
+    kinds = [k for k in ("power_node", "cooling_zone", "pod_gpus", "pod_racks", "budget") if any(u.kind == k for u in plan.utilisation or [])]
     cols = st.columns(2)
     for i, kind in enumerate(kinds):
-        fig = utilisation_figure(plan, kind)
+        fig = utilisation_figure(plan, kind, top)
         if fig is not None:
             cols[i % 2].plotly_chart(fig, key=f"util_{kind}", width="stretch")
+
+
+def explain_table(binding: dict) -> None:
+    """The binding limits as a sortable table, the text below it."""
+    rows = binding.get("rows", [])
+    if rows:
+        df = pd.DataFrame(rows).rename(columns={"gain": f"+{binding.get('unit', 'GPUs')}", "gain up to": f"+{binding.get('unit', 'GPUs')} up to"})
+        st.dataframe(df, key="explain_table", width="stretch", hide_index=True)
+    with st.expander("As text"):
+        st.code(binding.get("text", ""), language=None)
 
 
 def downloads(scenario_yaml: str, plan: Plan, name: str) -> None:
