@@ -15,18 +15,70 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from planner.version import __version__
-from planner.build import fits
-from planner.kpis import compute_kpis
+from planner.costs import rack_capex_usd
+from planner.enums import Objective, Scope, Status
+from planner.errors import SolverFailure
+from planner.kpis import compute_kpis, network_racks
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
-from planner.power_model import power_model
-from planner.schema import Demand, Scenario
-from planner.site_index import index_site, place
-from planner.solve import SolverFailure
-from planner.verify import cluster_scope, verify
+from planner.power_model import PowerModel, power_model
+from planner.schema import Demand, RackType, Scenario
+from planner.site_index import fits, index_site, place
+from planner.verify import OBJECTIVE_KPI, verify
+from planner.version import __version__
 
 TOL = 1e-9
+
+
+class PowerState:
+    """Node loads under normal operation and every kept contingency, updated rack by rack
+    (coefficients from :mod:`planner.power_model`)."""
+
+    def __init__(self, pm: PowerModel, fixed_row_kw: dict[str, float]) -> None:
+        self.pm = pm
+        fixed = pm.fixed_by_group(fixed_row_kw)
+        self.load = {v: pm.fixed_normal(v, fixed) for v in pm.normal}
+        self.extra = [pm.fixed_delta(c, fixed) for c in pm.contingencies]
+        self.normal_of_group: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for v, coef in pm.normal.items():
+            for g, a in coef.items():
+                self.normal_of_group[g].append((v, a))
+        self.cont_of_node: dict[str, list[int]] = defaultdict(list)
+        self.delta_of_group: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for i, c in enumerate(pm.contingencies):
+            self.cont_of_node[c.node].append(i)
+            for g, d in c.delta.items():
+                self.delta_of_group[g].append((i, d))
+        self.worst_extra = {v: max((self.extra[i] for i in idx), default=0.0) for v, idx in self.cont_of_node.items()}
+        self.dmax: dict[tuple[str, str], float] = defaultdict(float)
+        for i, c in enumerate(pm.contingencies):
+            for g, d in c.delta.items():
+                self.dmax[g, c.node] = max(self.dmax[g, c.node], d)
+
+    def fits(self, group: str, kw: float) -> bool:
+        """Whether ``kw`` more on ``group`` keeps every node within its usable capacity in every state."""
+        usable = self.pm.usable_kw
+        for v, a in self.normal_of_group[group]:
+            base = self.load[v] + a * kw
+            if base > usable[v] + TOL:
+                return False
+            if v not in self.cont_of_node:
+                continue
+            if base + self.worst_extra[v] + max(0.0, self.dmax[group, v]) * kw <= usable[v] + TOL:
+                continue
+            for i in self.cont_of_node[v]:
+                if base + self.extra[i] + self.pm.contingencies[i].delta.get(group, 0.0) * kw > usable[v] + TOL:
+                    return False
+        return True
+
+    def add(self, group: str, kw: float) -> None:
+        for v, a in self.normal_of_group[group]:
+            self.load[v] += a * kw
+        for i, d in self.delta_of_group[group]:
+            self.extra[i] += d * kw
+            v = self.pm.contingencies[i].node
+            if self.extra[i] > self.worst_extra[v]:
+                self.worst_extra[v] = self.extra[i]
 
 
 def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
@@ -36,81 +88,111 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
     ix = index_site(s.site)
     types = s.catalog.by_id()
     pm = power_model(ix)
-    load = [0.0] * len(pm.limits)
-    by_row: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for i, lim in enumerate(pm.limits):
-        for r, a in lim.coef.items():
-            by_row[r].append((i, a))
+    fixed_row: dict[str, float] = defaultdict(float)
     heat: dict[str, float] = defaultdict(float)
+    for _, row_id, t in network_racks(s):
+        kw = s.rack_power_kw(t)
+        fixed_row[row_id] += kw
+        row = ix.rows[row_id].row
+        air, liquid = t.heat_kw(kw)
+        heat[row.air_zone] += air
+        if liquid and row.liquid_loop:
+            heat[row.liquid_loop] += liquid
+    power = PowerState(pm, fixed_row)
     pod_gpus: dict[str, int] = defaultdict(int)
     pod_racks: dict[str, int] = defaultdict(int)
     capex = it_kw = 0.0
-    link_cost = {c.id: c.cost_usd_per_link for c in s.site.fabric.link_classes}
+    classes = {c.id: c for c in s.site.fabric.link_classes}
     fabric = s.site.fabric.cost_usd_per_gpu
     spots = ix.pod_locations()
+    dead = {r for g, _ in pm.forced_empty.items() for r in pm.groups[g].rows}
     free = [
         (rid, i)
         for rid, ref in ix.rows.items()
         for i in range(ref.row.positions)
-        if i not in ref.row.reserved and (rid, i) not in spots and rid not in pm.forced_empty
+        if i not in ref.row.reserved and (rid, i) not in spots and rid not in dead
     ]
     taken: set[tuple[str, int]] = set()
     racks: list[PlacedRack] = []
+
+    def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
+        nonlocal capex, it_kw
+        ref = ix.rows[rid]
+        if not fits(s, ix, rid, t):
+            return False
+        length = ix.cable_length_m(rid, i)
+        lc = ix.link_class_for(t, length) if t.links else None
+        if t.links and lc is None:
+            return False
+        kw = s.rack_power_kw(t)
+        group = pm.group_of_row[rid]
+        if not power.fits(group, kw):
+            return False
+        air, liquid = t.heat_kw(kw)
+        zone, loop = ref.row.air_zone, ref.row.liquid_loop
+        if air and heat[zone] + air > ix.zones[zone].capacity_kw + TOL:
+            return False
+        if liquid and (loop is None or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
+            return False
+        pod = ix.pods[ref.row.pod]
+        if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
+            return False
+        cost = rack_capex_usd(t, classes[lc.id] if lc else None, fabric)
+        if s.budgets.capex_usd is not None and capex + cost > s.budgets.capex_usd + 1e-6:
+            return False
+        if s.budgets.it_power_kw is not None and it_kw + kw > s.budgets.it_power_kw + TOL:
+            return False
+        power.add(group, kw)
+        heat[zone] += air
+        if liquid:
+            heat[loop] += liquid
+        pod_gpus[pod.id] += t.gpus
+        pod_racks[pod.id] += 1
+        capex += cost
+        it_kw += kw
+        taken.add((rid, i))
+        racks.append(place(ix, rid, i, t, cluster))
+        return True
+
     for c in s.clusters:
         target = c.gpus if c.gpus is not None else float("inf")
-        ranked = sorted((types[t] for t in c.rack_types), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
-        scope = cluster_scope(s, c.max_hops)
+        ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
+        scope = s.scope_of(c)
         home: str | None = None
         placed = 0
+        n_racks = 0
         for rid, i in free:
-            if placed >= target or (scope == "rack" and placed > 0):
+            if placed >= target or (scope == Scope.rack and n_racks > 0):
                 break
             if (rid, i) in taken:
                 continue
             ref = ix.rows[rid]
-            where = ref.row.pod if scope == "pod" else ref.building if scope == "building" else None
+            where = ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
             if home is not None and where != home:
                 continue
             for t in ranked:
-                if not fits(s, ix, rid, t):
-                    continue
                 if c.demand != Demand.at_least and placed + t.gpus > target:
                     continue
-                length = ix.cable_length_m(rid, i)
-                lc = ix.link_class_for(t, length) if t.links else None
-                if t.links and lc is None:
+                if try_place(rid, i, t, c.id):
+                    placed += t.gpus
+                    n_racks += 1
+                    home = where
+                    break
+        if c.storage_racks and c.storage_rack_type in types:
+            st = types[c.storage_rack_type]
+            need = c.storage_racks
+            for rid, i in free:
+                if need == 0:
+                    break
+                if (rid, i) in taken:
                     continue
-                kw = s.rack_power_kw(t)
-                if any(load[k] + a * kw > pm.limits[k].limit_kw + TOL for k, a in by_row[rid]):
+                ref = ix.rows[rid]
+                where = ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
+                if home is not None and where != home:
                     continue
-                air, liquid = kw * (1 - t.liquid_fraction), kw * t.liquid_fraction
-                zone, loop = ref.row.air_zone, ref.row.liquid_loop
-                if air and heat[zone] + air > ix.zones[zone].capacity_kw + TOL:
-                    continue
-                if liquid and (loop is None or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
-                    continue
-                pod = ix.pods[ref.row.pod]
-                if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
-                    continue
-                cost = t.capex_usd + t.gpus * fabric + (t.links * link_cost[lc.id] if lc else 0.0)
-                if s.budgets.capex_usd is not None and capex + cost > s.budgets.capex_usd + 1e-6:
-                    continue
-                if s.budgets.it_power_kw is not None and it_kw + kw > s.budgets.it_power_kw + TOL:
-                    continue
-                for k, a in by_row[rid]:
-                    load[k] += a * kw
-                heat[zone] += air
-                if liquid:
-                    heat[loop] += liquid
-                pod_gpus[pod.id] += t.gpus
-                pod_racks[pod.id] += 1
-                capex += cost
-                it_kw += kw
-                placed += t.gpus
-                home = where
-                taken.add((rid, i))
-                racks.append(place(ix, rid, i, t, c.id))
-                break
+                if try_place(rid, i, st, c.id):
+                    need -= 1
+                    home = where
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
@@ -122,10 +204,16 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
     got: dict[str, int] = defaultdict(int)
     for r in racks:
         got[r.cluster] += types[r.rack_type].gpus
+    stored: dict[str, int] = defaultdict(int)
+    for r in racks:
+        if not types[r.rack_type].gpus:
+            stored[r.cluster] += 1
     for c in scenario.clusters:
         if c.demand == Demand.exact and got[c.id] != c.gpus:
             return False
         if c.demand == Demand.at_least and got[c.id] < (c.gpus or 0):
+            return False
+        if stored[c.id] != c.storage_racks:
             return False
     return True
 
@@ -141,7 +229,7 @@ def greedy_plan(scenario: Scenario) -> Plan:
         scenario_name=s.name,
         scenario_hash=scenario_hash(s),
         solver="greedy",
-        status="not_solved",
+        status=Status.not_solved,
         objective=s.objective,
         solve_time_s=round(elapsed, 4),
         racks=racks,
@@ -152,5 +240,5 @@ def greedy_plan(scenario: Scenario) -> Plan:
         raise SolverFailure(f"greedy plan fails verification: {'; '.join(map(str, hard[:5]))}")
     notes = [f"demand not met: {v}" for v in rep.violations]
     kpis = compute_kpis(s, racks)
-    value = {"max_gpus": kpis.gpus, "max_pflops": kpis.pflops_bf16, "min_capex": kpis.capex_usd}[s.objective]
+    value = getattr(kpis, OBJECTIVE_KPI[Objective(s.objective)])
     return plan.model_copy(update={"kpis": kpis, "utilisation": rep.usage, "notes": notes, "objective_value": float(value)})

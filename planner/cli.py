@@ -36,8 +36,8 @@ def _load(args: argparse.Namespace):
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and validate a scenario; print what it holds and where each cluster's racks fit."""
-    from planner.build import fits, position_classes
-    from planner.site_index import index_site
+    from planner.build import position_classes
+    from planner.site_index import fits, index_site
 
     s = _load(args)
     ix = index_site(s.site)
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         raise
     except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback unless asked
-        from planner.solve import SolverFailure
+        from planner.errors import SolverFailure
 
         if isinstance(e, SolverFailure):
             if args.debug:

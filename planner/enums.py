@@ -70,3 +70,56 @@ class Scope(StrEnum):
     pod = "pod"
     building = "building"
     site = "site"
+
+
+class NodeKind(StrEnum):
+    """Kind of a power node; it sets the default derate (SPEC §4)."""
+
+    utility = "utility"
+    substation = "substation"
+    transformer = "transformer"
+    ups = "ups"
+    pdu = "pdu"
+    busway = "busway"
+    breaker = "breaker"
+    other = "other"
+
+    @property
+    def default_derate(self) -> float:
+        """Usable share of the rating when the site states none: 0.8 for breakers, busways, PDUs
+        (and unknown kinds), the NEC/NEMA continuous-load rule; 1.0 for UPS, transformers,
+        substations and utility feeds, rated in kW for continuous load."""
+        return 1.0 if self in (NodeKind.utility, NodeKind.substation, NodeKind.transformer, NodeKind.ups) else 0.8
+
+
+class RackLimitBasis(StrEnum):
+    """Which power a row's per-rack limit is checked against."""
+
+    nameplate = "nameplate"
+    """The rack's rated power (with any GPU cap applied: the cap is enforced by the GPUs)."""
+    planning = "planning"
+    """The planning power (rated × power_budget_ratio): when the site plans on measured peak."""
+
+
+class FabricKind(StrEnum):
+    """GPU network fabric technology."""
+
+    infiniband = "infiniband"
+    roce = "roce"
+
+
+class Direction(StrEnum):
+    """Direction a row's positions advance in from its origin."""
+
+    plus_x = "+x"
+    minus_x = "-x"
+    plus_y = "+y"
+    minus_y = "-y"
+
+
+class RackKind(StrEnum):
+    """What a rack type holds."""
+
+    gpu = "gpu"
+    network = "network"
+    storage = "storage"

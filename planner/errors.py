@@ -69,3 +69,7 @@ def join_path(*parts: str | int) -> str:
         elif part:
             out += f".{part}" if out else str(part)
     return out
+
+
+class SolverFailure(RuntimeError):
+    """The solver returned something that is not a usable plan (CLI exit 1)."""

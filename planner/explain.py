@@ -27,7 +27,7 @@ from typing import Any
 
 import pulp
 
-from planner.build import Model, build
+from planner.build import Limit, Model, build
 from planner.enums import Objective, Status
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
@@ -99,10 +99,11 @@ def unplaceable(m: Model) -> list[Finding]:
     """Clusters whose demand no placement can meet, found before any solve: an exact GPU count
     that no mix of its rack sizes adds up to, or rack types that fit no position."""
     out = []
-    with_vars = {c for (_, _, c) in m.n}
+    with_vars = {key.group for key in m.n}
     types = m.scenario.catalog.by_id()
     for c in m.scenario.clusters:
-        sizes = sorted({types[t].gpus for t in c.rack_types if types[t].gpus})
+        usable = m.scenario.gpu_types_for(c)
+        sizes = sorted({types[t].gpus for t in usable if types[t].gpus})
         if c.demand == Demand.exact and c.gpus and not _reachable(c.gpus, sizes):
             out.append(
                 Finding("unplaceable", c.id, f"cluster {c.id}: exactly {c.gpus:,} GPUs is no sum of its racks' GPU counts ({', '.join(map(str, sizes)) or 'none'})")
@@ -110,32 +111,56 @@ def unplaceable(m: Model) -> list[Finding]:
             continue
         needs = c.demand in (Demand.exact, Demand.at_least) and (c.gpus or 0) > 0
         if needs and c.id not in with_vars:
+            hbm = f" with at least {c.min_hbm_gb_per_gpu:g} GB HBM per GPU" if c.min_hbm_gb_per_gpu else ""
             out.append(
                 Finding(
                     "unplaceable",
                     c.id,
-                    f"cluster {c.id}: none of its rack types ({', '.join(c.rack_types)}) fits any position "
-                    f"(row power or weight limit, liquid loop, or cable reach)",
+                    f"cluster {c.id}: none of its rack types ({', '.join(c.rack_types)}){hbm} fits any position "
+                    f"(row power, weight or floor limit, liquid loop, or cable reach)",
                 )
             )
     return out
 
 
-def _clusters_in(m: Model, lhs: pulp.LpAffineExpression, counts: dict[tuple[str, str, str], int], names: tuple[dict, dict]) -> list[str]:
-    """Clusters with racks counted in a limit's left-hand side in the elastic solution;
-    ``names`` maps variable names to rows (row loads) and to count keys."""
-    row_of_p, key_of_n = names
+def _clusters_in(m: Model, lim: Limit, counts: dict) -> list[str]:
+    """Clusters with racks counted in a limit's left-hand side in the elastic solution: count
+    variables directly, feed-group and node loads through the rows they cover (mapped by keys)."""
+    key_of = {v.name: k for k, v in m.n.items()}
+    group_of = {v.name: g for g, v in m.group_kw.items()}
+    node_of = {v.name: n for n, v in m.node_kw.items()}
     rows, found = set(), set()
-    for var in lhs.keys():
-        if var.name in key_of_n and counts.get(key_of_n[var.name]):
-            found.add(key_of_n[var.name][2])
-        elif var.name in row_of_p:
-            rows.add(row_of_p[var.name])
-    for (k, _, c), n in counts.items():
-        if n and m.classes[k].row in rows:
-            found.add(c)
+    for var in lim.lhs.keys():
+        if var.name in key_of:
+            if counts.get(key_of[var.name]):
+                found.add(key_of[var.name].group)
+        elif var.name in group_of:
+            rows |= set(m.pm.groups[group_of[var.name]].rows)
+        elif var.name in node_of:
+            for g in m.pm.normal.get(node_of[var.name], {}):
+                rows |= set(m.pm.groups[g].rows)
+    for key, n in counts.items():
+        if n and key.cls.row in rows:
+            found.add(key.group)
+    members = {g.id: [c.id for c in g.members] for g in m.groups.values()}
+    found_ids = {c for g in found for c in members.get(g, [g])}
     order = [c.id for c in m.scenario.clusters]
-    return sorted(found, key=order.index)
+    return sorted(found_ids, key=order.index)
+
+
+def _what(m: Model, lim: Limit) -> tuple[str, str]:
+    """(family words, element) of a limit, for a sentence."""
+    fam = lim.family
+    if fam == "space":
+        return "space", f"row {lim.ident.rsplit('@', 1)[0]}"
+    if fam in ("power", "power_n1"):
+        return "power", lim.ident
+    if fam == "redundant":
+        rows = ", ".join(m.pm.groups[lim.ident].rows)
+        return "power", f"rows {rows} (redundant)"
+    if fam == "cooling":
+        return "cooling", f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
+    return {"pod_gpus": "pod GPUs", "pod_racks": "pod racks", "demand_cap": "demand cap", "budget": "budget"}.get(fam, fam), lim.ident
 
 
 def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> Explanation:
@@ -148,32 +173,32 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
     if result.objective is None:
         text = "no assignment meets the demands even with every capacity relaxed: check hop budgets (max_hops) against pod and building sizes"
         return Explanation(scenario.name, False, f"Cannot place {_demand_text(scenario)}:", [Finding("conflict", "scope", text)], "elastic relaxation")
-    names = ({p.name: r for r, p in m.row_kw.items()}, {v.name: k for k, v in m.n.items()})
-    worst: dict[str, tuple[float, str, Any]] = {}
-    for name, lim in m.limits.items():
-        s = m.slack.get(name)
+    worst: dict[tuple[str, str], tuple[float, str, Limit]] = {}
+    for key, lim in m.limits.items():
+        s = m.slack.get(key)
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
             continue
-        element, _, when = lim.element.partition(" when ")
-        key = f"{lim.family.removesuffix(' N-1')}|{element}"
-        if lim.family == "space" and key in worst:  # a row's cable-length bands add up
-            prev = worst[key]
-            worst[key] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
-        elif key not in worst or short > worst[key][0]:
-            worst[key] = (short, when, lim)
+        family, element = _what(m, lim)
+        k = (family, element)
+        if lim.family == "space" and k in worst:  # a row's cable-length bands add up
+            prev = worst[k]
+            worst[k] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
+        elif k not in worst or short > worst[k][0]:
+            worst[k] = (short, lim.failed, lim)
     findings = []
-    for key, (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):
-        family, element = key.split("|", 1)
-        who = _clusters_in(m, lim.lhs, result.counts, names)
+    for (family, element), (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):
+        who = _clusters_in(m, lim, result.counts)
         whom = f" for {', '.join(who)}" if who else ""
-        case = f" when {when}" if when else ""
+        case = f" when {when} fails" if when else ""
+        shown = lim.limit + lim.fixed
+        fixed = f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
         findings.append(
             Finding(
                 "conflict",
                 element,
                 f"{family} {element}: short by {_fmt(short)} {lim.unit}{case}{whom} "
-                f"(limit {_fmt(lim.limit)} {lim.unit}, needs {_fmt(lim.limit + short)} {lim.unit})",
+                f"(limit {_fmt(shown)} {lim.unit}{fixed}, needs {_fmt(shown + short)} {lim.unit})",
                 short,
                 lim.unit,
             )
@@ -319,11 +344,11 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
     out: dict[tuple[str, str], float] = {}
     if not res.duals:
         return out
-    for name, lim in m.limits.items():
+    for lim in m.limits.values():
         if lim.kind in RELAXABLE:
-            d = abs(res.duals.get(name, 0.0))
+            d = abs(res.duals.get(lim.name, 0.0))
             if d > 1e-9:
-                out[lim.kind, lim.ident] = out.get((lim.kind, lim.ident), 0.0) + d * STEP * lim.limit
+                out[lim.kind, lim.ident] = out.get((lim.kind, lim.ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
     return out
 
 

@@ -10,12 +10,13 @@ design) → UPS per hall → one busway per row and side.
 - ``2n``: UPS A and B; every row hangs from one busway on each.
 - ``dr`` (distributed redundant, 3N/2): UPS 1, 2, 3; row k hangs from the
   pair (1,2), (2,3), (3,1) in turn, so a failed UPS's load splits over two.
-Sizing, at ``design_kw_per_position`` per usable position: each busway carries
+Sizing, at ``design_kw_per_position`` per usable position plus ``network_rack_kw``
+for each pod's network rack (on its row): each busway carries
 its whole row (its partner may fail); each UPS carries its worst load under
 any other UPS failing (2N: the whole hall; DR: about half of it); the utility
 carries the building; every rating is load ÷ derate, rounded up to 0.1 kW.
 Cooling per pod: one air zone sized for the air share of the pod's design
-load (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
+load and its network rack (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from planner.schema import (
 )
 
 DERATE = 0.8
-"""Continuous-load derate (source: NEC/NEMA 80 % rule, colocation guides)."""
+"""Derate every generated node is sized and stated with (source: NEC/NEMA 80 % continuous-load
+rule, colocation guides): stated explicitly on UPS and utility nodes too, whose kind default is 1.0."""
 
 
 class BuildingSpec(StrictModel):
@@ -80,6 +82,9 @@ class BuildingSpec(StrictModel):
     """Capacity of one air handler, kW."""
     cdu_capacity_kw: Float = Field(1000.0, gt=0, le=100_000)
     """Capacity of one coolant distribution unit, kW."""
+    network_rack_kw: Float = Field(12.0, ge=0, le=1000)
+    """Load of each pod's network rack, kW, sized into its row's feeds, its UPS and its air zone
+    (the built-in network rack: 8 switches at ~1.5 kW, an estimate)."""
 
 
 class SiteSpec(StrictModel):
@@ -133,7 +138,7 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
     for p in range(spec.pods_per_hall):
         pod_id = f"{h_id}-P{p + 1}"
         air_share = 1 - spec.liquid_share if spec.liquid else 1.0
-        air_kw = pod_load * air_share
+        air_kw = pod_load * air_share + spec.network_rack_kw
         zones.append(
             CoolingZone(
                 id=f"{pod_id}-AIR",
@@ -166,7 +171,7 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             )
             row_no += 1
             usable = spec.positions_per_row - (1 if r == mid_row else 0)
-            row_kw = usable * spec.design_kw_per_position
+            row_kw = usable * spec.design_kw_per_position + (spec.network_rack_kw if r == mid_row else 0.0)
             row_pairs.append((pair, row_kw))
             feeds = []
             for side, ups in zip("AB", pair, strict=True):
@@ -199,7 +204,7 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             )
         )
     nodes = [
-        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), parent=parent)
+        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), derate=DERATE, parent=parent)
         for u in ups_ids
     ]
     nodes += busways
@@ -226,11 +231,12 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
             util = f"{b_id}-UTIL"
             halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
             usable = sum(r.positions for h in halls for r in h.rows) - sum(len(h.pods) for h in halls)
-            util_kw = _size(usable * bspec.design_kw_per_position)
+            pods = sum(len(h.pods) for h in halls)
+            util_kw = _size(usable * bspec.design_kw_per_position + pods * bspec.network_rack_kw)
             buildings.append(
                 Building(
                     id=b_id,
-                    power_nodes=[PowerNode(id=util, kind="utility", capacity_kw=util_kw, can_fail=False)],
+                    power_nodes=[PowerNode(id=util, kind="utility", capacity_kw=util_kw, derate=DERATE, can_fail=False)],
                     halls=halls,
                 )
             )

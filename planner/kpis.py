@@ -2,27 +2,40 @@
 
 - gpus = Σ rack GPUs; racks = number of placed racks.
 - pflops_bf16 = Σ GPUs × dense BF16 TFLOPS per GPU / 1000.
-- it_kw = Σ planning power per rack (rated, capped GPUs, × power_budget_ratio).
+- racks_kw = Σ planning power per placed rack (rated, capped GPUs, × power_budget_ratio);
+  network_kw = Σ planning power of every pod's network rack (they stand in every plan);
+  it_kw = racks_kw + network_kw.
 - facility_kw = it_kw × PUE.
+- hbm_tb = Σ GPUs × HBM per GPU / 1000; hbm_gb_per_gpu = hbm_tb × 1000 / gpus.
+- storage_pb, storage_write_gb_per_s = Σ over storage racks.
 - gpus_per_mw = gpus / (it_kw / 1000); pflops_per_mw likewise.
-- avg_kw_per_rack = it_kw / racks; max_kw_per_rack = max rack planning power.
+- avg_kw_per_rack = racks_kw / racks; max_kw_per_rack = max rack planning power.
 - gpus_per_m2 = gpus / Σ floor area of halls holding at least one rack.
-- capex_racks_usd = Σ rack capex; capex_fabric_usd = gpus × fabric cost per GPU;
-  capex_links_usd = Σ rack links × cost per link of the rack's link class;
-  capex_usd = racks + fabric + links.
+- capex_racks_usd, capex_fabric_usd, capex_links_usd: the parts of :func:`planner.costs.rack_capex_usd`
+  summed over placed racks; capex_usd = their sum.
 - cable_m = Σ rack links × cable length.
 """
 
 from __future__ import annotations
 
-FACILITY_USD_PER_KW = 11_700.0
-"""Facility build cost per kW of critical IT, USD: $11.7M per MW, the average of $9.3-15.0M
-(Cushman & Wakefield Data Center Development Cost Guide 2025). Used to price added power or cooling."""
+from planner.costs import FACILITY_USD_PER_KW, fabric_usd, links_usd  # noqa: F401 - re-exported
 
 from collections.abc import Iterable
 
 from planner.plan import Kpis, PlacedRack
-from planner.schema import Scenario
+from planner.schema import RackType, Scenario
+
+
+def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
+    """(pod, row, rack type) of every pod's network rack: fixed load in every plan."""
+    types = scenario.catalog.by_id()
+    out = []
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            for p in h.pods:
+                if p.network_rack_type is not None and p.network_rack_type in types:
+                    out.append((p.id, p.network_rack.row, types[p.network_rack_type]))
+    return out
 
 
 def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
@@ -32,7 +45,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
     classes = {c.id: c for c in fabric.link_classes}
     area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
     gpus = n = 0
-    it_kw = pflops = max_kw = capex_racks = capex_links = cable_m = 0.0
+    it_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = cable_m = hbm_tb = storage_pb = storage_gbs = 0.0
     halls_used: set[str] = set()
     for r in racks:
         t = types.get(r.rack_type)
@@ -44,28 +57,38 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
         it_kw += kw
         max_kw = max(max_kw, kw)
         pflops += t.pflops_bf16
+        hbm_tb += t.hbm_tb
+        storage_pb += t.storage_capacity_pb
+        storage_gbs += t.storage_write_gb_per_s
         capex_racks += t.capex_usd
-        if r.link_class in classes:
-            capex_links += t.links * classes[r.link_class].cost_usd_per_link
+        capex_fabric += fabric_usd(t, fabric.cost_usd_per_gpu)
+        capex_links += links_usd(t, classes.get(r.link_class or ""))
         cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
-    mw = it_kw / 1000.0
+    network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
+    total_kw = it_kw + network_kw
+    mw = total_kw / 1000.0
     floor = sum(area.get(h, 0.0) for h in halls_used)
-    fabric_usd = gpus * fabric.cost_usd_per_gpu
     return Kpis(
         gpus=gpus,
         racks=n,
         pflops_bf16=round(pflops, 6),
-        it_kw=round(it_kw, 6),
-        facility_kw=round(it_kw * scenario.pue, 6),
+        it_kw=round(total_kw, 6),
+        racks_kw=round(it_kw, 6),
+        network_kw=round(network_kw, 6),
+        facility_kw=round(total_kw * scenario.pue, 6),
         gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
         pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
         avg_kw_per_rack=round(it_kw / n, 6) if n else 0.0,
         max_kw_per_rack=round(max_kw, 6),
         gpus_per_m2=round(gpus / floor, 6) if floor else 0.0,
+        hbm_tb=round(hbm_tb, 6),
+        hbm_gb_per_gpu=round(hbm_tb * 1000 / gpus, 6) if gpus else 0.0,
+        storage_pb=round(storage_pb, 6),
+        storage_write_gb_per_s=round(storage_gbs, 6),
         capex_racks_usd=round(capex_racks, 2),
-        capex_fabric_usd=round(fabric_usd, 2),
+        capex_fabric_usd=round(capex_fabric, 2),
         capex_links_usd=round(capex_links, 2),
-        capex_usd=round(capex_racks + fabric_usd + capex_links, 2),
+        capex_usd=round(capex_racks + capex_fabric + capex_links, 2),
         cable_m=round(cable_m, 6),
     )

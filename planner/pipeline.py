@@ -7,62 +7,124 @@ call. It never returns a plan that the independent verifier rejects.
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from dataclasses import replace
 
 import pulp
 
 from planner.version import __version__
 from planner.baseline import greedy_meets_demands, greedy_racks
-from planner.build import Model, build
+from planner.build import ClassKey, CountKey, Model, ScopeKey, build
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash
-from planner.enums import Status
+from planner.enums import Scope, Status
 from planner.plan import PlacedRack, Plan
-from planner.schema import Scenario
+from planner.schema import Demand, Scenario
 from planner.site_index import place
-from planner.solve import Progress, ProgressFn, SolveResult, SolverFailure, counts_from, gap_of, solve
+from planner.errors import SolverFailure
+from planner.solve import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve
 from planner.verify import verify
 
 
-def fill(m: Model, counts: dict[tuple[str, str, str], int]) -> list[PlacedRack]:
-    """Concrete positions for aggregate counts: in each class, clusters in scenario order,
-    rack types in the cluster's order, positions nearest the pod network rack first."""
+def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str], int]:
+    """Racks of each cluster group dealt out to its members: a scope with z members homed gives
+    each member its demand (racks of one GPU size dividing it, so shares are exact), any rest to
+    the first (at least / uncapped max), and each member its storage racks."""
     types = m.scenario.catalog.by_id()
+    out: dict[tuple[ClassKey, str, str], int] = defaultdict(int)
+    by_group: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
+    for key, n in counts.items():
+        by_group[key.group].append((key, n))
+    for gid, items in by_group.items():
+        g = m.groups[gid]
+        if g.k == 1:
+            for key, n in items:
+                out[key.cls, key.rack_type, g.head.id] += n
+            continue
+        scoped = g.scope in (Scope.pod, Scope.building)
+        homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
+        members = iter(g.members)
+        for sid, z in homes:
+            if z <= 0:
+                continue
+            here = [x for x in sorted(items) if not scoped or _scope_key(m, x[0].cls.row, g.scope) == sid]
+            gpu = [key for key, n in here if types[key.rack_type].gpus for _ in range(n)]
+            store = [key for key, n in here if not types[key.rack_type].gpus for _ in range(n)]
+            team = [next(members) for _ in range(z)]
+            size = types[gpu[0].rack_type].gpus if gpu else 1
+            per = None if g.head.gpus is None else g.head.gpus // size
+            pos = 0
+            for j, member in enumerate(team):
+                take = len(gpu) if per is None and j == 0 else (0 if per is None else per)
+                if j == 0 and g.head.demand == Demand.at_least:
+                    take = len(gpu) - per * (z - 1)
+                for key in gpu[pos : pos + take]:
+                    out[key.cls, key.rack_type, member.id] += 1
+                pos += take
+                for key in store[j * g.head.storage_racks : (j + 1) * g.head.storage_racks]:
+                    out[key.cls, key.rack_type, member.id] += 1
+    return dict(out)
+
+
+def _scope_key(m: Model, row_id: str, scope: Scope) -> str:
+    ref = m.ix.rows[row_id]
+    return ref.row.pod if scope == Scope.pod else ref.building
+
+
+def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None = None) -> list[PlacedRack]:
+    """Concrete positions for aggregate counts: in each class, clusters in scenario order,
+    rack types in the cluster's order, positions nearest the pod network rack first.
+    Linear in the number of racks."""
+    types = m.scenario.catalog.by_id()
+    dealt = deal(m, counts, values or {})
     c_order = {c.id: i for i, c in enumerate(m.scenario.clusters)}
-    t_order = {(c.id, t): j for c in m.scenario.clusters for j, t in enumerate(c.rack_types)}
-    by_class: dict[str, list[tuple[str, str, int]]] = {}
-    for (k, t, c), n in counts.items():
-        by_class.setdefault(k, []).append((c, t, n))
+    t_order = {t.id: j for j, t in enumerate(m.scenario.catalog.rack_types)}
+    by_class: dict[ClassKey, list[tuple[str, str, int]]] = defaultdict(list)
+    for (k, t, c), n in dealt.items():
+        by_class[k].append((c, t, n))
     racks: list[PlacedRack] = []
     for k in sorted(by_class):
         free = iter(m.classes[k].positions)
-        for c, t, n in sorted(by_class[k], key=lambda x: (c_order[x[0]], t_order[x[0], x[1]])):
+        for c, t, n in sorted(by_class[k], key=lambda x: (c_order[x[0]], t_order[x[1]])):
             for _ in range(n):
                 _, pos = next(free)
-                racks.append(place(m.ix, m.classes[k].row, pos, types[t], c))
+                racks.append(place(m.ix, k.row, pos, types[t], c))
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
 
 def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
     """The model's variables set to describe a placement (the inverse of :func:`fill`);
-    empty if some rack has no matching variable. Used to hand the greedy plan to the solver."""
+    empty if some rack has no matching variable. Used to hand the first-fit plan to the solver."""
     where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
+    group_of = {c.id: g.id for g in m.groups.values() for c in g.members}
     types = m.scenario.catalog.by_id()
-    counts: dict[tuple[str, str, str], int] = {}
-    row_kw: dict[str, float] = {}
-    homes: set[tuple[str, str]] = set()
+    counts: dict[CountKey, int] = defaultdict(int)
+    group_kw: dict[str, float] = defaultdict(float)
+    home: dict[str, str] = {}
     for r in racks:
-        key = (where.get((r.row, r.position), ""), r.rack_type, r.cluster)
+        k = where.get((r.row, r.position))
+        gid = group_of.get(r.cluster)
+        if k is None or gid is None:
+            return {}
+        key = CountKey(k, r.rack_type, gid)
         if key not in m.n:
             return {}
-        counts[key] = counts.get(key, 0) + 1
-        row_kw[r.row] = row_kw.get(r.row, 0.0) + m.scenario.rack_power_kw(types[r.rack_type])
-        pod = m.ix.rows[r.row].row.pod
-        homes |= {(r.cluster, pod), (r.cluster, r.building)}
+        counts[key] += 1
+        group_kw[m.pm.group_of_row[r.row]] += m.scenario.rack_power_kw(types[r.rack_type])
+        g = m.groups[gid]
+        if g.scope in (Scope.pod, Scope.building):
+            sid = _scope_key(m, r.row, g.scope)
+            if home.setdefault(r.cluster, sid) != sid:
+                return {}
     start: dict = {var: counts.get(key, 0) for key, var in m.n.items()}
-    start.update({p: row_kw.get(row, 0.0) for row, p in m.row_kw.items()})
-    start.update({y: 1 if key in homes else 0 for key, y in m.y.items()})
+    start.update({p: group_kw.get(g, 0.0) for g, p in m.group_kw.items()})
+    for v, lv in m.node_kw.items():
+        start[lv] = sum(a * group_kw.get(g, 0.0) for g, a in m.pm.normal.get(v, {}).items())
+    homed: dict[ScopeKey, int] = defaultdict(int)
+    for c, sid in home.items():
+        homed[ScopeKey(group_of[c], sid)] += 1
+    start.update({z: homed.get(key, 0) for key, z in m.z.items()})
     return start
 
 
@@ -73,7 +135,7 @@ def _round(x: float | None) -> float | None:
 def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> Plan:
     """Plan stage: domain plan from a solve result, with KPIs and utilisation from the verifier."""
     s = m.scenario
-    racks = fill(m, result.counts) if result.objective is not None else []
+    racks = fill(m, result.counts, result.values) if result.objective is not None else []
     plan = Plan(
         planner_version=__version__,
         scenario_name=s.name,
@@ -133,7 +195,7 @@ def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], pro
     if progress:
         progress(Progress(note, elapsed))
     status = Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
-    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), stages=[*result.stages, note])
+    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), values=values, stages=[*result.stages, note])
 
 
 def plan_scenario(
@@ -143,6 +205,7 @@ def plan_scenario(
     aggregate: bool = True,
     tie_breaks: bool = True,
     warm_start: bool = True,
+    group_clusters: bool = True,
 ) -> Plan:
     """Build, solve, fill and verify: the answer to a scenario.
 
@@ -153,7 +216,7 @@ def plan_scenario(
     t0 = time.perf_counter()
     if progress:
         progress(Progress("building model", 0.0))
-    m = build(scenario, aggregate=aggregate)
+    m = build(scenario, aggregate=aggregate, group_clusters=group_clusters)
     build_s = time.perf_counter() - t0
     if progress:
         size = m.size

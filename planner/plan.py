@@ -86,7 +86,11 @@ class Kpis(StrictModel):
     pflops_bf16: Float = 0
     """Dense BF16 PFLOPS of all placed GPUs."""
     it_kw: Float = 0
-    """Planning IT power of all placed racks, kW."""
+    """Planning IT power of the placed racks and every pod's network rack, kW."""
+    racks_kw: Float = 0
+    """Planning power of the placed racks, kW."""
+    network_kw: Float = 0
+    """Planning power of the pods' network racks, kW."""
     facility_kw: Float = 0
     """IT kW × PUE, kW."""
     gpus_per_mw: Float = 0
@@ -99,6 +103,14 @@ class Kpis(StrictModel):
     """Largest planning power of one rack, kW."""
     gpus_per_m2: Float = 0
     """GPUs per m² of floor of the halls used."""
+    hbm_tb: Float = 0
+    """HBM of all placed GPUs, TB."""
+    hbm_gb_per_gpu: Float = 0
+    """Mean HBM per placed GPU, GB."""
+    storage_pb: Float = 0
+    """Capacity of the placed storage racks, PB."""
+    storage_write_gb_per_s: Float = 0
+    """Write bandwidth of the placed storage racks, GB/s."""
     capex_racks_usd: Float = 0
     """Σ rack capex, USD."""
     capex_fabric_usd: Float = 0

@@ -1,102 +1,143 @@
-"""Power coefficients for the optimiser and the greedy baseline (§4).
+"""Power coefficients for the optimiser and the first-fit baseline (§4). The verifier does not use
+this module.
 
-For a scenario state s (normal operation, or one node f failed) the load on
-node v is linear in the row loads P_r:
+Rows that hang from the same feeds (and share the ``redundant`` flag) behave alike, so they form
+one *feed group* g with load P_g (kW, the racks placed in its rows) plus a fixed load F_g
+(network racks, racks already installed). For a state s (normal operation, or one node f failed)
+the load on node v is
 
-    load_s(v) = Σ_r a_s(v, r) · P_r,
-    a_s(v, r) = |live feeds of r under v| / |live feeds of r|,
+    load_s(v) = Σ_g a_s(v, g) · (P_g + F_g),
+    a_s(v, g) = |live feeds of g under v| / |live feeds of g|,
 
-where the live feeds of r are its feeds outside subtree(f) (all of them in
-normal operation) and "under v" means in subtree(v). A row with no live feed
-drops (its load vanishes); a ``redundant`` row must then carry no load.
+where the live feeds of g are its feeds outside subtree(f) (all of them in normal operation)
+and "under v" means in subtree(v). A group with no live feed drops (its load vanishes).
+A contingency is written as a change from normal operation over the groups the failure hits:
 
-Only states that change some coefficient upward are kept for a node: a
-contingency row whose coefficients are all ≤ the normal ones is implied by the
-normal-operation limit. The verifier does not use this module.
+    load_f(v) = load_0(v) + Σ_{g hit by f} (a_f(v, g) − a_0(v, g)) · (P_g + F_g),
+
+so its row touches only those groups, and load_0(v) is stated once (the optimiser makes it a
+variable L_v). A contingency is kept only where it raises some coefficient above normal
+operation: otherwise the normal limit implies it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 
 from planner.site_index import SiteIndex
 
 
 @dataclass(frozen=True)
-class PowerLimit:
-    """One linear power limit: Σ_r coef[r] · P_r ≤ limit_kw on ``node`` when ``failed`` has failed."""
+class FeedGroup:
+    """Rows with the same feeds and the same ``redundant`` flag."""
 
-    node: str
-    failed: str | None
-    coef: dict[str, float]
-    limit_kw: float
+    key: str
+    feeds: tuple[str, ...]
+    rows: tuple[str, ...]
+    redundant: bool
 
 
 @dataclass(frozen=True)
+class Contingency:
+    """load_0(node) + Σ_g delta[g] · (P_g + F_g) ≤ usable(node) when ``failed`` has failed."""
+
+    node: str
+    failed: str
+    delta: dict[str, float]
+
+
+@dataclass
 class PowerModel:
-    """All power limits of a site, plus rows that must stay empty (redundant rows that can drop)."""
+    """Feed groups, normal coefficients, contingencies, and groups that must stay empty."""
 
-    limits: list[PowerLimit]
-    forced_empty: dict[str, str]
-    """Redundant row → a failing node that leaves it with no live feed."""
+    groups: dict[str, FeedGroup]
+    group_of_row: dict[str, str]
+    normal: dict[str, dict[str, float]]
+    """Node → group → a_0(node, group), for every node that carries some group."""
+    usable_kw: dict[str, float]
+    contingencies: list[Contingency]
+    forced_empty: dict[str, str] = field(default_factory=dict)
+    """Redundant group → a failing node that leaves it with no live feed."""
+
+    def fixed_by_group(self, fixed_row_kw: dict[str, float]) -> dict[str, float]:
+        """F_g from fixed loads per row, kW."""
+        out: dict[str, float] = defaultdict(float)
+        for row, kw in fixed_row_kw.items():
+            if row in self.group_of_row:
+                out[self.group_of_row[row]] += kw
+        return dict(out)
+
+    def fixed_normal(self, node: str, fixed: dict[str, float]) -> float:
+        """Σ_g a_0(node, g) · F_g, kW."""
+        return sum(a * fixed.get(g, 0.0) for g, a in self.normal.get(node, {}).items())
+
+    def fixed_delta(self, c: Contingency, fixed: dict[str, float]) -> float:
+        """Σ_g delta_c[g] · F_g, kW."""
+        return sum(d * fixed.get(g, 0.0) for g, d in c.delta.items())
 
 
-def _under(ix: SiteIndex) -> dict[str, set[str]]:
-    """Leaf feed → the set of nodes it is under (itself and its ancestors)."""
-    feeds = {f for ref in ix.rows.values() for f in ref.row.feeds}
-    return {f: set(ix.ancestors(f)) for f in feeds}
-
-
-def _coefficients(ix: SiteIndex, rows: list[str], dead: set[str], under: dict[str, set[str]]):
-    """a(v, r) for the given rows with ``dead`` nodes failed; also the rows that drop."""
-    coef: dict[str, dict[str, float]] = {}
-    dropped = []
-    for r in rows:
-        feeds = ix.rows[r].row.feeds
-        live = [f for f in feeds if f not in dead]
-        if not live:
-            dropped.append(r)
-            continue
-        share = 1.0 / len(live)
-        for f in live:
-            for v in under[f]:
-                coef.setdefault(v, {})
-                coef[v][r] = coef[v].get(r, 0.0) + share
-    return coef, dropped
+def _shares(feeds: tuple[str, ...], dead: set[str], under: dict[str, list[str]]) -> dict[str, float] | None:
+    """a(v, g) for every node v above a group's live feeds; none if no feed is live."""
+    live = [f for f in feeds if f not in dead]
+    if not live:
+        return None
+    share = 1.0 / len(live)
+    out: dict[str, float] = defaultdict(float)
+    for f in live:
+        for v in under[f]:
+            out[v] += share
+    return out
 
 
 def power_model(ix: SiteIndex) -> PowerModel:
-    """Normal limits for every loaded-able node and N-1 limits where a failure raises a share."""
-    under = _under(ix)
-    rows = list(ix.rows)
-    normal, _ = _coefficients(ix, rows, set(), under)
-    limits = [PowerLimit(v, None, c, ix.power_nodes[v].usable_kw) for v, c in normal.items()]
+    """Feed groups, normal coefficients and the contingencies that matter (module docstring)."""
+    members: dict[tuple[tuple[str, ...], bool], list[str]] = defaultdict(list)
+    for rid, ref in ix.rows.items():
+        members[tuple(ref.row.feeds), ref.row.redundant].append(rid)
+    groups: dict[str, FeedGroup] = {}
+    group_of_row: dict[str, str] = {}
+    for i, ((feeds, red), rows) in enumerate(members.items()):
+        key = f"g{i}"
+        groups[key] = FeedGroup(key, feeds, tuple(rows), red)
+        for r in rows:
+            group_of_row[r] = key
+    under = {f: ix.ancestors(f) for g in groups.values() for f in g.feeds}
+    normal: dict[str, dict[str, float]] = defaultdict(dict)
+    base: dict[str, dict[str, float]] = {}
+    for g in groups.values():
+        a = _shares(g.feeds, set(), under) or {}
+        base[g.key] = a
+        for v, x in a.items():
+            normal[v][g.key] = x
+    groups_of_feed: dict[str, list[str]] = defaultdict(list)
+    for g in groups.values():
+        for f in g.feeds:
+            groups_of_feed[f].append(g.key)
+    contingencies: list[Contingency] = []
     forced: dict[str, str] = {}
-    rows_of_feed: dict[str, list[str]] = {}
-    for r in rows:
-        for f in ix.rows[r].row.feeds:
-            rows_of_feed.setdefault(f, []).append(r)
     for fid, fnode in ix.power_nodes.items():
         if not fnode.can_fail:
             continue
         dead = ix.subtree(fid)
-        hit = sorted({r for f in dead for r in rows_of_feed.get(f, [])})
+        hit = sorted({g for f in dead for g in groups_of_feed.get(f, [])})
         if not hit:
             continue
-        new, dropped = _coefficients(ix, hit, dead, under)
-        for r in dropped:
-            if ix.rows[r].row.redundant:
-                forced.setdefault(r, fid)
-        for v, c_hit in new.items():
-            if v in dead:
-                continue
-            base = normal.get(v, {})
-            if not any(c_hit[r] > base.get(r, 0.0) + 1e-12 for r in c_hit):
-                continue
-            coef = dict(base)
-            for r in hit:
-                if r in coef:
-                    del coef[r]
-            coef.update(c_hit)
-            limits.append(PowerLimit(v, fid, coef, ix.power_nodes[v].usable_kw))
-    return PowerModel(limits, forced)
+        delta: dict[str, dict[str, float]] = defaultdict(dict)
+        for gk in hit:
+            after = _shares(groups[gk].feeds, dead, under)
+            if after is None:
+                if groups[gk].redundant:
+                    forced.setdefault(gk, fid)
+                after = {}
+            for v in set(after) | set(base[gk]):
+                if v in dead:
+                    continue
+                d = after.get(v, 0.0) - base[gk].get(v, 0.0)
+                if abs(d) > 1e-12:
+                    delta[v][gk] = d
+        for v, d in delta.items():
+            if any(x > 1e-12 for x in d.values()):
+                contingencies.append(Contingency(v, fid, dict(d)))
+    usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
+    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced)

@@ -10,11 +10,11 @@ them are reported together.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
-from planner.enums import Medium, Objective, SolverName
+from planner.enums import Direction, FabricKind, Medium, NodeKind, RackKind, Objective, RackLimitBasis, Scope, SolverName
 
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
@@ -49,22 +49,39 @@ class PowerNode(StrictModel):
 
     id: Id
     """Name, unique among power nodes of the site."""
-    kind: Literal["utility", "substation", "ups", "pdu", "busway", "other"] = "other"
-    """What the node is; informational, every kind obeys the same rules."""
+    kind: NodeKind = NodeKind.other
+    """What the node is; every kind obeys the same rules, and the kind sets the default derate."""
     capacity_kw: Float = Field(gt=0, le=1e7)
     """Rated capacity in kW (at most 10 GW)."""
-    derate: Float = Field(0.8, gt=0, le=1)
-    """Usable share of the rating for continuous load (default 0.8, the 80 %
-    continuous-load rule; source: NEC/NEMA rule, colocation guides)."""
+    derate: Float | None = Field(None, gt=0, le=1)
+    """Usable share of the rating for continuous load; none for the kind's default:
+    0.8 for breakers, busways, PDUs and other (the 80 % continuous-load rule; source:
+    NEC/NEMA rule, colocation guides), 1.0 for UPS, transformers, substations and
+    utility feeds (rated in kW for continuous load)."""
     can_fail: Bool = True
     """Whether the N-1 contingency considers this node failing."""
     parent: Id | None = None
     """Upstream node this node draws from; none for a root."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_parent(cls, data):
+        if isinstance(data, dict) and isinstance(data.get("parent"), list):
+            raise ValueError(
+                "a power node has one parent (the power tree is a forest); a PDU fed from two UPS through a "
+                "static transfer switch is modelled as rows hanging from two feeds, one under each UPS"
+            )
+        return data
+
+    @property
+    def effective_derate(self) -> float:
+        """The derate in force: the stated one, else the kind's default."""
+        return self.derate if self.derate is not None else self.kind.default_derate
+
     @property
     def usable_kw(self) -> float:
-        """Usable capacity in kW: derate × capacity_kw."""
-        return self.derate * self.capacity_kw
+        """Usable capacity in kW: effective derate × capacity_kw."""
+        return self.effective_derate * self.capacity_kw
 
 
 # ------------------------------------------------------------------- cooling
@@ -135,6 +152,17 @@ class Hops(StrictModel):
             )
         return self
 
+    def scope(self, max_hops: int) -> Scope:
+        """Widest placement a hop budget allows: the whole site when it covers the cross-building
+        hop count, one building for the same-building count, one pod, else one rack."""
+        if max_hops >= self.cross_building:
+            return Scope.site
+        if max_hops >= self.same_building:
+            return Scope.building
+        if max_hops >= self.same_pod:
+            return Scope.pod
+        return Scope.rack
+
 
 def default_link_classes() -> list[LinkClass]:
     """Link classes by reach (source: NVIDIA LinkX overview; NDR cabling requirements).
@@ -154,7 +182,7 @@ def default_link_classes() -> list[LinkClass]:
 class Fabric(StrictModel):
     """The GPU network fabric of the site (§6)."""
 
-    kind: Literal["infiniband", "roce"] = "roce"
+    kind: FabricKind = FabricKind.roce
     """Fabric technology."""
     cost_usd_per_gpu: NonNegFloat = 4200
     """Switches and cables per GPU, USD (default ~$4.2k at 16k GPUs; source:
@@ -188,7 +216,10 @@ class Pod(StrictModel):
     max_gpus: Int = Field(gt=0, le=100_000_000)
     """GPU ports of the pod's leaf block."""
     max_racks: Int | None = Field(None, gt=0, le=10_000_000)
-    """Most racks the pod connects; none for no limit."""
+    """Most racks (GPU and storage) the pod connects, its network rack aside; none for no limit."""
+    network_rack_type: Id | None = "network-rack"
+    """Rack type standing at the network rack position: it draws power and makes heat in every
+    plan (default the built-in 12 kW network rack); none when the pod's switches sit elsewhere."""
 
 
 # ---------------------------------------------------------------------- site
@@ -207,7 +238,7 @@ class Row(StrictModel):
     """y of position 0, m."""
     pitch_m: Float = Field(0.6, gt=0, le=100)
     """Distance between neighbouring positions, m (600 mm racks)."""
-    direction: Literal["+x", "-x", "+y", "-y"] = "+x"
+    direction: Direction = Direction.plus_x
     """Direction positions advance in from the origin."""
     max_rack_power_kw: Float = Field(gt=0, le=10_000)
     """Most power one rack in this row may draw, kW."""
@@ -226,13 +257,20 @@ class Row(StrictModel):
     """Network pod the row's racks connect to."""
     reserved: list[Int] = Field(default_factory=list, max_length=10_000)
     """Unusable position indices (columns, doors, PDUs)."""
+    depth_m: Float = Field(2.4, gt=0, le=100)
+    """Floor depth each position of the row takes: the rack's depth plus half of each
+    neighbouring aisle, m (default 2.4 m: a 1.2 m rack and 1.2 m of aisle). A rack's floor
+    load is its weight over pitch_m × depth_m."""
+
+    @property
+    def position_area_m2(self) -> float:
+        """Floor area one position takes, m²: pitch_m × depth_m."""
+        return self.pitch_m * self.depth_m
 
     def position_xy(self, index: int) -> tuple[float, float]:
         """Coordinates (x_m, y_m) of a position: origin + index × pitch along direction."""
         step = index * self.pitch_m
-        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
-            self.direction
-        ]
+        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[self.direction.value]
         return round(self.origin_x_m + dx, 6), round(self.origin_y_m + dy, 6)
 
 
@@ -243,6 +281,9 @@ class Hall(StrictModel):
     """Name, unique among halls of the site."""
     floor_area_m2: Float = Field(gt=0, le=1e7)
     """White-space floor area, m²."""
+    floor_rating_kg_per_m2: Float | None = Field(None, gt=0, le=100_000)
+    """Distributed load the floor carries, kg/m² (typical raised floor ≤ 340 kg/m²; source: IBM
+    floor-loading guide); none for a slab that carries any rack."""
     power_nodes: list[PowerNode] = Field(default_factory=list, max_length=MAX_ITEMS)
     """Power nodes in this hall (UPS, PDUs, busways); parents may sit in the building."""
     cooling_zones: list[CoolingZone] = Field(default_factory=list, max_length=MAX_ITEMS)
@@ -291,7 +332,7 @@ class RackType(StrictModel):
 
     id: Id
     """Name, unique in the merged catalog."""
-    kind: Literal["gpu", "network", "storage"] = "gpu"
+    kind: RackKind = RackKind.gpu
     """What the rack holds."""
     description: Text = ""
     """Free text."""
@@ -315,6 +356,8 @@ class RackType(StrictModel):
     """Price of the loaded rack (servers, ToR, PDUs), USD."""
     tflops_bf16_per_gpu: Float = Field(0, ge=0, le=1e7)
     """Dense BF16 TFLOPS of one GPU."""
+    hbm_gb_per_gpu: Float = Field(0, ge=0, le=100_000)
+    """High-bandwidth memory of one GPU, GB (H100 80, H200 141)."""
     links_per_server: Int = Field(0, ge=0, le=1000)
     """Fabric links from each server to the pod's network rack."""
     links_per_rack: Int = Field(0, ge=0, le=10_000)
@@ -357,6 +400,20 @@ class RackType(StrictModel):
         server_kw = self.non_gpu_power_kw_per_server + self.gpus_per_server * gpu_w / 1000.0
         rack_kw = self.servers_per_rack * server_kw + self.overhead_power_kw
         return rack_kw * (1.0 if power_budget_ratio is None else power_budget_ratio)
+
+    def heat_kw(self, power_kw: float) -> tuple[float, float]:
+        """(air, liquid) heat of a rack drawing ``power_kw``: power × (1 − liquid_fraction) to
+        air and power × liquid_fraction to liquid (all electrical power ends as heat, SPEC §5)."""
+        return power_kw * (1.0 - self.liquid_fraction), power_kw * self.liquid_fraction
+
+    def nameplate_power_kw(self, gpu_power_cap_w: float | None = None) -> float:
+        """Rated power with any GPU cap applied (the cap is enforced by the GPUs), kW."""
+        return self.planning_power_kw(gpu_power_cap_w, None)
+
+    @property
+    def hbm_tb(self) -> float:
+        """HBM of the whole rack, TB."""
+        return self.gpus * self.hbm_gb_per_gpu / 1000.0
 
     @property
     def pflops_bf16(self) -> float:
@@ -402,6 +459,14 @@ class Cluster(StrictModel):
     max_hops: Int = Field(7, ge=1, le=100)
     """Hop budget between any two of its GPUs: with default tiers 3 → one pod,
     5 → one building, 7 → anywhere on the site."""
+    min_hbm_gb_per_gpu: Float | None = Field(None, gt=0, le=100_000)
+    """Least HBM per GPU the cluster's model needs, GB (e.g. 141 to require H200); rack types with
+    less are not used for it."""
+    storage_racks: Int = Field(0, ge=0, le=100_000)
+    """Storage racks placed with the cluster, inside its hop scope (they draw power, make heat and
+    take positions like any rack)."""
+    storage_rack_type: Id = "storage-rack"
+    """Rack type of its storage racks (a catalog type of kind storage)."""
 
     @model_validator(mode="after")
     def _gpus_given(self) -> Cluster:
@@ -457,9 +522,30 @@ class Scenario(StrictModel):
     peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
     pue: Float = Field(1.08, ge=1, le=3)
     """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
+    rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
+    """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
+    with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when
+    the site plans its rack feeds on measured peak)."""
     solver: SolverSettings = SolverSettings()
     """Solver, time limit and gap."""
 
     def rack_power_kw(self, rack: RackType) -> float:
-        """Planning power of one rack of this type under this scenario, kW."""
+        """Planning power of one rack of this type under this scenario, kW: GPUs at
+        min(TDP, gpu_power_cap_w), the whole rack × power_budget_ratio (both optional)."""
         return rack.planning_power_kw(self.gpu_power_cap_w, self.power_budget_ratio)
+
+    def rack_limit_power_kw(self, rack: RackType) -> float:
+        """Power checked against a row's per-rack limit, kW (see :attr:`rack_limit_on`)."""
+        if self.rack_limit_on == RackLimitBasis.planning:
+            return self.rack_power_kw(rack)
+        return rack.nameplate_power_kw(self.gpu_power_cap_w)
+
+    def gpu_types_for(self, cluster: Cluster) -> list[str]:
+        """A cluster's rack types that exist and meet its HBM need, in its order."""
+        types = self.catalog.by_id()
+        need = cluster.min_hbm_gb_per_gpu
+        return [t for t in cluster.rack_types if t in types and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)]
+
+    def scope_of(self, cluster: Cluster) -> Scope:
+        """Where a cluster may spread, from its hop budget and the site's hop tiers."""
+        return self.site.fabric.hops.scope(cluster.max_hops)

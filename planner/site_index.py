@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planner.schema import CoolingZone, Hall, LinkClass, Pod, PowerNode, RackType, Row, Site
+from planner.schema import CoolingZone, Hall, LinkClass, Pod, PowerNode, RackType, Row, Scenario, Site
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,26 @@ class SiteIndex:
     def pod_locations(self) -> set[tuple[str, int]]:
         """(row, position) of every pod network rack: no other rack may stand there."""
         return {(p.network_rack.row, p.network_rack.position) for p in self.pods.values()}
+
+
+def floor_load_kg_per_m2(rack: RackType, row: Row) -> float:
+    """Floor load of a rack at a position of ``row``: weight_kg / (pitch_m × depth_m), kg/m²."""
+    return rack.weight_kg / row.position_area_m2
+
+
+def fits(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> bool:
+    """Row-level fit: the rack's limit power (nameplate, or planning power when the scenario says
+    so) ≤ max_rack_power_kw, weight ≤ max_rack_weight_kg, floor load ≤ the hall's rating,
+    liquid-cooled types only in rows with a liquid loop."""
+    ref = ix.rows[row_id]
+    row = ref.row
+    rating = ix.halls[ref.hall][1].floor_rating_kg_per_m2
+    return (
+        scenario.rack_limit_power_kw(t) <= row.max_rack_power_kw + 1e-9
+        and t.weight_kg <= row.max_rack_weight_kg + 1e-9
+        and (rating is None or floor_load_kg_per_m2(t, row) <= rating + 1e-9)
+        and (t.liquid_fraction == 0 or row.liquid_loop is not None)
+    )
 
 
 def index_site(site: Site) -> SiteIndex:

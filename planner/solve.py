@@ -32,6 +32,7 @@ import pulp
 
 from planner.build import Model
 from planner.enums import Status
+from planner.errors import SolverFailure
 from planner.solvers import BackendResult, SolveRequest, from_name
 
 INT_TOL = 1e-6
@@ -66,10 +67,6 @@ class Progress:
 
 
 ProgressFn = Callable[[Progress], None]
-
-
-class SolverFailure(RuntimeError):
-    """The solver returned something that is not a usable plan."""
 
 
 @dataclass

@@ -1,26 +1,36 @@
 """Verify stage: re-check every constraint from the plan alone, without the solver.
 
-This module shares no constraint code with the model builder; it reads the
-schema, the site geometry and the plan, and recomputes every load. Checks:
+The independent second opinion: this module shares no constraint or geometry
+code with the model builder (its own look-ups, cable lengths, link classes,
+hop counts and power flows); it reads the schema, the scenario and the plan.
+Checks:
 
 - placement: the row exists in the stated building and hall, the position is
   in range, not reserved, not a pod's network rack, and holds one rack;
-  coordinates and cable length match the site geometry;
-- rack fit: planning power ≤ row max_rack_power_kw; weight ≤ max_rack_weight_kg;
-  liquid_fraction > 0 only in rows with a liquid loop; the link class is
-  accepted by the rack type and reaches the cable length (and max_cable_m);
+  coordinates and cable length (Manhattan distance to the pod's network rack
+  plus the tray allowance) match the site geometry;
+- rack fit: limit power (nameplate, or planning power if the scenario says so)
+  ≤ row max_rack_power_kw; weight ≤ max_rack_weight_kg; floor load
+  (weight ÷ (pitch × depth)) ≤ the hall's rating; liquid_fraction > 0 only in
+  rows with a liquid loop; the link class is accepted by the rack type,
+  reaches the cable length (and max_cable_m) and is the shortest that does;
 - power, normal: every node's load ≤ derate × capacity, where a row's load
-  splits evenly over its feeds and a node carries its whole subtree;
+  (its racks plus any pod network rack standing in it) splits evenly over its
+  feeds and a node carries its whole subtree;
 - power, N-1: for every node with can_fail, its subtree is dead; a row with
   live feeds splits its load evenly over them, a row without drops (never
   allowed for a ``redundant`` row carrying load); every surviving node stays
-  within derate × capacity;
+  within derate × capacity. Normal loads are computed once and each failure
+  is applied as a change over the rows it touches (linear in the plan);
 - cooling: Σ power × (1 − liquid_fraction) per air zone and
-  Σ power × liquid_fraction per liquid loop ≤ (units − redundant) × unit capacity;
+  Σ power × liquid_fraction per liquid loop, network racks included,
+  ≤ (units − redundant) × unit capacity;
 - pods: GPUs ≤ max_gpus, racks ≤ max_racks;
-- clusters: allowed rack types, GPU demand (exact / at least / at most), and
-  the ``max_hops`` scope (one rack, one pod, one building, anywhere);
-- budgets: capex and IT power.
+- clusters: allowed rack types (and HBM need), GPU demand (exact / at least /
+  at most), storage racks, and the hop budget: the hops between its two
+  farthest racks (same rack, pod, building, or across buildings) ≤ max_hops;
+- budgets: capex and IT power of the placed racks;
+- claims: every figure the plan states (see :func:`_claim_checks`).
 """
 
 from __future__ import annotations
@@ -28,11 +38,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from planner.enums import Status
+from planner.enums import Objective, RackLimitBasis, Status
 from planner.kpis import compute_kpis
 from planner.plan import Plan, Usage
-from planner.schema import Demand, Scenario
-from planner.site_index import SiteIndex, index_site
+from planner.schema import Demand, LinkClass, PowerNode, RackType, Row, Scenario
 
 TOL = 1e-6
 """Absolute tolerance for comparing loads (kW) and lengths (m)."""
@@ -71,34 +80,120 @@ def _fmt(x: float) -> str:
     return f"{x:,.3f}".rstrip("0").rstrip(".")
 
 
-def _rack_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport) -> None:
+@dataclass
+class _Site:
+    """The verifier's own look-ups over a site."""
+
+    rows: dict[str, tuple[str, str, Row]] = field(default_factory=dict)
+    """Row → (building, hall, row)."""
+    nodes: dict[str, PowerNode] = field(default_factory=dict)
+    node_building: dict[str, str] = field(default_factory=dict)
+    children: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    zones: dict = field(default_factory=dict)
+    pods: dict = field(default_factory=dict)
+    pod_building: dict[str, str] = field(default_factory=dict)
+    hall_rating: dict[str, float | None] = field(default_factory=dict)
+    links: dict[str, LinkClass] = field(default_factory=dict)
+    _up: dict[str, list[str]] = field(default_factory=dict)
+
+    def up(self, node: str) -> list[str]:
+        """The node and every node upstream of it."""
+        hit = self._up.get(node)
+        if hit is None:
+            hit, seen, cur = [], set(), node
+            while cur is not None and cur in self.nodes and cur not in seen:
+                hit.append(cur)
+                seen.add(cur)
+                cur = self.nodes[cur].parent
+            self._up[node] = hit
+        return hit
+
+    def down(self, node: str) -> set[str]:
+        """The node and everything it feeds."""
+        out, stack = {node}, [node]
+        while stack:
+            for c in self.children.get(stack.pop(), []):
+                if c not in out:
+                    out.add(c)
+                    stack.append(c)
+        return out
+
+    def xy(self, row_id: str, index: int) -> tuple[float, float]:
+        row = self.rows[row_id][2]
+        step = index * row.pitch_m
+        d = row.direction.value
+        dx, dy = (step, 0.0) if d == "+x" else (-step, 0.0) if d == "-x" else (0.0, step) if d == "+y" else (0.0, -step)
+        return round(row.origin_x_m + dx, 6), round(row.origin_y_m + dy, 6)
+
+
+def _site(scenario: Scenario) -> _Site:
+    s = _Site()
+    s.links = {c.id: c for c in scenario.site.fabric.link_classes}
+    for b in scenario.site.buildings:
+        for n in b.power_nodes:
+            s.nodes[n.id] = n
+            s.node_building[n.id] = b.id
+        for h in b.halls:
+            s.hall_rating[h.id] = h.floor_rating_kg_per_m2
+            for n in h.power_nodes:
+                s.nodes[n.id] = n
+                s.node_building[n.id] = b.id
+            for z in h.cooling_zones:
+                s.zones[z.id] = z
+            for p in h.pods:
+                s.pods[p.id] = p
+                s.pod_building[p.id] = b.id
+            for r in h.rows:
+                s.rows[r.id] = (b.id, h.id, r)
+    for n in s.nodes.values():
+        if n.parent is not None:
+            s.children[n.parent].append(n.id)
+    return s
+
+
+def _cable_m(site: _Site, scenario: Scenario, row_id: str, index: int) -> float:
+    """|x − x_pod| + |y − y_pod| + tray allowance, m."""
+    x, y = site.xy(row_id, index)
+    loc = site.pods[site.rows[row_id][2].pod].network_rack
+    px, py = site.xy(loc.row, loc.position)
+    return round(abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6)
+
+
+def _network_load(scenario: Scenario, site: _Site) -> list[tuple[str, RackType]]:
+    """(row, rack type) of every pod's network rack."""
+    types = scenario.catalog.by_id()
+    return [(p.network_rack.row, types[p.network_rack_type]) for p in site.pods.values()
+            if p.network_rack_type is not None and p.network_rack_type in types]
+
+
+def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
     types = scenario.catalog.by_id()
     clusters = {c.id: c for c in scenario.clusters}
-    pod_spots = ix.pod_locations()
+    pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
     for i, r in enumerate(plan.racks):
         name = f"racks[{i}] ({r.row}/{r.position})"
-        ref = ix.rows.get(r.row)
+        ref = site.rows.get(r.row)
         if ref is None:
             rep.add(name, "placement", f"unknown row '{r.row}'")
             continue
-        if (ref.building, ref.hall) != (r.building, r.hall):
-            rep.add(name, "placement", f"row '{r.row}' is in {ref.building}/{ref.hall}, not {r.building}/{r.hall}")
-        row = ref.row
+        building, hall, row = ref
+        if (building, hall) != (r.building, r.hall):
+            rep.add(name, "placement", f"row '{r.row}' is in {building}/{hall}, not {r.building}/{r.hall}")
         if r.position >= row.positions:
             rep.add(name, "placement", f"position {r.position} is outside 0..{row.positions - 1}")
             continue
         if r.position in row.reserved:
             rep.add(name, "placement", f"position {r.position} is reserved")
         if (r.row, r.position) in pod_spots:
-            rep.add(name, "placement", f"position {r.position} holds pod {row.pod}'s network rack")
+            rep.add(name, "placement", f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack")
         if (r.row, r.position) in taken:
             rep.add(name, "placement", f"position already holds racks[{taken[r.row, r.position]}]")
         taken.setdefault((r.row, r.position), i)
-        x, y = ix.position_xy(r.row, r.position)
+        x, y = site.xy(r.row, r.position)
         if abs(x - r.x_m) > TOL or abs(y - r.y_m) > TOL:
             rep.add(name, "geometry", f"coordinates ({r.x_m}, {r.y_m}) differ from the site's ({x}, {y})")
-        length = ix.cable_length_m(r.row, r.position)
+        length = _cable_m(site, scenario, r.row, r.position)
         if abs(length - r.cable_length_m) > TOL:
             rep.add(name, "geometry", f"cable length {r.cable_length_m} m differs from the site's {length} m")
         t = types.get(r.rack_type)
@@ -108,24 +203,36 @@ def _rack_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyRepor
         c = clusters.get(r.cluster)
         if c is None:
             rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
-        elif r.rack_type not in c.rack_types:
-            rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {', '.join(c.rack_types)})")
-        kw = scenario.rack_power_kw(t)
+        else:
+            storage = c.storage_racks > 0 and r.rack_type == c.storage_rack_type
+            if r.rack_type not in c.rack_types and not storage:
+                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if c.storage_racks else [])])
+                rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})")
+            elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
+                rep.add(name, "cluster", f"{r.rack_type} has {_fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {_fmt(c.min_hbm_gb_per_gpu)} GB")
+        on_planning = scenario.rack_limit_on == RackLimitBasis.planning
+        kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None)
         if kw > row.max_rack_power_kw + TOL:
-            rep.add(name, "rack power", f"{r.rack_type} draws {_fmt(kw)} kW, row limit {_fmt(row.max_rack_power_kw)} kW")
+            basis = "planning" if scenario.rack_limit_on == RackLimitBasis.planning else "nameplate"
+            rep.add(name, "rack power", f"{r.rack_type} draws {_fmt(kw)} kW ({basis}), row limit {_fmt(row.max_rack_power_kw)} kW")
         if t.weight_kg > row.max_rack_weight_kg + TOL:
             rep.add(name, "rack weight", f"{r.rack_type} weighs {_fmt(t.weight_kg)} kg, row limit {_fmt(row.max_rack_weight_kg)} kg")
+        rating = site.hall_rating.get(hall)
+        load = t.weight_kg / (row.pitch_m * row.depth_m)
+        if rating is not None and load > rating + TOL:
+            rep.add(name, "floor load", f"{r.rack_type} loads the floor with {_fmt(load)} kg/m² "
+                    f"({_fmt(t.weight_kg)} kg on {_fmt(row.pitch_m)} × {_fmt(row.depth_m)} m), hall {hall} is rated {_fmt(rating)} kg/m²")
         if t.liquid_fraction > 0 and row.liquid_loop is None:
             rep.add(name, "cooling medium", f"{r.rack_type} needs a liquid loop; row '{r.row}' has none")
         if t.links > 0:
-            _link_check(name, r.link_class, t, length, ix, rep)
+            _link_check(name, r.link_class, t, length, site, rep)
 
 
-def _link_check(name, link_class, t, length, ix: SiteIndex, rep: VerifyReport) -> None:
+def _link_check(name, link_class, t: RackType, length: float, site: _Site, rep: VerifyReport) -> None:
     if link_class is None:
         rep.add(name, "cable reach", f"{t.id} has {t.links} fabric links but no link class")
         return
-    lc = ix.link_classes.get(link_class)
+    lc = site.links.get(link_class)
     if lc is None or link_class not in t.link_classes:
         rep.add(name, "cable reach", f"link class '{link_class}' is not accepted by {t.id} (accepted: {', '.join(t.link_classes)})")
         return
@@ -135,96 +242,110 @@ def _link_check(name, link_class, t, length, ix: SiteIndex, rep: VerifyReport) -
     if t.max_cable_m is not None and length > t.max_cable_m + TOL:
         rep.add(name, "cable reach", f"cable {_fmt(length)} m exceeds {t.id}'s limit {_fmt(t.max_cable_m)} m")
         return
-    reach = [ix.link_classes[c] for c in t.link_classes if c in ix.link_classes and ix.link_classes[c].max_length_m + TOL >= length]
+    reach = [site.links[c] for c in t.link_classes if c in site.links and site.links[c].max_length_m + TOL >= length]
     best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id))
     if best.id != link_class:
         rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {_fmt(length)} m ('{best.id}')")
 
 
-def _row_loads(plan: Plan, scenario: Scenario, ix: SiteIndex) -> dict[str, float]:
+def _row_loads(plan: Plan, scenario: Scenario, site: _Site) -> dict[str, float]:
+    """kW per row: its placed racks and any pod network rack standing in it."""
     types = scenario.catalog.by_id()
     loads: dict[str, float] = defaultdict(float)
     for r in plan.racks:
-        if r.row in ix.rows and r.rack_type in types:
+        if r.row in site.rows and r.rack_type in types:
             loads[r.row] += scenario.rack_power_kw(types[r.rack_type])
+    for row, t in _network_load(scenario, site):
+        loads[row] += scenario.rack_power_kw(t)
     return loads
 
 
-def _node_loads(row_loads: dict[str, float], ix: SiteIndex, dead: set[str]) -> tuple[dict[str, float], list[str]]:
-    """Load on every node when the nodes in ``dead`` have failed; also the rows that drop."""
-    leaf: dict[str, float] = defaultdict(float)
-    dropped = []
+def _spread(kw: float, feeds: list[str], dead: set[str], site: _Site) -> dict[str, float] | None:
+    """kW each node carries of one row's load with ``dead`` nodes failed; none if no feed is live."""
+    live = [f for f in feeds if f not in dead]
+    if not live:
+        return None
+    out: dict[str, float] = defaultdict(float)
+    for f in live:
+        for a in site.up(f):
+            out[a] += kw / len(live)
+    return out
+
+
+def _power_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+    row_loads = _row_loads(plan, scenario, site)
+    normal: dict[str, float] = defaultdict(float)
     for row_id, kw in row_loads.items():
-        feeds = ix.rows[row_id].row.feeds
-        live = [f for f in feeds if f not in dead]
-        if not live:
-            dropped.append(row_id)
-            continue
-        for f in live:
-            leaf[f] += kw / len(live)
-    total: dict[str, float] = defaultdict(float)
-    for f, kw in leaf.items():
-        for a in ix.ancestors(f):
-            total[a] += kw
-    return total, dropped
-
-
-def _power_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport) -> None:
-    row_loads = _row_loads(plan, scenario, ix)
-    normal, _ = _node_loads(row_loads, ix, set())
-    worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in ix.power_nodes}
-    for nid, node in ix.power_nodes.items():
+        for v, x in (_spread(kw, site.rows[row_id][2].feeds, set(), site) or {}).items():
+            normal[v] += x
+    worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
+    for nid, node in site.nodes.items():
         if normal.get(nid, 0.0) > node.usable_kw + TOL:
-            rep.add(nid, "power", f"normal load {_fmt(normal[nid])} kW exceeds {_fmt(node.usable_kw)} kW (derate {node.derate} × {_fmt(node.capacity_kw)} kW)")
-    for fid, fnode in ix.power_nodes.items():
+            rep.add(nid, "power", f"normal load {_fmt(normal[nid])} kW exceeds {_fmt(node.usable_kw)} kW "
+                    f"(derate {node.effective_derate:g} × {_fmt(node.capacity_kw)} kW)")
+    rows_of_feed: dict[str, list[str]] = defaultdict(list)
+    for row_id in row_loads:
+        for f in site.rows[row_id][2].feeds:
+            rows_of_feed[f].append(row_id)
+    for fid, fnode in site.nodes.items():
         if not fnode.can_fail:
             continue
-        dead = ix.subtree(fid)
-        loads, dropped = _node_loads(row_loads, ix, dead)
-        for row_id in dropped:
-            if ix.rows[row_id].row.redundant:
-                rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({_fmt(row_loads[row_id])} kW dropped)")
-        for nid, kw in loads.items():
-            if nid in dead:
+        dead = site.down(fid)
+        hit = sorted({r for f in dead for r in rows_of_feed.get(f, [])})
+        change: dict[str, float] = defaultdict(float)
+        for row_id in hit:
+            kw = row_loads[row_id]
+            feeds = site.rows[row_id][2].feeds
+            before = _spread(kw, feeds, set(), site) or {}
+            after = _spread(kw, feeds, dead, site)
+            if after is None:
+                if site.rows[row_id][2].redundant and kw > TOL:
+                    rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({_fmt(kw)} kW dropped)")
+                after = {}
+            for v in set(before) | set(after):
+                change[v] += after.get(v, 0.0) - before.get(v, 0.0)
+        for v, d in change.items():
+            if v in dead or d <= TOL:
                 continue
-            if kw > worst[nid][0] + TOL:
-                worst[nid] = (kw, fid)
-    for nid, node in ix.power_nodes.items():
+            kw = normal.get(v, 0.0) + d
+            if kw > worst[v][0] + TOL:
+                worst[v] = (kw, fid)
+    for nid, node in site.nodes.items():
         w, f = worst[nid]
         if f is not None and w > node.usable_kw + TOL and normal.get(nid, 0.0) <= node.usable_kw + TOL:
             rep.add(nid, "power N-1", f"load {_fmt(w)} kW exceeds {_fmt(node.usable_kw)} kW when {f} fails")
-        rep.usage.append(Usage(kind="power_node", id=nid, value=round(normal.get(nid, 0.0), 6), limit=node.usable_kw, unit="kW", worst_value=round(w, 6), worst_failure=f))
+        rep.usage.append(Usage(kind="power_node", id=nid, value=round(normal.get(nid, 0.0), 6), limit=node.usable_kw, unit="kW",
+                               worst_value=round(w, 6), worst_failure=f))
 
 
-def _cooling_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport) -> None:
+def _cooling_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
     types = scenario.catalog.by_id()
     heat: dict[str, float] = defaultdict(float)
-    for r in plan.racks:
-        if r.row not in ix.rows or r.rack_type not in types:
-            continue
-        t = types[r.rack_type]
+    placed = [(r.row, types[r.rack_type]) for r in plan.racks if r.row in site.rows and r.rack_type in types]
+    for row_id, t in [*placed, *_network_load(scenario, site)]:
         kw = scenario.rack_power_kw(t)
-        row = ix.rows[r.row].row
+        row = site.rows[row_id][2]
         heat[row.air_zone] += kw * (1 - t.liquid_fraction)
         if row.liquid_loop is not None:
             heat[row.liquid_loop] += kw * t.liquid_fraction
-    for zid, z in ix.zones.items():
+    for zid, z in site.zones.items():
         h = heat.get(zid, 0.0)
         if h > z.capacity_kw + TOL:
-            rep.add(zid, "cooling", f"{z.medium} heat {_fmt(h)} kW exceeds {_fmt(z.capacity_kw)} kW ({z.units - z.redundant_units} of {z.units} units × {_fmt(z.unit_capacity_kw)} kW)")
+            rep.add(zid, "cooling", f"{z.medium.value} heat {_fmt(h)} kW exceeds {_fmt(z.capacity_kw)} kW "
+                    f"({z.units - z.redundant_units} of {z.units} units × {_fmt(z.unit_capacity_kw)} kW)")
         rep.usage.append(Usage(kind="cooling_zone", id=zid, value=round(h, 6), limit=z.capacity_kw, unit="kW"))
 
 
-def _pod_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport) -> None:
+def _pod_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
     types = scenario.catalog.by_id()
     gpus: dict[str, int] = defaultdict(int)
     racks: dict[str, int] = defaultdict(int)
     for r in plan.racks:
-        if r.row in ix.rows and r.rack_type in types:
-            pod = ix.rows[r.row].row.pod
+        if r.row in site.rows and r.rack_type in types:
+            pod = site.rows[r.row][2].pod
             gpus[pod] += types[r.rack_type].gpus
             racks[pod] += 1
-    for pid, p in ix.pods.items():
+    for pid, p in site.pods.items():
         if gpus[pid] > p.max_gpus:
             rep.add(pid, "pod GPUs", f"{gpus[pid]} GPUs exceed the pod's {p.max_gpus} GPU ports")
         rep.usage.append(Usage(kind="pod_gpus", id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs"))
@@ -234,36 +355,48 @@ def _pod_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport
             rep.usage.append(Usage(kind="pod_racks", id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
 
 
-def _hall_usage(plan: Plan, ix: SiteIndex, rep: VerifyReport) -> None:
+def _hall_usage(plan: Plan, site: _Site, rep: VerifyReport) -> None:
     used: dict[str, int] = defaultdict(int)
     for r in plan.racks:
-        if r.row in ix.rows:
-            used[ix.rows[r.row].hall] += 1
-    spots = ix.pod_locations()
+        if r.row in site.rows:
+            used[site.rows[r.row][1]] += 1
+    spots: dict[str, set[int]] = defaultdict(set)
+    for p in site.pods.values():
+        spots[p.network_rack.row].add(p.network_rack.position)
     usable: dict[str, int] = defaultdict(int)
-    for rid, ref in ix.rows.items():
-        free = set(range(ref.row.positions)) - set(ref.row.reserved) - {p for (row, p) in spots if row == rid}
-        usable[ref.hall] += len(free)
-    for hid in ix.halls:
+    halls: list[str] = []
+    for rid, (_, hall, row) in site.rows.items():
+        if hall not in halls:
+            halls.append(hall)
+        free = set(range(row.positions)) - set(row.reserved) - spots.get(rid, set())
+        usable[hall] += len(free)
+    for hid in halls:
         rep.usage.append(Usage(kind="hall_positions", id=hid, value=used[hid], limit=usable[hid], unit="positions"))
 
 
-def cluster_scope(scenario: Scenario, max_hops: int) -> str:
-    """Widest placement scope a hop budget allows: rack, pod, building or site."""
+def _hops(scenario: Scenario, site: _Site, racks) -> tuple[int, str, int]:
+    """(hop count between the cluster's two farthest racks, the tier's name, how many elements it spans)."""
     h = scenario.site.fabric.hops
-    if max_hops >= h.cross_building:
-        return "site"
-    if max_hops >= h.same_building:
-        return "building"
-    if max_hops >= h.same_pod:
-        return "pod"
-    return "rack"
+    buildings = {site.rows[r.row][0] for r in racks}
+    if len(buildings) > 1:
+        return h.cross_building, "buildings", len(buildings)
+    pods = {site.rows[r.row][2].pod for r in racks}
+    if len(pods) > 1:
+        return h.same_building, "pods", len(pods)
+    spots = {(r.row, r.position) for r in racks}
+    if len(spots) > 1:
+        return h.same_pod, "racks", len(spots)
+    return h.same_rack, "rack", len(spots)
 
 
-def _cluster_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyReport) -> None:
+def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
     types = scenario.catalog.by_id()
+    by_cluster: dict[str, list] = defaultdict(list)
+    for r in plan.racks:
+        if r.rack_type in types:
+            by_cluster[r.cluster].append(r)
     for c in scenario.clusters:
-        mine = [r for r in plan.racks if r.cluster == c.id and r.rack_type in types]
+        mine = by_cluster.get(c.id, [])
         gpus = sum(types[r.rack_type].gpus for r in mine)
         name = f"cluster {c.id}"
         if c.demand == Demand.exact and gpus != c.gpus:
@@ -272,19 +405,14 @@ def _cluster_checks(plan: Plan, scenario: Scenario, ix: SiteIndex, rep: VerifyRe
             rep.add(name, "demand", f"{gpus} GPUs placed, at least {c.gpus} wanted")
         elif c.demand == Demand.max and c.gpus is not None and gpus > c.gpus:
             rep.add(name, "demand", f"{gpus} GPUs placed, at most {c.gpus} wanted")
-        scope = cluster_scope(scenario, c.max_hops)
-        known = [r for r in mine if r.row in ix.rows]
-        if scope == "pod":
-            where = {ix.rows[r.row].row.pod for r in known}
-        elif scope == "building":
-            where = {ix.rows[r.row].building for r in known}
-        elif scope == "rack":
-            where = {(r.row, r.position) for r in known}
-        else:
-            where = set()
-        if len(where) > 1:
-            spread = ", ".join(sorted(map(str, where)))
-            rep.add(name, "hops", f"max_hops {c.max_hops} keeps it in one {scope}, but it spans {len(where)}: {spread}")
+        stored = sum(1 for r in mine if c.storage_racks and r.rack_type == c.storage_rack_type)
+        if stored != c.storage_racks:
+            rep.add(name, "storage", f"{stored} storage racks placed, {c.storage_racks} wanted")
+        known = [r for r in mine if r.row in site.rows]
+        if len(known) > 1:
+            hops, tier, count = _hops(scenario, site, known)
+            if hops > c.max_hops:
+                rep.add(name, "hops", f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}")
 
 
 def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
@@ -295,9 +423,9 @@ def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             rep.add("budgets.capex_usd", "budget", f"capex ${_fmt(k.capex_usd)} exceeds the budget ${_fmt(b.capex_usd)}")
         rep.usage.append(Usage(kind="budget", id="capex_usd", value=k.capex_usd, limit=b.capex_usd, unit="USD"))
     if b.it_power_kw is not None:
-        if k.it_kw > b.it_power_kw + TOL:
-            rep.add("budgets.it_power_kw", "budget", f"IT power {_fmt(k.it_kw)} kW exceeds the budget {_fmt(b.it_power_kw)} kW")
-        rep.usage.append(Usage(kind="budget", id="it_power_kw", value=k.it_kw, limit=b.it_power_kw, unit="kW"))
+        if k.racks_kw > b.it_power_kw + TOL:
+            rep.add("budgets.it_power_kw", "budget", f"IT power of the placed racks {_fmt(k.racks_kw)} kW exceeds the budget {_fmt(b.it_power_kw)} kW")
+        rep.usage.append(Usage(kind="budget", id="it_power_kw", value=k.racks_kw, limit=b.it_power_kw, unit="kW"))
 
 
 def _close(a: float | None, b: float | None, rel: float = 1e-6, abs_: float = 1e-6) -> bool:
@@ -306,7 +434,7 @@ def _close(a: float | None, b: float | None, rel: float = 1e-6, abs_: float = 1e
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-OBJECTIVE_KPI = {"max_gpus": "gpus", "max_pflops": "pflops_bf16", "min_capex": "capex_usd"}
+OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16", Objective.min_capex: "capex_usd"}
 """Objective → the KPI it optimises (the objective value a plan claims is that KPI)."""
 
 
@@ -336,13 +464,14 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     if not status.has_plan and plan.racks:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
     if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
-        obj = float(getattr(kpis, OBJECTIVE_KPI[str(scenario.objective)]))
-        if plan.objective and plan.objective != scenario.objective:
-            rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {scenario.objective}")
+        objective = Objective(scenario.objective)
+        obj = float(getattr(kpis, OBJECTIVE_KPI[objective]))
+        if plan.objective and plan.objective != objective.value:
+            rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {objective.value}")
         if plan.objective_value is None or not _close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
             rep.add("objective_value", "claim", f"plan says {plan.objective_value}, the racks give {_fmt(obj)}")
-        maximise = str(scenario.objective).startswith("max_")
-        if plan.bound is not None and ((maximise and plan.bound < obj - 1e-6 * max(1.0, abs(obj))) or (not maximise and plan.bound > obj + 1e-6 * max(1.0, abs(obj)))):
+        slack = 1e-6 * max(1.0, abs(obj))
+        if plan.bound is not None and ((objective.maximise and plan.bound < obj - slack) or (not objective.maximise and plan.bound > obj + slack)):
             rep.add("bound", "claim", f"bound {_fmt(plan.bound)} is on the wrong side of the objective {_fmt(obj)}")
         gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
         if (plan.gap is None) != (gap is None) or (gap is not None and not _close(plan.gap, gap, rel=1e-4, abs_=1e-6)):
@@ -377,13 +506,13 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             rep.add("scenario_hash", "claim", f"plan says {plan.scenario_hash}, scenario '{scenario.name}' hashes to {want} (it changed since the plan was made)")
     if plan.scenario_name != scenario.name:
         rep.add("scenario_name", "claim", f"plan says '{plan.scenario_name}', the scenario is '{scenario.name}'")
-    ix = index_site(scenario.site)
-    _rack_checks(plan, scenario, ix, rep)
-    _power_checks(plan, scenario, ix, rep)
-    _cooling_checks(plan, scenario, ix, rep)
-    _pod_checks(plan, scenario, ix, rep)
-    _hall_usage(plan, ix, rep)
-    _cluster_checks(plan, scenario, ix, rep)
+    site = _site(scenario)
+    _rack_checks(plan, scenario, site, rep)
+    _power_checks(plan, scenario, site, rep)
+    _cooling_checks(plan, scenario, site, rep)
+    _pod_checks(plan, scenario, site, rep)
+    _hall_usage(plan, site, rep)
+    _cluster_checks(plan, scenario, site, rep)
     _budget_checks(plan, scenario, rep)
     _claim_checks(plan, scenario, rep)
     return rep

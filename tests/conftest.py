@@ -49,7 +49,8 @@ def tiny_scenario(
     """A one-building, one-hall scenario built inline for hand-solvable tests.
 
     Rows default to air zone ``AIR`` (10,000 kW) and pod ``P`` (no limits), whose
-    network rack stands at position 0 of an extra row ``NET``.
+    network rack stands at position 0 of an extra row ``NET``; pods draw no network-rack power
+    unless they say so (``network_rack_type``), so hand derivations count only placed racks.
     """
     defaults = {"air_zone": "AIR", "pod": "P", "max_rack_power_kw": 200, "pitch_m": 0.6}
     rows = [{**defaults, **r} for r in rows]
@@ -66,7 +67,7 @@ def tiny_scenario(
                         "floor_area_m2": 100,
                         "power_nodes": power_nodes,
                         "cooling_zones": zones or [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10000}],
-                        "pods": pods or [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 100000}],
+                        "pods": [{"network_rack_type": None, **p} for p in (pods or [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 100000}])],
                         "rows": [*rows, net_row],
                     }
                 ],

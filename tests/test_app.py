@@ -148,7 +148,7 @@ def test_loading_another_scenario_resets_the_form_and_the_plan_page_says_what_is
 def test_sessions_see_only_their_own_solves() -> None:
     a = app(scenario="dr-hall").run()
     a.button(key="solve").click().run()
-    assert {m.label: m.value for m in a.metric}["GPUs"] == "880"
+    assert {m.label: m.value for m in a.metric}["GPUs"] == "864"
     b = app(scenario="dr-hall").run()
     assert not b.metric
     assert any("Not solved yet" in i.value for i in b.info)
@@ -195,7 +195,7 @@ def test_infeasible_scenario_is_an_error_with_its_explanation() -> None:
     at.button(key="solve").click().run()
     assert not at.exception
     assert "Infeasible: no plan meets every demand" in errors(at)
-    assert "cooling CZ-AIR (air): short by 804.4 kW" in errors(at)
+    assert "cooling CZ-AIR (air): short by 828.4 kW" in errors(at)
     assert not at.success
 
 
@@ -207,7 +207,7 @@ def test_explain_table_in_dashboard() -> None:
     table = at.dataframe[-1].value
     first = table.iloc[0]
     assert first["limit"].startswith("power UPS-")
-    assert first["+GPUs"] == 80
+    assert first["+GPUs"] == 96
     assert list(table.columns[:4]) == ["limit", "use %", "when", "relaxation"]
 
 
@@ -231,8 +231,8 @@ def test_compare_two_variants() -> None:
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table.index) == ["A", "B"]
-    assert table.loc["A", "gpus"] == 1096
-    assert 0 < table.loc["B", "gpus"] < 1096
+    assert table.loc["A", "gpus"] == 1080
+    assert 0 < table.loc["B", "gpus"] < 1080
     assert list(table["status"]) == ["optimal", "optimal"]
 
 

@@ -77,7 +77,7 @@ def test_open_solve_floorplan_download(server: str) -> None:
         page.screenshot(path=str(OUT / "2-solved.png"), full_page=True)
 
         metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first
-        assert "1,096" in metric.inner_text()
+        assert "1,080" in metric.inner_text()
         assert page.locator('[data-testid="stException"]').count() == 0
 
         with page.expect_download() as dl:
@@ -85,7 +85,7 @@ def test_open_solve_floorplan_download(server: str) -> None:
         path = OUT / "downloaded.plan.yaml"
         dl.value.save_as(str(path))
         plan = plan_from_text(path.read_bytes())
-        assert plan.kpis.gpus == 1096
+        assert plan.kpis.gpus == 1080
         assert plan.status == "optimal"
 
         # re-open the downloaded plan: same floor plan and KPIs, re-verified
@@ -95,7 +95,7 @@ def test_open_solve_floorplan_download(server: str) -> None:
         page.locator('input[type="file"]').set_input_files(str(path))
         page.get_by_text("every constraint holds for this scenario").wait_for(timeout=60_000)
         metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first
-        assert "1,096" in metric.inner_text()
+        assert "1,080" in metric.inner_text()
         page.wait_for_timeout(500)
         page.screenshot(path=str(OUT / "3-reopened.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0

@@ -67,14 +67,17 @@ def test_2n_feeds_bound_by_n_minus_1(solver: str) -> None:
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_distributed_redundancy_n_minus_1_binds(solver: str) -> None:
-    """dr-hall: rows on UPS pairs (1,2) ×4, (2,3) ×2, (3,1) ×2; 600 kW usable per UPS.
-    With X, Y, Z the loads of the three blocks (racks of 21.4 kW), UPS 1 carries X + Z/2 when
-    UPS 2 fails, and likewise for every pair: a + b/2 ≤ 600 / 21.4 = 28.04 racks for every
-    ordered pair. Summing three of them: 1.5 (a + b + c) ≤ 84.1 → a + b + c ≤ 56; 56 needs
-    {19, 19, 18} and 19 + 19/2 > 28.04, so the optimum is 55 racks (19, 18, 18) = 880 GPUs.
-    Normal load per UPS is only (a + c)/2 ≤ 18.5 racks: the contingency binds, not normal load."""
+    """dr-hall: rows on UPS pairs (1,2) ×4, (2,3) ×2, (3,1) ×2; 600 kW usable per UPS; the pod's
+    12 kW network rack stands in R01, block (1,2). In racks of 21.4 kW (600 kW = 28.04 racks,
+    12 kW = 0.56 rack), with X, Y, Z racks in blocks (1,2), (2,3), (3,1), each UPS carrying one
+    block whole and the other half when its partner fails:
+      X + Z/2 ≤ 27.48,  X + Y/2 ≤ 27.48,  Z + X/2 ≤ 27.76,  Y + X/2 ≤ 27.76,  Z + Y/2 ≤ 28.04,  Y + Z/2 ≤ 28.04.
+    (18, 18, 18) = 54 racks fits. 55 needs a 19: X = 19 forces Y, Z ≤ 16; Y = 19 with X = 18 breaks
+    Y + X/2 (28 > 27.76) and with X ≤ 17 needs Z ≤ 18 (19 + Z/2 ≤ 28.04), total ≤ 54; Z = 19 alike.
+    So the optimum is 54 racks = 864 GPUs. Normal load per UPS is only about half of that: the
+    contingency binds, not normal load."""
     plan = solved(load_scenario(DATASETS / "dr-hall.yaml"), solver)
-    assert plan.kpis.gpus == 880
+    assert plan.kpis.gpus == 864
     ups = {u.id: u for u in plan.utilisation if u.id.startswith("UPS")}
     assert max(u.share for u in ups.values()) < 0.7
     assert max(u.worst_share for u in ups.values()) > 0.98
@@ -214,24 +217,26 @@ def test_unplaceable_cluster_explained() -> None:
                       [{"id": "c1", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"]}])
     ex = explain_infeasible(s)
     assert [f.text for f in ex.findings] == [
-        "cluster c1: none of its rack types (gb200-nvl72) fits any position (row power or weight limit, liquid loop, or cable reach)"
+        "cluster c1: none of its rack types (gb200-nvl72) fits any position (row power, weight or floor limit, liquid loop, or cable reach)"
     ]
 
 
 def test_aggregated_equals_per_position() -> None:
     """The per-position (binary) formulation reaches the same optimum on dr-hall."""
     s = load_scenario(DATASETS / "dr-hall.yaml")
-    assert plan_scenario(s, aggregate=False).kpis.gpus == plan_scenario(s).kpis.gpus == 880
+    assert plan_scenario(s, aggregate=False).kpis.gpus == plan_scenario(s).kpis.gpus == 864
 
 
 def test_default_scenario_optimum() -> None:
-    """small-hall: 3 GB200 racks (216 GPUs) in the liquid rows and 55 GT racks in the air rows,
-    1,096 GPUs; the MILP beats first-fit, which also misses the NVL72 demand."""
+    """small-hall: 3 GB200 racks (216 GPUs) in the liquid rows and 54 GT racks in the air rows,
+    1,080 GPUs: CZ-AIR's 1,250 kW less two network racks (24 kW) and the NVL72 air share
+    (3 × 120 × 0.15 = 54 kW) leaves 1,172 kW = 54.8 GT racks of 21.4 kW. The MILP beats
+    first-fit, which also misses the NVL72 demand."""
     from planner.baseline import greedy_plan
 
     s = load_scenario(DATASETS / "small-hall.yaml")
     plan = plan_scenario(s)
-    assert plan.kpis.gpus == 1096
+    assert plan.kpis.gpus == 1080
     g = greedy_plan(s)
     assert g.kpis.gpus < plan.kpis.gpus
     assert g.notes == ["demand not met: cluster nvl-infer: 0 GPUs placed, at least 144 wanted"]

@@ -97,16 +97,16 @@ def test_no_solution_in_time_returns_the_first_fit_plan_when_it_meets_demands(fa
     s = _with_solver(load_scenario(DATASETS / "dr-hall.yaml"), "highs")
     plan = plan_scenario(s)
     assert plan.status == Status.feasible
-    assert plan.kpis.gpus == 448  # first-fit on dr-hall (README: "Greedy vs MILP")
+    assert plan.kpis.gpus == 432  # first-fit on dr-hall (README: "Greedy vs MILP")
     assert plan.bound is None and plan.gap is None  # 1e9 GPUs is no bound at all
-    assert "the solver found no plan in time; returning the first-fit plan (448), which meets every demand" in plan.notes
+    assert "the solver found no plan in time; returning the first-fit plan (432), which meets every demand" in plan.notes
     assert verify(plan, s).ok
 
 
 def test_no_solution_and_first_fit_short_of_demand_is_time_limit(fake_backend) -> None:
     fake_backend(_FindsNothing)
     data = load_scenario(DATASETS / "dr-hall.yaml").model_dump(mode="json")
-    data["clusters"][0].update(demand="at_least", gpus=880)  # first-fit reaches 448 only
+    data["clusters"][0].update(demand="at_least", gpus=864)  # first-fit reaches 432 only
     s = type(load_scenario(WARMSTART)).model_validate(data)
     plan = plan_scenario(s)
     assert (plan.status, plan.racks) == (Status.time_limit, [])
@@ -133,7 +133,7 @@ def test_a_vacuous_bound_is_reported_as_absent(fake_backend) -> None:
     fake_backend(_TrivialBound)
     s = _with_solver(load_scenario(DATASETS / "dr-hall.yaml"), "highs")
     plan = plan_scenario(s, tie_breaks=False)
-    assert (plan.status, plan.kpis.gpus, plan.bound, plan.gap) == (Status.feasible, 880, None, None)
+    assert (plan.status, plan.kpis.gpus, plan.bound, plan.gap) == (Status.feasible, 864, None, None)
 
 
 def test_progress_gaps_match_their_own_numbers_and_never_show_a_vacuous_bound() -> None:

@@ -40,8 +40,8 @@ def test_valid_plan_passes(small_hall: Scenario) -> None:
     rep = verify(make_plan(small_hall, valid_spots()), small_hall)
     assert rep.ok, rep.violations
     usage = {(u.kind, u.id): u for u in rep.usage}
-    assert usage["power_node", "BW-A1"].value == pytest.approx(18 * 21.4 / 2)
-    assert usage["power_node", "BW-B1"].worst_value == pytest.approx(18 * 21.4)
+    assert usage["power_node", "BW-A1"].value == pytest.approx((18 * 21.4 + 12) / 2)  # + POD-A's network rack in R02
+    assert usage["power_node", "BW-B1"].worst_value == pytest.approx(18 * 21.4 + 12)
     assert usage["cooling_zone", "LQ-1"].value == pytest.approx(2 * 120 * 0.85)
     assert usage["pod_gpus", "POD-A"].value == 18 * 16
 
@@ -51,15 +51,15 @@ def test_empty_plan_fails_only_on_demand(small_hall: Scenario) -> None:
 
 
 def test_normal_ok_but_n_minus_1_fails(small_hall: Scenario) -> None:
-    """19 racks on the R01/R02 busway pair: 203.3 kW per busway normally (≤ 400),
-    406.6 kW on BW-B1 when its partner side fails (> 400)."""
+    """19 racks and POD-A's 12 kW network rack on the R01/R02 busway pair: 209.3 kW per busway
+    normally (≤ 400), 418.6 kW on BW-B1 when its partner side fails (> 400)."""
     spots = [*valid_spots(), ("R02", 5, GT, "train-gt")]
     rep = verify(make_plan(small_hall, spots), small_hall)
     usage = {(u.kind, u.id): u for u in rep.usage}
-    assert usage["power_node", "BW-B1"].value == pytest.approx(203.3)
+    assert usage["power_node", "BW-B1"].value == pytest.approx(209.3)
     assert [str(v) for v in rep.violations] == [
-        "BW-A1: load 406.6 kW exceeds 400 kW when UPS-B fails",
-        "BW-B1: load 406.6 kW exceeds 400 kW when UPS-A fails",
+        "BW-A1: load 418.6 kW exceeds 400 kW when UPS-B fails",
+        "BW-B1: load 418.6 kW exceeds 400 kW when UPS-A fails",
     ]
     assert {v.check for v in rep.violations} == {"power N-1"}
 
@@ -69,7 +69,7 @@ BAD_PLANS = [
     pytest.param([("R02", 0, GT, "train-gt")], "racks[20] (R02/0): position 0 holds pod POD-A's network rack", id="pod-network-rack"),
     pytest.param([("R01", 1, GT, "train-gt")], "racks[20] (R01/1): position already holds racks[0]", id="double"),
     pytest.param([("R01", 25, GT, "train-gt")], "racks[20] (R01/25): position 25 is outside 0..19", id="out-of-row"),
-    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 draws 120 kW, row limit 25 kW", id="rack-power"),
+    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 draws 120 kW (nameplate), row limit 25 kW", id="rack-power"),
     pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 needs a liquid loop; row 'R03' has none", id="needs-liquid"),
     pytest.param([("R05", 1, DGX, "train-gt")], "racks[20] (R05/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt' (allowed: grand-teton-h100)", id="type-not-allowed"),
     pytest.param([("R03", 1, GT, "ghost")], "racks[20] (R03/1): unknown cluster 'ghost'", id="unknown-cluster"),
@@ -113,16 +113,16 @@ def _variant(small_data: dict[str, Any], edit) -> Scenario:
 HALL = ("site", "buildings", 0, "halls", 0)
 
 SITE_VARIANTS = [
-    # Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 120 × 0.15 = 421.2 kW of air heat.
-    pytest.param((*HALL, "cooling_zones", 0, "units"), 2, ["CZ-AIR: air heat 421.2 kW exceeds 250 kW (1 of 2 units × 250 kW)"], id="cooling"),
+    # Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 120 × 0.15 + two 12 kW network racks = 445.2 kW of air heat.
+    pytest.param((*HALL, "cooling_zones", 0, "units"), 2, ["CZ-AIR: air heat 445.2 kW exceeds 250 kW (1 of 2 units × 250 kW)"], id="cooling"),
     pytest.param((*HALL, "pods", 0, "max_gpus"), 256, ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"], id="pod-gpus"),
     pytest.param((*HALL, "pods", 1, "max_racks"), 1, ["POD-B: 2 racks exceed the pod's limit of 1"], id="pod-racks"),
     pytest.param((*HALL, "rows", 6, "max_rack_weight_kg"), 1000, [
         "racks[18] (R07/1): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
         "racks[19] (R07/2): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
     ], id="weight"),
-    # BW-A1 cut to 200 kW: 160 kW usable against 18 × 21.4 / 2 = 192.6 kW.
-    pytest.param((*HALL, "power_nodes", 2, "capacity_kw"), 200, ["BW-A1: normal load 192.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"], id="normal-power"),
+    # BW-A1 cut to 200 kW: 160 kW usable against (18 × 21.4 + 12 network rack) / 2 = 198.6 kW.
+    pytest.param((*HALL, "power_nodes", 2, "capacity_kw"), 200, ["BW-A1: normal load 198.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"], id="normal-power"),
     pytest.param((*HALL, "rows", 0, "feeds"), ["BW-A1"], [
         "R01: redundant row loses every feed when UPS-A fails (385.2 kW dropped)",
         "R01: redundant row loses every feed when BW-A1 fails (385.2 kW dropped)",
@@ -148,7 +148,7 @@ def test_hop_scope(small_data: dict[str, Any]) -> None:
 
     s = _variant(small_data, edit)
     assert messages(s, [*valid_spots(), ("R05", 1, GT, "train-gt")]) == [
-        "cluster train-gt: max_hops 3 keeps it in one pod, but it spans 2: POD-A, POD-B"
+        "cluster train-gt: its racks span 2 pods: 5 hops between them, max_hops is 3"
     ]
 
 
@@ -165,4 +165,4 @@ def test_exact_demand_and_budgets(small_data: dict[str, Any]) -> None:
     assert got[0] == "cluster nvl-infer: 144 GPUs placed, exactly 72 wanted"
     assert got[1].startswith("budgets.capex_usd: capex $20,")
     assert got[1].endswith("exceeds the budget $10,000,000")
-    assert got[2] == "budgets.it_power_kw: IT power 625.2 kW exceeds the budget 500 kW"
+    assert got[2] == "budgets.it_power_kw: IT power of the placed racks 625.2 kW exceeds the budget 500 kW"

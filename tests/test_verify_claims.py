@@ -42,17 +42,17 @@ def _first_index(plan: Plan, row: str) -> int:
 
 
 CORRUPTIONS = [
-    ("kpis.gpus", 999_999, "kpis.gpus: plan says 999,999, the racks give 1,096"),
+    ("kpis.gpus", 999_999, "kpis.gpus: plan says 999,999, the racks give 1,080"),
     ("kpis.capex_usd", 1.0, "kpis.capex_usd: plan says 1, the racks give "),
     ("kpis.it_kw", 10.0, "kpis.it_kw: plan says 10, the racks give "),
     ("kpis.pflops_bf16", 0.0, "kpis.pflops_bf16: plan says 0, the racks give "),
     ("kpis.gpus_per_m2", 99.0, "kpis.gpus_per_m2: plan says 99, the racks give "),
-    ("objective_value", 2000.0, "objective_value: plan says 2000.0, the racks give 1,096"),
-    ("bound", 1000.0, "bound: bound 1,000 is on the wrong side of the objective 1,096"),
+    ("objective_value", 2000.0, "objective_value: plan says 2000.0, the racks give 1,080"),
+    ("bound", 1000.0, "bound: bound 1,000 is on the wrong side of the objective 1,080"),
     ("gap", 0.5, "gap: plan says 0.5, its bound and racks give 0.0"),
     ("gap", None, "gap: plan says None, its bound and racks give 0.0"),
     ("scenario_hash", "0123456789abcdef", "scenario_hash: plan says 0123456789abcdef, scenario 'small-hall' hashes to "),
-    ("status", "infeasible", "status: status infeasible says there is no plan, but the plan lists 58 racks"),
+    ("status", "infeasible", "status: status infeasible says there is no plan, but the plan lists 57 racks"),
     ("objective", "min_capex", "objective: plan optimised min_capex, the scenario asks for max_gpus"),
     ("utilisation[0].value", 1.0, "utilisation power_node "),
     ("racks[0].x_m", 99.0, "racks[0] (R02/1): coordinates (99.0, "),
@@ -76,9 +76,9 @@ def test_a_corrupted_figure_fails_verification(solved, path: str, value: Any, ex
 
 def test_optimal_with_a_gap_beyond_the_request_is_refused(solved) -> None:
     s, plan = solved
-    bad = plan.model_copy(update={"bound": 1200.0, "gap": round(104 / 1096, 6)})
+    bad = plan.model_copy(update={"bound": 1200.0, "gap": round(120 / 1080, 6)})
     messages = [str(v) for v in verify(bad, s).violations]
-    assert "status: optimal needs a gap within 0; the gap is 0.0948905" in messages
+    assert "status: optimal needs a gap within 0; the gap is 0.111111" in messages
 
 
 @pytest.mark.parametrize(("field", "text"), [("x_m", ".nan"), ("gap", ".nan"), ("cable_length_m", ".inf"), ("position", "true")])

@@ -169,7 +169,7 @@ def solve_text(text: str, scenario: Scenario, box=None) -> dict:
     from planner.enums import Status
     from planner.explain import explain_infeasible
     from planner.pipeline import plan_scenario
-    from planner.solve import SolverFailure
+    from planner.errors import SolverFailure
 
     key = scenario_key(text)
 
