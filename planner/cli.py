@@ -49,6 +49,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         f"{len(ix.power_nodes)} power nodes, {len(ix.zones)} cooling zones, {len(ix.pods)} pods, "
         f"{len(s.catalog.rack_types)} rack types, {len(s.clusters)} clusters"
     )
+    from planner.consistency import site_warnings
+
+    for w in site_warnings(s.site):
+        print(f"  warning: {w}")
     types = s.catalog.by_id()
     for c in s.clusters:
         for t in c.rack_types:

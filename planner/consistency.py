@@ -199,6 +199,7 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
     types = scenario.catalog.by_id()
     seen: set[str] = set()
     same_rack = scenario.site.fabric.hops.same_rack
+    storage = {t.id for t in scenario.catalog.rack_types if t.kind.value == "storage"}
     for ci, c in enumerate(scenario.clusters):
         cp = f"clusters[{ci}]"
         if c.id in seen:
@@ -207,16 +208,90 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
         for ti, t in enumerate(c.rack_types):
             if t not in types:
                 out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
+            elif not types[t].gpus:
+                out.append(Problem(f"{cp}.rack_types[{ti}]", f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"))
+        if c.storage_racks and c.storage_rack_type not in storage:
+            out.append(Problem(f"{cp}.storage_rack_type", f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"))
         if c.max_hops < same_rack:
             out.append(Problem(f"{cp}.max_hops", f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"))
     return out
 
 
+def _single_failures_dropping(site: Site):
+    """(row path, row, failing node) for every redundant row that one failing node leaves with no
+    live feed (every feed of the row is in the node's subtree)."""
+    nodes = {}
+    for b in site.buildings:
+        for n in [*b.power_nodes, *(n for h in b.halls for n in h.power_nodes)]:
+            nodes[n.id] = n
+
+    def chain(f: str) -> list[str]:
+        out, seen, cur = [], set(), f
+        while cur is not None and cur in nodes and cur not in seen:
+            out.append(cur)
+            seen.add(cur)
+            cur = nodes[cur].parent
+        return out
+
+    for bi, b in enumerate(site.buildings):
+        for hi, h in enumerate(b.halls):
+            for ri, r in enumerate(h.rows):
+                if not r.redundant or any(f not in nodes for f in r.feeds):
+                    continue
+                common = set(chain(r.feeds[0]))
+                for f in r.feeds[1:]:
+                    common &= set(chain(f))
+                for n in sorted(common):
+                    if nodes[n].can_fail:
+                        yield f"site.buildings[{bi}].halls[{hi}].rows[{ri}].redundant", r, nodes[n]
+
+
+def check_redundant_rows(site: Site) -> list[Problem]:
+    """A row marked redundant must keep a live feed whatever single node fails; a failing node
+    (other than a utility feed, see :func:`site_warnings`) that takes all its feeds is an error."""
+    out = []
+    for path, r, n in _single_failures_dropping(site):
+        if n.kind.value == "utility":
+            continue
+        out.append(Problem(path, f"row '{r.id}' is redundant, but it loses every feed when {n.id} fails "
+                                 f"(its feeds {', '.join(r.feeds)} all hang from {n.id}); give it a feed from another branch or set redundant: false"))
+    return out
+
+
+def site_warnings(site: Site) -> list[str]:
+    """Things that are allowed but probably not meant: a utility feed left at can_fail: true that
+    would leave redundant rows with no feed, so the optimiser must keep those rows empty."""
+    rows: dict[str, list[str]] = {}
+    for _, r, n in _single_failures_dropping(site):
+        if n.kind.value == "utility":
+            rows.setdefault(n.id, []).append(r.id)
+    return [
+        f"utility {u} can fail (can_fail: true) and takes every feed of {len(rs)} redundant row{'s' if len(rs) != 1 else ''} "
+        f"({', '.join(rs[:5])}{', …' if len(rs) > 5 else ''}) with it, so they must stay empty; set can_fail: false if the utility is outside the N-1 design"
+        for u, rs in rows.items()
+    ]
+
+
 def check_site(site: Site) -> list[Problem]:
     """Every site rule."""
-    return [*check_unique_ids(site), *check_power_tree(site), *check_rows(site), *check_pods(site)]
+    return [*check_unique_ids(site), *check_power_tree(site), *check_rows(site), *check_pods(site), *check_redundant_rows(site)]
+
+
+def check_network_racks(scenario: Scenario) -> list[Problem]:
+    """A pod's network rack type is a network rack of the catalog."""
+    out = []
+    types = scenario.catalog.by_id()
+    network = {t.id for t in scenario.catalog.rack_types if t.kind.value == "network"}
+    for bi, b in enumerate(scenario.site.buildings):
+        for hi, h in enumerate(b.halls):
+            for pi, p in enumerate(h.pods):
+                t = p.network_rack_type
+                if t is not None and (t not in types or t not in network):
+                    out.append(Problem(f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack_type",
+                                       f"'{t}' is not a network rack type {known(network)}"))
+    return out
 
 
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
-    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario)]
+    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario)]

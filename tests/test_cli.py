@@ -29,7 +29,7 @@ def test_validate_ok() -> None:
     assert "156 usable positions" in r.stdout
     lines = r.stdout.splitlines()
     assert lines[1] == "  cluster train-gt: grand-teton-h100 (21.4 kW, 16 GPUs) fits 156 of 156 positions"
-    assert lines[2] == "  cluster nvl-infer: gb200-nvl72 (120.0 kW, 72 GPUs) fits 40 of 156 positions"
+    assert lines[2] == "  cluster nvl-infer: gb200-nvl72 (132.0 kW, 72 GPUs) fits 40 of 156 positions"
 
 
 def test_validate_bad_input_exit_2(tmp_path: Path) -> None:

@@ -21,15 +21,15 @@ def small():
 
 
 def test_small_hall_ranks_the_air_zone_first_with_its_real_gain(small) -> None:
-    """CZ-AIR is the tightest limit (1,233.6 of 1,250 kW: 54 GT racks, the NVL72 air share and two
-    network racks); +10% (125 kW) is worth more than any power step, and the re-solve from the base
-    plan gives its exact value: +40 GPUs (one NVL72 rack out, seven GT racks in: -72 + 112)."""
+    """CZ-AIR is the tightest limit (1,239 of 1,250 kW: 54 GT racks, the air share of three NVL72
+    racks and two network racks); +10% (125 kW) is worth more than any power step, and the re-solve
+    from the base plan gives its exact value: +24 GPUs."""
     s, plan = small
     ex = explain_feasible(s, plan)
     first = ex.relaxations[0]
     assert (first.kind, first.ident) == ("cooling_zone", "CZ-AIR")
-    assert first.gain == 40 and first.gain_upper is None
-    assert ex.findings[0].text == "cooling CZ-AIR: 1,233.6 of 1,250 kW used (98.7%); CZ-AIR +125 kW of cooling → +40 GPUs (≈ $1,462,500)"
+    assert first.gain == 24 and first.gain_upper is None
+    assert ex.findings[0].text == "cooling CZ-AIR: 1,239 of 1,250 kW used (99.1%); CZ-AIR +125 kW of cooling → +24 GPUs (≈ $1,462,500)"
     assert all(r.gain is None or r.gain >= 0 for r in ex.relaxations)
     joint = ex.findings[-1].text
     assert joint.startswith("relaxing cooling CZ-AIR; power ") and " together by one step → +" in joint

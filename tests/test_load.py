@@ -29,7 +29,8 @@ def test_catalog_derives_rated_power() -> None:
     types = s.catalog.by_id()
     assert types["grand-teton-h100"].rated_power_kw == pytest.approx(21.4)  # 2 x (8 x 0.7 + 4.6) + 1.0
     assert types["dgx-h100-4"].rated_power_kw == pytest.approx(40.8)  # 4 x 10.2 kW (SuperPOD RA pages)
-    assert types["gb200-nvl72"].rated_power_kw == pytest.approx(120.0)
+    assert types["gb200-nvl72"].rated_power_kw == pytest.approx(132.0)  # 18 x (4 x 1.2 + 1.5) + 18.6
+    assert types["gb200-nvl72"].planning_power_kw(gpu_power_cap_w=1000) == pytest.approx(117.6)  # the cap removes 72 x 0.2 kW
     assert types["gb200-nvl72"].gpus == 72
 
 
@@ -94,6 +95,11 @@ BAD = [
     _case("catalog-link-class", {"catalog": {"rack_types": [{"id": "x1", "weight_kg": 100, "capex_usd": 1, "link_classes": ["fiber9"]}]}}, "catalog.rack_types[0].link_classes[0]: unknown link class 'fiber9' (known: aec, dac, mmf, smf)"),
     _case("catalog-liquid-fraction", {"catalog": {"rack_types": [{"id": "x1", "weight_kg": 100, "capex_usd": 1, "liquid_fraction": 1.5}]}}, "catalog.rack_types[0].liquid_fraction: input should be less than or equal to 1, got 1.5"),
     _case("site-not-mapping", {"site": ["a"]}, "site: expected a mapping, got ['a']"),
+    _case("redundant-one-feed", {f"{ROW3}.feeds": ["BW-A2"]}, f"{ROW3}.redundant: row 'R04' is redundant, but it loses every feed when BW-A2 fails (its feeds BW-A2 all hang from BW-A2); give it a feed from another branch or set redundant: false"),
+    _case("two-parents", {f"{HALL}.power_nodes[2].parent": ["UPS-A", "UPS-B"]}, f"{HALL}.power_nodes[2]: a power node has one parent (the power tree is a forest); a PDU fed from two UPS through a static transfer switch is modelled as rows hanging from two feeds, one under each UPS"),
+    _case("storage-type-not-storage", {"clusters[0].storage_racks": 2, "clusters[0].storage_rack_type": "network-rack"}, "clusters[0].storage_rack_type: 'network-rack' is not a storage rack type (known: storage-rack)"),
+    _case("gpu-list-holds-storage", {"clusters[0].rack_types[0]": "storage-rack"}, "clusters[0].rack_types[0]: rack type 'storage-rack' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"),
+    _case("pod-network-type", {f"{HALL}.pods[0].network_rack_type": "grand-teton-h100"}, f"{HALL}.pods[0].network_rack_type: 'grand-teton-h100' is not a network rack type (known: network-rack)"),
     _case("id-with-space", {f"{ROW3}.id": "R 4"}, f"{ROW3}.id: string should match pattern '^[A-Za-z0-9][A-Za-z0-9_.:-]*$', got 'R 4'"),
 ]
 
