@@ -86,7 +86,7 @@ class SolveResult:
     stages: list[str] = field(default_factory=list)
     """What each stage did, in words."""
     values: dict[str, float] = field(default_factory=dict)
-    """Variable name → value of the primary stage (for elastic explanations)."""
+    """Variable name → value of the stage whose counts these are (the last tie-break that ran)."""
 
 
 def evaluate(expr: pulp.LpAffineExpression, values: dict[str, float]) -> float:
@@ -290,5 +290,6 @@ def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression
             break
         val = evaluate(expr, res.values)
         result.counts = counts_from(m, res.values)
+        result.values = res.values
         result.stages.append(f"min {name}: {val:,.1f} {unit}")
         holds.append((f"hold_{name}", expr, "<=", val + 1e-6 * max(1.0, abs(val))))

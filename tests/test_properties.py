@@ -47,3 +47,44 @@ def test_milp_verified_and_at_least_greedy(scenario) -> None:
     assert verify(greedy, scenario).ok
     assert plan.kpis.gpus >= greedy.kpis.gpus
     assert plan_scenario(scenario, aggregate=False, tie_breaks=False).kpis.gpus == plan.kpis.gpus
+
+
+@st.composite
+def pod_sites(draw):
+    """2-3 pods of 1-2 rows each, identical one-pod clusters (exact or max demand), network racks on or off."""
+    n_pods = draw(st.integers(2, 3))
+    nodes = [{"id": "UPS-A", "capacity_kw": draw(st.integers(100, 900))}, {"id": "UPS-B", "capacity_kw": draw(st.integers(100, 900))}]
+    rows, pods = [], []
+    network = draw(st.sampled_from([None, "network-rack"]))
+    for p in range(n_pods):
+        pid = f"P{p}"
+        for r in range(draw(st.integers(1, 2))):
+            rows.append({"id": f"R{p}{r}", "positions": draw(st.integers(2, 6)), "origin_y_m": 2.4 * (2 * p + r), "feeds": ["UPS-A", "UPS-B"],
+                         "redundant": True, "pod": pid, "max_rack_power_kw": 45})
+        pods.append({"id": pid, "network_rack": {"row": f"R{p}0", "position": 0}, "max_gpus": draw(st.integers(32, 160)), "network_rack_type": network})
+    pods[0]["network_rack"] = {"row": "NET", "position": 0}
+    k = draw(st.integers(2, 3))
+    demand = draw(st.sampled_from(["exact", "max"]))
+    rack = draw(st.sampled_from(["grand-teton-h100", "dgx-h100-4"]))
+    size = 16 if rack == "grand-teton-h100" else 32
+    gpus = size * draw(st.integers(1, 4))
+    clusters = [{"id": f"job{i}", "demand": demand, "gpus": gpus, "rack_types": [rack], "max_hops": 3} for i in range(k)]
+    zones = [{"id": "AIR", "medium": "air", "units": 2, "unit_capacity_kw": draw(st.integers(100, 900)), "redundant_units": 1}]
+    return tiny_scenario(rows, nodes, clusters, zones=zones, pods=pods)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pod_sites())
+def test_grouped_identical_clusters_reach_the_per_cluster_optimum(scenario) -> None:
+    """Identical one-pod clusters modelled as one group (build.cluster_groups) reach the same optimum,
+    or the same infeasibility, as one variable set per cluster; every plan passes the verifier."""
+    from planner.build import build, cluster_groups
+
+    assert len(cluster_groups(scenario)) == 1
+    grouped = plan_scenario(scenario)
+    single = plan_scenario(scenario, group_clusters=False)
+    assert grouped.status == single.status
+    if grouped.racks:
+        assert verify(grouped, scenario).ok and verify(single, scenario).ok
+        assert grouped.kpis.gpus == single.kpis.gpus
+    assert build(scenario).size["integers"] <= build(scenario, group_clusters=False).size["integers"]
