@@ -327,7 +327,7 @@ def add_group_load_definitions(m: Model) -> None:
     terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     types = m.scenario.catalog.by_id()
     for key, var in m.n.items():
-        terms[m.pm.group_of_row[key.cls.row]].append((var, m.scenario.rack_power_kw(types[key.rack_type])))
+        terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
     for g, items in terms.items():
         p = m.var(lp_name("load", g))
         m.group_kw[g] = p
@@ -376,9 +376,9 @@ def add_cooling_constraints(m: Model) -> None:
         rt = types[key.rack_type]
         air, liquid = rt.heat_kw(m.scenario.rack_power_kw(rt))
         if air > 0:
-            heat[row.air_zone].append((var, air))
+            heat[row.air_zone].append((var, round(air, 9)))
         if liquid > 0 and row.liquid_loop:
-            heat[row.liquid_loop].append((var, liquid))
+            heat[row.liquid_loop].append((var, round(liquid, 9)))
     for z, items in heat.items():
         zone = m.ix.zones[z]
         f0 = m.fixed_heat.get(z, 0.0)
@@ -515,7 +515,7 @@ def _expressions(m: Model) -> None:
         e["it_kw"].append((var, s.rack_power_kw(rt)))
         e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
         e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
-    m.exprs = {name: pulp.LpAffineExpression([x for x in items if x[1]]) for name, items in e.items()}
+    m.exprs = {name: pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c]) for name, items in e.items()}
     for key in ("gpus", "pflops", "capex_usd", "it_kw", "cable_usd", "cable_m"):
         m.exprs.setdefault(key, pulp.LpAffineExpression())
     for g in m.groups:

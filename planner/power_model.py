@@ -17,7 +17,8 @@ A contingency is written as a change from normal operation over the groups the f
 
 so its row touches only those groups, and load_0(v) is stated once (the optimiser makes it a
 variable L_v). A contingency is kept only where it raises some coefficient above normal
-operation: otherwise the normal limit implies it.
+operation (otherwise the normal limit implies it), and once per distinct row (in 2N a UPS and
+each busway under it give the same change on the partner side).
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def power_model(ix: SiteIndex) -> PowerModel:
         for f in g.feeds:
             groups_of_feed[f].append(g.key)
     contingencies: list[Contingency] = []
+    seen: set[tuple] = set()
     forced: dict[str, str] = {}
     for fid, fnode in ix.power_nodes.items():
         if not fnode.can_fail:
@@ -130,14 +132,17 @@ def power_model(ix: SiteIndex) -> PowerModel:
                 if groups[gk].redundant:
                     forced.setdefault(gk, fid)
                 after = {}
-            for v in set(after) | set(base[gk]):
+            for v in sorted(set(after) | set(base[gk])):
                 if v in dead:
                     continue
                 d = after.get(v, 0.0) - base[gk].get(v, 0.0)
                 if abs(d) > 1e-12:
                     delta[v][gk] = d
-        for v, d in delta.items():
+        for v, d in sorted(delta.items()):
             if any(x > 1e-12 for x in d.values()):
-                contingencies.append(Contingency(v, fid, dict(d)))
+                sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
+                if sig not in seen:  # another failure already gives this very row (2N: a UPS or its busway)
+                    seen.add(sig)
+                    contingencies.append(Contingency(v, fid, dict(d)))
     usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
     return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced)
