@@ -35,84 +35,8 @@ BUILTIN_CATALOG = DATASETS / "catalog.yaml"
 """The built-in rack catalog."""
 
 
-_SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML was built with it (4x faster), else the pure-Python one."""
-
-
-class _SafeStrictLoader(_SAFE_BASE):  # type: ignore[misc, valid-type]
-    """PyYAML's safe loader, refusing duplicate keys, binary data, sets and ordered maps (aliases
-    are refused by :func:`_reject_aliases`). A value its tag cannot hold (``!!int abc``, the date
-    ``2024-13-45``, an integer of 5,000 digits) is an error at its line and column, never a crash."""
-
-    def construct_object(self, node, deep=False):  # type: ignore[override]
-        try:
-            return super().construct_object(node, deep=deep)
-        except yaml.MarkedYAMLError:
-            raise
-        except (ValueError, KeyError, TypeError, OverflowError, ArithmeticError) as e:
-            tag = str(node.tag).rsplit(":", 1)[-1]
-            value = node.value if isinstance(node.value, str) else ""
-            reason = f": {e.args[0]}" if isinstance(e, (ValueError, OverflowError)) and e.args and isinstance(e.args[0], str) and len(e.args[0]) < 120 else ""
-            raise yaml.MarkedYAMLError(
-                problem=f"cannot read {_show(value)} as {tag}{reason}", problem_mark=node.start_mark
-            ) from None
-
-    def _refuse(self, node):
-        tag = str(node.tag).rsplit(":", 1)[-1]
-        raise yaml.MarkedYAMLError(
-            problem=f"!!{tag} values are not accepted; only mappings, lists, strings, numbers, booleans and dates",
-            problem_mark=node.start_mark,
-        )
-
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        keys = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                dup = key in keys
-            except TypeError:
-                raise yaml.MarkedYAMLError(
-                    problem="mapping keys must be plain scalars", problem_mark=key_node.start_mark
-                ) from None
-            if dup:
-                raise yaml.MarkedYAMLError(
-                    problem=f"duplicate key '{key}'", problem_mark=key_node.start_mark
-                )
-            keys.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-for _tag in ("binary", "set", "omap", "pairs"):
-    _SafeStrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SafeStrictLoader._refuse)
-
-
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and lists accepted."""
-
-
-MAX_KEYS = 10_000
-"""Most keys in one YAML mapping (no model of the planner has more than a few dozen)."""
-
-
-def _reject_aliases(text: str) -> None:
-    """Scan the event stream (no construction): refuse aliases ("billion laughs" bombs), nesting
-    deeper than :data:`MAX_DEPTH` and mappings with more than :data:`MAX_KEYS` keys."""
-    stack: list[list] = []  # [is_mapping, child nodes seen]
-    for event in yaml.parse(text, Loader=_SAFE_BASE):
-        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent, yaml.AliasEvent)) and stack and stack[-1][0]:
-            stack[-1][1] += 1
-            if stack[-1][1] > 2 * MAX_KEYS:
-                raise yaml.MarkedYAMLError(problem=f"a mapping has more than {MAX_KEYS:,} keys", problem_mark=event.start_mark)
-        if isinstance(event, yaml.CollectionStartEvent):
-            stack.append([isinstance(event, yaml.MappingStartEvent), 0])
-            if len(stack) > MAX_DEPTH:
-                raise yaml.MarkedYAMLError(problem=f"YAML nesting is deeper than {MAX_DEPTH} levels", problem_mark=event.start_mark)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            stack.pop()
-        elif isinstance(event, yaml.AliasEvent):
-            raise yaml.MarkedYAMLError(
-                problem=f"YAML aliases (*{event.anchor}) are not accepted; write the value out", problem_mark=event.start_mark
-            )
+from planner.yamlio import MAX_DEPTH, MAX_KEYS, YamlError  # noqa: E402,F401 - limits re-exported
+from planner.yamlio import load as _load_yaml  # noqa: E402
 
 
 def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
@@ -131,8 +55,9 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
     if not text.strip():
         raise InputError("file is empty; expected a YAML mapping", source)
     try:
-        _reject_aliases(text)
-        data = yaml.load(text, Loader=_SafeStrictLoader)  # noqa: S506 - the loader is a SafeLoader subclass
+        data = _load_yaml(text)
+    except YamlError as e:
+        raise InputError(str(e), source) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

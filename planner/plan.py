@@ -15,7 +15,8 @@ from pydantic import Field
 
 from planner.errors import InputError
 from planner.fileio import atomic_write
-from planner.loader import dump_yaml, parse_yaml, read_yaml_file, validate_model
+from planner.loader import parse_yaml, read_yaml_file, validate_model
+from planner.yamlio import dump as dump_plan
 from planner.enums import Status
 from planner.schema import Float, Id, Int, StrictModel, Text
 
@@ -159,8 +160,8 @@ class Plan(StrictModel):
 
 
 def plan_to_yaml(plan: Plan) -> str:
-    """The plan as YAML text."""
-    return dump_yaml(plan.model_dump(mode="json"))
+    """The plan as YAML text, one rack per line (planner.yamlio)."""
+    return dump_plan(plan.model_dump(mode="json"), ("racks",))
 
 
 def plan_from_text(text: str | bytes, source: str = "<plan>") -> Plan:

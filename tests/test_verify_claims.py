@@ -83,15 +83,18 @@ def test_optimal_with_a_gap_beyond_the_request_is_refused(solved) -> None:
 
 @pytest.mark.parametrize(("field", "text"), [("x_m", ".nan"), ("gap", ".nan"), ("cable_length_m", ".inf"), ("position", "true")])
 def test_non_finite_or_mistyped_figures_do_not_load(solved, field: str, text: str) -> None:
+    import re
+
     _, plan = solved
     yaml_text = plan_to_yaml(plan)
-    key = f"  {field}: " if field != "gap" else "gap: "
-    lines = yaml_text.splitlines()
-    i = next(i for i, line in enumerate(lines) if line.lstrip("- ").startswith(key.strip()))
-    head = lines[i][: lines[i].index(key.strip())]
-    lines[i] = f"{head}{key.strip()} {text}"
+    if field == "gap":
+        bad = re.sub(r"(?m)^gap: .*$", f"gap: {text}", yaml_text)
+    else:
+        first = next(line for line in yaml_text.splitlines() if line.startswith("- {building"))
+        bad = yaml_text.replace(first, re.sub(rf"({field}: )[^,}}]+", rf"\g<1>{text}", first), 1)
+    assert bad != yaml_text
     with pytest.raises(InputError):
-        plan_from_text("\n".join(lines))
+        plan_from_text(bad)
 
 
 def test_a_plan_for_another_scenario_says_so_in_one_line(solved) -> None:
