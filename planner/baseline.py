@@ -115,12 +115,24 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
     taken: set[tuple[str, int]] = set()
     racks: list[PlacedRack] = []
 
+    static: dict[tuple[str, str], bool] = {}
+    cables: dict[tuple[str, int], float] = {}
+
     def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
+        """Place one rack if it fits everything (cheap checks first)."""
         nonlocal capex, it_kw
         ref = ix.rows[rid]
-        if not fits(s, ix, rid, t):
+        pod = ix.pods[ref.row.pod]
+        if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
             return False
-        length = ix.cable_length_m(rid, i)
+        ok = static.get((rid, t.id))
+        if ok is None:
+            ok = static[rid, t.id] = fits(s, ix, rid, t)
+        if not ok:
+            return False
+        length = cables.get((rid, i))
+        if length is None:
+            length = cables[rid, i] = ix.cable_length_m(rid, i)
         lc = ix.link_class_for(t, length) if t.links else None
         if t.links and lc is None:
             return False
@@ -133,9 +145,6 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
         if air and heat[zone] + air > ix.zones[zone].capacity_kw + TOL:
             return False
         if liquid and (loop is None or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
-            return False
-        pod = ix.pods[ref.row.pod]
-        if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
             return False
         cost = rack_capex_usd(t, classes[lc.id] if lc else None, fabric)
         if s.budgets.capex_usd is not None and capex + cost > s.budgets.capex_usd + 1e-6:
@@ -154,45 +163,83 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
         racks.append(place(ix, rid, i, t, cluster))
         return True
 
+    def where_of(rid: str, scope: Scope) -> str | None:
+        ref = ix.rows[rid]
+        return ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
+
+    in_scope: dict[tuple[Scope, str], list[int]] = {}
+    indexed: set[Scope] = set()
+
+    def positions_of(scope: Scope, home: str) -> list[int]:
+        """Indices into ``free`` of one pod's or building's positions, in site order (built once per kind)."""
+        if scope not in indexed:
+            indexed.add(scope)
+            for j, (rid, _) in enumerate(free):
+                in_scope.setdefault((scope, where_of(rid, scope) or ""), []).append(j)
+        return in_scope.get((scope, home), [])
+
+    def scope_order(scope: Scope) -> list[str]:
+        """Pods or buildings in site order."""
+        return [k[1] for k in in_scope if k[0] == scope]
+
+    def closed(scope: Scope, home: str, smallest: int) -> bool:
+        """A pod with no port or rack left for the smallest rack of the cluster (buildings: never)."""
+        if scope != Scope.pod:
+            return False
+        pod = ix.pods[home]
+        return pod_gpus[home] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[home] >= pod.max_racks)
+
+    first_free = 0
     for c in s.clusters:
         target = c.gpus if c.gpus is not None else float("inf")
         ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
         scope = s.scope_of(c)
+        smallest = min((t.gpus for t in ranked), default=0)
         home: str | None = None
-        placed = 0
-        n_racks = 0
-        for rid, i in free:
-            if placed >= target or (scope == Scope.rack and n_racks > 0):
-                break
-            if (rid, i) in taken:
-                continue
-            ref = ix.rows[rid]
-            where = ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
-            if home is not None and where != home:
-                continue
-            for t in ranked:
-                if c.demand != Demand.at_least and placed + t.gpus > target:
-                    continue
-                if try_place(rid, i, t, c.id):
-                    placed += t.gpus
-                    n_racks += 1
-                    home = where
+        placed = n_racks = 0
+        while first_free < len(free) and free[first_free] in taken:
+            first_free += 1
+        if scope in (Scope.pod, Scope.building):
+            # try homes in site order; a home that takes no rack is left for the next one
+            positions_of(scope, "")
+            homes = [h for h in scope_order(scope) if not closed(scope, h, smallest)]
+        else:
+            homes = [None]
+        for h in homes:
+            pool = positions_of(scope, h) if h is not None else range(first_free, len(free))
+            for j in pool:
+                if placed >= target or (scope == Scope.rack and n_racks > 0):
                     break
+                rid, i = free[j]
+                if (rid, i) in taken:
+                    continue
+                pod = ix.pods[ix.rows[rid].row.pod]
+                if pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] >= pod.max_racks):
+                    continue  # a full pod: nothing more goes there
+                for t in ranked:
+                    if c.demand != Demand.at_least and placed + t.gpus > target:
+                        continue
+                    if try_place(rid, i, t, c.id):
+                        placed += t.gpus
+                        n_racks += 1
+                        home = h
+                        break
+            if n_racks:
+                break
         if c.storage_racks and c.storage_rack_type in types:
             st = types[c.storage_rack_type]
             need = c.storage_racks
-            for rid, i in free:
+            pool = positions_of(scope, home) if home is not None else range(first_free, len(free))
+            for j in pool:
                 if need == 0:
                     break
-                if (rid, i) in taken:
-                    continue
-                ref = ix.rows[rid]
-                where = ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
-                if home is not None and where != home:
+                rid, i = free[j]
+                if (rid, i) in taken or (home is not None and scope in (Scope.pod, Scope.building) and where_of(rid, scope) != home):
                     continue
                 if try_place(rid, i, st, c.id):
                     need -= 1
-                    home = where
+                    if home is None and scope in (Scope.pod, Scope.building):
+                        home = where_of(rid, scope)
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
