@@ -81,9 +81,20 @@ class PowerState:
                 self.worst_extra[v] = self.extra[i]
 
 
-def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
+def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
+    """Clusters in scenario order, or (the repair order) clusters with a demand to meet first,
+    largest demand first, as first-fit decreasing packs bins; then the rest in scenario order."""
+    if not largest_first:
+        return list(scenario.clusters)
+    must = [c for c in scenario.clusters if c.demand != Demand.max and c.gpus]
+    rest = [c for c in scenario.clusters if c not in must]
+    return sorted(must, key=lambda c: -(c.gpus or 0)) + rest
+
+
+def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only.
-    Used as the solver's starting point, which the solver checks itself."""
+    Used as the solver's starting point, which the solver checks itself. ``largest_first``
+    places the clusters with a demand first, largest first (see :func:`cluster_order`)."""
     s = scenario
     ix = index_site(s.site)
     types = s.catalog.by_id()
@@ -189,8 +200,17 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
         pod = ix.pods[home]
         return pod_gpus[home] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[home] >= pod.max_racks)
 
+    pods_in: dict[str, list[str]] = defaultdict(list)
+    for pid, hid in ix.pod_hall.items():
+        pods_in[ix.halls[hid][0]].append(pid)
+
+    def ports_left(scope: Scope, home: str) -> int:
+        """GPU ports still free in a pod or a building (a home must hold the whole demand)."""
+        pods = [home] if scope == Scope.pod else pods_in.get(home, [])
+        return sum(ix.pods[p].max_gpus - pod_gpus[p] for p in pods)
+
     first_free = 0
-    for c in s.clusters:
+    for c in cluster_order(s, largest_first):
         target = c.gpus if c.gpus is not None else float("inf")
         ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
         scope = s.scope_of(c)
@@ -202,7 +222,8 @@ def greedy_racks(scenario: Scenario) -> list[PlacedRack]:
         if scope in (Scope.pod, Scope.building):
             # try homes in site order; a home that takes no rack is left for the next one
             positions_of(scope, "")
-            homes = [h for h in scope_order(scope) if not closed(scope, h, smallest)]
+            need = c.gpus if c.demand != Demand.max and c.gpus else 0
+            homes = [h for h in scope_order(scope) if not closed(scope, h, smallest) and ports_left(scope, h) >= need]
         else:
             homes = [None]
         for h in homes:
@@ -263,6 +284,19 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
         if stored[c.id] != c.storage_racks:
             return False
     return True
+
+
+def start_racks(scenario: Scenario) -> tuple[list[PlacedRack], str]:
+    """The first-fit plan to start the solver from, and how it was made: first-fit in scenario
+    order, or, when that misses an exact or at-least demand, first-fit with the largest demands
+    first (the repair), if that meets them."""
+    racks = greedy_racks(scenario)
+    if greedy_meets_demands(scenario, racks):
+        return racks, "first-fit"
+    repaired = greedy_racks(scenario, largest_first=True)
+    if greedy_meets_demands(scenario, repaired):
+        return repaired, "first-fit, largest demands first"
+    return racks, "first-fit (misses a demand)"
 
 
 def greedy_plan(scenario: Scenario) -> Plan:

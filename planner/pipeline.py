@@ -13,7 +13,7 @@ from dataclasses import replace
 import pulp
 
 from planner.version import __version__
-from planner.baseline import greedy_meets_demands, greedy_racks
+from planner.baseline import greedy_meets_demands, start_racks
 from planner.build import ClassKey, CountKey, Model, ScopeKey, build
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash
@@ -224,10 +224,10 @@ def plan_scenario(
     start = None
     greedy: list[PlacedRack] = []
     if warm_start:
-        greedy = greedy_racks(scenario)
+        greedy, how = start_racks(scenario)
         start = start_from_racks(m, greedy)
         if progress:
-            progress(Progress(f"first-fit start: {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
+            progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
     result = solve(m, progress, time_limit_s, tie_breaks=tie_breaks, start=start, t0=t0)
     if warm_start and greedy_meets_demands(scenario, greedy):
         result = _with_first_fit(m, result, greedy, progress, time.perf_counter() - t0)

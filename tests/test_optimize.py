@@ -334,3 +334,18 @@ def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
     lines = [f.text for f in ex.findings]
     assert any(t.startswith("pod GPUs POD-") and "short by 256 GPUs for big-job (limit 2,048 GPUs, needs 2,304 GPUs)" in t for t in lines), lines
     assert any(t.startswith("pod racks POD-") and "needs 144 racks" in t for t in lines), lines
+
+
+def test_exact_jobs_that_must_be_packed_start_from_the_repaired_first_fit() -> None:
+    """meta-24k-binpack: 8 × 1,024 then 8 × 2,048 exact one-pod jobs on 8 pods of 3,072 ports.
+    First-fit in scenario order fills pods with small jobs and strands large ones; largest first
+    packs one large and one small job per pod (2,048 + 1,024 = 3,072): all 24,576 GPUs."""
+    from planner.baseline import greedy_meets_demands, greedy_racks, start_racks
+
+    s = load_scenario(DATASETS / "meta-24k-binpack.yaml")
+    assert not greedy_meets_demands(s, greedy_racks(s))
+    racks, how = start_racks(s)
+    assert how == "first-fit, largest demands first" and greedy_meets_demands(s, racks)
+    plan = plan_scenario(s)
+    assert (plan.status, plan.kpis.gpus) == ("optimal", 24576)
+    assert verify(plan, s).ok
