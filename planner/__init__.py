@@ -11,7 +11,10 @@ Stages, each a function with typed inputs and outputs, importable without Stream
 or all at once: ``plan_scenario(scenario)``.
 
 Names are imported on first use (module ``__getattr__``), so ``import planner.errors``
-or a dashboard module does not load PuLP and HiGHS.
+or a dashboard module does not load PuLP and HiGHS. The stage functions live in
+modules named apart from them (``planner.model``, ``planner.solving``,
+``planner.verifier``, ``planner.explainer``): a submodule import would otherwise
+replace the package's function of the same name.
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ _EXPORTS = {
     "Status": "planner.enums",
     "Objective": "planner.enums",
     "greedy_plan": "planner.baseline",
-    "build": "planner.build",
-    "explain": "planner.explain",
-    "explain_feasible": "planner.explain",
-    "explain_infeasible": "planner.explain",
+    "build": "planner.model",
+    "explain": "planner.explainer",
+    "explain_feasible": "planner.explainer",
+    "explain_infeasible": "planner.explainer",
     "load_scenario": "planner.loader",
     "load_scenario_text": "planner.loader",
     "scenario_hash": "planner.loader",
@@ -42,9 +45,9 @@ _EXPORTS = {
     "save_plan": "planner.plan",
     "Scenario": "planner.schema",
     "Site": "planner.schema",
-    "solve": "planner.solve",
-    "VerifyReport": "planner.verify",
-    "verify": "planner.verify",
+    "solve": "planner.solving",
+    "VerifyReport": "planner.verifier",
+    "verify": "planner.verifier",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

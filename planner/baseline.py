@@ -24,7 +24,7 @@ from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
 from planner.schema import Demand, RackType, Scenario
 from planner.site_index import fits, index_site, place
-from planner.verify import OBJECTIVE_KPI, verify
+from planner.verifier import OBJECTIVE_KPI, verify
 from planner.version import __version__
 
 TOL = 1e-9

@@ -36,7 +36,7 @@ def _load(args: argparse.Namespace):
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load and validate a scenario; print what it holds and where each cluster's racks fit."""
-    from planner.build import position_classes
+    from planner.model import position_classes
     from planner.site_index import fits, index_site
 
     s = _load(args)
@@ -64,7 +64,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check a plan against a scenario, independently of the solver."""
     from planner.plan import load_plan
-    from planner.verify import verify
+    from planner.verifier import verify
 
     scenario = _load(args)
     plan = load_plan(args.plan)
@@ -201,7 +201,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain infeasibility or the binding limits."""
-    from planner.explain import explain
+    from planner.explainer import explain
 
     s = _scenario_with_overrides(args)
     ex, _ = explain(s, progress=_progress(args))

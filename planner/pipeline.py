@@ -14,7 +14,7 @@ import pulp
 
 from planner.version import __version__
 from planner.baseline import greedy_meets_demands, start_racks
-from planner.build import ClassKey, CountKey, Model, ScopeKey, build
+from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.kpis import compute_kpis
 from planner.loader import scenario_hash
 from planner.enums import Scope, Status
@@ -22,8 +22,8 @@ from planner.plan import PlacedRack, Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import place
 from planner.errors import SolverFailure
-from planner.solve import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve
-from planner.verify import verify
+from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve
+from planner.verifier import verify
 
 
 def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str], int]:
@@ -172,7 +172,7 @@ def _better(maximise: bool, a: float, b: float) -> bool:
 def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float) -> SolveResult:
     """Fall back on the first-fit plan when it meets every demand and the solver returned
     nothing, or something worse (status feasible; gap against the solver's bound if it has one)."""
-    from planner.solve import evaluate
+    from planner.solving import evaluate
 
     if not greedy or m.elastic:
         return result

@@ -5,7 +5,7 @@ change, the objective of this stage, extra rows such as a held objective, a
 time limit, a gap, an optional start) and returns a :class:`BackendResult` of
 plain values: the variable values by name, the objective the solver reports,
 the dual bound it proved, and what it claims (optimal, infeasible, stopped at
-its limit). Nothing here decides what a result means: :mod:`planner.solve`
+its limit). Nothing here decides what a result means: :mod:`planner.solving`
 recomputes the objective from the values and judges the claim.
 
 ``from_name`` refuses an unknown or unavailable solver with the list of those

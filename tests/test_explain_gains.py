@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.explain import explain_feasible
+from planner.explainer import explain_feasible
 from planner.loader import load_scenario
 from planner.pipeline import plan_scenario
 

@@ -11,7 +11,7 @@ from planner.generate import BuildingSpec, SiteSpec, generate_site
 from planner.loader import load_site, read_yaml_file, scenario_from_data
 from planner.plan import Plan
 from planner.site_index import index_site, place
-from planner.verify import verify
+from planner.verifier import verify
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.build import build
+from planner.model import build
 from tests.conftest import tiny_scenario
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from planner.explain import explain_infeasible
+from planner.explainer import explain_infeasible
 from planner.loader import load_scenario
 from planner.pipeline import plan_scenario
 from planner.schema import Scenario
 from planner.enums import SolverName
 from planner.solvers import available as available_solvers
-from planner.verify import verify
+from planner.verifier import verify
 from tests.conftest import tiny_scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"

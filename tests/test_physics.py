@@ -12,7 +12,7 @@ from planner.errors import InputError
 from planner.pipeline import plan_scenario
 from planner.schema import PowerNode
 from planner.site_index import index_site, place
-from planner.verify import verify
+from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import GT, SOLVERS, max_cluster, solved
 from tests.test_verify import make_plan

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from planner.baseline import greedy_plan
 from planner.pipeline import plan_scenario
-from planner.verify import verify
+from planner.verifier import verify
 from tests.conftest import tiny_scenario
 
 TYPES = ["grand-teton-h100", "dgx-h100-4", "gb200-nvl72"]
@@ -78,7 +78,7 @@ def pod_sites(draw):
 def test_grouped_identical_clusters_reach_the_per_cluster_optimum(scenario) -> None:
     """Identical one-pod clusters modelled as one group (build.cluster_groups) reach the same optimum,
     or the same infeasibility, as one variable set per cluster; every plan passes the verifier."""
-    from planner.build import build, cluster_groups
+    from planner.model import build, cluster_groups
 
     assert len(cluster_groups(scenario)) == 1
     grouped = plan_scenario(scenario)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from planner.build import build
+from planner.model import build
 from planner.enums import Status
 from planner.loader import load_scenario
 from planner.pipeline import plan_scenario
-from planner.solve import solve
+from planner.solving import solve
 from planner.solvers import REGISTRY, Backend, BackendResult, Capabilities, HighsBackend, SolveRequest, available, from_name
-from planner.verify import verify
+from planner.verifier import verify
 
 DATA = Path(__file__).resolve().parent / "data"
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -124,7 +124,7 @@ class _TrivialBound(Backend):
 
     def solve(self, req: SolveRequest) -> BackendResult:
         res = HighsBackend().solve(req)
-        from planner.solve import trivial_bound
+        from planner.solving import trivial_bound
 
         return BackendResult(res.values, res.reported_objective, trivial_bound(req.objective, req.maximise), False, time_limited=True)
 

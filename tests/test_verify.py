@@ -14,7 +14,7 @@ from planner.loader import scenario_from_data
 from planner.plan import Plan
 from planner.schema import Scenario
 from planner.site_index import index_site, place
-from planner.verify import verify
+from planner.verifier import verify
 
 GT, NVL, DGX = "grand-teton-h100", "gb200-nvl72", "dgx-h100-4"
 

@@ -13,7 +13,7 @@ from planner.errors import InputError
 from planner.loader import load_scenario
 from planner.pipeline import plan_scenario
 from planner.plan import Plan, plan_from_text, plan_to_yaml
-from planner.verify import verify
+from planner.verifier import verify
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

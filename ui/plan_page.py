@@ -8,7 +8,7 @@ from planner.enums import Status
 from planner.errors import InputError
 from planner.kpis import compute_kpis
 from planner.plan import plan_from_text
-from planner.verify import verify
+from planner.verifier import verify
 from ui.state import UPLOAD_MB, current_scenario, explain_binding, my_entry, plan_of, scenario_key, show_problems, solve_text
 from ui.views import active_settings, downloads, explain_table, floor_plan, kpi_cards, site_overview, utilisation
 

@@ -167,7 +167,7 @@ def _keep(key: str, entry: dict) -> None:
 def solve_text(text: str, scenario: Scenario, box=None) -> dict:
     """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``."""
     from planner.enums import Status
-    from planner.explain import explain_infeasible
+    from planner.explainer import explain_infeasible
     from planner.pipeline import plan_scenario
     from planner.errors import SolverFailure
 
@@ -209,7 +209,7 @@ def explain_binding(text: str, scenario: Scenario, plan: Plan) -> dict:
     """Binding limits and re-solve gains for a solved plan, kept with this session's result:
     {"text": rendered explanation, "rows": one record per candidate limit}."""
     from planner.enums import Objective
-    from planner.explain import explain_feasible
+    from planner.explainer import explain_feasible
 
     key = scenario_key(text)
     entry = _my().get(key)

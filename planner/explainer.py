@@ -27,12 +27,12 @@ from typing import Any
 
 import pulp
 
-from planner.build import Limit, Model, build
+from planner.model import Limit, Model, build
 from planner.enums import Objective, Status
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import index_site
-from planner.solve import Progress, ProgressFn, solve
+from planner.solving import Progress, ProgressFn, solve
 
 BINDING_SHARE = 0.99
 """A limit used to at least this share is binding."""

@@ -33,7 +33,7 @@ position in every plan: its power counts on its row's feeds and its heat in
 its row's zones, as constants on the right-hand sides.
 
 Nothing from PuLP leaves the build/solve stages: :class:`Model` holds the
-problem for :mod:`planner.solve`, which returns plain values.
+problem for :mod:`planner.solving`, which returns plain values.
 """
 
 from __future__ import annotations
@@ -542,7 +542,7 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     """Build stage: the MILP of a validated scenario (families in this module).
 
     ``elastic``: every capacity limit gets a slack and the objective becomes
-    min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explain`).
+    min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explainer`).
     ``group_clusters``: model identical clusters as one group (module docstring).
     """
     ix = index_site(scenario.site)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from planner.build import Model
+from planner.model import Model
 from planner.enums import Status
 from planner.errors import SolverFailure
 from planner.solvers import BackendResult, SolveRequest, from_name
