@@ -19,7 +19,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-FINAL = ("optimal", "infeasible")
+from planner.enums import Status
+
+FINAL = (Status.optimal.value, Status.infeasible.value)
 """Statuses whose result a re-solve would repeat exactly: cached."""
 
 

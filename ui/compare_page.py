@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.enums import Status
 from planner.errors import InputError
 from planner.variants import apply_changes, scenario_yaml
 from ui.charts import kpi_table
@@ -45,7 +46,7 @@ if go:
         with st.status(f"Variant {name}…", expanded=False) as box:
             entry = solve_text(text, v, box)
             status = entry.get("plan", {}).get("status", "error")
-            box.update(label=f"Variant {name}: {status}", state="complete" if status in ("optimal", "feasible") else "error")
+            box.update(label=f"Variant {name}: {status}", state="complete" if status in (Status.optimal, Status.feasible) else "error")
         results[name] = (v, plan_of(entry), entry)
     st.session_state.compare = results
 

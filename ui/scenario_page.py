@@ -6,6 +6,7 @@ import streamlit as st
 
 from planner.enums import Objective, SolverName
 from planner.errors import InputError
+from planner.schema import Demand
 from planner.loader import parse_yaml, scenario_from_data, validate_model
 from planner.schema import Catalog, Site
 from planner.variants import apply_changes, scenario_data
@@ -104,11 +105,12 @@ with st.form(f"knobs_{k}"):
     tlim = c2.number_input("Time limit (s)", min_value=1.0, max_value=3600.0, value=float(min(scenario.solver.time_limit_s, 3600.0)), key=f"tlim_{k}")
     gap = c3.number_input("Relative gap", min_value=0.0, max_value=0.5, value=float(scenario.solver.rel_gap), step=0.001, format="%.4f", key=f"gap_{k}")
     st.markdown(f"**Clusters** ({len(scenario.clusters)}{', first 50 shown' if len(scenario.clusters) > 50 else ''})")
-    types = [t.id for t in scenario.catalog.rack_types]
+    types = [t.id for t in scenario.catalog.rack_types if t.gpus]
+    demands = [d.value for d in Demand]
     edits = {}
     for c in scenario.clusters[:50]:
         c1, c2, c3, c4 = st.columns([1, 1, 1, 3])
-        demand = c1.selectbox(f"{c.id}: demand", ["exact", "at_least", "max"], index=["exact", "at_least", "max"].index(c.demand.value), key=f"demand_{c.id}_{k}")
+        demand = c1.selectbox(f"{c.id}: demand", demands, index=demands.index(c.demand.value), key=f"demand_{c.id}_{k}")
         gpus = c2.number_input(f"{c.id}: GPUs (0 = no cap for max)", min_value=0, value=int(c.gpus or 0), step=16, key=f"gpus_{c.id}_{k}")
         hop_options = sorted({1, 3, 5, 7, c.max_hops})
         hops = c3.selectbox(f"{c.id}: max hops", hop_options, index=hop_options.index(c.max_hops), key=f"hops_{c.id}_{k}")
