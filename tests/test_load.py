@@ -182,3 +182,36 @@ def test_nesting_of_64_levels_accepted() -> None:
     for _ in range(62):
         expected = [expected]
     assert parse_yaml("a: " + "[" * 63 + "]" * 63) == {"a": expected}
+
+
+def test_every_catalog_figure_names_its_source() -> None:
+    """Field by field: every figure a built-in rack type states has a non-empty source (or says
+    'estimate'), and every source names a real field."""
+    from planner.loader import BUILTIN_CATALOG, read_yaml_file
+    from planner.schema import RackType
+
+    missing, unknown = [], []
+    for entry in read_yaml_file(BUILTIN_CATALOG)["rack_types"]:
+        sources = entry.get("sources", {})
+        for field in entry:
+            if field in ("id", "kind", "description", "sources"):
+                continue
+            if not str(sources.get(field, "")).strip():
+                missing.append(f"{entry['id']}.{field}")
+        unknown += [f"{entry['id']}.sources.{k}" for k in sources if k not in RackType.model_fields]
+    assert missing == [] and unknown == []
+
+
+def test_validate_warns_about_a_utility_that_can_fail(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    site = (DATASETS / "small-hall.site.yaml").read_text().replace("derate: 0.8, can_fail: false}", "derate: 0.8, can_fail: true}")
+    (tmp_path / "small-hall.site.yaml").write_text(site)
+    shutil.copy(DATASETS / "small-hall.yaml", tmp_path)
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "validate", str(tmp_path / "small-hall.yaml")], capture_output=True, text=True,
+                       cwd=DATASETS.parent)
+    assert r.returncode == 0
+    assert ("  warning: utility UTIL can fail (can_fail: true) and takes every feed of 8 redundant rows (R01, R02, R03, R04, R05, …) "
+            "with it, so they must stay empty; set can_fail: false if the utility is outside the N-1 design") in r.stdout.splitlines()

@@ -177,3 +177,24 @@ def test_backends_state_their_capabilities() -> None:
     assert from_name("highs").capabilities == Capabilities(mip_start=True, callbacks=True, threads=True)
     if "cbc" in available():
         assert from_name("cbc").capabilities == Capabilities(mip_start=True, callbacks=False, threads=True)
+
+
+def test_the_time_limit_bounds_the_whole_run(fake_backend) -> None:
+    """A run that started 4 s ago with a 10 s limit gives the solver at most 6 s, and the tie-break
+    stages together at most half of what is then left."""
+    import time
+
+    seen: list[float] = []
+
+    class Recording(HighsBackend):
+        def solve(self, req: SolveRequest) -> BackendResult:
+            seen.append(req.time_limit_s)
+            return super().solve(req)
+
+    fake_backend(Recording)
+    s = load_scenario(DATASETS / "small-hall.yaml")
+    m = build(s)
+    solve(m, time_limit_s=10, t0=time.perf_counter() - 4)
+    assert len(seen) == 3
+    assert seen[0] <= 6.0 + 1e-6
+    assert all(x <= (6.0 - 0) / 2 + 1e-6 for x in seen[1:])
