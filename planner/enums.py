@@ -37,6 +37,7 @@ class Objective(StrEnum):
     max_gpus = "max_gpus"
     max_pflops = "max_pflops"
     min_capex = "min_capex"
+    min_tco = "min_tco"
 
     @property
     def maximise(self) -> bool:
@@ -46,7 +47,7 @@ class Objective(StrEnum):
     @property
     def unit(self) -> str:
         """Unit of the objective value."""
-        return {"max_gpus": "GPUs", "max_pflops": "PFLOPS", "min_capex": "USD"}[self.value]
+        return {"max_gpus": "GPUs", "max_pflops": "PFLOPS", "min_capex": "USD", "min_tco": "USD"}[self.value]
 
 
 class SolverName(StrEnum):
@@ -123,3 +124,20 @@ class RackKind(StrEnum):
     gpu = "gpu"
     network = "network"
     storage = "storage"
+
+
+class PlanMode(StrEnum):
+    """How a phased scenario is solved."""
+
+    joint = "joint"
+    """All phases in one model (perfect foresight)."""
+    rolling = "rolling"
+    """Phase by phase, each fixing the last (what a planner without foresight gets)."""
+
+
+class RetrofitKind(StrEnum):
+    """What a retrofit changes."""
+
+    add_liquid_loop = "add_liquid_loop"
+    raise_capacity = "raise_capacity"
+    raise_rack_power = "raise_rack_power"

@@ -369,12 +369,17 @@ def scenario_from_data(data: Any, base_dir: str | Path | DataRoot | None = None,
     root = as_root(base_dir)
     data = dict(data)
     problems: list[Problem] = []
-    for key in ("site", "catalog"):
+    for key in ("site", "catalog", "existing"):
         if key in data:
             try:
                 data[key] = _resolve_ref(data[key], root, key)
             except InputError as e:
                 problems += e.problems
+    if isinstance(data.get("existing"), dict):  # a plan: its racks, all installed now
+        racks = data["existing"].get("racks")
+        data["existing"] = racks if isinstance(racks, list) else data["existing"]
+    if isinstance(data.get("existing"), list):
+        data["existing"] = [{**r, "existing": True} if isinstance(r, dict) else r for r in data["existing"]]
     if problems:
         raise InputError(problems, source)
     data["catalog"] = merge_catalog(data.get("catalog"))

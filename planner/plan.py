@@ -18,33 +18,8 @@ from planner.fileio import atomic_write
 from planner.loader import parse_yaml, read_yaml_file, validate_model
 from planner.yamlio import dump as dump_plan
 from planner.enums import Status
-from planner.schema import Float, Id, Int, StrictModel, Text
+from planner.schema import Float, Id, Int, PlacedRack, StrictModel, Text  # noqa: F401 - PlacedRack re-exported
 
-
-
-class PlacedRack(StrictModel):
-    """One rack of the plan and where it stands."""
-
-    building: Id
-    """Building ID."""
-    hall: Id
-    """Hall ID."""
-    row: Id
-    """Row ID."""
-    position: Int = Field(ge=0)
-    """Position index in the row, from 0."""
-    x_m: Float
-    """x coordinate of the position, m."""
-    y_m: Float
-    """y coordinate of the position, m."""
-    rack_type: Id
-    """Rack type ID from the catalog."""
-    cluster: Id
-    """Cluster the rack serves."""
-    link_class: Id | None = None
-    """Link class of its fabric cables; none for racks without fabric links."""
-    cable_length_m: Float = Field(ge=0)
-    """Cable length to the pod's network rack, m."""
 
 
 class Usage(StrictModel):

@@ -10,7 +10,8 @@ them are reported together.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from datetime import date
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
@@ -62,6 +63,8 @@ class PowerNode(StrictModel):
     """Whether the N-1 contingency considers this node failing."""
     parent: Id | None = None
     """Upstream node this node draws from; none for a root."""
+    online_phase: Id | None = None
+    """Phase from which the node exists (none: from the first)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -100,6 +103,8 @@ class CoolingZone(StrictModel):
     """Heat each unit removes, kW."""
     redundant_units: Int = Field(0, ge=0, le=100_000)
     """Units held in reserve (N+1 → 1); they add no capacity."""
+    online_phase: Id | None = None
+    """Phase from which the zone exists (none: from the first)."""
 
     @model_validator(mode="after")
     def _reserve_below_units(self) -> CoolingZone:
@@ -257,6 +262,8 @@ class Row(StrictModel):
     """Network pod the row's racks connect to."""
     reserved: list[Int] = Field(default_factory=list, max_length=10_000)
     """Unusable position indices (columns, doors, PDUs)."""
+    online_phase: Id | None = None
+    """Phase from which the row exists (none: from the first, or its hall's)."""
     depth_m: Float = Field(2.4, gt=0, le=100)
     """Floor depth each position of the row takes: the rack's depth plus half of each
     neighbouring aisle, m (default 2.4 m: a 1.2 m rack and 1.2 m of aisle). A rack's floor
@@ -281,6 +288,8 @@ class Hall(StrictModel):
     """Name, unique among halls of the site."""
     floor_area_m2: Float = Field(gt=0, le=1e7)
     """White-space floor area, m²."""
+    online_phase: Id | None = None
+    """Phase from which the hall exists, with everything in it (none: from the first)."""
     floor_rating_kg_per_m2: Float | None = Field(None, gt=0, le=100_000)
     """Distributed load the floor carries, kg/m² (typical raised floor ≤ 340 kg/m²; source: IBM
     floor-loading guide); none for a slab that carries any rack."""
@@ -467,12 +476,95 @@ class Cluster(StrictModel):
     take positions like any rack)."""
     storage_rack_type: Id = "storage-rack"
     """Rack type of its storage racks (a catalog type of kind storage)."""
+    gpus_by_phase: dict[Id, Int] | None = Field(None, max_length=1000)
+    """Phased scenarios: GPUs wanted from each named phase on (a cluster grows; phases not named
+    keep the previous figure; before its first named phase it wants none). Read with ``demand``.
+    Without it, ``gpus`` applies from the first phase."""
 
     @model_validator(mode="after")
     def _gpus_given(self) -> Cluster:
-        if self.demand != Demand.max and self.gpus is None:
+        if self.demand != Demand.max and self.gpus is None and self.gpus_by_phase is None:
             raise ValueError(f"gpus is required when demand is '{self.demand.value}'")
+        for k, v in (self.gpus_by_phase or {}).items():
+            if v < 0 or v > 100_000_000:
+                raise ValueError(f"gpus_by_phase.{k}: {v} is outside 0..100,000,000")
         return self
+
+
+class Phase(StrictModel):
+    """A step of a fleet expansion (§8)."""
+
+    id: Id
+    """Name, unique among phases."""
+    start: Annotated[date, Strict()]
+    """First day of the phase (a YAML date, e.g. 2026-01-01); phases are listed in time order."""
+    name: Text = ""
+    """Free text."""
+
+
+class AddLiquidLoop(StrictModel):
+    """Retrofit effect: a row gets a liquid loop (a new liquid cooling zone in the row's hall)."""
+
+    kind: Literal["add_liquid_loop"]
+    row: Id
+    """Row that gets the loop."""
+    loop: CoolingZone
+    """The loop (medium liquid), with its units and capacity."""
+
+
+class RaiseCapacity(StrictModel):
+    """Retrofit effect: a power node or cooling zone gains capacity."""
+
+    kind: Literal["raise_capacity"]
+    target: Id
+    """Power node or cooling zone ID."""
+    add_kw: Float = Field(gt=0, le=1e7)
+    """Added usable capacity, kW (for a power node: after its derate)."""
+
+
+class RaiseRackPower(StrictModel):
+    """Retrofit effect: a row's per-rack power limit rises (new busway taps, bigger breakers)."""
+
+    kind: Literal["raise_rack_power"]
+    row: Id
+    """Row ID."""
+    max_rack_power_kw: Float = Field(gt=0, le=10_000)
+    """The new per-rack limit, kW."""
+
+
+class Retrofit(StrictModel):
+    """A change the optimiser may buy (§8): it costs ``cost_usd`` in the phase it is bought and
+    takes effect ``lead_phases`` phases later."""
+
+    id: Id
+    """Name, unique among retrofits."""
+    cost_usd: Float = Field(ge=0, le=1e13)
+    """Price, USD (counted in capex in the phase it is bought)."""
+    lead_phases: Int = Field(1, ge=0, le=100)
+    """Phases between purchase and effect (0: effective in the phase it is bought)."""
+    effect: Annotated[AddLiquidLoop | RaiseCapacity | RaiseRackPower, Field(discriminator="kind")]
+    """What it changes."""
+
+
+class Costs(StrictModel):
+    """Cost parameters (§10); each default names its source or says estimate."""
+
+    facility_usd_per_mw: Float = Field(11.7e6, ge=0, le=1e10)
+    """Facility build per MW of critical IT placed, USD (average of $9.3-15.0M; Cushman & Wakefield
+    Data Center Development Cost Guide 2025). Ignored when colocation_usd_per_kw_month is set."""
+    colocation_usd_per_kw_month: Float | None = Field(None, ge=0, le=1e6)
+    """Lease instead of build: USD per kW of IT per month (CBRE North America DC Trends H2 2024:
+    $184.06); when set, the facility is opex, not capex."""
+    energy_usd_per_kwh: Float = Field(0.0892, ge=0, le=100)
+    """Electricity price, USD per kWh (industrial, Virginia 2023: 8.92 ¢; EIA Electric Power Annual)."""
+    average_utilisation: Float = Field(0.8, ge=0, le=1)
+    """Average draw as a share of planning power (estimate)."""
+    maintenance_share_per_year: Float = Field(0.03, ge=0, le=1)
+    """Maintenance per year as a share of rack, fabric and link capex (estimate)."""
+    horizon_years: Float = Field(5.0, gt=0, le=50)
+    """TCO horizon from the first phase's start, years (estimate: a GPU generation's service life)."""
+    discount_rate: Float = Field(0.08, ge=0, le=1)
+    """Yearly discount rate for net present value (estimate)."""
 
 
 class Budgets(StrictModel):
@@ -495,6 +587,35 @@ class SolverSettings(StrictModel):
     """Relative MIP gap at which the solve stops."""
     threads: Int = Field(1, ge=1, le=64)
     """Solver threads."""
+
+
+class PlacedRack(StrictModel):
+    """One rack of a plan (or of the racks already installed) and where it stands."""
+
+    building: Id
+    """Building ID."""
+    hall: Id
+    """Hall ID."""
+    row: Id
+    """Row ID."""
+    position: Int = Field(ge=0, le=100_000)
+    """Position index in the row, from 0."""
+    x_m: Coordinate
+    """x coordinate of the position, m."""
+    y_m: Coordinate
+    """y coordinate of the position, m."""
+    rack_type: Id
+    """Rack type ID from the catalog."""
+    cluster: Id
+    """Cluster the rack serves."""
+    link_class: Id | None = None
+    """Link class of its fabric cables; none for racks without fabric links."""
+    cable_length_m: Float = Field(ge=0, le=1e6)
+    """Cable length to the pod's network rack, m."""
+    phase: Id | None = None
+    """Phase in which the rack is placed (phased plans); it stays in every later phase."""
+    existing: Bool = False
+    """Installed before this plan (brownfield): fixed, never moved."""
 
 
 class Scenario(StrictModel):
@@ -522,6 +643,15 @@ class Scenario(StrictModel):
     peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
     pue: Float = Field(1.08, ge=1, le=3)
     """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
+    phases: list[Phase] = Field(default_factory=list, max_length=100)
+    """Fleet-expansion phases in time order; none for a single placement question."""
+    retrofits: list[Retrofit] = Field(default_factory=list, max_length=10_000)
+    """Changes the optimiser may buy."""
+    existing: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
+    """Racks already installed (brownfield): fixed, counted in every load, positions taken. In a
+    scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
+    costs: Costs = Costs()
+    """Cost parameters (§10)."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
     """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
     with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when

@@ -56,8 +56,8 @@ def _case(id_: str, edits: dict[str, Any], expected: str):
 
 
 BAD = [
-    _case("unknown-top-key", {"colour": "red"}, "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, budgets, gpu_power_cap_w, power_budget_ratio, pue, rack_limit_on, solver)"),
-    _case("unknown-row-key", {f"{ROW3}.colour": "red"}, f"{ROW3}.colour: unknown key 'colour' (allowed: id, positions, origin_x_m, origin_y_m, pitch_m, direction, max_rack_power_kw, max_rack_weight_kg, feeds, redundant, air_zone, liquid_loop, pod, reserved, depth_m)"),
+    _case("unknown-top-key", {"colour": "red"}, "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, budgets, gpu_power_cap_w, power_budget_ratio, pue, phases, retrofits, existing, costs, rack_limit_on, solver)"),
+    _case("unknown-row-key", {f"{ROW3}.colour": "red"}, f"{ROW3}.colour: unknown key 'colour' (allowed: id, positions, origin_x_m, origin_y_m, pitch_m, direction, max_rack_power_kw, max_rack_weight_kg, feeds, redundant, air_zone, liquid_loop, pod, reserved, online_phase, depth_m)"),
     _case("unknown-feed", {f"{ROW3}.feeds[1]": "UPS-9"}, f"{ROW3}.feeds[1]: unknown power node 'UPS-9' (known: BW-A1, BW-A2, BW-A3, BW-A4, BW-B1, BW-B2, BW-B3, BW-B4, … 3 more)"),
     _case("feed-not-leaf", {f"{ROW3}.feeds[0]": "UPS-A"}, f"{ROW3}.feeds[0]: power node 'UPS-A' feeds other nodes; a row must hang from leaf nodes"),
     _case("feed-twice", {f"{ROW3}.feeds[1]": "BW-A2"}, f"{ROW3}.feeds[1]: feed 'BW-A2' is listed more than once"),
@@ -88,7 +88,7 @@ BAD = [
     _case("cluster-duplicate", {"clusters[1].id": "train-gt"}, "clusters[1].id: duplicate cluster ID 'train-gt'"),
     _case("no-clusters", {"clusters": []}, "clusters: list should have at least 1 item after validation, not 0, got []"),
     _case("max-hops-zero", {"clusters[0].max_hops": 0}, "clusters[0].max_hops: input should be greater than or equal to 1, got 0"),
-    _case("bad-objective", {"objective": "max_fun"}, "objective: input should be 'max_gpus', 'max_pflops' or 'min_capex', got 'max_fun'"),
+    _case("bad-objective", {"objective": "max_fun"}, "objective: input should be 'max_gpus', 'max_pflops', 'min_capex' or 'min_tco', got 'max_fun'"),
     _case("bad-solver", {"solver.name": "gurobi"}, "solver.name: input should be 'highs' or 'cbc', got 'gurobi'"),
     _case("budget-ratio", {"power_budget_ratio": 1.2}, "power_budget_ratio: input should be less than or equal to 1, got 1.2"),
     _case("hops-decrease", {"site.fabric.hops": {"same_pod": 6}}, "site.fabric.hops: hop counts must not decrease from same_rack to cross_building, got [1, 6, 5, 7]"),

@@ -10,16 +10,17 @@ from planner.plan import Kpis, PlacedRack, Plan, Usage, plan_from_text, plan_to_
 
 ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,12}", fullmatch=True)
 floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+coords = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 pos_floats = st.floats(min_value=0, allow_nan=False, allow_infinity=False)
 
 racks = st.builds(
     PlacedRack,
     building=ids, hall=ids, row=ids,
     position=st.integers(0, 10_000),
-    x_m=floats, y_m=floats,
+    x_m=coords, y_m=coords,
     rack_type=ids, cluster=ids,
     link_class=st.none() | ids,
-    cable_length_m=pos_floats,
+    cable_length_m=st.floats(min_value=0, max_value=1e6, allow_nan=False),
 )
 usages = st.builds(
     Usage,
@@ -58,7 +59,7 @@ def test_unknown_plan_key_is_named() -> None:
     with pytest.raises(InputError) as err:
         plan_from_text(text)
     assert [str(p) for p in err.value.problems] == [
-        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m)"
+        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m, phase, existing)"
     ]
 
 
