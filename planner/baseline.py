@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from planner.costs import rack_capex_usd
+from planner.costs import facility_usd, rack_cost
 from planner.enums import Objective, Scope, Status
 from planner.errors import SolverFailure
 from planner.kpis import compute_kpis, network_racks
@@ -110,9 +110,11 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
         if liquid and row.liquid_loop:
             heat[row.liquid_loop] += liquid
     power = PowerState(pm, fixed_row)
+    network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
     pod_gpus: dict[str, int] = defaultdict(int)
     pod_racks: dict[str, int] = defaultdict(int)
-    capex = it_kw = 0.0
+    capex = facility_usd(network_kw, s.costs)  # capex counts the network racks' facility build
+    it_kw = 0.0
     classes = {c.id: c for c in s.site.fabric.link_classes}
     fabric = s.site.fabric.cost_usd_per_gpu
     spots = ix.pod_locations()
@@ -157,7 +159,7 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
             return False
         if liquid and (loop is None or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
             return False
-        cost = rack_capex_usd(t, classes[lc.id] if lc else None, fabric)
+        cost = rack_cost(t, kw, classes[lc.id] if lc else None, fabric, s.costs, s.pue).capex_usd
         if s.budgets.capex_usd is not None and capex + cost > s.budgets.capex_usd + 1e-6:
             return False
         if s.budgets.it_power_kw is not None and it_kw + kw > s.budgets.it_power_kw + TOL:

@@ -1,18 +1,32 @@
-"""Costs (SPEC §10): every cost formula once, used by the optimiser, the first-fit baseline,
-the KPIs and the reports alike.
+"""Costs (SPEC §10): every cost formula once, used by the optimiser, the first-fit baseline, the
+KPIs and the reports alike. Money in USD, power in kW, time in years from the first phase's
+start (a single-phase plan starts at 0).
 
-- rack capex = rack price + GPUs × fabric cost per GPU + fabric links × cost per link of the
-  link class the rack uses at its position (USD);
-- facility build = added kW × :data:`FACILITY_USD_PER_KW` (used to price added power or cooling).
+- equipment capex of a placed rack = rack price + GPUs × fabric cost per GPU + fabric links ×
+  cost per link of the class it uses at its position;
+- facility capex of a placed rack = its planning kW × facility build per kW of critical IT
+  (none when the site is leased: colocation);
+- opex per year of a rack = energy (kW × average utilisation × PUE × 8,760 h × price per kWh)
+  + colocation (kW × $/kW-month × 12, when leased) + maintenance (share × equipment capex);
+- TCO = net present value over the horizon H: each capex at its phase's start t discounted by
+  (1 + r)^-t, each opex flowing from t to H discounted continuously:
+  ∫_t^H (1 + r)^-s ds = ((1 + r)^-t − (1 + r)^-H) / ln(1 + r)   (H − t when r = 0);
+- GPU-hours available = Σ GPUs × (H − t) × 8,760; $/GPU-hour = TCO ÷ GPU-hours.
 """
 
 from __future__ import annotations
 
-from planner.schema import LinkClass, RackType
+import math
+from dataclasses import dataclass
+from datetime import date
+
+from planner.schema import Costs, LinkClass, RackType
 
 FACILITY_USD_PER_KW = 11_700.0
 """Facility build cost per kW of critical IT, USD: $11.7M per MW, the average of $9.3-15.0M
-(Cushman & Wakefield Data Center Development Cost Guide 2025)."""
+(Cushman & Wakefield Data Center Development Cost Guide 2025); the default of Costs."""
+HOURS_PER_YEAR = 8760.0
+DAYS_PER_YEAR = 365.25
 
 
 def links_usd(rack: RackType, link: LinkClass | None) -> float:
@@ -26,5 +40,72 @@ def fabric_usd(rack: RackType, fabric_usd_per_gpu: float) -> float:
 
 
 def rack_capex_usd(rack: RackType, link: LinkClass | None, fabric_usd_per_gpu: float) -> float:
-    """Capex of one placed rack: price + fabric + links, USD (module docstring)."""
+    """Equipment capex of one placed rack: price + fabric + links, USD (module docstring)."""
     return rack.capex_usd + fabric_usd(rack, fabric_usd_per_gpu) + links_usd(rack, link)
+
+
+def facility_usd(kw: float, costs: Costs) -> float:
+    """Facility build for ``kw`` of critical IT, USD (0 when leased)."""
+    return 0.0 if costs.colocation_usd_per_kw_month is not None else kw * costs.facility_usd_per_mw / 1000.0
+
+
+def energy_usd_per_year(kw: float, costs: Costs, pue: float) -> float:
+    """kW × average utilisation × PUE × 8,760 h × price per kWh, USD per year."""
+    return kw * costs.average_utilisation * pue * HOURS_PER_YEAR * costs.energy_usd_per_kwh
+
+
+def colocation_usd_per_year(kw: float, costs: Costs) -> float:
+    """kW × $/kW-month × 12 when leased, else 0, USD per year."""
+    return 0.0 if costs.colocation_usd_per_kw_month is None else kw * costs.colocation_usd_per_kw_month * 12.0
+
+
+def maintenance_usd_per_year(equipment_capex_usd: float, costs: Costs) -> float:
+    """Maintenance share × equipment capex, USD per year."""
+    return equipment_capex_usd * costs.maintenance_share_per_year
+
+
+def opex_usd_per_year(kw: float, equipment_capex_usd: float, costs: Costs, pue: float) -> float:
+    """Energy + colocation + maintenance of one rack (or any load), USD per year."""
+    return energy_usd_per_year(kw, costs, pue) + colocation_usd_per_year(kw, costs) + maintenance_usd_per_year(equipment_capex_usd, costs)
+
+
+def years_since(start: date, when: date) -> float:
+    """Years from ``start`` to ``when`` (days ÷ 365.25)."""
+    return (when - start).days / DAYS_PER_YEAR
+
+
+def discount(t: float, rate: float) -> float:
+    """(1 + rate)^-t: today's value of 1 USD paid at year t."""
+    return (1.0 + rate) ** (-t)
+
+
+def annuity(t: float, horizon: float, rate: float) -> float:
+    """Today's value of 1 USD per year flowing from year t to the horizon (0 if t ≥ horizon)."""
+    if t >= horizon:
+        return 0.0
+    if rate == 0:
+        return horizon - t
+    return (discount(t, rate) - discount(horizon, rate)) / math.log1p(rate)
+
+
+@dataclass(frozen=True)
+class RackCost:
+    """What one rack placed at year t costs and yields over the horizon."""
+
+    capex_usd: float
+    """Equipment + facility capex (undiscounted)."""
+    opex_usd_per_year: float
+    tco_usd: float
+    """Discounted capex + discounted opex to the horizon."""
+    gpu_hours: float
+
+
+def rack_cost(rack: RackType, kw: float, link: LinkClass | None, fabric_usd_per_gpu: float, costs: Costs, pue: float,
+              t: float = 0.0, existing: bool = False) -> RackCost:
+    """The cost terms of one rack placed at year ``t`` (an existing rack costs no capex)."""
+    equipment = rack_capex_usd(rack, link, fabric_usd_per_gpu)
+    capex = 0.0 if existing else equipment + facility_usd(kw, costs)
+    opex = opex_usd_per_year(kw, equipment, costs, pue)
+    tco = capex * discount(t, costs.discount_rate) + opex * annuity(t, costs.horizon_years, costs.discount_rate)
+    hours = rack.gpus * max(0.0, costs.horizon_years - t) * HOURS_PER_YEAR
+    return RackCost(capex, opex, tco, hours)

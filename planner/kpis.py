@@ -1,29 +1,42 @@
-"""KPIs and costs of a placement (§10). Each formula is stated once, here.
+"""KPIs and costs of a placement (§10); the cost formulas themselves are in :mod:`planner.costs`.
 
-- gpus = Σ rack GPUs; racks = number of placed racks.
+- gpus = Σ rack GPUs; racks = number of placed racks (existing ones included).
 - pflops_bf16 = Σ GPUs × dense BF16 TFLOPS per GPU / 1000.
-- racks_kw = Σ planning power per placed rack (rated, capped GPUs, × power_budget_ratio);
+- racks_kw = Σ planning power per rack (rated, capped GPUs, × power_budget_ratio);
   network_kw = Σ planning power of every pod's network rack (they stand in every plan);
-  it_kw = racks_kw + network_kw.
-- facility_kw = it_kw × PUE.
+  it_kw = racks_kw + network_kw; facility_kw = it_kw × PUE.
 - hbm_tb = Σ GPUs × HBM per GPU / 1000; hbm_gb_per_gpu = hbm_tb × 1000 / gpus.
 - storage_pb, storage_write_gb_per_s = Σ over storage racks.
 - gpus_per_mw = gpus / (it_kw / 1000); pflops_per_mw likewise.
 - avg_kw_per_rack = racks_kw / racks; max_kw_per_rack = max rack planning power.
 - gpus_per_m2 = gpus / Σ floor area of halls holding at least one rack.
-- capex_racks_usd, capex_fabric_usd, capex_links_usd: the parts of :func:`planner.costs.rack_capex_usd`
-  summed over placed racks; capex_usd = their sum.
+- capex (placed racks only; existing racks are sunk): racks, fabric and links (equipment,
+  :func:`planner.costs.rack_capex_usd`), facility (planning kW of the placed racks and of the
+  network racks × facility build per kW, none when leased), retrofits bought; capex_usd = the sum.
+- opex_usd_per_year: energy, colocation and maintenance of everything standing at full build-out.
+- tco_usd: net present value over the horizon (each rack from its phase's start; network racks
+  and existing racks from the start); gpu_hours and usd_per_gpu_hour = tco_usd ÷ gpu_hours.
 - cable_m = Σ rack links × cable length.
 """
 
 from __future__ import annotations
 
-from planner.costs import FACILITY_USD_PER_KW, fabric_usd, links_usd  # noqa: F401 - re-exported
-
 from collections.abc import Iterable
 
+from planner.costs import annuity, discount, fabric_usd, facility_usd, links_usd, opex_usd_per_year, rack_cost, years_since
+from planner.costs import FACILITY_USD_PER_KW  # noqa: F401 - re-exported
 from planner.plan import Kpis, PlacedRack
 from planner.schema import RackType, Scenario
+
+
+def phase_years(scenario: Scenario) -> dict[str | None, float]:
+    """Phase → its start in years from the first phase's start (None → 0)."""
+    out: dict[str | None, float] = {None: 0.0}
+    if scenario.phases:
+        first = scenario.phases[0].start
+        for p in scenario.phases:
+            out[p.id] = years_since(first, p.start)
+    return out
 
 
 def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
@@ -38,20 +51,37 @@ def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
     return out
 
 
-def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
-    """KPIs of a list of placed racks under a scenario (formulas in the module docstring)."""
+def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
+    """(capex, discounted capex) of the retrofits bought: (retrofit ID, phase) pairs."""
+    by_id = {r.id: r for r in scenario.retrofits}
+    years = phase_years(scenario)
+    capex = npv = 0.0
+    for rid, phase in bought:
+        r = by_id.get(rid)
+        if r is not None:
+            capex += r.cost_usd
+            npv += r.cost_usd * discount(years.get(phase, 0.0), scenario.costs.discount_rate)
+    return capex, npv
+
+
+def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = ()) -> Kpis:
+    """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring)."""
     types = scenario.catalog.by_id()
     fabric = scenario.site.fabric
+    costs = scenario.costs
     classes = {c.id: c for c in fabric.link_classes}
     area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
+    years = phase_years(scenario)
     gpus = n = 0
     it_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = cable_m = hbm_tb = storage_pb = storage_gbs = 0.0
+    facility = opex = tco = hours = 0.0
     halls_used: set[str] = set()
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
             continue
         kw = scenario.rack_power_kw(t)
+        link = classes.get(r.link_class or "")
         n += 1
         gpus += t.gpus
         it_kw += kw
@@ -60,15 +90,29 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
         hbm_tb += t.hbm_tb
         storage_pb += t.storage_capacity_pb
         storage_gbs += t.storage_write_gb_per_s
-        capex_racks += t.capex_usd
-        capex_fabric += fabric_usd(t, fabric.cost_usd_per_gpu)
-        capex_links += links_usd(t, classes.get(r.link_class or ""))
+        cost = rack_cost(t, kw, link, fabric.cost_usd_per_gpu, costs, scenario.pue, 0.0 if r.existing else years.get(r.phase, 0.0), r.existing)
+        if not r.existing:
+            capex_racks += t.capex_usd
+            capex_fabric += fabric_usd(t, fabric.cost_usd_per_gpu)
+            capex_links += links_usd(t, link)
+            facility += facility_usd(kw, costs)
+        opex += cost.opex_usd_per_year
+        tco += cost.tco_usd
+        hours += cost.gpu_hours
         cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
+    net_facility = facility_usd(network_kw, costs)
+    net_opex = opex_usd_per_year(network_kw, 0.0, costs, scenario.pue)
+    facility += net_facility
+    opex += net_opex
+    tco += net_facility + net_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    retro_capex, retro_npv = retrofit_costs(scenario, bought)
+    tco += retro_npv
     total_kw = it_kw + network_kw
     mw = total_kw / 1000.0
     floor = sum(area.get(h, 0.0) for h in halls_used)
+    capex = capex_racks + capex_fabric + capex_links + facility + retro_capex
     return Kpis(
         gpus=gpus,
         racks=n,
@@ -89,6 +133,12 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack]) -> Kpis:
         capex_racks_usd=round(capex_racks, 2),
         capex_fabric_usd=round(capex_fabric, 2),
         capex_links_usd=round(capex_links, 2),
-        capex_usd=round(capex_racks + capex_fabric + capex_links, 2),
+        capex_facility_usd=round(facility, 2),
+        capex_retrofits_usd=round(retro_capex, 2),
+        capex_usd=round(capex, 2),
+        opex_usd_per_year=round(opex, 2),
+        tco_usd=round(tco, 2),
+        gpu_hours=round(hours, 3),
+        usd_per_gpu_hour=round(tco / hours, 6) if hours else 0.0,
         cable_m=round(cable_m, 6),
     )

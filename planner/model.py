@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import pulp
 
-from planner.costs import rack_capex_usd
+from planner.costs import annuity, facility_usd, opex_usd_per_year, rack_capex_usd, rack_cost
 from planner.enums import Objective, Scope
 from planner.kpis import network_racks
 from planner.power_model import PowerModel, power_model
@@ -498,6 +498,8 @@ def add_budget_constraints(m: Model) -> None:
 
 
 def _expressions(m: Model) -> None:
+    """Named expressions (planner.costs for every money figure): gpus, pflops, capex_usd (equipment
+    + facility, plus the network racks' facility as a constant), tco_usd, it_kw, cable_usd, cable_m."""
     s = m.scenario
     types = s.catalog.by_id()
     classes = {c.id: c for c in s.site.fabric.link_classes}
@@ -508,16 +510,23 @@ def _expressions(m: Model) -> None:
         cls = m.classes[key.cls]
         lc = cls.link.get(key.rack_type)
         link = classes[lc] if lc else None
+        kw = s.rack_power_kw(rt)
+        cost = rack_cost(rt, kw, link, fabric, s.costs, s.pue)
         e["gpus"].append((var, rt.gpus))
         e[f"gpus:{key.group}"].append((var, rt.gpus))
         e["pflops"].append((var, rt.pflops_bf16))
-        e["capex_usd"].append((var, rack_capex_usd(rt, link, fabric)))
-        e["it_kw"].append((var, s.rack_power_kw(rt)))
+        e["capex_usd"].append((var, cost.capex_usd))
+        e["tco_usd"].append((var, cost.tco_usd))
+        e["it_kw"].append((var, kw))
         e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
         e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
     m.exprs = {name: pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c]) for name, items in e.items()}
-    for key in ("gpus", "pflops", "capex_usd", "it_kw", "cable_usd", "cable_m"):
+    for key in ("gpus", "pflops", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
         m.exprs.setdefault(key, pulp.LpAffineExpression())
+    net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+    net_facility = facility_usd(net_kw, s.costs)
+    m.exprs["capex_usd"].constant = round(net_facility, 6)
+    m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate), 6)
     for g in m.groups:
         m.exprs.setdefault(f"gpus:{g}", pulp.LpAffineExpression())
 
@@ -534,7 +543,7 @@ def _fixed_loads(m: Model) -> None:
             m.fixed_heat[row.liquid_loop] = m.fixed_heat.get(row.liquid_loop, 0.0) + liquid
 
 
-OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd"}
+OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
 """Objective → the named expression it optimises (sense from :attr:`Objective.maximise`)."""
 
 

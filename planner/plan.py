@@ -93,8 +93,20 @@ class Kpis(StrictModel):
     """GPUs × fabric cost per GPU, USD."""
     capex_links_usd: Float = 0
     """Σ links × cost per link of their class, USD."""
+    capex_facility_usd: Float = 0
+    """Facility build for the placed and network racks' kW, USD (0 when leased)."""
+    capex_retrofits_usd: Float = 0
+    """Retrofits bought, USD."""
     capex_usd: Float = 0
-    """Racks + fabric + links, USD."""
+    """Racks + fabric + links + facility + retrofits, USD."""
+    opex_usd_per_year: Float = 0
+    """Energy, colocation and maintenance at full build-out, USD per year."""
+    tco_usd: Float = 0
+    """Net present value of capex and opex over the horizon, USD."""
+    gpu_hours: Float = 0
+    """GPU-hours available over the horizon."""
+    usd_per_gpu_hour: Float = 0
+    """tco_usd ÷ gpu_hours."""
     cable_m: Float = 0
     """Σ links × cable length, m."""
 

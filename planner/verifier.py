@@ -434,7 +434,7 @@ def _close(a: float | None, b: float | None, rel: float = 1e-6, abs_: float = 1e
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16", Objective.min_capex: "capex_usd"}
+OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
 """Objective → the KPI it optimises (the objective value a plan claims is that KPI)."""
 
 

@@ -162,27 +162,29 @@ CHEAP = [
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_capex_budget(solver: str) -> None:
-    """a8 racks: $200,000 + 8 GPUs × $4,200 fabric = $233,600 each; budget $500,000 → 2 racks = 16 GPUs."""
+    """a8 racks: $200,000 + 8 GPUs × $4,200 fabric + 10.2 kW × $11,700 facility build = $352,940
+    each; budget $750,000 → 2 racks = 16 GPUs ($705,880; a third would make $1,058,820)."""
     s = tiny_scenario(
         [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}], max_cluster(["a8"]),
-        rack_types=CHEAP, budgets={"capex_usd": 500_000},
+        rack_types=CHEAP, budgets={"capex_usd": 750_000},
     )
     plan = solved(s, solver)
     assert plan.kpis.gpus == 16
-    assert plan.kpis.capex_usd == 467_200
+    assert (plan.kpis.capex_usd, plan.kpis.capex_facility_usd) == (705_880, 238_680)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_min_capex_meets_demand(solver: str) -> None:
-    """Exactly 40 GPUs from a8 ($200k / 8 GPUs) and b16 ($350k / 16 GPUs): 2 × b16 + 1 × a8 = $900k
-    (5 × a8 = $1.0M, 1 × b16 + 3 × a8 = $950k); plus 40 × $4,200 fabric = $1,068,000."""
+    """Exactly 40 GPUs from a8 ($200k + 8 × $4,200 fabric + 10.2 kW × $11,700 facility = $352,940)
+    and b16 ($350k + 16 × $4,200 + 20.4 kW × $11,700 = $655,880): 2 × b16 + 1 × a8 = $1,664,700
+    (5 × a8 = $1,764,700; 1 × b16 + 3 × a8 = $1,714,700)."""
     s = tiny_scenario(
         [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
         [{"id": "c1", "demand": "exact", "gpus": 40, "rack_types": ["a8", "b16"]}],
         rack_types=CHEAP, objective="min_capex",
     )
     plan = solved(s, solver)
-    assert plan.objective_value == pytest.approx(1_068_000)
+    assert plan.objective_value == pytest.approx(1_664_700)
     assert sorted(r.rack_type for r in plan.racks) == ["a8", "b16", "b16"]
 
 
