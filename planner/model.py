@@ -46,12 +46,13 @@ from typing import NamedTuple
 
 import pulp
 
-from planner.costs import annuity, facility_usd, opex_usd_per_year, rack_capex_usd, rack_cost
-from planner.enums import Objective, Scope
-from planner.kpis import network_racks
+from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, rack_capex_usd, rack_cost
+from planner.enums import Objective, RetrofitKind, Scope
+from planner.kpis import network_racks, phase_years
 from planner.power_model import PowerModel, power_model
 from planner.schema import Cluster, Demand, Scenario
-from planner.site_index import SiteIndex, fits, index_site
+from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2, index_site
+from planner.timeline import Timeline, timeline
 
 # ------------------------------------------------------------------ keys and names
 
@@ -64,11 +65,20 @@ class ClassKey(NamedTuple):
 
 
 class CountKey(NamedTuple):
-    """A count variable: racks of one type for one cluster group in one position class."""
+    """A count variable: racks of one type for one cluster group in one position class, added in
+    one phase (None in a scenario without phases)."""
 
     cls: ClassKey
     rack_type: str
     group: str
+    phase: str | None = None
+
+
+class BuyKey(NamedTuple):
+    """A retrofit bought in a phase."""
+
+    retrofit: str
+    phase: str | None
 
 
 class ScopeKey(NamedTuple):
@@ -79,11 +89,13 @@ class ScopeKey(NamedTuple):
 
 
 class LimitKey(NamedTuple):
-    """A capacity limit: its family, the element it limits and, for N-1 limits, the failed node."""
+    """A capacity limit: its family, the element it limits, for N-1 limits the failed node, and
+    in phased scenarios the phase it holds in."""
 
     family: str
     ident: str
     failed: str = ""
+    phase: str = ""
 
 
 def _esc(text: str) -> str:
@@ -181,19 +193,31 @@ class Model:
     classes: dict[ClassKey, PositionClass]
     groups: dict[str, ClusterGroup]
     pm: PowerModel
+    tl: Timeline
     n: dict[CountKey, pulp.LpVariable] = field(default_factory=dict)
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
-    """Feed group → its racks' load P_g, kW."""
+    """Feed group (with its phase suffix in phased models) → its racks' load P_g, kW."""
     node_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
-    """Power node → its normal-operation load L_v (only nodes with N-1 limits), kW."""
+    """Power node (with its phase suffix) → its normal-operation load L_v (only nodes with N-1 limits), kW."""
+    buy: dict[BuyKey, pulp.LpVariable] = field(default_factory=dict)
+    """Retrofit bought in a phase (binary)."""
+    pms: dict[int, PowerModel] = field(default_factory=dict)
+    """Phase index → the power model of what is online then (change points only)."""
+    existing_pod_gpus: dict[str, int] = field(default_factory=dict)
+    existing_pod_racks: dict[str, int] = field(default_factory=dict)
+    existing_gpus: dict[str, int] = field(default_factory=dict)
+    """Cluster → GPUs of its racks already installed."""
+    existing_home: dict[str, set[str]] = field(default_factory=dict)
+    """Cluster → pods and buildings its installed racks stand in."""
+    existing_kw: float = 0.0
     z: dict[ScopeKey, pulp.LpVariable] = field(default_factory=dict)
     exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>."""
     limits: dict[LimitKey, Limit] = field(default_factory=dict)
     fixed_row_kw: dict[str, float] = field(default_factory=dict)
-    """Fixed load per row (network racks), kW."""
+    """Fixed load per row (network racks, installed racks), kW."""
     fixed_heat: dict[str, float] = field(default_factory=dict)
-    """Fixed heat per cooling zone (network racks), kW."""
+    """Fixed heat per cooling zone (network racks, installed racks), kW."""
     aggregate: bool = True
     objective_name: str = ""
     """What the model's objective is, in words (the scenario's objective, or the elastic one)."""
@@ -214,6 +238,43 @@ class Model:
     def add(self, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob.addConstraint(constraint, name)
 
+    def upto(self, p: int):
+        """(key, var) of every count added in phase index p or before."""
+        return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p)
+
+    def sfx(self, p: int) -> list[str]:
+        """The phase part of a name (nothing in a scenario without phases)."""
+        return [str(self.tl.phases[p])] if self.tl.phased else []
+
+    def effect(self, retrofit: str, p: int) -> pulp.LpAffineExpression:
+        """1 when the retrofit is in effect in phase index p (bought at least lead_phases before)."""
+        lead = self.retrofit(retrofit).lead_phases
+        return pulp.lpSum(v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p)
+
+    def retrofit(self, rid: str):
+        return next(r for r in self.scenario.retrofits if r.id == rid)
+
+    def fixed_at(self, p: int) -> dict[str, float]:
+        """Fixed kW per row standing in phase index p (network racks from their row's phase, installed racks always)."""
+        out: dict[str, float] = defaultdict(float)
+        for row, kw, on, _ in self.fixed_items:
+            if on <= p:
+                out[row] += kw
+        return dict(out)
+
+    def fixed_heat_at(self, p: int) -> dict[str, float]:
+        """Fixed heat per cooling zone in phase index p, kW."""
+        out: dict[str, float] = defaultdict(float)
+        for row_id, kw, on, t in self.fixed_items:
+            if on > p:
+                continue
+            row = self.ix.rows[row_id].row
+            air, liquid = t.heat_kw(kw)
+            out[row.air_zone] += air
+            if liquid and row.liquid_loop:
+                out[row.liquid_loop] += liquid
+        return dict(out)
+
 
 # ------------------------------------------------------------------ classes and groups
 
@@ -229,7 +290,7 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
     """Group every free position into classes (see module docstring)."""
     edges = _bands(scenario)
     types = scenario.catalog.rack_types
-    spots = ix.pod_locations()
+    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
     out: dict[ClassKey, PositionClass] = {}
     for rid, ref in ix.rows.items():
         groups: dict[int, list[tuple[float, int]]] = defaultdict(list)
@@ -258,8 +319,9 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
     return out
 
 
-def cluster_groups(scenario: Scenario, group: bool = True) -> dict[str, ClusterGroup]:
-    """Clusters in groups of identical ones (module docstring); every cluster alone if ``group`` is false."""
+def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] | frozenset[str] = frozenset()) -> dict[str, ClusterGroup]:
+    """Clusters in groups of identical ones (module docstring); every cluster alone if ``group`` is
+    false, and clusters with racks already installed always alone."""
     types = scenario.catalog.by_id()
     buckets: dict[tuple, list[Cluster]] = {}
     order: list[tuple] = []
@@ -267,8 +329,11 @@ def cluster_groups(scenario: Scenario, group: bool = True) -> dict[str, ClusterG
         scope = scenario.scope_of(c)
         gpu_types = scenario.gpu_types_for(c)
         sizes = {types[t].gpus for t in gpu_types if types[t].gpus}
-        groupable = group and scope != Scope.rack and len(sizes) == 1 and (c.gpus is None or c.gpus % next(iter(sizes)) == 0)
-        sig = (c.demand, c.gpus, tuple(gpu_types), scope, c.storage_racks, c.storage_rack_type) if groupable else ("alone", c.id)
+        figures = [c.gpus, *(c.gpus_by_phase or {}).values()]
+        groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1
+                     and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
+        phased = tuple(sorted((c.gpus_by_phase or {}).items()))
+        sig = (c.demand, c.gpus, phased, tuple(gpu_types), scope, c.storage_racks, c.storage_rack_type) if groupable else ("alone", c.id)
         if sig not in buckets:
             buckets[sig] = []
             order.append(sig)
@@ -288,9 +353,10 @@ def cluster_groups(scenario: Scenario, group: bool = True) -> dict[str, ClusterG
 
 def _limit(m: Model, key: LimitKey, kind: str, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
     """Add lhs ≤ limit (with a slack in an elastic model) and record it."""
-    name = lp_name(key.family, key.ident, *([key.failed] if key.failed else []))
+    parts = [key.ident, *([key.failed] if key.failed else []), *([key.phase] if key.phase else [])]
+    name = lp_name(key.family, *parts)
     if m.elastic:
-        s = m.var(lp_name("slack_" + key.family, key.ident, *([key.failed] if key.failed else [])))
+        s = m.var(lp_name("slack_" + key.family, *parts))
         m.slack[key] = s
         m.add(lhs - s <= limit, name)
     else:
@@ -298,22 +364,93 @@ def _limit(m: Model, key: LimitKey, kind: str, lhs: pulp.LpAffineExpression, lim
     m.limits[key] = Limit(key, name, unit, float(limit), lhs, kind, float(fixed))
 
 
+def _ph(m: Model, p: int) -> str:
+    return str(m.tl.phases[p]) if m.tl.phased else ""
+
+
+@dataclass
+class _Needs:
+    """Retrofits a rack type needs in a row: each entry a list of alternatives (any one will do)."""
+
+    loop: list[str] = field(default_factory=list)
+    power: list[str] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.loop or self.power)
+
+
+def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t) -> _Needs | None:
+    """What a rack type needs to fit a row: nothing (fits as built), retrofits (which ones), or
+    None (no retrofit makes it fit)."""
+    if fits(scenario, ix, row_id, t):
+        return _Needs()
+    row = ix.rows[row_id].row
+    needs = _Needs()
+    wants_loop = t.liquid_fraction > 0 and row.liquid_loop is None
+    if wants_loop:
+        needs.loop = [r.id for r in scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop and r.effect.row == row_id]
+        if not needs.loop:
+            return None
+    limit_kw = scenario.rack_limit_power_kw(t)
+    if limit_kw > row.max_rack_power_kw + 1e-9:
+        needs.power = [r.id for r in scenario.retrofits
+                       if r.effect.kind == RetrofitKind.raise_rack_power and r.effect.row == row_id and r.effect.max_rack_power_kw + 1e-9 >= limit_kw]
+        if not needs.power:
+            return None
+    probe = row.model_copy(update={"liquid_loop": row.liquid_loop or ("retrofit" if wants_loop else None),
+                                   "max_rack_power_kw": max(row.max_rack_power_kw, limit_kw)})
+    hall = ix.halls[ix.rows[row_id].hall][1]
+    rating = hall.floor_rating_kg_per_m2
+    ok = t.weight_kg <= probe.max_rack_weight_kg + 1e-9 and (rating is None or floor_load_kg_per_m2(t, probe) <= rating + 1e-9)
+    return needs if ok else None
+
+
+def add_retrofit_variables(m: Model) -> None:
+    """buy[r, p] ∈ {0, 1}: retrofit r bought in phase p, at most once: Σ_p buy[r, p] ≤ 1; a purchase
+    whose effect would land after the last phase is never made."""
+    last = len(m.tl.phases) - 1
+    for r in m.scenario.retrofits:
+        mine = []
+        for p, ph in enumerate(m.tl.phases):
+            if p + r.lead_phases > last:
+                continue
+            v = m.var(lp_name("buy", r.id, *([ph] if ph else [])), 0, 1, integer=True)
+            m.buy[BuyKey(r.id, ph)] = v
+            mine.append(v)
+        if len(mine) > 1:
+            m.add(pulp.lpSum(mine) <= 1, lp_name("buy_once", r.id))
+
+
 def add_count_variables(m: Model) -> None:
-    """n[k, t, G] for every class k, group G and type t allowed for G (its GPU types, and its
-    storage type when it asks for storage racks) that fits k: integer 0…size_k."""
+    """n[k, t, G, p] racks of type t for group G added to class k in phase p (integer, 0…size_k),
+    for every type allowed for G that fits k as built or after retrofits it could buy, from the
+    phase the row exists and the group wants GPUs."""
     types = m.scenario.catalog.by_id()
+    m.needs = {}
     for k, cls in m.classes.items():
-        fitting = {t for t in cls.link if fits(m.scenario, m.ix, cls.row, types[t])}
+        fitting: dict[str, _Needs] = {}
+        for t in cls.link:
+            need = retrofit_needs(m.scenario, m.ix, cls.row, types[t])
+            if need is not None:
+                fitting[t] = need
+        row_on = m.tl.row_on.get(cls.row, 0)
         for g in m.groups.values():
+            start = max(row_on, m.tl.first_wanted(g.head)) if m.tl.phased else 0
             wanted = [*g.gpu_types, *([g.storage_type] if g.storage_type else [])]
             for t in wanted:
-                if t in fitting:
+                if t not in fitting:
+                    continue
+                m.needs[k, t] = fitting[t]
+                for p in range(start, len(m.tl.phases)):
                     up = None if m.elastic else cls.size
-                    m.n[CountKey(k, t, g.id)] = m.var(lp_name("n", class_label(k), t, g.id), 0, up, integer=True)
+                    ph = m.tl.phases[p]
+                    m.n[CountKey(k, t, g.id, ph)] = m.var(lp_name("n", class_label(k), t, g.id, *([ph] if ph else [])), 0, up, integer=True)
 
 
 def add_space_constraints(m: Model) -> None:
-    """Space: Σ_{t,G} n[k,t,G] ≤ size_k for every class k."""
+    """Space: Σ_{t,G,p} n[k,t,G,p] ≤ size_k for every class k (racks never leave, so the last
+    phase's count bounds every earlier one)."""
     by_class: dict[ClassKey, list[pulp.LpVariable]] = defaultdict(list)
     for key, var in m.n.items():
         by_class[key.cls].append(var)
@@ -322,71 +459,124 @@ def add_space_constraints(m: Model) -> None:
             _limit(m, LimitKey("space", class_label(k)), "row_positions", pulp.lpSum(vars_), m.classes[k].size, "positions")
 
 
+def add_retrofit_gates(m: Model) -> None:
+    """A rack type that fits a row only after a retrofit: Σ_{q ≤ p} n[k,t,·,q] ≤ size_k × Σ (retrofits
+    in effect in p that give it), per need (a liquid loop, a higher rack limit), per phase."""
+    for (k, t), need in getattr(m, "needs", {}).items():
+        if not need.any:
+            continue
+        for p in range(len(m.tl.phases)):
+            placed = [var for key, var in m.upto(p) if key.cls == k and key.rack_type == t]
+            if not placed:
+                continue
+            for what, alts in (("loop", need.loop), ("power", need.power)):
+                if alts:
+                    eff = pulp.lpSum(m.effect(r, p) for r in alts)
+                    m.add(pulp.lpSum(placed) - m.classes[k].size * eff <= 0, lp_name(f"needs_{what}", class_label(k), t, *m.sfx(p)))
+
+
 def add_group_load_definitions(m: Model) -> None:
-    """Feed-group load: P_g = Σ_{k in rows of g, t, G} n[k,t,G] · p_t (kW), p_t the planning power of t."""
-    terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    """Feed-group load in phase p: P_{g,p} = Σ_{k in rows of g, t, G, q ≤ p} n[k,t,G,q] · p_t (kW),
+    p_t the planning power of t; only at the phases where a power limit is stated."""
     types = m.scenario.catalog.by_id()
-    for key, var in m.n.items():
-        terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
-    for g, items in terms.items():
-        p = m.var(lp_name("load", g))
-        m.group_kw[g] = p
-        m.add(pulp.LpAffineExpression(items) - p == 0, lp_name("load_def", g))
+    for p in m.tl.change_points():
+        terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
+        for g, items in terms.items():
+            name = g + (f"|{_ph(m, p)}" if m.tl.phased else "")
+            v = m.var(lp_name("load", g, *m.sfx(p)))
+            m.group_kw[name] = v
+            m.add(pulp.LpAffineExpression(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
+
+
+def _gkw(m: Model, g: str, p: int):
+    return m.group_kw.get(g + (f"|{_ph(m, p)}" if m.tl.phased else ""))
 
 
 def add_power_constraints(m: Model) -> None:
-    """Power, normal and N-1 (coefficients from :mod:`planner.power_model`), F the fixed loads:
+    """Power, normal and N-1, in each phase where what is online changes (coefficients from
+    :mod:`planner.power_model` over the nodes online then), F the fixed loads, R the capacity
+    retrofits in effect:
 
-    normal:   Σ_g a_0(v,g) · P_g ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v has N-1 limits);
-    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g δ_f(v,g) F_g;
-    a redundant group that some single failure leaves without feeds gets P_g = 0."""
-    pm = m.pm
-    fixed = pm.fixed_by_group(m.fixed_row_kw)
-    with_n1 = {c.node for c in pm.contingencies if any(g in m.group_kw for g in c.delta)}
-    for v, coef in pm.normal.items():
-        items = [(m.group_kw[g], a) for g, a in coef.items() if g in m.group_kw]
-        if not items:
-            continue
-        expr = pulp.LpAffineExpression(items)
-        if v in with_n1:
-            lv = m.var(lp_name("node_load", v))
-            m.node_kw[v] = lv
-            m.add(expr - lv == 0, lp_name("node_load_def", v))
-            expr = pulp.LpAffineExpression([(lv, 1.0)])
-        f0 = pm.fixed_normal(v, fixed)
-        _limit(m, LimitKey("power", v), "power_node", expr, pm.usable_kw[v] - f0, "kW", f0)
-    for c in pm.contingencies:
-        items = [(m.group_kw[g], d) for g, d in c.delta.items() if g in m.group_kw]
-        if not items or c.node not in m.node_kw:
-            continue
-        f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
-        _limit(m, LimitKey("power_n1", c.node, c.failed), "power_node", pulp.LpAffineExpression([(m.node_kw[c.node], 1.0), *items]), pm.usable_kw[c.node] - f1, "kW", f1)
-    for g, failed in pm.forced_empty.items():
-        if g in m.group_kw:
-            _limit(m, LimitKey("redundant", g, failed), "row_redundant", pulp.LpAffineExpression([(m.group_kw[g], 1.0)]), 0.0, "kW")
+    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v has N-1 limits);
+    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g δ_f(v,g) F_g;
+    a redundant group that some single failure leaves without feeds, or a group with no feed online
+    yet, gets P_g = 0."""
+    raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for r in m.scenario.retrofits:
+        if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.power_nodes:
+            raises[r.effect.target].append((r.id, r.effect.add_kw))
+    for p in m.tl.change_points():
+        pm = m.pms[p]
+        fixed = pm.fixed_by_group(m.fixed_at(p))
+        ph = _ph(m, p)
+        live = {g for g in pm.groups if _gkw(m, g, p) is not None}
+        with_n1 = {c.node for c in pm.contingencies if any(g in live for g in c.delta)}
+        for v, coef in pm.normal.items():
+            items = [(_gkw(m, g, p), a) for g, a in coef.items() if g in live]
+            if not items:
+                continue
+            expr = pulp.LpAffineExpression(items)
+            if v in with_n1:
+                lv = m.var(lp_name("node_load", v, *m.sfx(p)))
+                m.node_kw[v + (f"|{ph}" if ph else "")] = lv
+                m.add(expr - lv == 0, lp_name("node_load_def", v, *m.sfx(p)))
+                expr = pulp.LpAffineExpression([(lv, 1.0)])
+            extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
+            f0 = pm.fixed_normal(v, fixed)
+            _limit(m, LimitKey("power", v, "", ph), "power_node", expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
+        for c in pm.contingencies:
+            items = [(_gkw(m, g, p), d) for g, d in c.delta.items() if g in live]
+            lv = m.node_kw.get(c.node + (f"|{ph}" if ph else ""))
+            if not items or lv is None:
+                continue
+            f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
+            extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
+            _limit(m, LimitKey("power_n1", c.node, c.failed, ph), "power_node",
+                   pulp.LpAffineExpression([(lv, 1.0), *items]) - pulp.lpSum(extra), pm.usable_kw[c.node] - f1, "kW", f1)
+        for g, failed in pm.forced_empty.items():
+            if g in live:
+                _limit(m, LimitKey("redundant", g, failed, ph), "row_redundant", pulp.LpAffineExpression([(_gkw(m, g, p), 1.0)]), 0.0, "kW")
+        for g in sorted(pm.dark & live):
+            _limit(m, LimitKey("unpowered", g, "", ph), "row_unpowered", pulp.LpAffineExpression([(_gkw(m, g, p), 1.0)]), 0.0, "kW")
 
 
 def add_cooling_constraints(m: Model) -> None:
-    """Cooling: Σ n · p_t · (1 − lf_t) over rows of air zone z ≤ cap_z − fixed heat, and
-    Σ n · p_t · lf_t over rows of liquid loop z ≤ cap_z − fixed heat; cap = (units − redundant) × unit kW."""
+    """Cooling, in each phase where what is online changes: Σ n · p_t · (1 − lf_t) over rows of air
+    zone z ≤ cap_z − fixed heat + Σ raises in effect, and Σ n · p_t · lf_t over rows of liquid loop z
+    (as built, or added by a retrofit) likewise; cap = (units − redundant) × unit kW, 0 before the
+    zone exists."""
     types = m.scenario.catalog.by_id()
-    heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
-    for key, var in m.n.items():
-        row = m.ix.rows[key.cls.row].row
-        rt = types[key.rack_type]
-        air, liquid = rt.heat_kw(m.scenario.rack_power_kw(rt))
-        if air > 0:
-            heat[row.air_zone].append((var, round(air, 9)))
-        if liquid > 0 and row.liquid_loop:
-            heat[row.liquid_loop].append((var, round(liquid, 9)))
-    for z, items in heat.items():
-        zone = m.ix.zones[z]
-        f0 = m.fixed_heat.get(z, 0.0)
-        _limit(m, LimitKey("cooling", z), "cooling_zone", pulp.LpAffineExpression(items), zone.capacity_kw - f0, "kW", f0)
+    loops = {r.effect.row: r.effect.loop for r in m.scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop}
+    raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for r in m.scenario.retrofits:
+        if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.zones:
+            raises[r.effect.target].append((r.id, r.effect.add_kw))
+    capacity = {z: zone.capacity_kw for z, zone in m.ix.zones.items()}
+    capacity.update({loop.id: loop.capacity_kw for loop in loops.values()})
+    for p in m.tl.change_points():
+        heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            row = m.ix.rows[key.cls.row].row
+            rt = types[key.rack_type]
+            air, liquid = rt.heat_kw(m.scenario.rack_power_kw(rt))
+            if air > 0:
+                heat[row.air_zone].append((var, round(air, 9)))
+            loop = row.liquid_loop or (loops[row.id].id if row.id in loops else None)
+            if liquid > 0 and loop:
+                heat[loop].append((var, round(liquid, 9)))
+        offline = m.tl.offline_zones(p)
+        for z, items in heat.items():
+            f0 = m.fixed_heat_at(p).get(z, 0.0)
+            cap = 0.0 if z in offline else capacity[z]
+            extra = [m.effect(r, p) * add for r, add in raises.get(z, [])]
+            _limit(m, LimitKey("cooling", z, "", _ph(m, p)), "cooling_zone", pulp.LpAffineExpression(items) - pulp.lpSum(extra), cap - f0, "kW", f0)
 
 
 def add_pod_constraints(m: Model) -> None:
-    """Pods: Σ n · gpus_t over the pod's rows ≤ max_gpus; Σ n ≤ max_racks."""
+    """Pods: Σ n · gpus_t over the pod's rows ≤ max_gpus − installed GPUs; Σ n ≤ max_racks − installed
+    racks (all phases together: racks only add)."""
     types = m.scenario.catalog.by_id()
     gpus: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     racks: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
@@ -396,11 +586,13 @@ def add_pod_constraints(m: Model) -> None:
             gpus[pod].append((var, types[key.rack_type].gpus))
         racks[pod].append((var, 1.0))
     for pod, items in gpus.items():
-        _limit(m, LimitKey("pod_gpus", pod), "pod_gpus", pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus, "GPUs")
+        f = m.existing_pod_gpus.get(pod, 0)
+        _limit(m, LimitKey("pod_gpus", pod), "pod_gpus", pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
     for pod, items in racks.items():
         cap = m.ix.pods[pod].max_racks
         if cap is not None:
-            _limit(m, LimitKey("pod_racks", pod), "pod_racks", pulp.LpAffineExpression(items), cap, "racks")
+            f = m.existing_pod_racks.get(pod, 0)
+            _limit(m, LimitKey("pod_racks", pod), "pod_racks", pulp.LpAffineExpression(items), cap - f, "racks", f)
 
 
 def _scope_of(m: Model, row_id: str, scope: Scope) -> str:
@@ -410,37 +602,48 @@ def _scope_of(m: Model, row_id: str, scope: Scope) -> str:
 
 
 def add_cluster_constraints(m: Model) -> None:
-    """Clusters, per group G of k members with demand d each (module docstring):
+    """Clusters, per group G of k members with demand d_p each in phase p (installed GPUs E count
+    toward it) (module docstring):
 
-    site scope:   exact Σ GPUs = k·d; at_least ≥ k·d; max ≤ k·d (if d given); storage racks = k·s;
-    pod/building: z[G,s] ∈ {0…k} members homed in scope s, Σ_s z = k (exact, at_least) or ≤ k (max);
-                  GPUs in s = d·z (exact), ≥ d·z and ≤ ports_s·z (at_least), ≤ min(d, ports_s)·z (max);
-                  racks in s ≤ R·z, R the most racks one member takes there; storage racks in s = s_c·z;
+    site scope:   exact Σ GPUs_p = k·d_p − E; at_least ≥; max ≤ (if d given); storage racks = k·s;
+    pod/building: z[G,s] ∈ {0…k} members homed in scope s (a member with installed racks is homed
+                  where they stand), Σ_s z = k (exact, at_least) or ≤ k (max);
+                  GPUs in s in p = d_p·z (exact), ≥ d_p·z and ≤ ports_s·z (at_least),
+                  ≤ min(d_p, ports_s)·z (max); racks in s ≤ R·z, R the most racks one member
+                  takes there; storage racks in s = s_c·z;
     rack scope:   one rack per cluster (k = 1)."""
     s = m.scenario
     types = s.catalog.by_id()
+    n_ph = len(m.tl.phases)
     for g in m.groups.values():
         head = g.head
-        d, k = head.gpus, g.k
+        k = g.k
+        base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
         mine = [(key, var) for key, var in m.n.items() if key.group == g.id]
-        gpu_terms = [(var, types[key.rack_type].gpus) for key, var in mine if types[key.rack_type].gpus]
         store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
-        gpus = pulp.LpAffineExpression(gpu_terms)
         if g.scope in (Scope.site, Scope.rack):
-            if head.demand == Demand.exact:
-                m.add(gpus == k * d, lp_name("demand", g.id))
-            elif head.demand == Demand.at_least:
-                m.add(gpus >= k * d, lp_name("demand", g.id))
-            elif d is not None:
-                _limit(m, LimitKey("demand_cap", g.id), "demand_cap", gpus, k * d, "GPUs")
+            for p in range(n_ph):
+                d = m.tl.demand(head, p)
+                gpus = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine
+                                                 if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                if head.demand == Demand.exact:
+                    m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+                elif head.demand == Demand.at_least:
+                    m.add(gpus >= k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+                elif d is not None:
+                    _limit(m, LimitKey("demand_cap", g.id, "", _ph(m, p)), "demand_cap", gpus, k * d - base, "GPUs", base)
             if g.storage_type:
-                m.add(pulp.lpSum(store) == k * head.storage_racks, lp_name("storage", g.id))
+                have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if k == 1 else 0
+                m.add(pulp.lpSum(store) == k * head.storage_racks - have, lp_name("storage", g.id))
             if g.scope == Scope.rack:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue
         by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
         for key, var in mine:
             by_scope[_scope_of(m, key.cls.row, g.scope)].append((key, var))
+        homes = m.existing_home.get(head.id, set()) if k == 1 else set()
+        for sid in homes:
+            by_scope.setdefault(sid, [])
         racks_cap: dict[str, int] = defaultdict(int)
         for cls in m.classes.values():
             racks_cap[_scope_of(m, cls.row, g.scope)] += cls.size
@@ -448,12 +651,14 @@ def add_cluster_constraints(m: Model) -> None:
         for pid, pod in m.ix.pods.items():
             ports[pid if g.scope == Scope.pod else m.ix.halls[m.ix.pod_hall[pid]][0]] += pod.max_gpus
         gpu_sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
+        d_max = max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0) if head.gpus is not None or head.gpus_by_phase else None
         per_member_racks = None
-        if d is not None and head.demand != Demand.at_least and gpu_sizes:
-            per_member_racks = math.ceil(d / min(gpu_sizes)) + head.storage_racks
+        if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
+            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + head.storage_racks
         zs = []
         for sid, items in sorted(by_scope.items()):
-            z = m.var(lp_name("z", g.id, sid), 0, k, integer=True)
+            fixed_home = sid in homes
+            z = m.var(lp_name("z", g.id, sid), 1 if fixed_home else 0, k, integer=True)
             m.z[ScopeKey(g.id, sid)] = z
             zs.append(z)
             big = racks_cap[sid]
@@ -461,23 +666,28 @@ def add_cluster_constraints(m: Model) -> None:
                 big = min(big, m.ix.pods[sid].max_racks + head.storage_racks)
             if per_member_racks is not None:
                 big = min(big, per_member_racks)
-            big_gpus = ports[sid] if d is None or head.demand == Demand.at_least else min(ports[sid], d)
             if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
-                need = d or 0
+                need = d_max or 0
                 big += need + head.storage_racks
-                big_gpus = max(big_gpus, need) + ports[sid]
-            racks = pulp.lpSum(var for _, var in items)
-            g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items if types[key.rack_type].gpus])
-            m.add(racks - big * z <= 0, lp_name("scope_racks", g.id, sid))
-            if head.demand == Demand.exact:
-                m.add(g_s - d * z == 0, lp_name("scope_gpus", g.id, sid))
-            else:
-                m.add(g_s - big_gpus * z <= 0, lp_name("scope_gpus", g.id, sid))
-                if head.demand == Demand.at_least:
-                    m.add(g_s - d * z >= 0, lp_name("scope_demand", g.id, sid))
+            m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
+            here = base if fixed_home else 0
+            for p in range(n_ph):
+                d = m.tl.demand(head, p)
+                g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items
+                                               if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                big_gpus = ports[sid] if d is None or head.demand == Demand.at_least else min(ports[sid], d)
+                if m.elastic:
+                    big_gpus = max(big_gpus, d or 0) + ports[sid]
+                if head.demand == Demand.exact:
+                    m.add(g_s - d * z == -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+                else:
+                    m.add(g_s - big_gpus * z <= -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+                    if head.demand == Demand.at_least:
+                        m.add(g_s - d * z >= -here, lp_name("scope_demand", g.id, sid, *m.sfx(p)))
             if g.storage_type:
+                have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if fixed_home else 0
                 st = pulp.lpSum(var for key, var in items if key.rack_type == g.storage_type)
-                m.add(st - head.storage_racks * z == 0, lp_name("scope_storage", g.id, sid))
+                m.add(st - head.storage_racks * z == -have, lp_name("scope_storage", g.id, sid))
         total = pulp.lpSum(zs)
         if head.demand in (Demand.exact, Demand.at_least):
             m.add(total == k, lp_name("homes", g.id))
@@ -486,24 +696,29 @@ def add_cluster_constraints(m: Model) -> None:
 
 
 def add_budget_constraints(m: Model) -> None:
-    """Budgets: capex = Σ n · rack capex (planner.costs) ≤ capex_usd; IT power of placed racks Σ_g P_g ≤ it_power_kw."""
+    """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.costs) ≤ capex_usd; IT power of
+    all racks (installed included) in the last phase ≤ it_power_kw."""
     b = m.scenario.budgets
     if b.capex_usd is not None:
         _limit(m, LimitKey("budget", "capex_usd"), "budget", m.exprs["capex_usd"], b.capex_usd, "USD")
     if b.it_power_kw is not None:
-        _limit(m, LimitKey("budget", "it_power_kw"), "budget", m.exprs["it_kw"], b.it_power_kw, "kW")
+        _limit(m, LimitKey("budget", "it_power_kw"), "budget", m.exprs["it_kw"], b.it_power_kw - m.existing_kw, "kW", m.existing_kw)
 
 
 # ---------------------------------------------------------------- assembly
 
 
 def _expressions(m: Model) -> None:
-    """Named expressions (planner.costs for every money figure): gpus, pflops, capex_usd (equipment
-    + facility, plus the network racks' facility as a constant), tco_usd, it_kw, cable_usd, cable_m."""
+    """Named expressions (planner.costs for every money figure): gpus and pflops (in the last phase;
+    the objective of a phased max_* sums them over phases), capex_usd (equipment + facility +
+    retrofits, plus the network racks' facility as a constant), tco_usd (each rack from its phase's
+    start), it_kw, cable_usd, cable_m."""
     s = m.scenario
     types = s.catalog.by_id()
     classes = {c.id: c for c in s.site.fabric.link_classes}
     fabric = s.site.fabric.cost_usd_per_gpu
+    years = phase_years(s)
+    n_ph = len(m.tl.phases)
     e: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     for key, var in m.n.items():
         rt = types[key.rack_type]
@@ -511,31 +726,59 @@ def _expressions(m: Model) -> None:
         lc = cls.link.get(key.rack_type)
         link = classes[lc] if lc else None
         kw = s.rack_power_kw(rt)
-        cost = rack_cost(rt, kw, link, fabric, s.costs, s.pue)
+        cost = rack_cost(rt, kw, link, fabric, s.costs, s.pue, years.get(key.phase, 0.0))
         e["gpus"].append((var, rt.gpus))
         e[f"gpus:{key.group}"].append((var, rt.gpus))
+        e["gpu_phases"].append((var, rt.gpus * (n_ph - m.tl.at(key.phase))))
         e["pflops"].append((var, rt.pflops_bf16))
+        e["pflop_phases"].append((var, rt.pflops_bf16 * (n_ph - m.tl.at(key.phase))))
         e["capex_usd"].append((var, cost.capex_usd))
         e["tco_usd"].append((var, cost.tco_usd))
         e["it_kw"].append((var, kw))
         e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
         e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
+    for key, var in m.buy.items():
+        r = m.retrofit(key.retrofit)
+        e["capex_usd"].append((var, r.cost_usd))
+        e["tco_usd"].append((var, r.cost_usd * discount(years.get(key.phase, 0.0), s.costs.discount_rate)))
     m.exprs = {name: pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c]) for name, items in e.items()}
-    for key in ("gpus", "pflops", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
+    for key in ("gpus", "gpu_phases", "pflops", "pflop_phases", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
         m.exprs.setdefault(key, pulp.LpAffineExpression())
-    net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
-    net_facility = facility_usd(net_kw, s.costs)
-    m.exprs["capex_usd"].constant = round(net_facility, 6)
-    m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate), 6)
     for g in m.groups:
         m.exprs.setdefault(f"gpus:{g}", pulp.LpAffineExpression())
+    net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+    net_facility = facility_usd(net_kw, s.costs)
+    # installed racks: sunk capex, running opex (as the KPIs count them)
+    inst_opex = 0.0
+    for r in s.existing:
+        t = types[r.rack_type]
+        link = classes.get(r.link_class or "")
+        inst_opex += rack_cost(t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True).tco_usd
+    m.exprs["capex_usd"].constant = round(net_facility, 6)
+    m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
 
 
 def _fixed_loads(m: Model) -> None:
-    """Every pod's network rack: its planning power on its row, its heat in its row's zones."""
-    for _, row_id, t in network_racks(m.scenario):
-        kw = m.scenario.rack_power_kw(t)
+    """Fixed load: every pod's network rack (from its row's phase) and every installed rack: power
+    on its row, heat in its row's zones, GPUs and a rack in its pod, GPUs toward its cluster."""
+    s = m.scenario
+    types = s.catalog.by_id()
+    m.fixed_items = []  # (row, kW, online phase index)
+    for _, row_id, t in network_racks(s):
+        m.fixed_items.append((row_id, s.rack_power_kw(t), m.tl.row_on.get(row_id, 0), t))
+    for r in s.existing:
+        t = types[r.rack_type]
+        kw = s.rack_power_kw(t)
+        m.fixed_items.append((r.row, kw, 0, t))
+        m.existing_kw += kw
+        pod = m.ix.rows[r.row].row.pod
+        m.existing_pod_gpus[pod] = m.existing_pod_gpus.get(pod, 0) + t.gpus
+        m.existing_pod_racks[pod] = m.existing_pod_racks.get(pod, 0) + 1
+        m.existing_gpus[r.cluster] = m.existing_gpus.get(r.cluster, 0) + t.gpus
+        m.existing_home.setdefault(r.cluster, set()).update({pod, m.ix.rows[r.row].building})
+    for row_id, kw, _, _ in m.fixed_items:
         m.fixed_row_kw[row_id] = m.fixed_row_kw.get(row_id, 0.0) + kw
+    for row_id, kw, _, t in m.fixed_items:
         row = m.ix.rows[row_id].row
         air, liquid = t.heat_kw(kw)
         m.fixed_heat[row.air_zone] = m.fixed_heat.get(row.air_zone, 0.0) + air
@@ -544,7 +787,18 @@ def _fixed_loads(m: Model) -> None:
 
 
 OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
-"""Objective → the named expression it optimises (sense from :attr:`Objective.maximise`)."""
+"""Objective → the named expression it optimises (sense from :attr:`Objective.maximise`); a phased
+max_gpus or max_pflops optimises the sum over phases (gpu_phases, pflop_phases): earlier is better."""
+
+
+def objective_expr(m: Model, objective: Objective) -> pulp.LpAffineExpression:
+    """The expression an objective optimises in this model (see :data:`OBJECTIVES`)."""
+    name = OBJECTIVES[objective]
+    if m.tl.phased and name == "gpus":
+        name = "gpu_phases"
+    if m.tl.phased and name == "pflops":
+        name = "pflop_phases"
+    return m.exprs[name]
 
 
 def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True) -> Model:
@@ -555,18 +809,23 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     ``group_clusters``: model identical clusters as one group (module docstring).
     """
     ix = index_site(scenario.site)
+    tl = timeline(scenario)
     objective = Objective(scenario.objective)
     sense = pulp.LpMaximize if objective.maximise and not elastic else pulp.LpMinimize
     prob = pulp.LpProblem("plan", sense)
+    installed = {c.id for c in scenario.clusters if any(r.cluster == c.id for r in scenario.existing)}
     m = Model(
-        scenario, ix, prob, position_classes(scenario, ix, aggregate), cluster_groups(scenario, group_clusters and not elastic),
-        power_model(ix), aggregate=aggregate, elastic=elastic,
+        scenario, ix, prob, position_classes(scenario, ix, aggregate), cluster_groups(scenario, group_clusters and not elastic, installed),
+        power_model(ix), tl, aggregate=aggregate, elastic=elastic,
         objective_name="least relative slack" if elastic else objective.value,
     )
+    m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in tl.change_points()}
     _fixed_loads(m)
+    add_retrofit_variables(m)
     add_count_variables(m)
     _expressions(m)
     add_space_constraints(m)
+    add_retrofit_gates(m)
     add_group_load_definitions(m)
     add_power_constraints(m)
     add_cooling_constraints(m)
@@ -576,5 +835,5 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     if elastic:
         prob.setObjective(pulp.lpSum(m.slack[k] * (1.0 / max(m.limits[k].limit, 1.0)) for k in m.slack))
     else:
-        prob.setObjective(m.exprs[OBJECTIVES[objective]])
+        prob.setObjective(objective_expr(m, objective))
     return m

@@ -60,6 +60,8 @@ class PowerModel:
     contingencies: list[Contingency]
     forced_empty: dict[str, str] = field(default_factory=dict)
     """Redundant group → a failing node that leaves it with no live feed."""
+    dark: set[str] = field(default_factory=set)
+    """Groups with no feed online at all (phases before their power comes online): they must stay empty."""
 
     def fixed_by_group(self, fixed_row_kw: dict[str, float]) -> dict[str, float]:
         """F_g from fixed loads per row, kW."""
@@ -91,8 +93,10 @@ def _shares(feeds: tuple[str, ...], dead: set[str], under: dict[str, list[str]])
     return out
 
 
-def power_model(ix: SiteIndex) -> PowerModel:
-    """Feed groups, normal coefficients and the contingencies that matter (module docstring)."""
+def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset()) -> PowerModel:
+    """Feed groups, normal coefficients and the contingencies that matter (module docstring).
+    ``offline``: nodes that do not exist yet (a phase before theirs): they and their subtrees carry
+    nothing in any state, as if failed for good, and do not fail again."""
     members: dict[tuple[tuple[str, ...], bool], list[str]] = defaultdict(list)
     for rid, ref in ix.rows.items():
         members[tuple(ref.row.feeds), ref.row.redundant].append(rid)
@@ -104,10 +108,17 @@ def power_model(ix: SiteIndex) -> PowerModel:
         for r in rows:
             group_of_row[r] = key
     under = {f: ix.ancestors(f) for g in groups.values() for f in g.feeds}
+    gone: set[str] = set()
+    for v in offline:
+        gone |= ix.subtree(v)
     normal: dict[str, dict[str, float]] = defaultdict(dict)
     base: dict[str, dict[str, float]] = {}
+    dark: set[str] = set()
     for g in groups.values():
-        a = _shares(g.feeds, set(), under) or {}
+        a = _shares(g.feeds, gone, under)
+        if a is None:
+            dark.add(g.key)
+            a = {}
         base[g.key] = a
         for v, x in a.items():
             normal[v][g.key] = x
@@ -119,10 +130,10 @@ def power_model(ix: SiteIndex) -> PowerModel:
     seen: set[tuple] = set()
     forced: dict[str, str] = {}
     for fid, fnode in ix.power_nodes.items():
-        if not fnode.can_fail:
+        if not fnode.can_fail or fid in gone:
             continue
-        dead = ix.subtree(fid)
-        hit = sorted({g for f in dead for g in groups_of_feed.get(f, [])})
+        dead = ix.subtree(fid) | gone
+        hit = sorted({g for f in ix.subtree(fid) for g in groups_of_feed.get(f, [])} - dark)
         if not hit:
             continue
         delta: dict[str, dict[str, float]] = defaultdict(dict)
@@ -145,4 +156,4 @@ def power_model(ix: SiteIndex) -> PowerModel:
                     seen.add(sig)
                     contingencies.append(Contingency(v, fid, dict(d)))
     usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
-    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced)
+    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced, dark)
