@@ -24,6 +24,7 @@ from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
 from planner.schema import Demand, RackType, Scenario
 from planner.site_index import fits, index_site, place
+from planner.timeline import timeline
 from planner.verifier import OBJECTIVE_KPI, verify
 from planner.version import __version__
 
@@ -92,115 +93,52 @@ def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
 
 
 def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[PlacedRack]:
-    """First-fit decreasing placement (module docstring), unverified: the racks only.
-    Used as the solver's starting point, which the solver checks itself. ``largest_first``
-    places the clusters with a demand first, largest first (see :func:`cluster_order`)."""
+    """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
+    phase (each phase adds what every cluster's demand grows by, with what is online then, around
+    the racks installed before). Used as the solver's starting point, which the solver checks
+    itself. ``largest_first`` places the clusters with a demand first, largest first (see
+    :func:`cluster_order`). First-fit never buys retrofits."""
     s = scenario
     ix = index_site(s.site)
+    tl = timeline(s)
     types = s.catalog.by_id()
-    pm = power_model(ix)
-    fixed_row: dict[str, float] = defaultdict(float)
-    heat: dict[str, float] = defaultdict(float)
-    for _, row_id, t in network_racks(s):
-        kw = s.rack_power_kw(t)
-        fixed_row[row_id] += kw
-        row = ix.rows[row_id].row
-        air, liquid = t.heat_kw(kw)
-        heat[row.air_zone] += air
-        if liquid and row.liquid_loop:
-            heat[row.liquid_loop] += liquid
-    power = PowerState(pm, fixed_row)
+    pm0 = power_model(ix)
+    classes = {c.id: c for c in s.site.fabric.link_classes}
+    fabric = s.site.fabric.cost_usd_per_gpu
+    fixed_items: list[tuple[str, RackType, int]] = [(row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)]
     network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
     pod_gpus: dict[str, int] = defaultdict(int)
     pod_racks: dict[str, int] = defaultdict(int)
-    capex = facility_usd(network_kw, s.costs)  # capex counts the network racks' facility build
-    it_kw = 0.0
-    classes = {c.id: c for c in s.site.fabric.link_classes}
-    fabric = s.site.fabric.cost_usd_per_gpu
+    placed_gpus: dict[str, int] = defaultdict(int)
+    homes: dict[tuple[str, Scope], str] = {}
+    state = {"capex": facility_usd(network_kw, s.costs), "it_kw": 0.0}
+    taken: set[tuple[str, int]] = set()
+    racks: list[PlacedRack] = []
+    for r in s.existing:
+        t = types[r.rack_type]
+        taken.add((r.row, r.position))
+        fixed_items.append((r.row, t, 0))
+        pod = ix.rows[r.row].row.pod
+        pod_gpus[pod] += t.gpus
+        pod_racks[pod] += 1
+        placed_gpus[r.cluster] += t.gpus
+        state["it_kw"] += s.rack_power_kw(t)
+        homes[r.cluster, Scope.pod] = pod
+        homes[r.cluster, Scope.building] = ix.rows[r.row].building
     spots = ix.pod_locations()
-    dead = {r for g, _ in pm.forced_empty.items() for r in pm.groups[g].rows}
-    free = [
+    dead = {r for g, _ in pm0.forced_empty.items() for r in pm0.groups[g].rows}
+    free_all = [
         (rid, i)
         for rid, ref in ix.rows.items()
         for i in range(ref.row.positions)
         if i not in ref.row.reserved and (rid, i) not in spots and rid not in dead
     ]
-    taken: set[tuple[str, int]] = set()
-    racks: list[PlacedRack] = []
-
     static: dict[tuple[str, str], bool] = {}
     cables: dict[tuple[str, int], float] = {}
-
-    def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
-        """Place one rack if it fits everything (cheap checks first)."""
-        nonlocal capex, it_kw
-        ref = ix.rows[rid]
-        pod = ix.pods[ref.row.pod]
-        if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
-            return False
-        ok = static.get((rid, t.id))
-        if ok is None:
-            ok = static[rid, t.id] = fits(s, ix, rid, t)
-        if not ok:
-            return False
-        length = cables.get((rid, i))
-        if length is None:
-            length = cables[rid, i] = ix.cable_length_m(rid, i)
-        lc = ix.link_class_for(t, length) if t.links else None
-        if t.links and lc is None:
-            return False
-        kw = s.rack_power_kw(t)
-        group = pm.group_of_row[rid]
-        if not power.fits(group, kw):
-            return False
-        air, liquid = t.heat_kw(kw)
-        zone, loop = ref.row.air_zone, ref.row.liquid_loop
-        if air and heat[zone] + air > ix.zones[zone].capacity_kw + TOL:
-            return False
-        if liquid and (loop is None or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
-            return False
-        cost = rack_cost(t, kw, classes[lc.id] if lc else None, fabric, s.costs, s.pue).capex_usd
-        if s.budgets.capex_usd is not None and capex + cost > s.budgets.capex_usd + 1e-6:
-            return False
-        if s.budgets.it_power_kw is not None and it_kw + kw > s.budgets.it_power_kw + TOL:
-            return False
-        power.add(group, kw)
-        heat[zone] += air
-        if liquid:
-            heat[loop] += liquid
-        pod_gpus[pod.id] += t.gpus
-        pod_racks[pod.id] += 1
-        capex += cost
-        it_kw += kw
-        taken.add((rid, i))
-        racks.append(place(ix, rid, i, t, cluster))
-        return True
 
     def where_of(rid: str, scope: Scope) -> str | None:
         ref = ix.rows[rid]
         return ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
-
-    in_scope: dict[tuple[Scope, str], list[int]] = {}
-    indexed: set[Scope] = set()
-
-    def positions_of(scope: Scope, home: str) -> list[int]:
-        """Indices into ``free`` of one pod's or building's positions, in site order (built once per kind)."""
-        if scope not in indexed:
-            indexed.add(scope)
-            for j, (rid, _) in enumerate(free):
-                in_scope.setdefault((scope, where_of(rid, scope) or ""), []).append(j)
-        return in_scope.get((scope, home), [])
-
-    def scope_order(scope: Scope) -> list[str]:
-        """Pods or buildings in site order."""
-        return [k[1] for k in in_scope if k[0] == scope]
-
-    def closed(scope: Scope, home: str, smallest: int) -> bool:
-        """A pod with no port or rack left for the smallest rack of the cluster (buildings: never)."""
-        if scope != Scope.pod:
-            return False
-        pod = ix.pods[home]
-        return pod_gpus[home] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[home] >= pod.max_racks)
 
     pods_in: dict[str, list[str]] = defaultdict(list)
     for pid, hid in ix.pod_hall.items():
@@ -211,79 +149,146 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
         pods = [home] if scope == Scope.pod else pods_in.get(home, [])
         return sum(ix.pods[p].max_gpus - pod_gpus[p] for p in pods)
 
-    first_free = 0
-    for c in cluster_order(s, largest_first):
-        target = c.gpus if c.gpus is not None else float("inf")
-        ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
-        scope = s.scope_of(c)
-        smallest = min((t.gpus for t in ranked), default=0)
-        home: str | None = None
-        placed = n_racks = 0
-        while first_free < len(free) and free[first_free] in taken:
-            first_free += 1
-        if scope in (Scope.pod, Scope.building):
-            # try homes in site order; a home that takes no rack is left for the next one
-            positions_of(scope, "")
-            need = c.gpus if c.demand != Demand.max and c.gpus else 0
-            homes = [h for h in scope_order(scope) if not closed(scope, h, smallest) and ports_left(scope, h) >= need]
-        else:
-            homes = [None]
-        for h in homes:
-            pool = positions_of(scope, h) if h is not None else range(first_free, len(free))
-            for j in pool:
-                if placed >= target or (scope == Scope.rack and n_racks > 0):
-                    break
-                rid, i = free[j]
-                if (rid, i) in taken:
-                    continue
-                pod = ix.pods[ix.rows[rid].row.pod]
-                if pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] >= pod.max_racks):
-                    continue  # a full pod: nothing more goes there
-                for t in ranked:
-                    if c.demand != Demand.at_least and placed + t.gpus > target:
-                        continue
-                    if try_place(rid, i, t, c.id):
-                        placed += t.gpus
-                        n_racks += 1
-                        home = h
+    for p, ph in enumerate(tl.phases):
+        offline = tl.offline_nodes(p)
+        pm = pm0 if not offline else power_model(ix, offline)
+        zones_off = tl.offline_zones(p)
+        fixed_row: dict[str, float] = defaultdict(float)
+        heat: dict[str, float] = defaultdict(float)
+        standing = [(row_id, t) for row_id, t, on in fixed_items if on <= p] + [(r.row, types[r.rack_type]) for r in racks]
+        for row_id, t in standing:
+            kw = s.rack_power_kw(t)
+            fixed_row[row_id] += kw
+            row = ix.rows[row_id].row
+            air, liquid = t.heat_kw(kw)
+            heat[row.air_zone] += air
+            if liquid and row.liquid_loop:
+                heat[row.liquid_loop] += liquid
+        power = PowerState(pm, fixed_row)
+        dark_rows = {r for g in pm.dark for r in pm.groups[g].rows}
+        free = [(rid, i) for rid, i in free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
+
+        def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
+            """Place one rack if it fits everything (cheap checks first)."""
+            ref = ix.rows[rid]
+            pod = ix.pods[ref.row.pod]
+            if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
+                return False
+            ok = static.get((rid, t.id))
+            if ok is None:
+                ok = static[rid, t.id] = fits(s, ix, rid, t)
+            if not ok:
+                return False
+            length = cables.get((rid, i))
+            if length is None:
+                length = cables[rid, i] = ix.cable_length_m(rid, i)
+            lc = ix.link_class_for(t, length) if t.links else None
+            if t.links and lc is None:
+                return False
+            kw = s.rack_power_kw(t)
+            group = pm.group_of_row[rid]
+            if not power.fits(group, kw):
+                return False
+            air, liquid = t.heat_kw(kw)
+            zone, loop = ref.row.air_zone, ref.row.liquid_loop
+            if air and (zone in zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
+                return False
+            if liquid and (loop is None or loop in zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
+                return False
+            cost = rack_cost(t, kw, classes[lc.id] if lc else None, fabric, s.costs, s.pue).capex_usd
+            if s.budgets.capex_usd is not None and state["capex"] + cost > s.budgets.capex_usd + 1e-6:
+                return False
+            if s.budgets.it_power_kw is not None and state["it_kw"] + kw > s.budgets.it_power_kw + TOL:
+                return False
+            power.add(group, kw)
+            heat[zone] += air
+            if liquid:
+                heat[loop] += liquid
+            pod_gpus[pod.id] += t.gpus
+            pod_racks[pod.id] += 1
+            state["capex"] += cost
+            state["it_kw"] += kw
+            taken.add((rid, i))
+            rack = place(ix, rid, i, t, cluster)
+            racks.append(rack.model_copy(update={"phase": ph}) if ph is not None else rack)
+            return True
+
+        for c in cluster_order(s, largest_first):
+            want = tl.demand(c, p)
+            target = float("inf") if want is None else want
+            if placed_gpus[c.id] >= target:
+                continue
+            ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
+            scope = s.scope_of(c)
+            smallest = min((t.gpus for t in ranked), default=0)
+            home = homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
+            n_racks = sum(1 for r in racks if r.cluster == c.id) + sum(1 for r in s.existing if r.cluster == c.id)
+            if home is not None:
+                cands = [home]
+            elif scope in (Scope.pod, Scope.building):
+                need = (want or 0) - placed_gpus[c.id] if c.demand != Demand.max else 0
+                order: list[str] = []
+                for rid, _ in free:
+                    h = where_of(rid, scope)
+                    if h not in order:
+                        order.append(h)
+                cands = [h for h in order if ports_left(scope, h) >= max(need, smallest)]
+            else:
+                cands = [None]
+            for h in cands:
+                for rid, i in free:
+                    if placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
                         break
-            if n_racks:
-                break
-        if c.storage_racks and c.storage_rack_type in types:
-            st = types[c.storage_rack_type]
-            need = c.storage_racks
-            pool = positions_of(scope, home) if home is not None else range(first_free, len(free))
-            for j in pool:
-                if need == 0:
+                    if (rid, i) in taken or (h is not None and where_of(rid, scope) != h):
+                        continue
+                    pod = ix.pods[ix.rows[rid].row.pod]
+                    if pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] >= pod.max_racks):
+                        continue
+                    for t in ranked:
+                        if c.demand != Demand.at_least and placed_gpus[c.id] + t.gpus > target:
+                            continue
+                        if try_place(rid, i, t, c.id):
+                            placed_gpus[c.id] += t.gpus
+                            n_racks += 1
+                            if h is not None:
+                                homes[c.id, scope] = h
+                            break
+                if (c.id, scope) in homes or h is None:
                     break
-                rid, i = free[j]
-                if (rid, i) in taken or (home is not None and scope in (Scope.pod, Scope.building) and where_of(rid, scope) != home):
-                    continue
-                if try_place(rid, i, st, c.id):
-                    need -= 1
-                    if home is None and scope in (Scope.pod, Scope.building):
-                        home = where_of(rid, scope)
+            if c.storage_racks and c.storage_rack_type in types and p == tl.first_wanted(c):
+                st = types[c.storage_rack_type]
+                need_st = c.storage_racks - sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
+                home = homes.get((c.id, scope))
+                for rid, i in free:
+                    if need_st <= 0:
+                        break
+                    if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
+                        continue
+                    if try_place(rid, i, st, c.id):
+                        need_st -= 1
+                        if home is None and scope in (Scope.pod, Scope.building):
+                            home = homes[c.id, scope] = where_of(rid, scope)
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
 
 def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
-    """Whether first-fit racks meet every cluster's exact or at-least demand (first-fit obeys
-    every other limit by construction; the verifier re-checks it wherever it is used)."""
+    """Whether first-fit racks (with the installed ones) meet every cluster's exact or at-least
+    demand in every phase, and its storage racks (first-fit obeys every other limit by
+    construction; the verifier re-checks it wherever it is used)."""
     types = scenario.catalog.by_id()
-    got: dict[str, int] = defaultdict(int)
-    for r in racks:
-        got[r.cluster] += types[r.rack_type].gpus
-    stored: dict[str, int] = defaultdict(int)
-    for r in racks:
-        if not types[r.rack_type].gpus:
-            stored[r.cluster] += 1
+    tl = timeline(scenario)
+    every = [*scenario.existing, *racks]
     for c in scenario.clusters:
-        if c.demand == Demand.exact and got[c.id] != c.gpus:
-            return False
-        if c.demand == Demand.at_least and got[c.id] < (c.gpus or 0):
-            return False
-        if stored[c.id] != c.storage_racks:
+        mine = [r for r in every if r.cluster == c.id]
+        for p in range(len(tl.phases)):
+            got = sum(types[r.rack_type].gpus for r in mine if r.existing or tl.at(r.phase) <= p)
+            want = tl.demand(c, p)
+            if c.demand == Demand.exact and got != want:
+                return False
+            if c.demand == Demand.at_least and got < (want or 0):
+                return False
+        if sum(1 for r in mine if not types[r.rack_type].gpus) != c.storage_racks:
             return False
     return True
 

@@ -26,12 +26,13 @@ from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_
 from planner.verifier import verify
 
 
-def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str], int]:
-    """Racks of each cluster group dealt out to its members: a scope with z members homed gives
-    each member its demand (racks of one GPU size dividing it, so shares are exact), any rest to
-    the first (at least / uncapped max), and each member its storage racks."""
+def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None], int]:
+    """Racks of each cluster group dealt out to its members, phase by phase: a scope with z members
+    homed gives each member what its demand grows by in that phase (racks of one GPU size dividing
+    it, so shares are exact), any rest to the first member (at least / uncapped max), and each
+    member its storage racks. Keys: (class, rack type, cluster, phase)."""
     types = m.scenario.catalog.by_id()
-    out: dict[tuple[ClassKey, str, str], int] = defaultdict(int)
+    out: dict[tuple[ClassKey, str, str, str | None], int] = defaultdict(int)
     by_group: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
     for key, n in counts.items():
         by_group[key.group].append((key, n))
@@ -39,7 +40,7 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
         g = m.groups[gid]
         if g.k == 1:
             for key, n in items:
-                out[key.cls, key.rack_type, g.head.id] += n
+                out[key.cls, key.rack_type, g.head.id, key.phase] += n
             continue
         scoped = g.scope in (Scope.pod, Scope.building)
         homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
@@ -47,22 +48,36 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
         for sid, z in homes:
             if z <= 0:
                 continue
-            here = [x for x in sorted(items) if not scoped or _scope_key(m, x[0].cls.row, g.scope) == sid]
-            gpu = [key for key, n in here if types[key.rack_type].gpus for _ in range(n)]
-            store = [key for key, n in here if not types[key.rack_type].gpus for _ in range(n)]
             team = [next(members) for _ in range(z)]
-            size = types[gpu[0].rack_type].gpus if gpu else 1
-            per = None if g.head.gpus is None else g.head.gpus // size
-            pos = 0
-            for j, member in enumerate(team):
-                take = len(gpu) if per is None and j == 0 else (0 if per is None else per)
-                if j == 0 and g.head.demand == Demand.at_least:
-                    take = len(gpu) - per * (z - 1)
-                for key in gpu[pos : pos + take]:
-                    out[key.cls, key.rack_type, member.id] += 1
-                pos += take
-                for key in store[j * g.head.storage_racks : (j + 1) * g.head.storage_racks]:
-                    out[key.cls, key.rack_type, member.id] += 1
+            here = [x for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type))
+                    if not scoped or _scope_key(m, x[0].cls.row, g.scope) == sid]
+            had = [0] * z  # racks each member holds so far
+            stored = [0] * z
+            for p, ph in enumerate(m.tl.phases):
+                gpu = [key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)]
+                store = [key for key, n in here if key.phase == ph and not types[key.rack_type].gpus for _ in range(n)]
+                size = types[gpu[0].rack_type].gpus if gpu else 1
+                d = m.tl.demand(g.head, p)
+                per = None if d is None else d // size
+                pos = 0
+                for j, member in enumerate(team):
+                    take = (len(gpu) if j == 0 else 0) if per is None else max(0, per - had[j])
+                    take = min(take, len(gpu) - pos)
+                    for key in gpu[pos : pos + take]:
+                        out[key.cls, key.rack_type, member.id, key.phase] += 1
+                    pos += take
+                    had[j] += take
+                if pos < len(gpu):  # at least: the rest to the first member
+                    for key in gpu[pos:]:
+                        out[key.cls, key.rack_type, team[0].id, key.phase] += 1
+                    had[0] += len(gpu) - pos
+                sp = 0
+                for j, member in enumerate(team):
+                    take = min(g.head.storage_racks - stored[j], len(store) - sp)
+                    for key in store[sp : sp + take]:
+                        out[key.cls, key.rack_type, member.id, key.phase] += 1
+                    sp += take
+                    stored[j] += take
     return dict(out)
 
 
@@ -72,23 +87,24 @@ def _scope_key(m: Model, row_id: str, scope: Scope) -> str:
 
 
 def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None = None) -> list[PlacedRack]:
-    """Concrete positions for aggregate counts: in each class, clusters in scenario order,
-    rack types in the cluster's order, positions nearest the pod network rack first.
-    Linear in the number of racks."""
+    """Concrete positions for aggregate counts: in each class, earlier phases first (racks never
+    move), then clusters in scenario order and rack types in catalog order, positions nearest the
+    pod's network rack first; installed racks are carried over unchanged. Linear in the racks."""
     types = m.scenario.catalog.by_id()
     dealt = deal(m, counts, values or {})
     c_order = {c.id: i for i, c in enumerate(m.scenario.clusters)}
     t_order = {t.id: j for j, t in enumerate(m.scenario.catalog.rack_types)}
-    by_class: dict[ClassKey, list[tuple[str, str, int]]] = defaultdict(list)
-    for (k, t, c), n in dealt.items():
-        by_class[k].append((c, t, n))
-    racks: list[PlacedRack] = []
+    by_class: dict[ClassKey, list[tuple[str | None, str, str, int]]] = defaultdict(list)
+    for (k, t, c, ph), n in dealt.items():
+        by_class[k].append((ph, c, t, n))
+    racks: list[PlacedRack] = list(m.scenario.existing)
     for k in sorted(by_class):
         free = iter(m.classes[k].positions)
-        for c, t, n in sorted(by_class[k], key=lambda x: (c_order[x[0]], t_order[x[1]])):
+        for ph, c, t, n in sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]])):
             for _ in range(n):
                 _, pos = next(free)
-                racks.append(place(m.ix, k.row, pos, types[t], c))
+                rack = place(m.ix, k.row, pos, types[t], c)
+                racks.append(rack.model_copy(update={"phase": ph}) if ph is not None else rack)
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
@@ -103,11 +119,13 @@ def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
     group_kw: dict[str, float] = defaultdict(float)
     home: dict[str, str] = {}
     for r in racks:
+        if r.existing:
+            continue
         k = where.get((r.row, r.position))
         gid = group_of.get(r.cluster)
         if k is None or gid is None:
             return {}
-        key = CountKey(k, r.rack_type, gid)
+        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None)
         if key not in m.n:
             return {}
         counts[key] += 1
@@ -117,10 +135,15 @@ def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
             sid = _scope_key(m, r.row, g.scope)
             if home.setdefault(r.cluster, sid) != sid:
                 return {}
+    for r in racks:  # installed racks home their clusters too
+        g = m.groups.get(group_of.get(r.cluster, ""))
+        if r.existing and g is not None and g.scope in (Scope.pod, Scope.building):
+            home.setdefault(r.cluster, _scope_key(m, r.row, g.scope))
     start: dict = {var: counts.get(key, 0) for key, var in m.n.items()}
-    start.update({p: group_kw.get(g, 0.0) for g, p in m.group_kw.items()})
-    for v, lv in m.node_kw.items():
-        start[lv] = sum(a * group_kw.get(g, 0.0) for g, a in m.pm.normal.get(v, {}).items())
+    if not m.tl.phased:  # phased models: the solver completes the loads itself
+        start.update({p: group_kw.get(g, 0.0) for g, p in m.group_kw.items()})
+        for v, lv in m.node_kw.items():
+            start[lv] = sum(a * group_kw.get(g, 0.0) for g, a in m.pm.normal.get(v, {}).items())
     homed: dict[ScopeKey, int] = defaultdict(int)
     for c, sid in home.items():
         homed[ScopeKey(group_of[c], sid)] += 1
