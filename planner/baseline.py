@@ -18,7 +18,7 @@ from collections import defaultdict
 from planner.costs import facility_usd, rack_cost
 from planner.enums import Objective, Scope, Status
 from planner.errors import SolverFailure
-from planner.kpis import compute_kpis, network_racks
+from planner.kpis import compute_kpis, network_racks, objective_value
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
@@ -328,5 +328,5 @@ def greedy_plan(scenario: Scenario) -> Plan:
         raise SolverFailure(f"greedy plan fails verification: {'; '.join(map(str, hard[:5]))}")
     notes = [f"demand not met: {v}" for v in rep.violations]
     kpis = compute_kpis(s, racks)
-    value = getattr(kpis, OBJECTIVE_KPI[Objective(s.objective)])
+    value = objective_value(s, racks)
     return plan.model_copy(update={"kpis": kpis, "utilisation": rep.usage, "notes": notes, "objective_value": float(value)})

@@ -292,6 +292,98 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def check_phases(scenario: Scenario) -> list[Problem]:
+    """Phase IDs unique and in date order; every online_phase and gpus_by_phase key names a phase."""
+    out = []
+    ids = [p.id for p in scenario.phases]
+    seen: set[str] = set()
+    for i, p in enumerate(scenario.phases):
+        if p.id in seen:
+            out.append(Problem(f"phases[{i}].id", f"duplicate phase ID '{p.id}'"))
+        seen.add(p.id)
+        if i and p.start < scenario.phases[i - 1].start:
+            out.append(Problem(f"phases[{i}].start", f"{p.start.isoformat()} is before phase '{scenario.phases[i - 1].id}' ({scenario.phases[i - 1].start.isoformat()}); list phases in time order"))
+
+    def bad(path: str, value) -> None:
+        if value is not None and value not in seen:
+            out.append(Problem(path, f"unknown phase '{value}' {known(ids)}"))
+
+    for bi, b in enumerate(scenario.site.buildings):
+        for ni, n in enumerate(b.power_nodes):
+            bad(f"site.buildings[{bi}].power_nodes[{ni}].online_phase", n.online_phase)
+        for hi, h in enumerate(b.halls):
+            hp = f"site.buildings[{bi}].halls[{hi}]"
+            bad(f"{hp}.online_phase", h.online_phase)
+            for ni, n in enumerate(h.power_nodes):
+                bad(f"{hp}.power_nodes[{ni}].online_phase", n.online_phase)
+            for zi, z in enumerate(h.cooling_zones):
+                bad(f"{hp}.cooling_zones[{zi}].online_phase", z.online_phase)
+            for ri, r in enumerate(h.rows):
+                bad(f"{hp}.rows[{ri}].online_phase", r.online_phase)
+    for ci, c in enumerate(scenario.clusters):
+        for k in (c.gpus_by_phase or {}):
+            bad(f"clusters[{ci}].gpus_by_phase.{k}", k)
+        if c.gpus_by_phase is not None and not scenario.phases:
+            out.append(Problem(f"clusters[{ci}].gpus_by_phase", "the scenario has no phases; give gpus instead"))
+    return out
+
+
+def check_retrofits(scenario: Scenario) -> list[Problem]:
+    """Retrofits name real rows, nodes and zones; a new loop is liquid, new, and goes to a row without one."""
+    out = []
+    rows, zones, nodes = {}, set(), set()
+    for b in scenario.site.buildings:
+        nodes |= {n.id for n in b.power_nodes}
+        for h in b.halls:
+            nodes |= {n.id for n in h.power_nodes}
+            zones |= {z.id for z in h.cooling_zones}
+            rows.update({r.id: r for r in h.rows})
+    seen: set[str] = set()
+    for i, r in enumerate(scenario.retrofits):
+        rp = f"retrofits[{i}]"
+        if r.id in seen:
+            out.append(Problem(f"{rp}.id", f"duplicate retrofit ID '{r.id}'"))
+        seen.add(r.id)
+        e = r.effect
+        if e.kind in ("add_liquid_loop", "raise_rack_power") and e.row not in rows:
+            out.append(Problem(f"{rp}.effect.row", f"unknown row '{e.row}' {known(rows)}"))
+        if e.kind == "add_liquid_loop":
+            if e.loop.medium.value != "liquid":
+                out.append(Problem(f"{rp}.effect.loop.medium", "a retrofit loop must be liquid"))
+            if e.loop.id in zones:
+                out.append(Problem(f"{rp}.effect.loop.id", f"cooling zone '{e.loop.id}' exists already; name the new loop"))
+            if e.row in rows and rows[e.row].liquid_loop is not None:
+                out.append(Problem(f"{rp}.effect.row", f"row '{e.row}' has a liquid loop already ({rows[e.row].liquid_loop})"))
+        if e.kind == "raise_capacity" and e.target not in nodes and e.target not in zones:
+            out.append(Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone"))
+        if e.kind == "raise_rack_power" and e.row in rows and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw:
+            out.append(Problem(f"{rp}.effect.max_rack_power_kw", f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s {rows[e.row].max_rack_power_kw:g} kW"))
+        if scenario.phases and r.lead_phases >= len(scenario.phases):
+            out.append(Problem(f"{rp}.lead_phases", f"{r.lead_phases} phases of lead time never take effect within the {len(scenario.phases)} phases"))
+    return out
+
+
+def check_existing(scenario: Scenario) -> list[Problem]:
+    """Installed racks stand on real, distinct positions and are catalog rack types."""
+    out = []
+    rows = {r.id: r for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    types = scenario.catalog.by_id()
+    seen: dict[tuple[str, int], int] = {}
+    for i, r in enumerate(scenario.existing):
+        ep = f"existing[{i}]"
+        if r.row not in rows:
+            out.append(Problem(f"{ep}.row", f"unknown row '{r.row}' {known(rows)}"))
+        elif r.position >= rows[r.row].positions:
+            out.append(Problem(f"{ep}.position", f"position {r.position} is outside 0..{rows[r.row].positions - 1} of row '{r.row}'"))
+        if r.rack_type not in types:
+            out.append(Problem(f"{ep}.rack_type", f"unknown rack type '{r.rack_type}' {known(types)}"))
+        if (r.row, r.position) in seen:
+            out.append(Problem(f"{ep}.position", f"position {r.row}/{r.position} already holds existing[{seen[r.row, r.position]}]"))
+        seen.setdefault((r.row, r.position), i)
+    return out
+
+
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
-    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario)]
+    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
+            *check_phases(scenario), *check_retrofits(scenario), *check_existing(scenario)]

@@ -142,3 +142,63 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         usd_per_gpu_hour=round(tco / hours, 6) if hours else 0.0,
         cable_m=round(cable_m, 6),
     )
+
+
+def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = ()) -> float:
+    """The figure an objective optimises, from a plan's racks: GPUs (or PFLOPS) of the racks it
+    places (installed ones are not its doing), summed over the phases each stands in when the
+    scenario is phased; capex or TCO as the KPIs count them."""
+    objective = str(scenario.objective)
+    if objective in ("min_capex", "min_tco"):
+        k = compute_kpis(scenario, racks, bought)
+        return k.capex_usd if objective == "min_capex" else k.tco_usd
+    types = scenario.catalog.by_id()
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    n = max(len(scenario.phases), 1)
+    total = 0.0
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None or r.existing:
+            continue
+        weight = n - order.get(r.phase, 0) if scenario.phases else 1
+        total += weight * (t.gpus if objective == "max_gpus" else t.pflops_bf16)
+    return round(total, 6)
+
+
+def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict) -> list:
+    """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
+    capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
+    from planner.plan import PhaseSummary
+
+    if not scenario.phases:
+        return []
+    types = scenario.catalog.by_id()
+    classes = {c.id: c for c in scenario.site.fabric.link_classes}
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    row_on: dict[str, int] = {}
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            for r in h.rows:
+                row_on[r.id] = max(order.get(h.online_phase, 0), order.get(r.online_phase, 0))
+    bought = list(bought)
+    by_id = {r.id: r for r in scenario.retrofits}
+    out = []
+    for i, ph in enumerate(scenario.phases):
+        standing = [r for r in racks if r.existing or order.get(r.phase, 0) <= i]
+        new = [r for r in racks if not r.existing and r.phase == ph.id]
+        kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
+        kw += sum(scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i)
+        spent = 0.0
+        for r in new:
+            t = types.get(r.rack_type)
+            if t is not None:
+                spent += rack_cost(t, scenario.rack_power_kw(t), classes.get(r.link_class or ""), scenario.site.fabric.cost_usd_per_gpu,
+                                   scenario.costs, scenario.pue).capex_usd
+        spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
+        usage = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
+        out.append(PhaseSummary(
+            phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types),
+            racks=len(standing), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
+            tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
+        ))
+    return out

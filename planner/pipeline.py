@@ -15,10 +15,10 @@ import pulp
 from planner.version import __version__
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
-from planner.kpis import compute_kpis
+from planner.kpis import compute_kpis, phase_summaries
 from planner.loader import scenario_hash
 from planner.enums import Scope, Status
-from planner.plan import PlacedRack, Plan
+from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import place
 from planner.errors import SolverFailure
@@ -159,6 +159,8 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
     """Plan stage: domain plan from a solve result, with KPIs and utilisation from the verifier."""
     s = m.scenario
     racks = fill(m, result.counts, result.values) if result.objective is not None else []
+    bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
+              if result.objective is not None and result.values.get(v.name, 0.0) > 0.5]
     plan = Plan(
         planner_version=__version__,
         scenario_name=s.name,
@@ -172,6 +174,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         build_time_s=round(build_time_s, 4),
         solve_time_s=round(result.solve_time_s, 4),
         racks=racks,
+        retrofits=bought,
         notes=result.stages,
     )
     return finish_plan(plan, s)
@@ -183,7 +186,11 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     if plan.status.has_plan and plan.racks and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])
         raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
-    return plan.model_copy(update={"kpis": compute_kpis(scenario, plan.racks), "utilisation": rep.usage})
+    bought = [(b.id, b.phase) for b in plan.retrofits]
+    return plan.model_copy(update={
+        "kpis": compute_kpis(scenario, plan.racks, bought), "utilisation": rep.usage,
+        "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
+    })
 
 
 def _better(maximise: bool, a: float, b: float) -> bool:

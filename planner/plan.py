@@ -111,6 +111,36 @@ class Kpis(StrictModel):
     """Σ links × cable length, m."""
 
 
+class BoughtRetrofit(StrictModel):
+    """A retrofit the plan buys."""
+
+    id: Id
+    """Retrofit ID."""
+    phase: Id | None = None
+    """Phase in which it is bought (it takes effect its lead time later)."""
+
+
+class PhaseSummary(StrictModel):
+    """What stands at the end of one phase (§8): everything online then."""
+
+    phase: Id
+    """Phase ID."""
+    start: Text = ""
+    """Its start date (ISO)."""
+    gpus: Int = 0
+    """GPUs standing (installed racks included)."""
+    racks: Int = 0
+    """Racks standing."""
+    new_racks: Int = 0
+    """Racks placed in this phase."""
+    it_kw: Float = 0
+    """IT power of the racks standing and the network racks online, kW."""
+    capex_usd: Float = 0
+    """Capex spent in this phase: racks placed, their facility build, retrofits bought (undiscounted)."""
+    tightest: list[Text] = Field(default_factory=list, max_length=10)
+    """The most used limits then (element, share)."""
+
+
 class Plan(StrictModel):
     """A placement with its provenance, KPIs and utilisation (§9)."""
 
@@ -136,8 +166,14 @@ class Plan(StrictModel):
     """Model build time, s."""
     solve_time_s: Float = 0
     """Solver wall time, s."""
+    mode: Text = "joint"
+    """How a phased scenario was solved: joint (all phases at once) or rolling (phase by phase)."""
     racks: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
-    """Placed racks."""
+    """Placed racks (installed ones included, marked existing)."""
+    retrofits: list[BoughtRetrofit] = Field(default_factory=list, max_length=10_000)
+    """Retrofits bought and when."""
+    phases: list[PhaseSummary] = Field(default_factory=list, max_length=100)
+    """Per phase: what stands at its end (phased scenarios)."""
     kpis: Kpis | None = None
     """Headline figures (none in a hand-written plan: then nothing is claimed)."""
     utilisation: list[Usage] | None = None

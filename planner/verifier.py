@@ -39,7 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from planner.enums import Objective, RackLimitBasis, Status
-from planner.kpis import compute_kpis
+from planner.kpis import compute_kpis, objective_value, phase_summaries
 from planner.plan import Plan, Usage
 from planner.schema import Demand, LinkClass, PowerNode, RackType, Row, Scenario
 
@@ -65,6 +65,8 @@ class VerifyReport:
 
     violations: list[Violation] = field(default_factory=list)
     usage: list[Usage] = field(default_factory=list)
+    phase_usage: dict[str, list[Usage]] = field(default_factory=dict)
+    """Phased plans: power and cooling use at the end of each phase."""
 
     @property
     def ok(self) -> bool:
@@ -94,6 +96,9 @@ class _Site:
     pod_building: dict[str, str] = field(default_factory=dict)
     hall_rating: dict[str, float | None] = field(default_factory=dict)
     links: dict[str, LinkClass] = field(default_factory=dict)
+    phase_index: dict[str | None, int] = field(default_factory=dict)
+    on: dict[str, int] = field(default_factory=dict)
+    """Row, power node or cooling zone → index of the phase from which it exists."""
     _up: dict[str, list[str]] = field(default_factory=dict)
 
     def up(self, node: str) -> list[str]:
@@ -129,22 +134,32 @@ class _Site:
 def _site(scenario: Scenario) -> _Site:
     s = _Site()
     s.links = {c.id: c for c in scenario.site.fabric.link_classes}
+    s.phase_index = {p.id: i for i, p in enumerate(scenario.phases)} or {None: 0}
+    s.phase_index.setdefault(None, 0)
+
+    def on(*ids):
+        return max((s.phase_index.get(i, 0) for i in ids if i is not None), default=0)
+
     for b in scenario.site.buildings:
         for n in b.power_nodes:
             s.nodes[n.id] = n
             s.node_building[n.id] = b.id
+            s.on[n.id] = on(n.online_phase)
         for h in b.halls:
             s.hall_rating[h.id] = h.floor_rating_kg_per_m2
             for n in h.power_nodes:
                 s.nodes[n.id] = n
                 s.node_building[n.id] = b.id
+                s.on[n.id] = on(h.online_phase, n.online_phase)
             for z in h.cooling_zones:
                 s.zones[z.id] = z
+                s.on[z.id] = on(h.online_phase, z.online_phase)
             for p in h.pods:
                 s.pods[p.id] = p
                 s.pod_building[p.id] = b.id
             for r in h.rows:
                 s.rows[r.id] = (b.id, h.id, r)
+                s.on[r.id] = on(h.online_phase, r.online_phase)
     for n in s.nodes.values():
         if n.parent is not None:
             s.children[n.parent].append(n.id)
@@ -166,7 +181,52 @@ def _network_load(scenario: Scenario, site: _Site) -> list[tuple[str, RackType]]
             if p.network_rack_type is not None and p.network_rack_type in types]
 
 
-def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+@dataclass
+class _Phase:
+    """What stands and what is in effect in one phase."""
+
+    index: int
+    id: str | None
+    racks: list
+    offline: set[str] = field(default_factory=set)
+    node_add: dict[str, float] = field(default_factory=dict)
+    zone_add: dict[str, float] = field(default_factory=dict)
+    loops: dict[str, object] = field(default_factory=dict)
+    """Row → liquid loop added by a retrofit in effect."""
+    rack_kw: dict[str, float] = field(default_factory=dict)
+    """Row → raised per-rack limit in effect."""
+
+    @property
+    def where(self) -> str:
+        return f" in phase {self.id}" if self.id is not None else ""
+
+
+def _phases(plan: Plan, scenario: Scenario, site: _Site) -> list[_Phase]:
+    """Each phase's state: installed racks and racks placed up to it, elements not yet online,
+    retrofits in effect (bought lead_phases before or earlier)."""
+    ids: list[str | None] = [p.id for p in scenario.phases] or [None]
+    by_id = {r.id: r for r in scenario.retrofits}
+    out = []
+    for i, ph in enumerate(ids):
+        racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
+        st = _Phase(i, ph, racks, {e for e, on in site.on.items() if on > i})
+        for b in plan.retrofits:
+            r = by_id.get(b.id)
+            if r is None or site.phase_index.get(b.phase, 0) + r.lead_phases > i:
+                continue
+            e = r.effect
+            if e.kind == "raise_capacity":
+                target = st.node_add if e.target in site.nodes else st.zone_add
+                target[e.target] = target.get(e.target, 0.0) + e.add_kw
+            elif e.kind == "add_liquid_loop":
+                st.loops[e.row] = e.loop
+            elif e.kind == "raise_rack_power":
+                st.rack_kw[e.row] = max(st.rack_kw.get(e.row, 0.0), e.max_rack_power_kw)
+        out.append(st)
+    return out
+
+
+def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport, states: list[_Phase]) -> None:
     types = scenario.catalog.by_id()
     clusters = {c.id: c for c in scenario.clusters}
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
@@ -200,6 +260,12 @@ def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport)
         if t is None:
             rep.add(name, "rack type", f"unknown rack type '{r.rack_type}'")
             continue
+        if r.phase is not None and r.phase not in site.phase_index:
+            rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})")
+            continue
+        at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
+        if not r.existing and site.on.get(r.row, 0) > at.index:
+            rep.add(name, "phase", f"row '{r.row}' exists only from phase {_phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
         c = clusters.get(r.cluster)
         if c is None:
             rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
@@ -212,9 +278,10 @@ def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport)
                 rep.add(name, "cluster", f"{r.rack_type} has {_fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {_fmt(c.min_hbm_gb_per_gpu)} GB")
         on_planning = scenario.rack_limit_on == RackLimitBasis.planning
         kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None)
-        if kw > row.max_rack_power_kw + TOL:
+        row_limit = max(row.max_rack_power_kw, at.rack_kw.get(r.row, 0.0))
+        if kw > row_limit + TOL:
             basis = "planning" if scenario.rack_limit_on == RackLimitBasis.planning else "nameplate"
-            rep.add(name, "rack power", f"{r.rack_type} draws {_fmt(kw)} kW ({basis}), row limit {_fmt(row.max_rack_power_kw)} kW")
+            rep.add(name, "rack power", f"{r.rack_type} draws {_fmt(kw)} kW ({basis}), row limit {_fmt(row_limit)} kW{at.where}")
         if t.weight_kg > row.max_rack_weight_kg + TOL:
             rep.add(name, "rack weight", f"{r.rack_type} weighs {_fmt(t.weight_kg)} kg, row limit {_fmt(row.max_rack_weight_kg)} kg")
         rating = site.hall_rating.get(hall)
@@ -222,8 +289,8 @@ def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport)
         if rating is not None and load > rating + TOL:
             rep.add(name, "floor load", f"{r.rack_type} loads the floor with {_fmt(load)} kg/m² "
                     f"({_fmt(t.weight_kg)} kg on {_fmt(row.pitch_m)} × {_fmt(row.depth_m)} m), hall {hall} is rated {_fmt(rating)} kg/m²")
-        if t.liquid_fraction > 0 and row.liquid_loop is None:
-            rep.add(name, "cooling medium", f"{r.rack_type} needs a liquid loop; row '{r.row}' has none")
+        if t.liquid_fraction > 0 and row.liquid_loop is None and r.row not in at.loops:
+            rep.add(name, "cooling medium", f"{r.rack_type} needs a liquid loop; row '{r.row}' has none{at.where}")
         if t.links > 0:
             _link_check(name, r.link_class, t, length, site, rep)
 
@@ -248,15 +315,20 @@ def _link_check(name, link_class, t: RackType, length: float, site: _Site, rep: 
         rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {_fmt(length)} m ('{best.id}')")
 
 
-def _row_loads(plan: Plan, scenario: Scenario, site: _Site) -> dict[str, float]:
-    """kW per row: its placed racks and any pod network rack standing in it."""
+def _phase_name(scenario: Scenario, index: int) -> str:
+    return str(scenario.phases[index].id) if scenario.phases else "the first"
+
+
+def _row_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[str, float]:
+    """kW per row: its racks standing and any pod network rack standing in it (from its row's phase)."""
     types = scenario.catalog.by_id()
     loads: dict[str, float] = defaultdict(float)
-    for r in plan.racks:
+    for r in racks:
         if r.row in site.rows and r.rack_type in types:
             loads[r.row] += scenario.rack_power_kw(types[r.rack_type])
     for row, t in _network_load(scenario, site):
-        loads[row] += scenario.rack_power_kw(t)
+        if site.on.get(row, 0) <= state.index:
+            loads[row] += scenario.rack_power_kw(t)
     return loads
 
 
@@ -272,35 +344,45 @@ def _spread(kw: float, feeds: list[str], dead: set[str], site: _Site) -> dict[st
     return out
 
 
-def _power_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
-    row_loads = _row_loads(plan, scenario, site)
+def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase, usage: bool) -> None:
+    row_loads = _row_loads(st.racks, scenario, site, st)
+    gone: set[str] = set()
+    for v in st.offline:
+        if v in site.nodes:
+            gone |= site.down(v)
+    usable = {nid: node.usable_kw + st.node_add.get(nid, 0.0) for nid, node in site.nodes.items()}
     normal: dict[str, float] = defaultdict(float)
     for row_id, kw in row_loads.items():
-        for v, x in (_spread(kw, site.rows[row_id][2].feeds, set(), site) or {}).items():
+        spread = _spread(kw, site.rows[row_id][2].feeds, gone, site)
+        if spread is None:
+            if kw > TOL:
+                rep.add(row_id, "power", f"{_fmt(kw)} kW stand in a row with no feed online{st.where}")
+            continue
+        for v, x in spread.items():
             normal[v] += x
     worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
     for nid, node in site.nodes.items():
-        if normal.get(nid, 0.0) > node.usable_kw + TOL:
-            rep.add(nid, "power", f"normal load {_fmt(normal[nid])} kW exceeds {_fmt(node.usable_kw)} kW "
-                    f"(derate {node.effective_derate:g} × {_fmt(node.capacity_kw)} kW)")
+        if normal.get(nid, 0.0) > usable[nid] + TOL:
+            rep.add(nid, "power", f"normal load {_fmt(normal[nid])} kW exceeds {_fmt(usable[nid])} kW "
+                    f"(derate {node.effective_derate:g} × {_fmt(node.capacity_kw)} kW{' + retrofit' if nid in st.node_add else ''}){st.where}")
     rows_of_feed: dict[str, list[str]] = defaultdict(list)
     for row_id in row_loads:
         for f in site.rows[row_id][2].feeds:
             rows_of_feed[f].append(row_id)
     for fid, fnode in site.nodes.items():
-        if not fnode.can_fail:
+        if not fnode.can_fail or fid in gone:
             continue
-        dead = site.down(fid)
-        hit = sorted({r for f in dead for r in rows_of_feed.get(f, [])})
+        dead = site.down(fid) | gone
+        hit = sorted({r for f in site.down(fid) for r in rows_of_feed.get(f, [])})
         change: dict[str, float] = defaultdict(float)
         for row_id in hit:
             kw = row_loads[row_id]
             feeds = site.rows[row_id][2].feeds
-            before = _spread(kw, feeds, set(), site) or {}
+            before = _spread(kw, feeds, gone, site) or {}
             after = _spread(kw, feeds, dead, site)
             if after is None:
                 if site.rows[row_id][2].redundant and kw > TOL:
-                    rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({_fmt(kw)} kW dropped)")
+                    rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({_fmt(kw)} kW dropped){st.where}")
                 after = {}
             for v in set(before) | set(after):
                 change[v] += after.get(v, 0.0) - before.get(v, 0.0)
@@ -312,28 +394,34 @@ def _power_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport
                 worst[v] = (kw, fid)
     for nid, node in site.nodes.items():
         w, f = worst[nid]
-        if f is not None and w > node.usable_kw + TOL and normal.get(nid, 0.0) <= node.usable_kw + TOL:
-            rep.add(nid, "power N-1", f"load {_fmt(w)} kW exceeds {_fmt(node.usable_kw)} kW when {f} fails")
-        rep.usage.append(Usage(kind="power_node", id=nid, value=round(normal.get(nid, 0.0), 6), limit=node.usable_kw, unit="kW",
-                               worst_value=round(w, 6), worst_failure=f))
+        if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
+            rep.add(nid, "power N-1", f"load {_fmt(w)} kW exceeds {_fmt(usable[nid])} kW when {f} fails{st.where}")
+        if usage:
+            rep.usage.append(Usage(kind="power_node", id=nid, value=round(normal.get(nid, 0.0), 6), limit=usable[nid], unit="kW",
+                                   worst_value=round(w, 6), worst_failure=f))
 
 
-def _cooling_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+def _cooling_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase, usage: bool) -> None:
     types = scenario.catalog.by_id()
     heat: dict[str, float] = defaultdict(float)
-    placed = [(r.row, types[r.rack_type]) for r in plan.racks if r.row in site.rows and r.rack_type in types]
-    for row_id, t in [*placed, *_network_load(scenario, site)]:
+    placed = [(r.row, types[r.rack_type]) for r in st.racks if r.row in site.rows and r.rack_type in types]
+    net = [(row, t) for row, t in _network_load(scenario, site) if site.on.get(row, 0) <= st.index]
+    for row_id, t in [*placed, *net]:
         kw = scenario.rack_power_kw(t)
         row = site.rows[row_id][2]
         heat[row.air_zone] += kw * (1 - t.liquid_fraction)
-        if row.liquid_loop is not None:
-            heat[row.liquid_loop] += kw * t.liquid_fraction
-    for zid, z in site.zones.items():
+        loop = row.liquid_loop or (st.loops[row_id].id if row_id in st.loops else None)
+        if loop is not None:
+            heat[loop] += kw * t.liquid_fraction
+    zones = {**site.zones, **{z.id: z for z in st.loops.values()}}
+    for zid, z in zones.items():
         h = heat.get(zid, 0.0)
-        if h > z.capacity_kw + TOL:
-            rep.add(zid, "cooling", f"{z.medium.value} heat {_fmt(h)} kW exceeds {_fmt(z.capacity_kw)} kW "
-                    f"({z.units - z.redundant_units} of {z.units} units × {_fmt(z.unit_capacity_kw)} kW)")
-        rep.usage.append(Usage(kind="cooling_zone", id=zid, value=round(h, 6), limit=z.capacity_kw, unit="kW"))
+        cap = 0.0 if zid in st.offline else z.capacity_kw + st.zone_add.get(zid, 0.0)
+        if h > cap + TOL:
+            why = "not online yet" if zid in st.offline else f"{z.units - z.redundant_units} of {z.units} units × {_fmt(z.unit_capacity_kw)} kW" + (" + retrofit" if zid in st.zone_add else "")
+            rep.add(zid, "cooling", f"{z.medium.value} heat {_fmt(h)} kW exceeds {_fmt(cap)} kW ({why}){st.where}")
+        if usage:
+            rep.usage.append(Usage(kind="cooling_zone", id=zid, value=round(h, 6), limit=cap, unit="kW"))
 
 
 def _pod_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
@@ -389,22 +477,30 @@ def _hops(scenario: Scenario, site: _Site, racks) -> tuple[int, str, int]:
     return h.same_rack, "rack", len(spots)
 
 
-def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport, states: list[_Phase]) -> None:
     types = scenario.catalog.by_id()
     by_cluster: dict[str, list] = defaultdict(list)
     for r in plan.racks:
         if r.rack_type in types:
             by_cluster[r.cluster].append(r)
+    names = [p.id for p in scenario.phases]
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
-        gpus = sum(types[r.rack_type].gpus for r in mine)
         name = f"cluster {c.id}"
-        if c.demand == Demand.exact and gpus != c.gpus:
-            rep.add(name, "demand", f"{gpus} GPUs placed, exactly {c.gpus} wanted")
-        elif c.demand == Demand.at_least and gpus < (c.gpus or 0):
-            rep.add(name, "demand", f"{gpus} GPUs placed, at least {c.gpus} wanted")
-        elif c.demand == Demand.max and c.gpus is not None and gpus > c.gpus:
-            rep.add(name, "demand", f"{gpus} GPUs placed, at most {c.gpus} wanted")
+        for st in states:
+            gpus = sum(types[r.rack_type].gpus for r in mine if r.existing or site.phase_index.get(r.phase, 0) <= st.index)
+            want = c.gpus
+            if c.gpus_by_phase is not None:
+                want = 0
+                for ph, g in sorted(c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9):
+                    if ph in site.phase_index and site.phase_index[ph] <= st.index:
+                        want = g
+            if c.demand == Demand.exact and gpus != want:
+                rep.add(name, "demand", f"{gpus} GPUs placed, exactly {want} wanted{st.where}")
+            elif c.demand == Demand.at_least and gpus < (want or 0):
+                rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
+            elif c.demand == Demand.max and want is not None and gpus > want:
+                rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
         stored = sum(1 for r in mine if c.storage_racks and r.rack_type == c.storage_rack_type)
         if stored != c.storage_racks:
             rep.add(name, "storage", f"{stored} storage racks placed, {c.storage_racks} wanted")
@@ -415,8 +511,46 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
                 rep.add(name, "hops", f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}")
 
 
+def _existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Installed racks stand in the plan exactly as installed; nothing else is marked installed."""
+    def ident(r):
+        return (r.building, r.hall, r.row, r.position, r.rack_type, r.cluster)
+
+    mine = {ident(r): r for r in plan.racks if r.existing}
+    given = {ident(r): r for r in scenario.existing}
+    for k in given:
+        if k not in mine:
+            rep.add(f"existing {k[2]}/{k[3]}", "existing", f"the installed {k[4]} rack of {k[5]} is missing or was moved")
+    for k in mine:
+        if k not in given:
+            rep.add(f"existing {k[2]}/{k[3]}", "existing", "the plan marks a rack installed that the scenario does not list")
+
+
+def _retrofit_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+    """Retrofits bought exist, once each, in a phase of the scenario, early enough to take effect."""
+    by_id = {r.id: r for r in scenario.retrofits}
+    seen: set[str] = set()
+    last = max(site.phase_index.values())
+    for b in plan.retrofits:
+        r = by_id.get(b.id)
+        if r is None:
+            rep.add(f"retrofit {b.id}", "retrofit", f"unknown retrofit '{b.id}'")
+            continue
+        if b.id in seen:
+            rep.add(f"retrofit {b.id}", "retrofit", "bought twice")
+        seen.add(b.id)
+        if b.phase not in site.phase_index:
+            rep.add(f"retrofit {b.id}", "retrofit", f"bought in unknown phase '{b.phase}'")
+        elif site.phase_index[b.phase] + r.lead_phases > last:
+            rep.add(f"retrofit {b.id}", "retrofit", f"bought in phase {b.phase} with a lead of {r.lead_phases} phases: it would take effect after the last phase")
+
+
+def _bought(plan: Plan) -> list[tuple[str, str | None]]:
+    return [(b.id, b.phase) for b in plan.retrofits]
+
+
 def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
-    k = compute_kpis(scenario, plan.racks)
+    k = compute_kpis(scenario, plan.racks, _bought(plan))
     b = scenario.budgets
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
@@ -441,7 +575,7 @@ OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16"
 def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
     from the racks and the scenario and must match what the plan states."""
-    kpis = compute_kpis(scenario, plan.racks)
+    kpis = compute_kpis(scenario, plan.racks, _bought(plan))
     if plan.kpis is not None:
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
@@ -460,12 +594,22 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                     rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"{f}: plan says {getattr(a, f)}, the racks give {getattr(b, f)}")
             if a.worst_failure != b.worst_failure and not _close(a.worst_value, b.worst_value):
                 rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}")
+    if plan.phases or scenario.phases:
+        want = phase_summaries(scenario, plan.racks, _bought(plan), rep.phase_usage)
+        if [p.model_dump() for p in plan.phases] != [p.model_dump() for p in want]:
+            got = {p.phase: p for p in plan.phases}
+            for w in want:
+                g = got.get(w.phase)
+                if g is None or g.model_dump() != w.model_dump():
+                    diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
+                                                                 for k in w.model_fields if getattr(g, k) != getattr(w, k))
+                    rep.add(f"phases {w.phase}", "claim", diff)
     status = plan.status
     if not status.has_plan and plan.racks:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
     if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
         objective = Objective(scenario.objective)
-        obj = float(getattr(kpis, OBJECTIVE_KPI[objective]))
+        obj = objective_value(scenario, plan.racks, _bought(plan))
         if plan.objective and plan.objective != objective.value:
             rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {objective.value}")
         if plan.objective_value is None or not _close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
@@ -507,12 +651,25 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     if plan.scenario_name != scenario.name:
         rep.add("scenario_name", "claim", f"plan says '{plan.scenario_name}', the scenario is '{scenario.name}'")
     site = _site(scenario)
-    _rack_checks(plan, scenario, site, rep)
-    _power_checks(plan, scenario, site, rep)
-    _cooling_checks(plan, scenario, site, rep)
+    states = _phases(plan, scenario, site)
+    _rack_checks(plan, scenario, site, rep, states)
+    _existing_checks(plan, scenario, rep)
+    _retrofit_checks(plan, scenario, site, rep)
+    for st in states:
+        last = st is states[-1]
+        if st.id is not None:
+            before = len(rep.usage)
+            _power_checks(scenario, site, rep, st, usage=True)
+            _cooling_checks(scenario, site, rep, st, usage=True)
+            rep.phase_usage[st.id] = rep.usage[before:]
+            if not last:
+                del rep.usage[before:]
+        else:
+            _power_checks(scenario, site, rep, st, usage=last)
+            _cooling_checks(scenario, site, rep, st, usage=last)
     _pod_checks(plan, scenario, site, rep)
     _hall_usage(plan, site, rep)
-    _cluster_checks(plan, scenario, site, rep)
+    _cluster_checks(plan, scenario, site, rep, states)
     _budget_checks(plan, scenario, rep)
     _claim_checks(plan, scenario, rep)
     return rep
