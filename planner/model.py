@@ -210,6 +210,22 @@ class Model:
     existing_home: dict[str, set[str]] = field(default_factory=dict)
     """Cluster → pods and buildings its installed racks stand in."""
     existing_kw: float = 0.0
+    from_phase: int = 0
+    """First phase index the model may add racks or buy retrofits in (rolling: the current one)."""
+    fixed_buys: tuple = ()
+    """(retrofit, phase) bought before this model (rolling)."""
+    to_phase: int = -1
+    """Last phase index the model decides (rolling: the current one; -1: the last)."""
+
+    @property
+    def horizon(self) -> int:
+        """Index of the last phase this model decides."""
+        return len(self.tl.phases) - 1 if self.to_phase < 0 else self.to_phase
+
+    @property
+    def points(self) -> list[int]:
+        """Phase indices where limits are stated: where what is online changes, up to the horizon."""
+        return sorted({p for p in self.tl.change_points() if p <= self.horizon} | {self.horizon})
     z: dict[ScopeKey, pulp.LpVariable] = field(default_factory=dict)
     exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>."""
@@ -247,9 +263,12 @@ class Model:
         return [str(self.tl.phases[p])] if self.tl.phased else []
 
     def effect(self, retrofit: str, p: int) -> pulp.LpAffineExpression:
-        """1 when the retrofit is in effect in phase index p (bought at least lead_phases before)."""
+        """1 when the retrofit is in effect in phase index p (bought at least lead_phases before, by
+        this model or before it: ``fixed_buys``)."""
         lead = self.retrofit(retrofit).lead_phases
-        return pulp.lpSum(v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p)
+        expr = pulp.lpSum(v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p)
+        done = sum(1 for r, ph in self.fixed_buys if r == retrofit and self.tl.at(ph) + lead <= p)
+        return expr + done if done else expr
 
     def retrofit(self, rid: str):
         return next(r for r in self.scenario.retrofits if r.id == rid)
@@ -410,10 +429,13 @@ def add_retrofit_variables(m: Model) -> None:
     """buy[r, p] ∈ {0, 1}: retrofit r bought in phase p, at most once: Σ_p buy[r, p] ≤ 1; a purchase
     whose effect would land after the last phase is never made."""
     last = len(m.tl.phases) - 1
+    done = {r for r, _ in m.fixed_buys}
     for r in m.scenario.retrofits:
+        if r.id in done:
+            continue
         mine = []
         for p, ph in enumerate(m.tl.phases):
-            if p + r.lead_phases > last:
+            if p + r.lead_phases > last or p < m.from_phase or p > m.horizon:
                 continue
             v = m.var(lp_name("buy", r.id, *([ph] if ph else [])), 0, 1, integer=True)
             m.buy[BuyKey(r.id, ph)] = v
@@ -436,13 +458,13 @@ def add_count_variables(m: Model) -> None:
                 fitting[t] = need
         row_on = m.tl.row_on.get(cls.row, 0)
         for g in m.groups.values():
-            start = max(row_on, m.tl.first_wanted(g.head)) if m.tl.phased else 0
+            start = max(row_on, m.tl.first_wanted(g.head), m.from_phase) if m.tl.phased else 0
             wanted = [*g.gpu_types, *([g.storage_type] if g.storage_type else [])]
             for t in wanted:
                 if t not in fitting:
                     continue
                 m.needs[k, t] = fitting[t]
-                for p in range(start, len(m.tl.phases)):
+                for p in range(start, m.horizon + 1):
                     up = None if m.elastic else cls.size
                     ph = m.tl.phases[p]
                     m.n[CountKey(k, t, g.id, ph)] = m.var(lp_name("n", class_label(k), t, g.id, *([ph] if ph else [])), 0, up, integer=True)
@@ -465,7 +487,7 @@ def add_retrofit_gates(m: Model) -> None:
     for (k, t), need in getattr(m, "needs", {}).items():
         if not need.any:
             continue
-        for p in range(len(m.tl.phases)):
+        for p in range(m.horizon + 1):
             placed = [var for key, var in m.upto(p) if key.cls == k and key.rack_type == t]
             if not placed:
                 continue
@@ -479,7 +501,7 @@ def add_group_load_definitions(m: Model) -> None:
     """Feed-group load in phase p: P_{g,p} = Σ_{k in rows of g, t, G, q ≤ p} n[k,t,G,q] · p_t (kW),
     p_t the planning power of t; only at the phases where a power limit is stated."""
     types = m.scenario.catalog.by_id()
-    for p in m.tl.change_points():
+    for p in m.points:
         terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in m.upto(p):
             terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
@@ -507,7 +529,7 @@ def add_power_constraints(m: Model) -> None:
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.power_nodes:
             raises[r.effect.target].append((r.id, r.effect.add_kw))
-    for p in m.tl.change_points():
+    for p in m.points:
         pm = m.pms[p]
         fixed = pm.fixed_by_group(m.fixed_at(p))
         ph = _ph(m, p)
@@ -555,7 +577,7 @@ def add_cooling_constraints(m: Model) -> None:
             raises[r.effect.target].append((r.id, r.effect.add_kw))
     capacity = {z: zone.capacity_kw for z, zone in m.ix.zones.items()}
     capacity.update({loop.id: loop.capacity_kw for loop in loops.values()})
-    for p in m.tl.change_points():
+    for p in m.points:
         heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in m.upto(p):
             row = m.ix.rows[key.cls.row].row
@@ -614,7 +636,7 @@ def add_cluster_constraints(m: Model) -> None:
     rack scope:   one rack per cluster (k = 1)."""
     s = m.scenario
     types = s.catalog.by_id()
-    n_ph = len(m.tl.phases)
+    n_ph = m.horizon + 1
     for g in m.groups.values():
         head = g.head
         k = g.k
@@ -801,12 +823,15 @@ def objective_expr(m: Model, objective: Objective) -> pulp.LpAffineExpression:
     return m.exprs[name]
 
 
-def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True) -> Model:
+def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
+          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1) -> Model:
     """Build stage: the MILP of a validated scenario (families in this module).
 
     ``elastic``: every capacity limit gets a slack and the objective becomes
     min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explainer`).
     ``group_clusters``: model identical clusters as one group (module docstring).
+    ``from_phase``, ``fixed_buys``: rolling planning (phases before ``from_phase`` are settled: their
+    racks are in ``scenario.existing``, their retrofits in ``fixed_buys``).
     """
     ix = index_site(scenario.site)
     tl = timeline(scenario)
@@ -817,9 +842,9 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     m = Model(
         scenario, ix, prob, position_classes(scenario, ix, aggregate), cluster_groups(scenario, group_clusters and not elastic, installed),
         power_model(ix), tl, aggregate=aggregate, elastic=elastic,
-        objective_name="least relative slack" if elastic else objective.value,
+        objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
     )
-    m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in tl.change_points()}
+    m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
     _fixed_loads(m)
     add_retrofit_variables(m)
     add_count_variables(m)

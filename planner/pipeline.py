@@ -15,7 +15,7 @@ import pulp
 from planner.version import __version__
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
-from planner.kpis import compute_kpis, phase_summaries
+from planner.kpis import compute_kpis, objective_value, phase_summaries
 from planner.loader import scenario_hash
 from planner.enums import Scope, Status
 from planner.plan import BoughtRetrofit, PlacedRack, Plan
@@ -264,3 +264,53 @@ def plan_scenario(
     if progress:
         progress(Progress("verifying plan", time.perf_counter() - t0))
     return to_plan(m, result, build_s, scenario.solver.name)
+
+
+def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None) -> Plan:
+    """Rolling planning (§8): phase by phase, each solved on its own with the racks and retrofits
+    of the phases before it fixed and no knowledge of later demands: what a planner without
+    foresight gets. The time limit is shared evenly by the phases. The plan has no bound for the
+    whole (each phase is optimal given the last), so its status is at best ``feasible``."""
+    t0 = time.perf_counter()
+    tl_phases = [p.id for p in scenario.phases]
+    if not tl_phases:
+        return plan_scenario(scenario, progress, time_limit_s)
+    limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
+    placed: list[PlacedRack] = []
+    buys: list[tuple[str, str | None]] = []
+    notes: list[str] = []
+    status = Status.feasible
+    build_s = 0.0
+    for i, ph in enumerate(tl_phases):
+        s_i = scenario.model_copy(update={"existing": [*scenario.existing, *(r.model_copy(update={"existing": True}) for r in placed)]})
+        tb = time.perf_counter()
+        m = build(s_i, from_phase=i, fixed_buys=tuple(buys), to_phase=i)
+        build_s += time.perf_counter() - tb
+        left = max(0.5, (t0 + limit - time.perf_counter()) / (len(tl_phases) - i))
+        if progress:
+            progress(Progress(f"rolling: phase {ph} ({i + 1} of {len(tl_phases)})", time.perf_counter() - t0))
+        r = solve(m, None, left, tie_breaks=False)
+        if r.objective is None:
+            status = r.status if r.status == Status.infeasible else Status.time_limit
+            notes.append(f"phase {ph}: {r.status.value} given the earlier phases")
+            placed = []
+            buys = []
+            break
+        notes.append(f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}")
+        new = [x for x in fill(m, r.counts, r.values) if not x.existing]
+        placed += new
+        buys += [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
+    plan = Plan(
+        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+        status=status, mode="rolling", objective=scenario.objective,
+        objective_value=objective_value(scenario, [*scenario.existing, *placed], buys) if status.has_plan else None,
+        build_time_s=round(build_s, 4), solve_time_s=round(time.perf_counter() - t0 - build_s, 4),
+        racks=sorted([*scenario.existing, *placed], key=lambda r: (r.building, r.hall, r.row, r.position)) if status.has_plan else [],
+        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys], notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
+    )
+    return finish_plan(plan, scenario)
+
+
+def plan_mode(scenario: Scenario, mode: str = "joint", progress: ProgressFn | None = None, time_limit_s: float | None = None) -> Plan:
+    """Joint (one model over every phase) or rolling (:func:`plan_rolling`)."""
+    return plan_rolling(scenario, progress, time_limit_s) if mode == "rolling" else plan_scenario(scenario, progress, time_limit_s)
