@@ -13,7 +13,7 @@ from enum import StrEnum
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
 from planner.enums import Direction, FabricKind, Medium, NodeKind, RackKind, Objective, RackLimitBasis, Scope, SolverName
 
@@ -491,12 +491,28 @@ class Cluster(StrictModel):
         return self
 
 
+def _iso_date(value):
+    """A date, or an ISO date string (what a plan or scenario dumped as JSON holds)."""
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and len(value) == 10:
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValueError(f"expected a date like 2026-01-01, got {str(value)[:40]!r}")
+
+
+Day = Annotated[date, BeforeValidator(_iso_date)]
+"""A calendar date (YAML date or ISO string)."""
+
+
 class Phase(StrictModel):
     """A step of a fleet expansion (§8)."""
 
     id: Id
     """Name, unique among phases."""
-    start: Annotated[date, Strict()]
+    start: Day
     """First day of the phase (a YAML date, e.g. 2026-01-01); phases are listed in time order."""
     name: Text = ""
     """Free text."""

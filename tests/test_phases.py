@@ -1,0 +1,120 @@
+"""Fleet expansion over phases: hand-solvable joint vs rolling cases, retrofits bought when they
+pay, capacity online per phase, brownfield racks fixed, and the verifier naming the phase."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from planner.enums import Status
+from planner.pipeline import plan_rolling, plan_scenario
+from planner.plan import BoughtRetrofit, plan_to_yaml
+from planner.verifier import verify
+from tests.conftest import tiny_scenario
+from tests.test_optimize import SOLVERS, solved
+
+GT, NVL = "grand-teton-h100", "gb200-nvl72"
+PHASES = [{"id": "p1", "start": date(2026, 1, 1)}, {"id": "p2", "start": date(2026, 7, 1)}]
+AIR = {"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000}
+LQ = {"id": "LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": 200}
+FEED = [{"id": "F", "capacity_kw": 10_000}]
+
+
+def liquid_row_site(**extra):
+    """RA: one air position; RL: one position with a liquid loop. 'air' wants as many GT racks as
+    fit from p1; 'nvl' wants exactly one NVL72 (72 GPUs) from p2."""
+    rows = [{"id": "RA", "positions": 1, "feeds": ["F"], "max_rack_power_kw": 25},
+            {"id": "RL", "positions": 1, "origin_y_m": 2.4, "feeds": ["F"], "max_rack_power_kw": 140, "liquid_loop": "LQ"}]
+    clusters = [{"id": "air", "demand": "max", "rack_types": [GT]},
+                {"id": "nvl", "demand": "exact", "gpus_by_phase": {"p2": 72}, "rack_types": [NVL]}]
+    return tiny_scenario(rows, FEED, clusters, zones=[AIR, LQ], phases=PHASES, **extra)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_joint_keeps_the_liquid_row_free_that_rolling_fills(solver: str) -> None:
+    """Joint: GT in RA from p1, NVL72 in RL in p2: 16 × 2 + 72 × 1 = 104 GPU-phases. Rolling: p1 alone
+    maximises GPUs and puts a GT rack in RL too (64 GPU-phases so far), so p2's NVL72 has nowhere to
+    go: infeasible."""
+    s = liquid_row_site()
+    joint = solved(s, solver)
+    assert [(r.row, r.rack_type, r.phase) for r in joint.racks] == [("RA", GT, "p1"), ("RL", NVL, "p2")]
+    assert joint.objective_value == 104
+    assert [(p.phase, p.gpus, p.new_racks) for p in joint.phases] == [("p1", 16, 1), ("p2", 88, 1)]
+    rolling = plan_rolling(s)
+    assert (rolling.status, rolling.mode, rolling.racks) == (Status.infeasible, "rolling", [])
+    assert rolling.notes[-1] == "phase p2: infeasible given the earlier phases"
+
+
+def test_a_row_online_later_hosts_racks_only_from_then() -> None:
+    """RL exists from p2 only: the NVL72 goes there in p2, and a plan placing it in p1 is rejected."""
+    s = liquid_row_site()
+    data = s.model_dump(mode="json")
+    data["site"]["buildings"][0]["halls"][0]["rows"][1]["online_phase"] = "p2"
+    data["clusters"][1]["gpus_by_phase"] = {"p1": 72}
+    s = type(s).model_validate(data)
+    plan = plan_scenario(s)
+    assert plan.status == Status.infeasible  # nvl wants 72 GPUs in p1, but its only row comes in p2
+    data["clusters"][1]["gpus_by_phase"] = {"p2": 72}
+    s = type(s).model_validate(data)
+    plan = plan_scenario(s)
+    assert [(r.row, r.phase) for r in plan.racks if r.cluster == "nvl"] == [("RL", "p2")]
+    early = plan.model_copy(update={"racks": [r.model_copy(update={"phase": "p1"}) if r.cluster == "nvl" else r for r in plan.racks],
+                                    "kpis": None, "utilisation": None, "phases": []})
+    messages = [str(v) for v in verify(early, s).violations]
+    assert "racks[1] (RL/0): row 'RL' exists only from phase p2, not in phase p1" in messages
+
+
+def retrofit_site(lead: int, cost: float = 500_000):
+    """One row R without a liquid loop; a retrofit adds one (lead ``lead`` phases, $``cost``); 'nvl'
+    wants one NVL72 from p2. Three phases so a purchase can come early or late."""
+    phases = [*PHASES, {"id": "p3", "start": date(2027, 1, 1)}]
+    rows = [{"id": "R", "positions": 1, "feeds": ["F"], "max_rack_power_kw": 140}]
+    retro = [{"id": "loop-R", "cost_usd": cost, "lead_phases": lead,
+              "effect": {"kind": "add_liquid_loop", "row": "R", "loop": {"id": "LQ-R", "medium": "liquid", "units": 1, "unit_capacity_kw": 150}}}]
+    clusters = [{"id": "nvl", "demand": "exact", "gpus_by_phase": {"p2": 72}, "rack_types": [NVL]}]
+    return tiny_scenario(rows, FEED, clusters, zones=[AIR], phases=phases, retrofits=retro, objective="min_tco")
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_retrofit_is_bought_exactly_when_it_pays(solver: str) -> None:
+    """With a lead of one phase the loop must be bought in p1 to serve p2; with no lead, in p2 (later
+    money is cheaper at 8 %/year, so min_tco buys as late as it can)."""
+    for lead, when in ((1, "p1"), (0, "p2")):
+        plan = solved(retrofit_site(lead), solver)
+        assert plan.retrofits == [BoughtRetrofit(id="loop-R", phase=when)]
+        assert [(r.row, r.phase) for r in plan.racks] == [("R", "p2")]
+        assert plan.kpis.capex_retrofits_usd == 500_000
+
+
+def test_the_verifier_refuses_a_retrofit_that_comes_too_late() -> None:
+    s = retrofit_site(1)
+    plan = plan_scenario(s)
+    late = plan.model_copy(update={"retrofits": [BoughtRetrofit(id="loop-R", phase="p2")], "kpis": None, "utilisation": None, "phases": []})
+    messages = [str(v) for v in verify(late, s).violations]
+    assert "racks[0] (R/0): gb200-nvl72 needs a liquid loop; row 'R' has none in phase p2" in messages
+
+
+def test_brownfield_racks_never_move(tmp_path: Path) -> None:
+    """Plan phase 1 alone, feed its plan back as the installed racks of phase 2: every phase-1 rack
+    stands where it stood, and phase 2 adds around it."""
+    rows = [{"id": "R1", "positions": 4, "feeds": ["F"]}, {"id": "R2", "positions": 4, "feeds": ["F"], "origin_y_m": 2.4}]
+    s1 = tiny_scenario(rows, FEED, [{"id": "train", "demand": "exact", "gpus": 48, "rack_types": [GT]}], name="phase-1")
+    p1 = plan_scenario(s1)
+    (tmp_path / "phase-1.plan.yaml").write_text(plan_to_yaml(p1))
+    data = s1.model_dump(mode="json")
+    data.update(name="phase-2", existing="phase-1.plan.yaml")
+    data["clusters"][0]["gpus"] = 96
+    from planner.loader import scenario_from_data
+
+    s2 = scenario_from_data(data, tmp_path)
+    assert [(r.row, r.position, r.existing) for r in s2.existing] == [(r.row, r.position, True) for r in p1.racks]
+    p2 = plan_scenario(s2)
+    assert verify(p2, s2).ok
+    before = {(r.row, r.position, r.rack_type) for r in p1.racks}
+    assert before <= {(r.row, r.position, r.rack_type) for r in p2.racks if r.existing}
+    assert sum(16 for r in p2.racks) == 96 and sum(1 for r in p2.racks if not r.existing) == 3
+    moved = p2.model_copy(update={"racks": [r.model_copy(update={"position": 3}) if r.existing and r.position == 0 else r for r in p2.racks],
+                                  "kpis": None, "utilisation": None})
+    assert any(v.check == "existing" for v in verify(moved, s2).violations)
