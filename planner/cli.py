@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import defaultdict
 import signal
 import sys
 import traceback
@@ -168,8 +169,13 @@ def _summary(plan) -> None:
     tight = sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4] if plan.racks else []
     rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
             ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
-            ("status", plan.status), ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
+            ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour", f"{k.usd_per_gpu_hour:,.3f}"),
+            ("status", plan.status.value), ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
             ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
+    if plan.phases:
+        rows.insert(0, ("mode", plan.mode))
+        rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]
+    rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
     rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
     _print_table(rows)
 
@@ -178,13 +184,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Solve a scenario; write the plan; print a summary."""
     from planner.enums import Status
     from planner.fileio import check_writable
-    from planner.pipeline import plan_scenario
+    from planner.pipeline import plan_rolling, plan_scenario
     from planner.plan import save_plan
 
     if args.output:
         check_writable(args.output)
     s = _scenario_with_overrides(args)
-    plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
+    if args.mode == "rolling":
+        plan = plan_rolling(s, _progress(args))
+    else:
+        plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
     if args.output:
         save_plan(plan, args.output)
         print(f"wrote {args.output}", file=sys.stderr)
@@ -207,6 +216,47 @@ def cmd_explain(args: argparse.Namespace) -> int:
     ex, _ = explain(s, progress=_progress(args))
     print(ex.render())
     return EXIT_OK if ex.feasible else EXIT_FAILED
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Racks added, removed and moved between two plans, and their KPI and cost deltas."""
+    from planner.plan import load_plan
+
+    a, b = load_plan(args.plan_a), load_plan(args.plan_b)
+
+    def key(r):
+        return (r.rack_type, r.cluster)
+
+    pos_a = {(r.row, r.position): r for r in a.racks}
+    pos_b = {(r.row, r.position): r for r in b.racks}
+    same = {p for p in pos_a if p in pos_b and key(pos_a[p]) == key(pos_b[p])}
+    gone = [pos_a[p] for p in pos_a if p not in same]
+    new = [pos_b[p] for p in pos_b if p not in same]
+    moved = []
+    pool: dict[tuple, list] = defaultdict(list)
+    for r in gone:
+        pool[key(r)].append(r)
+    for r in list(new):
+        if pool.get(key(r)):
+            old = pool[key(r)].pop(0)
+            moved.append((old, r))
+            new.remove(r)
+            gone.remove(old)
+    print(f"{args.plan_a} -> {args.plan_b}: {len(same)} racks in place, {len(new)} added, {len(gone)} removed, {len(moved)} moved")
+    for r in new[: args.limit]:
+        print(f"  + {r.row}/{r.position} {r.rack_type} ({r.cluster}){' in ' + r.phase if r.phase else ''}")
+    for r in gone[: args.limit]:
+        print(f"  - {r.row}/{r.position} {r.rack_type} ({r.cluster})")
+    for old, r in moved[: args.limit]:
+        print(f"  > {old.row}/{old.position} -> {r.row}/{r.position} {r.rack_type} ({r.cluster})")
+    if a.kpis is not None and b.kpis is not None:
+        rows = [("KPI", "A", "B", "B - A")]
+        for f in ("gpus", "racks", "it_kw", "pflops_bf16", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour"):
+            x, y = getattr(a.kpis, f), getattr(b.kpis, f)
+            fmt = "{:,.3f}" if f == "usd_per_gpu_hour" else "{:,.0f}"
+            rows.append((f, fmt.format(x), fmt.format(y), ("+" if y - x >= 0 else "") + fmt.format(y - x)))
+        _print_table(rows)
+    return EXIT_OK
 
 
 def _positive_int(text: str) -> int:
@@ -279,8 +329,16 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("-o", "--output", help="plan YAML to write")
     _solver_flags(pl)
     pl.add_argument("--per-position", action="store_true", help="binary per position instead of aggregated classes (slower; for comparison)")
+    pl.add_argument("--mode", choices=["joint", "rolling"], default="joint",
+                    help="phased scenarios: joint (all phases in one model, default) or rolling (phase by phase, each fixing the last)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
     pl.set_defaults(func=cmd_plan)
+
+    df = sub.add_parser("diff", help="racks added, removed and moved between two plans; KPI and cost deltas")
+    df.add_argument("plan_a")
+    df.add_argument("plan_b")
+    df.add_argument("--limit", type=_positive_int, default=20, help="racks listed per kind (default 20)")
+    df.set_defaults(func=cmd_diff)
 
     ex = sub.add_parser("explain", help="why a scenario is infeasible, or which limits bind")
     ex.add_argument("scenario")

@@ -644,7 +644,7 @@ def add_cluster_constraints(m: Model) -> None:
         mine = [(key, var) for key, var in m.n.items() if key.group == g.id]
         store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
         if g.scope in (Scope.site, Scope.rack):
-            for p in range(n_ph):
+            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
                 gpus = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine
                                                  if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
@@ -663,7 +663,7 @@ def add_cluster_constraints(m: Model) -> None:
         by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
         for key, var in mine:
             by_scope[_scope_of(m, key.cls.row, g.scope)].append((key, var))
-        homes = m.existing_home.get(head.id, set()) if k == 1 else set()
+        homes = {h for h in m.existing_home.get(head.id, set()) if (h in m.ix.pods) == (g.scope == Scope.pod)} if k == 1 else set()
         for sid in homes:
             by_scope.setdefault(sid, [])
         racks_cap: dict[str, int] = defaultdict(int)
@@ -693,7 +693,7 @@ def add_cluster_constraints(m: Model) -> None:
                 big += need + head.storage_racks
             m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
             here = base if fixed_home else 0
-            for p in range(n_ph):
+            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
                 g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items
                                                if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])

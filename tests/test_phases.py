@@ -118,3 +118,35 @@ def test_brownfield_racks_never_move(tmp_path: Path) -> None:
     moved = p2.model_copy(update={"racks": [r.model_copy(update={"position": 3}) if r.existing and r.position == 0 else r for r in p2.racks],
                                   "kpis": None, "utilisation": None})
     assert any(v.check == "existing" for v in verify(moved, s2).violations)
+
+
+def test_shipped_fleet_expansion_joint_beats_rolling() -> None:
+    """The shipped scenario: rolling fills B1's R7-R8 with H100 racks in q2 (their UPS comes online
+    then) and leaves only B2's seven positions to the NVL72 in q3; joint keeps R7-R8, buys their liquid
+    loops a quarter ahead and places fifteen NVL72 racks: 2,216 GPUs against 1,768."""
+    from planner.loader import load_scenario
+
+    s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
+    joint, rolling = plan_scenario(s), plan_rolling(s)
+    assert verify(joint, s).ok and verify(rolling, s).ok
+    assert (joint.status, joint.kpis.gpus, rolling.status, rolling.kpis.gpus) == (Status.optimal, 2216, Status.feasible, 1768)
+    assert {b.id for b in joint.retrofits} == {"loop-B1-R7", "loop-B1-R8"} and rolling.retrofits == []
+    assert sum(1 for r in joint.racks if r.rack_type == NVL) == 15 and sum(1 for r in rolling.racks if r.rack_type == NVL) == 7
+
+
+def test_cli_modes_and_diff(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = {}
+    for mode in ("joint", "rolling"):
+        out[mode] = tmp_path / f"{mode}.yaml"
+        r = subprocess.run([sys.executable, "-m", "planner.cli", "plan", "datasets/fleet-expansion.yaml", "--mode", mode, "-o", str(out[mode]), "--quiet"],
+                           capture_output=True, text=True, cwd=root)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0].split() == ["mode", mode]
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "diff", str(out["joint"]), str(out["rolling"])], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0].endswith("78 racks in place, 8 added, 8 removed, 0 moved")
+    assert any(line.split()[:4] == ["gpus", "2,216", "1,768", "-448"] for line in r.stdout.splitlines())
