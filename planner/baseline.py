@@ -18,7 +18,7 @@ from collections import defaultdict
 from planner.costs import facility_usd, rack_cost
 from planner.enums import Objective, Scope, Status
 from planner.errors import SolverFailure
-from planner.kpis import compute_kpis, network_racks, objective_value
+from planner.kpis import compute_kpis, network_racks, objective_value, stranded_power
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
@@ -327,6 +327,6 @@ def greedy_plan(scenario: Scenario) -> Plan:
     if hard:
         raise SolverFailure(f"greedy plan fails verification: {'; '.join(map(str, hard[:5]))}")
     notes = [f"demand not met: {v}" for v in rep.violations]
-    kpis = compute_kpis(s, racks)
+    kpis = compute_kpis(s, racks).model_copy(update={"stranded_kw": stranded_power(s, racks, rep.usage)[0]})
     value = objective_value(s, racks)
     return plan.model_copy(update={"kpis": kpis, "utilisation": rep.usage, "notes": notes, "objective_value": float(value)})

@@ -202,3 +202,77 @@ def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterabl
             tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
         ))
     return out
+
+
+STRANDED_ORDER = ("space", "ports", "cooling", "rack limits", "N-1")
+"""The checks a rack must pass, in the order a stranded kW is attributed to the first that fails."""
+
+
+def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> tuple[float, list[tuple[str, float, str]]]:
+    """Usable kW left that no allowed rack can use, per top power node (roots of the power tree),
+    attributed to the limit that binds it (SPEC §10). For each root with room for the smallest
+    allowed rack, every free position under it is tried for one more rack of each allowed type:
+    space, pod ports and racks, cooling zone room, the row's rack limits, then N-1 (every node
+    above the row's feeds keeps its worst single-failure load plus the rack within its usable
+    capacity: a conservative screen). If no position passes, the root's room is stranded, attributed
+    to the check most positions fail first. Returns (total kW, [(root, kW, reason)])."""
+    from planner.site_index import fits, index_site
+
+    types = scenario.catalog.by_id()
+    allowed = {t for c in scenario.clusters for t in scenario.gpu_types_for(c)}
+    if not allowed:
+        return 0.0, []
+    ix = index_site(scenario.site)
+    use = {(u.kind, u.id): u for u in usage}
+    taken = {(r.row, r.position) for r in racks} | ix.pod_locations()
+    pod_gpus: dict[str, int] = {}
+    pod_racks: dict[str, int] = {}
+    for r in racks:
+        pod = ix.rows[r.row].row.pod if r.row in ix.rows else None
+        if pod is not None and r.rack_type in types:
+            pod_gpus[pod] = pod_gpus.get(pod, 0) + types[r.rack_type].gpus
+            pod_racks[pod] = pod_racks.get(pod, 0) + 1
+    kw_of = {t: scenario.rack_power_kw(types[t]) for t in allowed}
+    smallest = min(kw_of.values())
+
+    def room(node: str) -> float:
+        u = use.get(("power_node", node))
+        return 0.0 if u is None else u.limit - max(u.value, u.worst_value or 0.0)
+
+    out = []
+    for root, node in ix.power_nodes.items():
+        if node.parent is not None or room(root) < smallest - 1e-9:
+            continue
+        under = ix.subtree(root)
+        reasons: dict[str, int] = {}
+        usable = False
+        for rid, ref in ix.rows.items():
+            if not set(ref.row.feeds) & under:
+                continue
+            free = any((rid, i) not in taken and i not in ref.row.reserved for i in range(ref.row.positions))
+            pod = ix.pods[ref.row.pod]
+            above = {a for f in ref.row.feeds for a in ix.ancestors(f)}
+            for t in allowed:
+                rt = types[t]
+                air, liquid = rt.heat_kw(kw_of[t])
+                zone_room = [use.get(("cooling_zone", z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z]
+                if not free:
+                    why = "space"
+                elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks):
+                    why = "ports"
+                elif any(u is not None and u.value + h > u.limit + 1e-9 for u, h in zip(zone_room, (air, liquid), strict=False)):
+                    why = "cooling"
+                elif not fits(scenario, ix, rid, rt):
+                    why = "rack limits"
+                elif any(room(a) < kw_of[t] - 1e-9 for a in above):
+                    why = "N-1"
+                else:
+                    usable = True
+                    break
+                reasons[why] = reasons.get(why, 0) + 1
+            if usable:
+                break
+        if not usable:
+            why = max(STRANDED_ORDER, key=lambda r: (reasons.get(r, 0), -STRANDED_ORDER.index(r)))
+            out.append((root, round(room(root), 6), why))
+    return round(sum(kw for _, kw, _ in out), 6), out

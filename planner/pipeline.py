@@ -15,10 +15,10 @@ import pulp
 from planner.version import __version__
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
-from planner.kpis import compute_kpis, objective_value, phase_summaries
+from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.loader import scenario_hash
 from planner.enums import Scope, Status
-from planner.plan import BoughtRetrofit, PlacedRack, Plan
+from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower
 from planner.schema import Demand, Scenario
 from planner.site_index import place
 from planner.errors import SolverFailure
@@ -187,9 +187,12 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
         lines = "; ".join(str(v) for v in rep.violations[:5])
         raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
     bought = [(b.id, b.phase) for b in plan.retrofits]
+    total, where = stranded_power(scenario, plan.racks, rep.usage)
+    kpis = compute_kpis(scenario, plan.racks, bought).model_copy(update={"stranded_kw": total})
     return plan.model_copy(update={
-        "kpis": compute_kpis(scenario, plan.racks, bought), "utilisation": rep.usage,
+        "kpis": kpis, "utilisation": rep.usage,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
+        "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     })
 
 

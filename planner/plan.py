@@ -107,6 +107,8 @@ class Kpis(StrictModel):
     """GPU-hours available over the horizon."""
     usd_per_gpu_hour: Float = 0
     """tco_usd ÷ gpu_hours."""
+    stranded_kw: Float = 0
+    """Usable kW at the top of the power tree that no allowed rack can use (planner.kpis.stranded_power)."""
     cable_m: Float = 0
     """Σ links × cable length, m."""
 
@@ -118,6 +120,17 @@ class BoughtRetrofit(StrictModel):
     """Retrofit ID."""
     phase: Id | None = None
     """Phase in which it is bought (it takes effect its lead time later)."""
+
+
+class StrandedPower(StrictModel):
+    """Usable power no allowed rack can use, and the limit that binds it."""
+
+    node: Id
+    """Top power node."""
+    kw: Float
+    """Stranded kW."""
+    reason: Text
+    """space, ports, cooling, rack limits or N-1."""
 
 
 class PhaseSummary(StrictModel):
@@ -174,6 +187,8 @@ class Plan(StrictModel):
     """Retrofits bought and when."""
     phases: list[PhaseSummary] = Field(default_factory=list, max_length=100)
     """Per phase: what stands at its end (phased scenarios)."""
+    stranded: list[StrandedPower] = Field(default_factory=list, max_length=100_000)
+    """Where usable power is stranded, and why."""
     kpis: Kpis | None = None
     """Headline figures (none in a hand-written plan: then nothing is claimed)."""
     utilisation: list[Usage] | None = None
