@@ -96,3 +96,19 @@ def test_plan_kpis_carry_the_same_costs() -> None:
     c = rack_cost(types[r.rack_type], 21.4, link, 4200, s.costs, s.pue)
     assert (k.capex_usd, k.opex_usd_per_year, k.tco_usd, k.gpu_hours) == (round(c.capex_usd, 2), round(c.opex_usd_per_year, 2), round(c.tco_usd, 2), c.gpu_hours)
     assert k.usd_per_gpu_hour == pytest.approx(c.tco_usd / c.gpu_hours, abs=1e-6)
+
+
+def test_stranded_power_is_attributed_to_what_binds() -> None:
+    """small-hall: the utility's 2,000 usable kW carry 1,575.6 kW (54 GT × 21.4 + 3 NVL72 × 132 + two
+    12 kW network racks); the 424.4 kW left cannot be used because CZ-AIR has 11 kW of air left, less
+    than any rack's air heat: stranded by cooling. dr-hall: the UPS N-1 limits bind before space does."""
+    from pathlib import Path
+
+    from planner.loader import load_scenario
+    from planner.pipeline import plan_scenario
+
+    root = Path(__file__).resolve().parent.parent / "datasets"
+    plan = plan_scenario(load_scenario(root / "small-hall.yaml"))
+    assert (plan.kpis.stranded_kw, [(x.node, x.kw, x.reason) for x in plan.stranded]) == (424.4, [("UTIL", 424.4, "cooling")])
+    plan = plan_scenario(load_scenario(root / "dr-hall.yaml"))
+    assert [(x.node, x.reason) for x in plan.stranded] == [("UTIL", "N-1")]
