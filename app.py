@@ -11,6 +11,7 @@ page = st.navigation(
     [
         st.Page("ui/plan_page.py", title="Plan", default=True),
         st.Page("ui/scenario_page.py", title="Scenario"),
+        st.Page("ui/phases_page.py", title="Phases"),
         st.Page("ui/compare_page.py", title="Compare"),
     ]
 )

@@ -307,3 +307,21 @@ def test_identical_solves_in_flight_run_once() -> None:
     t1.join()
     t2.join()
     assert hub.runs == 1 and out == [_entry("optimal"), _entry("optimal")]
+
+
+def test_phases_page_compares_joint_and_rolling() -> None:
+    at = open_page("ui/phases_page.py", scenario="fleet-expansion")
+    assert at.title[0].value == "Phases: fleet-expansion"
+    at.button(key="solve_joint").click().run()
+    at.button(key="solve_rolling").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == (2216, 1768)
+    assert any("Regret of rolling against joint: **+448 GPUs**" in m.value for m in at.markdown)
+    assert len(at.dataframe) >= 2 and list(at.dataframe[1].value["phase"]) == ["q1", "q2", "q3", "q4"]
+
+
+def test_phases_page_on_a_scenario_without_phases() -> None:
+    at = open_page("ui/phases_page.py")
+    assert not at.exception
+    assert any("no phases" in i.value for i in at.info)

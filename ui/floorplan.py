@@ -21,11 +21,18 @@ def _bucket(share: float) -> str:
     return next((label for top, label in FEED_BUCKETS if share <= top), "feeds over limit")
 
 
-def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> list[dict]:
-    """One record per position of a hall: coordinates, state, label to colour by, hover text."""
+INSTALLED, EARLIER = "installed before", "placed earlier"
+
+
+def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None) -> list[dict]:
+    """One record per position of a hall: coordinates, state, label to colour by, hover text.
+    With ``phase``, only racks standing at its end; ``color_by="new"`` marks the racks placed in it."""
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
-    placed = {(r.row, r.position): r for r in (plan.racks if plan else [])}
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    cut = order.get(phase, len(order))
+    racks = [r for r in (plan.racks if plan else []) if phase is None or r.existing or order.get(r.phase, 0) <= cut]
+    placed = {(r.row, r.position): r for r in racks}
     spots = ix.pod_locations()
     feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == "power_node"}
     out = []
@@ -44,6 +51,8 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 label = EMPTY
             elif color_by == "cluster":
                 label = rack.cluster
+            elif color_by == "new":
+                label = INSTALLED if rack.existing else (f"new in {rack.phase}" if rack.phase == phase else EARLIER)
             elif color_by == "feed_utilisation":
                 label = _bucket(max(feed_use.get(f, 0.0) for f in row.feeds))
             else:
@@ -53,17 +62,20 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
             if rack is not None:
                 t = types.get(rack.rack_type)
                 kw = scenario.rack_power_kw(t) if t else 0.0
+                when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
                 hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
-                         f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *hover]
+                         f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *([when] if when else []), *hover]
             out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover)})
     return out
 
 
-def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type") -> go.Figure:
-    """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``."""
-    records = floor_positions(scenario, plan, hall_id, color_by)
+def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None) -> go.Figure:
+    """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``; with
+    ``phase``, the hall at that phase's end, retrofits in effect then marked beside their rows."""
+    records = floor_positions(scenario, plan, hall_id, color_by, phase)
     ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
-    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", **BUCKET_COLORS, **ids}
+    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
+             **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids}
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
     labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK), order.get(s, -1), s))
     fig = go.Figure()
@@ -77,9 +89,35 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
                 hovertext=[p["hover"] for p in pts], hoverinfo="text",
             )
         )
+    if plan is not None and plan.retrofits:
+        _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
-        title=f"Hall {hall_id}", height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title=f"Hall {hall_id}" + (f" at the end of {phase}" if phase else ""), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
         legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
     )
     return fig
+
+
+def _mark_retrofits(fig: go.Figure, scenario: Scenario, plan: Plan, hall_id: str, phase: str | None) -> None:
+    """A diamond left of each row a bought retrofit changes (in effect by ``phase`` when given)."""
+    ix = index_site(scenario.site)
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    by_id = {r.id: r for r in scenario.retrofits}
+    xs, ys, texts = [], [], []
+    for b in plan.retrofits:
+        r = by_id.get(b.id)
+        row_id = getattr(r.effect, "row", None) if r else None
+        if row_id is None or row_id not in ix.rows or ix.rows[row_id].hall != hall_id:
+            continue
+        effective = order.get(b.phase, 0) + r.lead_phases
+        if phase is not None and effective > order.get(phase, 0):
+            continue
+        x, y = ix.rows[row_id].row.position_xy(0)
+        xs.append(x - 0.9)
+        ys.append(y)
+        texts.append(f"retrofit {b.id}: {r.effect.kind.replace('_', ' ')}, bought in {b.phase}, in effect from "
+                     f"{scenario.phases[min(effective, len(scenario.phases) - 1)].id if scenario.phases else '-'}")
+    if xs:
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=f"retrofit ({len(xs)})", hovertext=texts, hoverinfo="text",
+                                 marker={"symbol": "diamond", "size": 13, "color": "#6a3d9a"}))

@@ -151,9 +151,9 @@ def _my() -> OrderedDict:
     return st.session_state.my_results
 
 
-def my_entry(text: str) -> dict | None:
-    """This session's result for a scenario text, if it solved it."""
-    return _my().get(scenario_key(text))
+def my_entry(text: str, mode: str = "joint") -> dict | None:
+    """This session's result for a scenario text (and mode), if it solved it."""
+    return _my().get(scenario_key(text) + ("" if mode == "joint" else f"|{mode}"))
 
 
 def _keep(key: str, entry: dict) -> None:
@@ -164,14 +164,15 @@ def _keep(key: str, entry: dict) -> None:
         mine.popitem(last=False)
 
 
-def solve_text(text: str, scenario: Scenario, box=None) -> dict:
-    """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``."""
+def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> dict:
+    """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``.
+    ``mode``: joint (default) or rolling (phased scenarios, phase by phase)."""
     from planner.enums import Status
-    from planner.explainer import explain_infeasible
-    from planner.pipeline import plan_scenario
     from planner.errors import SolverFailure
+    from planner.explainer import explain_infeasible
+    from planner.pipeline import plan_mode
 
-    key = scenario_key(text)
+    key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
 
     def work() -> dict:
         t0 = time.perf_counter()
@@ -182,9 +183,9 @@ def solve_text(text: str, scenario: Scenario, box=None) -> dict:
 
         entry: dict = {}
         try:
-            plan = plan_scenario(scenario, progress)
+            plan = plan_mode(scenario, mode, progress)
             entry["plan"] = plan.model_dump(mode="json")
-            if plan.status == Status.infeasible:
+            if plan.status == Status.infeasible and mode == "joint":
                 if box is not None:
                     box.write("explaining the conflict (elastic relaxation)…")
                 entry["explanation"] = explain_infeasible(scenario).render()

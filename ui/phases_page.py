@@ -1,0 +1,99 @@
+"""Phases page: a fleet expansion over time, joint vs rolling, and what it costs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from planner.enums import Status
+from ui.colors import cluster_colors
+from ui.floorplan import floor_figure
+from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
+
+scenario = current_scenario()
+if scenario is None:
+    st.stop()
+text = st.session_state.scenario_yaml
+st.title(f"Phases: {scenario.name}")
+phases = [p.id for p in scenario.phases]
+if not phases:
+    st.info("This scenario has no phases: it is one placement question. Load `fleet-expansion` on the Scenario page for a phased one; "
+            "the cost breakdown below still applies to the Plan page's answer.")
+else:
+    st.caption(" → ".join(f"{p.id} ({p.start.isoformat()}{': ' + p.name if p.name else ''})" for p in scenario.phases))
+
+c1, c2 = st.columns(2)
+for col, mode, label in ((c1, "joint", "Solve jointly (all phases at once)"), (c2, "rolling", "Solve rolling (phase by phase)")):
+    if col.button(label, key=f"solve_{mode}", disabled=not phases and mode == "rolling"):
+        with st.status(f"Solving {mode}…", expanded=False) as box:
+            entry = solve_text(text, scenario, box, mode)
+            done = plan_of(entry)
+            ok = done is not None and done.status in (Status.optimal, Status.feasible)
+            box.update(label=f"{mode}: {done.status.value if done else 'failed'}", state="complete" if ok else "error")
+
+plans = {mode: plan_of(my_entry(text, mode)) for mode in ("joint", "rolling")}
+plans = {k: v for k, v in plans.items() if v is not None}
+if not plans:
+    st.info("Not solved yet on this page. Press a Solve button.")
+    st.stop()
+
+if len(plans) == 2:
+    st.subheader("Joint vs rolling")
+    rows = {}
+    for mode, p in plans.items():
+        k = p.kpis
+        rows[mode] = {"status": p.status.value, "GPUs": k.gpus if p.status.has_plan else 0, "objective": p.objective_value,
+                      "capex USD": round(k.capex_usd), "TCO USD": round(k.tco_usd), "USD per GPU-hour": round(k.usd_per_gpu_hour, 3),
+                      "retrofits": ", ".join(f"{b.id} ({b.phase})" for b in p.retrofits) or "-"}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    st.dataframe(table, key="modes_table", width="stretch")
+    j, r = plans["joint"], plans["rolling"]
+    if j.status.has_plan and r.status.has_plan:
+        st.markdown(f"Regret of rolling against joint: **{j.kpis.gpus - r.kpis.gpus:+,} GPUs** at the end, "
+                    f"**{(j.objective_value or 0) - (r.objective_value or 0):+,.0f}** in the objective ({scenario.objective}), "
+                    f"capex {r.kpis.capex_usd - j.kpis.capex_usd:+,.0f} USD, TCO {r.kpis.tco_usd - j.kpis.tco_usd:+,.0f} USD.")
+    elif j.status.has_plan:
+        st.markdown(f"Rolling planning ends **{r.status.value}**: {r.notes[-1] if r.notes else ''}")
+
+mode = st.radio("Show", list(plans), horizontal=True, key=f"phases_mode_{scenario_key(text)[:12]}")
+plan = plans[mode]
+if not plan.status.has_plan:
+    st.error(f"No plan ({plan.status.value}): " + "; ".join(plan.notes[-2:]))
+    st.stop()
+
+if plan.phases:
+    st.subheader("Timeline")
+    types = scenario.catalog.by_id()
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    colors = cluster_colors(scenario)
+    fig = go.Figure()
+    for c in scenario.clusters:
+        ys = [sum(types[r.rack_type].gpus for r in plan.racks if r.cluster == c.id and (r.existing or order.get(r.phase, 0) <= i))
+              for i in range(len(phases))]
+        fig.add_bar(x=phases, y=ys, name=c.id, marker_color=colors[c.id])
+    fig.add_scatter(x=phases, y=[p.it_kw / 1000 for p in plan.phases], name="IT MW", yaxis="y2", mode="lines+markers", line={"color": "#333"})
+    fig.update_layout(barmode="stack", height=340, title="GPUs standing per phase (stacked by cluster) and IT MW",
+                      yaxis={"title": "GPUs"}, yaxis2={"title": "MW", "overlaying": "y", "side": "right"}, legend={"orientation": "h"},
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    st.plotly_chart(fig, key="timeline", width="stretch")
+    st.dataframe(pd.DataFrame([p.model_dump() for p in plan.phases]), key="phase_table", width="stretch", hide_index=True)
+
+    st.subheader("Floor plan at a phase")
+    c1, c2 = st.columns([1, 2])
+    chosen = c1.select_slider("Phase", phases, value=phases[-1], key=f"phase_pick_{mode}")
+    halls = [h.id for b in scenario.site.buildings for h in b.halls]
+    hall = c2.selectbox("Hall", halls, key=f"phase_hall_{mode}")
+    st.plotly_chart(floor_figure(scenario, plan, hall, "new", chosen), key="phase_floor", width="stretch")
+
+st.subheader("Costs")
+k = plan.kpis
+parts = {"racks": k.capex_racks_usd, "fabric": k.capex_fabric_usd, "links": k.capex_links_usd, "facility": k.capex_facility_usd,
+         "retrofits": k.capex_retrofits_usd}
+fig = go.Figure(go.Bar(x=list(parts), y=list(parts.values()), marker_color="#1f5fa8"))
+fig.update_layout(height=300, title=f"Capex by part: ${k.capex_usd / 1e6:,.1f}M; opex ${k.opex_usd_per_year / 1e6:,.2f}M a year; "
+                                    f"TCO ${k.tco_usd / 1e6:,.1f}M over {scenario.costs.horizon_years:g} years; ${k.usd_per_gpu_hour:,.2f} per GPU-hour",
+                  yaxis={"title": "USD"}, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+st.plotly_chart(fig, key="costs", width="stretch")
+if plan.stranded:
+    st.caption("Stranded power: " + "; ".join(f"{s.node} {s.kw:,.1f} kW ({s.reason})" for s in plan.stranded[:10]))
