@@ -74,10 +74,30 @@ def _scale_scenario(name: str) -> Path:
     return path
 
 
+def _phased_meta(phases: int) -> Path:
+    """meta-24k-building over ``phases`` quarters: two 3,072-GPU jobs more each quarter (eight in all)."""
+    GEN.mkdir(parents=True, exist_ok=True)
+    (GEN / "meta-24k-building.site.yaml").write_text((ROOT / "datasets" / "meta-24k-building.site.yaml").read_text())
+    per = 8 // phases
+    lines = [f"name: meta-24k-{phases}phases", "site: meta-24k-building.site.yaml", "phases:"]
+    lines += [f"  - {{id: q{i + 1}, start: 2026-{1 + 3 * i:02d}-01}}" for i in range(phases)]
+    lines.append("clusters:")
+    for j in range(8):
+        q = min(j // per, phases - 1) + 1
+        lines.append(f"  - {{id: train-{j + 1}, demand: max, gpus_by_phase: {{q{q}: 3072}}, rack_types: [grand-teton-h100], max_hops: 3}}")
+    lines.append("solver: {name: highs, time_limit_s: 60, rel_gap: 0.005}")
+    path = GEN / f"meta-24k-{phases}phases.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def _scenario(name: str, solver: str, time_limit: float, objective: str | None = None):
     from planner.loader import load_scenario
 
-    path = _scale_scenario(name) if name in SCALE else ROOT / "datasets" / f"{name}.yaml"
+    if name.startswith("meta-24k-") and name.endswith("phases"):
+        path = _phased_meta(int(name.removeprefix("meta-24k-").removesuffix("phases")))
+    else:
+        path = _scale_scenario(name) if name in SCALE else ROOT / "datasets" / f"{name}.yaml"
     t0 = time.perf_counter()
     s = load_scenario(path)
     load_s = time.perf_counter() - t0
@@ -106,6 +126,19 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         t0 = time.perf_counter()
         g = greedy_plan(s)
         out.update(gpus=g.kpis.gpus, greedy_s=time.perf_counter() - t0)
+    elif kind in ("joint", "rolling"):
+        from planner.pipeline import plan_mode
+
+        t0 = time.perf_counter()
+        plan = plan_mode(s, kind)
+        k = plan.kpis
+        out.update(total_s=time.perf_counter() - t0, status=str(plan.status), gap=plan.gap, objective=plan.objective_value,
+                   gpus=k.gpus if plan.status.has_plan else 0, capex_usd=k.capex_usd, tco_usd=k.tco_usd, usd_per_gpu_hour=k.usd_per_gpu_hour,
+                   retrofits=[f"{b.id} ({b.phase})" for b in plan.retrofits], stranded_kw=k.stranded_kw)
+        from planner.model import build
+
+        m = build(s)
+        out.update(m.size)
     else:
         t_all = time.perf_counter()
         t0 = time.perf_counter()
@@ -186,6 +219,8 @@ def main() -> None:
     greedy = {n: measure("greedy", n) for n in REFERENCE}
     per_cluster = {n: measure("plan", n, "per-cluster") for n in ("region-100k-pods", "meta-24k-binpack", "meta-24k-building")}
     pos, cbc, cbc_pos, scale, capex = {}, {}, {}, {}, {}
+    phased = {"joint": measure("joint", "fleet-expansion"), "rolling": measure("rolling", "fleet-expansion")}
+    growth = {n: measure("joint", f"meta-24k-{n}phases") for n in (1, 2, 4)}
     if not args.quick:
         for n in ("small-hall", "dr-hall", "meta-24k-building"):
             pos[n] = measure("plan", n, "per-position", time_limit=120)
@@ -195,10 +230,10 @@ def main() -> None:
         capex["meta-24k-building"] = measure("plan", "meta-24k-building", "min-capex", time_limit=60)
         for n in SCALE:
             scale[n] = measure("plan", n, "start", time_limit=600)
-    write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex)
+    write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth)
 
 
-def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex) -> None:
+def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth) -> None:
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     L = ["# Benchmark results", "",
          f"Written by `.venv/bin/python benchmarks/run.py` on {now}; {platform.machine()}, Python {platform.python_version()}, "
@@ -261,7 +296,24 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
               "| case | status | gap | capex USD | solve s |", "|---|---|---|---|---|"]
         for n, r in capex.items():
             L.append(f"| {n} min_capex | {r.get('status')} | {_gap(r)} | {_f(r.get('capex_usd'), '{:,.0f}')} | {_f(r.get('solve_s'))} |")
-    L += ["", "## Targets (issue: Engine core, scale)", "", "| target | measured | met |", "|---|---|---|"]
+    j, r = phased["joint"], phased["rolling"]
+    L += ["", "## Fleet expansion: joint vs rolling (datasets/fleet-expansion.yaml, HiGHS)", "",
+          "`planner plan datasets/fleet-expansion.yaml --mode joint|rolling`. Objective max_gpus over phases (GPU-phases: earlier is better).", "",
+          "| mode | status | gap | GPUs at the end | GPU-phases | capex USD | TCO USD | USD per GPU-hour | retrofits bought | stranded kW | time s |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for mode, x in phased.items():
+        L.append(f"| {mode} | {x.get('status')} | {_gap(x)} | {_n(x.get('gpus'))} | {_f(x.get('objective'), '{:,.0f}')} | {_f(x.get('capex_usd'), '{:,.0f}')} | "
+                 f"{_f(x.get('tco_usd'), '{:,.0f}')} | {_f(x.get('usd_per_gpu_hour'), '{:.3f}')} | {', '.join(x.get('retrofits') or []) or '-'} | "
+                 f"{_f(x.get('stranded_kw'), '{:,.1f}')} | {_f(x.get('total_s'))} |")
+    if j.get("gpus") is not None and r.get("gpus") is not None:
+        L += ["", f"Regret of rolling: {j['gpus'] - r['gpus']:,} GPUs at the end and {j['objective'] - r['objective']:,.0f} GPU-phases; rolling spends "
+              f"${j['capex_usd'] - r['capex_usd']:,.0f} less capex and ${j['tco_usd'] - r['tco_usd']:,.0f} less TCO, for fewer GPUs "
+              f"(${r['usd_per_gpu_hour']:.3f} against ${j['usd_per_gpu_hour']:.3f} per GPU-hour: the NVL72 racks joint planning makes room for cost more per GPU)."]
+    L += ["", "## Model size per phase (meta-24k-building, two 3,072-GPU one-pod jobs more each quarter, joint, 0.5% gap)", "",
+          "| phases | variables (int) | constraints | status | gap | GPUs | time s |", "|---|---|---|---|---|---|---|"]
+    for n, x in growth.items():
+        L.append(f"| {n} | {_n(x.get('variables'))} ({_n(x.get('integers'))}) | {_n(x.get('constraints'))} | {x.get('status')} | {_gap(x)} | {_n(x.get('gpus'))} | {_f(x.get('total_s'))} |")
+    L += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
 
     def t(name: str, value, ok: bool) -> None:
         L.append(f"| {name} | {value} | {'yes' if ok else 'NO'} |")
@@ -275,6 +327,11 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
           c.get("gap") is not None and c["gap"] <= 0.01 and (c.get("total_s") or 1e9) <= 600)
         t("1M GPUs, one cluster per pod: < 4 GB", f"{_f(c.get('peak_mb'), '{:.0f}')} MB", (c.get("peak_mb") or 1e9) < 4096)
         t("a 1M-GPU plan loads in seconds", f"{_f(c.get('load_plan_s'))} s ({_f(c.get('plan_mb'), '{:.1f}')} MB)", (c.get("load_plan_s") or 1e9) < 10)
+    t("fleet-expansion joint: within 0.5% in ≤ 60 s", f"{j.get('status')}, gap {_gap(j)}, {_f(j.get('total_s'))} s",
+      j.get("gap") is not None and j["gap"] <= 0.005 and (j.get("total_s") or 1e9) <= 60)
+    g4 = growth.get(4, {})
+    t("meta-24k-building, 4 phases: within 0.5% in ≤ 30 s", f"{g4.get('status')}, gap {_gap(g4)}, {_f(g4.get('total_s'))} s",
+      g4.get("gap") is not None and g4["gap"] <= 0.005 and (g4.get("total_s") or 1e9) <= 30)
     r = cold.get("region-100k-pods", {})
     t("region-100k-pods ≤ 2 s cold (primary solve)", f"{_f(r.get('solve_s'))} s", (r.get("solve_s") or 1e9) <= 2)
     worst = max(((cold[n].get("solve_s") or 0) / BEFORE[n] for n in BEFORE if cold[n].get("solve_s") and BEFORE[n] >= 0.1), default=0)
