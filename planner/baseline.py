@@ -110,6 +110,7 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
     pod_gpus: dict[str, int] = defaultdict(int)
     pod_racks: dict[str, int] = defaultdict(int)
     placed_gpus: dict[str, int] = defaultdict(int)
+    racks_of: dict[str, int] = defaultdict(int)
     homes: dict[tuple[str, Scope], str] = {}
     state = {"capex": facility_usd(network_kw, s.costs), "it_kw": 0.0}
     taken: set[tuple[str, int]] = set()
@@ -122,6 +123,7 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
         pod_gpus[pod] += t.gpus
         pod_racks[pod] += 1
         placed_gpus[r.cluster] += t.gpus
+        racks_of[r.cluster] += 1
         state["it_kw"] += s.rack_power_kw(t)
         homes[r.cluster, Scope.pod] = pod
         homes[r.cluster, Scope.building] = ix.rows[r.row].building
@@ -166,6 +168,8 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
                 heat[row.liquid_loop] += liquid
         power = PowerState(pm, fixed_row)
         dark_rows = {r for g in pm.dark for r in pm.groups[g].rows}
+        home_order: dict[Scope, list[str]] = {}
+        by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
         free = [(rid, i) for rid, i in free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
 
         def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
@@ -222,24 +226,25 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
             scope = s.scope_of(c)
             smallest = min((t.gpus for t in ranked), default=0)
             home = homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
-            n_racks = sum(1 for r in racks if r.cluster == c.id) + sum(1 for r in s.existing if r.cluster == c.id)
+            n_racks = racks_of[c.id]
             if home is not None:
                 cands = [home]
             elif scope in (Scope.pod, Scope.building):
                 need = (want or 0) - placed_gpus[c.id] if c.demand != Demand.max else 0
-                order: list[str] = []
-                for rid, _ in free:
-                    h = where_of(rid, scope)
-                    if h not in order:
-                        order.append(h)
-                cands = [h for h in order if ports_left(scope, h) >= max(need, smallest)]
+                if scope not in home_order:
+                    home_order[scope] = list(dict.fromkeys(where_of(rid, scope) for rid, _ in free))
+                cands = [h for h in home_order[scope] if ports_left(scope, h) >= max(need, smallest)]
             else:
                 cands = [None]
-            for h in cands:
+            if scope in (Scope.pod, Scope.building) and scope not in by_home:
+                by_home[scope] = defaultdict(list)
                 for rid, i in free:
+                    by_home[scope][where_of(rid, scope)].append((rid, i))
+            for h in cands:
+                for rid, i in (by_home[scope][h] if h is not None else free):
                     if placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
                         break
-                    if (rid, i) in taken or (h is not None and where_of(rid, scope) != h):
+                    if (rid, i) in taken:
                         continue
                     pod = ix.pods[ix.rows[rid].row.pod]
                     if pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] >= pod.max_racks):
@@ -250,6 +255,7 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
                         if try_place(rid, i, t, c.id):
                             placed_gpus[c.id] += t.gpus
                             n_racks += 1
+                            racks_of[c.id] += 1
                             if h is not None:
                                 homes[c.id, scope] = h
                             break
@@ -278,9 +284,11 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
     construction; the verifier re-checks it wherever it is used)."""
     types = scenario.catalog.by_id()
     tl = timeline(scenario)
-    every = [*scenario.existing, *racks]
+    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in [*scenario.existing, *racks]:
+        by_cluster[r.cluster].append(r)
     for c in scenario.clusters:
-        mine = [r for r in every if r.cluster == c.id]
+        mine = by_cluster.get(c.id, [])
         for p in range(len(tl.phases)):
             got = sum(types[r.rack_type].gpus for r in mine if r.existing or tl.at(r.phase) <= p)
             want = tl.demand(c, p)
