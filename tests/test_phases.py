@@ -150,3 +150,35 @@ def test_cli_modes_and_diff(tmp_path: Path) -> None:
     assert r.returncode == 0
     assert r.stdout.splitlines()[0].endswith("78 racks in place, 8 added, 8 removed, 0 moved")
     assert any(line.split()[:4] == ["gpus", "2,216", "1,768", "-448"] for line in r.stdout.splitlines())
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_capacity_and_rack_power_retrofits(solver: str) -> None:
+    """One phase. Feed F: 50 kW × 0.8 = 40 kW usable → one 21.4 kW GT rack; a +30 kW raise (bought,
+    lead 0) makes 70 kW → three racks. A row limited to 20 kW takes no GT rack (21.4 kW nameplate)
+    until a rack-power retrofit raises it to 25 kW."""
+    one = [{"id": "p1", "start": date(2026, 1, 1)}]
+    rows = [{"id": "R", "positions": 4, "feeds": ["F"]}]
+    raise_f = [{"id": "more-F", "cost_usd": 1, "lead_phases": 0, "effect": {"kind": "raise_capacity", "target": "F", "add_kw": 30}}]
+    s = tiny_scenario(rows, [{"id": "F", "capacity_kw": 50}], [{"id": "c", "demand": "max", "rack_types": [GT]}], phases=one, retrofits=raise_f)
+    plan = solved(s, solver)
+    assert (plan.kpis.gpus, plan.retrofits) == (48, [BoughtRetrofit(id="more-F", phase="p1")])
+    rows = [{"id": "R", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 20}]
+    raise_r = [{"id": "taps", "cost_usd": 1, "lead_phases": 0, "effect": {"kind": "raise_rack_power", "row": "R", "max_rack_power_kw": 25}}]
+    s = tiny_scenario(rows, FEED, [{"id": "c", "demand": "max", "rack_types": [GT]}], phases=one, retrofits=raise_r)
+    plan = solved(s, solver)
+    assert (plan.kpis.gpus, plan.retrofits) == (32, [BoughtRetrofit(id="taps", phase="p1")])
+
+
+def test_the_verifier_refuses_racks_on_power_not_online_yet() -> None:
+    """fleet-expansion: B1-R7's UPS pair comes online in q2; a GT rack there in q1 stands on no feed."""
+    from planner.loader import load_scenario
+    from planner.site_index import index_site, place
+
+    s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
+    plan = plan_scenario(s)
+    rack = place(index_site(s.site), "B1-R7", 3, s.catalog.by_id()[GT], "h100-train").model_copy(update={"phase": "q1"})
+    bad = plan.model_copy(update={"racks": [r for r in plan.racks if (r.row, r.position) != ("B1-R7", 3)] + [rack],
+                                  "kpis": None, "utilisation": None, "phases": []})
+    messages = [str(v) for v in verify(bad, s).violations]
+    assert "B1-R7: 21.4 kW stand in a row with no feed online in phase q1" in messages
