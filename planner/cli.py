@@ -218,6 +218,82 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK if ex.feasible else EXIT_FAILED
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Solve every point of a sweep on an executor into one results table (resumable)."""
+    from planner.fileio import check_writable
+    from planner.sweep import load_sweep, run_batch
+
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {args.output}: is a file; give a folder for the results")
+    check_writable(out if not out.exists() else out / "results.csv")
+    out.mkdir(exist_ok=True)
+    sweep = load_sweep(args.sweep, args.data_root)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=0, unit="point", desc=sweep.name, file=sys.stderr)
+
+    def progress(done: int, total: int, failed: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.set_postfix(failed=failed)
+            bar.update(done - bar.n)
+        elif not args.quiet:
+            print(f"{done}/{total} points done, {failed} failed", file=sys.stderr, flush=True)
+
+    rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress)
+    if bar is not None:
+        bar.close()
+    failed = sum(1 for r in rows if r.get("error"))
+    print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
+    return EXIT_OK
+
+
+def cmd_frontier(args: argparse.Namespace) -> int:
+    """An interactive Pareto chart of a results table (HTML)."""
+    from planner.fileio import atomic_write, check_writable
+    from planner.sweep import read_table
+
+    check_writable(args.output)
+    results = Path(args.results)
+    if not results.is_file():
+        raise InputError(f"{args.results}: no such results table")
+    table = read_table(results.parent)
+    missing = [a for a in (args.x, args.y, args.z) if a and a not in table.columns]
+    if missing:
+        raise InputError(f"--x/--y/--z: no column {', '.join(missing)} (columns: {', '.join(table.columns)})")
+    import os
+
+    from planner.sweep import frontier_figure
+
+    base = Path(os.path.relpath(results.parent, Path(args.output).parent))
+    fig, ok = frontier_figure(table, args.x, args.y, args.z, base)
+    script = "var p=document.getElementsByClassName('plotly-graph-div')[0];p.on('plotly_click',function(d){var u=d.points[0].customdata[0];if(u){window.open(u);}});"
+    atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))
+    print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Plans side by side: KPIs, costs, tightest limits."""
+    from planner.plan import load_plan
+
+    plans = [load_plan(p) for p in args.plans]
+    rows = [("", *(Path(p).name for p in args.plans)), ("scenario", *(p.scenario_name for p in plans)), ("status", *(p.status.value for p in plans))]
+    for f in ("gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour", "stranded_kw"):
+        rows.append((f, *("-" if p.kpis is None else f"{getattr(p.kpis, f):,.3f}" if f == "usd_per_gpu_hour" else f"{getattr(p.kpis, f):,.0f}" for p in plans)))
+    for i in range(3):
+        cells = []
+        for p in plans:
+            tight = sorted((u for u in p.utilisation or [] if u.limit > 0), key=lambda u: -u.worst_share)
+            cells.append(f"{tight[i].id} {tight[i].worst_share:.0%}" if len(tight) > i else "-")
+        rows.append((f"tightest {i + 1}", *cells))
+    _print_table(rows)
+    return EXIT_OK
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     """Racks added, removed and moved between two plans, and their KPI and cost deltas."""
     from planner.plan import load_plan
@@ -333,6 +409,30 @@ def build_parser() -> argparse.ArgumentParser:
                     help="phased scenarios: joint (all phases in one model, default) or rolling (phase by phase, each fixing the last)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
     pl.set_defaults(func=cmd_plan)
+
+    b = sub.add_parser("batch", help="solve a sweep of scenario variants in parallel into one results table")
+    b.add_argument("sweep")
+    b.add_argument("-o", "--output", required=True, help="results folder (results.csv, results.parquet, plans/)")
+    b.add_argument("--executor", choices=["serial", "process", "dask"], default="process")
+    b.add_argument("--workers", type=_positive_int, default=2)
+    b.add_argument("--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (dask executor; default: a LocalCluster)")
+    b.add_argument("--time-limit", type=_finite_float, help="seconds per point")
+    b.add_argument("--data-root", help="folder the sweep's files must be inside (default: the folder above the sweep's)")
+    b.add_argument("--quiet", action="store_true", help="no progress")
+    b.set_defaults(func=cmd_batch)
+
+    fr = sub.add_parser("frontier", help="interactive Pareto chart (HTML) of a results table")
+    fr.add_argument("results")
+    fr.add_argument("--x", default="capex_usd")
+    fr.add_argument("--y", default="gpus")
+    fr.add_argument("--z")
+    fr.add_argument("-o", "--output", required=True)
+    fr.add_argument("--cdn", action="store_true", help="load plotly.js from its CDN instead of embedding it")
+    fr.set_defaults(func=cmd_frontier)
+
+    cp = sub.add_parser("compare", help="plans side by side: KPIs, costs, tightest limits")
+    cp.add_argument("plans", nargs="+")
+    cp.set_defaults(func=cmd_compare)
 
     df = sub.add_parser("diff", help="racks added, removed and moved between two plans; KPI and cost deltas")
     df.add_argument("plan_a")

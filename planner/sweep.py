@@ -1,0 +1,505 @@
+"""Batch runs (§14): a sweep of scenario variants solved in parallel into one results table.
+
+A sweep file names a base scenario and what to vary:
+
+    name: small-hall-sweep
+    base: ../small-hall.yaml                       # relative to the sweep file
+    grid:                                          # cartesian product
+      clusters[0].rack_types: [[grand-teton-h100], [dgx-h100-4]]
+      gpu_power_cap_w: [null, 600]
+    zip:                                           # lists side by side (same length)
+      power_budget_ratio: [null, 0.9]
+      solver.rel_gap: [0.0, 0.01]
+    random: {n: 10, seed: 7, params: {gpu_power_cap_w: {uniform: [400, 700]}}}   # or {choice: [...]} / {int: [lo, hi]}
+    scenarios: [../dr-hall.yaml]                   # whole scenario files, run as they are
+
+Field paths are the YAML paths of the scenario with its site and catalog inline
+(``site.buildings[1].halls[0].rows[*].max_rack_power_kw``; ``[*]`` is every
+item). Paths in the sweep (base, scenarios, and values of ``site`` or
+``catalog``) are relative to the sweep file and must stay inside its data root
+(default: the folder above the sweep's folder, so ``datasets/sweeps/`` reaches
+``datasets/``). Every path is checked against the base before anything is
+solved, all problems reported at once; a point whose values make an invalid
+scenario fails alone, as a row with its error.
+
+Each point runs as a job with every parameter passed in (no environment), on an
+executor: ``serial``, ``process`` (local processes) or ``dask`` (a Dask
+distributed scheduler at an address, or a LocalCluster started for the run).
+Results go to ``results.csv`` and ``results.parquet`` with each point's plan in
+``plans/``; points whose scenario hash is already in the table are skipped.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError, Problem
+
+MAX_POINTS = 100_000
+"""Most points one sweep may have."""
+
+COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
+           "stranded_kw", "solve_s", "scenario_hash", "plan", "error"]
+"""Result columns after the varied parameters."""
+
+
+# ------------------------------------------------------------------ paths
+
+_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+|\*)\]|\.")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``a.b[2].c[*]`` → ["a", "b", 2, "c", "*"]; raises ValueError on a malformed path."""
+    out: list[str | int] = []
+    pos = 0
+    expect_name = True
+    while pos < len(path):
+        m = _TOKEN.match(path, pos)
+        if m is None:
+            raise ValueError(f"cannot read {path[pos:pos + 20]!r}")
+        name, idx = m.group(1), m.group(2)
+        if name is not None:
+            if not expect_name:
+                raise ValueError(f"missing '.' before {name!r}")
+            out.append(name)
+            expect_name = False
+        elif idx is not None:
+            out.append("*" if idx == "*" else int(idx))
+        else:
+            expect_name = True
+        pos = m.end()
+    if not out or not isinstance(out[0], str):
+        raise ValueError("a path starts with a key")
+    return out
+
+
+def _targets(data: Any, parts: list[str | int], here: str = "") -> list[tuple[Any, str | int, str]]:
+    """(container, key, shown path) of every place a path names; raises KeyError naming the first miss."""
+    if not parts:
+        return []
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        if not isinstance(data, list):
+            raise KeyError(f"{here or 'the scenario'} is not a list")
+        items = list(enumerate(data))
+    elif isinstance(head, int):
+        if not isinstance(data, list) or head >= len(data):
+            raise KeyError(f"{here}[{head}] does not exist ({len(data) if isinstance(data, list) else 0} items)")
+        items = [(head, data[head])]
+    else:
+        if not isinstance(data, dict):
+            raise KeyError(f"{here or 'the scenario'} is not a mapping")
+        if head not in data and rest:
+            raise KeyError(f"{(here + '.' if here else '') + head} does not exist")
+        items = [(head, data.get(head))]
+    out = []
+    for key, value in items:
+        shown = f"{here}[{key}]" if isinstance(key, int) else (f"{here}.{key}" if here else str(key))
+        if rest:
+            out += _targets(value, rest, shown)
+        else:
+            out.append((data, key, shown))
+    return out
+
+
+def _model_knows(parts: list[str | int]) -> bool:
+    """Whether a path names a field of the scenario schema (a field left at its default is absent
+    from the base data but may still be varied)."""
+    import types
+    import typing
+
+    from pydantic import BaseModel
+
+    from planner.schema import Scenario
+
+    def inner(tp: Any) -> list[Any]:
+        """The types a (possibly Optional/Annotated/list/dict) annotation may hold."""
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            return inner(typing.get_args(tp)[0])
+        if origin in (typing.Union, types.UnionType):
+            return [t for a in typing.get_args(tp) for t in inner(a)]
+        return [tp]
+
+    kinds: list[Any] = [Scenario]
+    for part in parts:
+        nxt: list[Any] = []
+        for tp in kinds:
+            origin = typing.get_origin(tp)
+            if isinstance(part, str) and isinstance(tp, type) and issubclass(tp, BaseModel) and part in tp.model_fields:
+                nxt += inner(tp.model_fields[part].annotation)
+            elif not isinstance(part, str) and origin in (list, tuple):
+                nxt += [t for a in typing.get_args(tp) if a is not Ellipsis for t in inner(a)]
+            elif isinstance(part, str) and origin is dict:
+                nxt += inner(typing.get_args(tp)[1])
+        if not nxt:
+            return False
+        kinds = nxt
+    return True
+
+
+def set_path(data: Any, path: str, value: Any) -> None:
+    """Set every place a path names to a copy of ``value``."""
+    for container, key, _ in _targets(data, parse_path(path)):
+        container[key] = copy.deepcopy(value)
+
+
+# ------------------------------------------------------------------ the sweep
+
+
+@dataclass
+class Point:
+    """One variant: its id, the values it sets, and the scenario data (or the error that made it unusable)."""
+
+    id: str
+    values: dict[str, Any]
+    data: dict | None = None
+    source: str = ""
+    error: str = ""
+
+
+@dataclass
+class Sweep:
+    name: str
+    params: list[str]
+    points: list[Point] = field(default_factory=list)
+
+
+def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
+    """Read a sweep file and expand it into points (module docstring); every path problem is
+    reported at once as an InputError before anything runs."""
+    from planner.loader import FolderRoot, read_yaml_file, scenario_from_data
+    from planner.variants import scenario_data
+
+    p = Path(path)
+    spec = read_yaml_file(p)
+    if not isinstance(spec, dict):
+        raise InputError("a sweep is a mapping (name, base, grid, zip, random, scenarios)", str(path))
+    allowed = {"name", "description", "base", "grid", "zip", "random", "scenarios"}
+    problems = [Problem(k, f"unknown key {k!r} (allowed: {', '.join(sorted(allowed))})") for k in spec if k not in allowed]
+    root = FolderRoot(data_root if data_root is not None else p.resolve().parent.parent, "the sweep's data root")
+    folder = p.resolve().parent
+
+    def rel(ref: Any, key: str) -> str | None:
+        """A path of the sweep, relative to its folder, as seen from the data root."""
+        if not isinstance(ref, str):
+            problems.append(Problem(key, f"expected a file path, got {str(ref)[:40]!r}"))
+            return None
+        full = (folder / ref).resolve()
+        try:
+            return str(full.relative_to(root.folder))
+        except ValueError:
+            problems.append(Problem(key, f"{ref[:60]!r} is outside the sweep's data root {root.folder}"))
+            return None
+
+    base = None
+    if "base" in spec:
+        ref = rel(spec["base"], "base")
+        if ref is not None:
+            try:
+                text_data, _ = root.read(ref, "base")
+                base = scenario_data(scenario_from_data(text_data, FolderRoot((root.folder / ref).parent, "the base scenario's folder"), ref))
+            except InputError as e:
+                problems += [Problem("base", str(x)) for x in e.problems]
+    grid = spec.get("grid") or {}
+    zipped = spec.get("zip") or {}
+    rnd = spec.get("random") or {}
+    for key, block in (("grid", grid), ("zip", zipped), ("random", rnd)):
+        if not isinstance(block, dict):
+            problems.append(Problem(key, "expected a mapping"))
+    if (grid or zipped or rnd) and base is None and "base" not in spec:
+        problems.append(Problem("base", "required when the sweep varies fields"))
+    params: list[str] = []
+    for key, block in (("grid", grid), ("zip", zipped)):
+        if not isinstance(block, dict):
+            continue
+        for fp, values in block.items():
+            params.append(fp)
+            if not isinstance(values, list) or not values:
+                problems.append(Problem(f"{key}.{fp}", "expected a non-empty list of values"))
+    if isinstance(zipped, dict) and len({len(v) for v in zipped.values() if isinstance(v, list)}) > 1:
+        problems.append(Problem("zip", f"lists of different lengths: {', '.join(f'{k}: {len(v)}' for k, v in zipped.items())}"))
+    rnd_params = rnd.get("params", {}) if isinstance(rnd, dict) else {}
+    for fp, dist in rnd_params.items():
+        params.append(fp)
+        if not (isinstance(dist, dict) and len(dist) == 1 and next(iter(dist)) in ("uniform", "int", "choice")):
+            problems.append(Problem(f"random.params.{fp}", "expected {uniform: [lo, hi]}, {int: [lo, hi]} or {choice: [...]}"))
+    if base is not None:
+        for fp in params:
+            try:
+                parts = parse_path(fp)
+                places = _targets(base, parts)
+                if not places or (any(key not in box for box, key, _ in places if isinstance(box, dict)) and not _model_knows(parts)):
+                    problems.append(Problem(fp, "names no field of the base scenario"))
+            except (ValueError, KeyError) as e:
+                problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
+    scenario_refs = [rel(r, f"scenarios[{i}]") for i, r in enumerate(spec.get("scenarios") or [])]
+    if problems:
+        raise InputError(problems, str(path))
+    combos: list[dict[str, Any]] = []
+    g_keys = list(grid)
+    g_lists = [grid[k] for k in g_keys]
+    z_keys = list(zipped)
+    z_rows = list(zip(*(zipped[k] for k in z_keys), strict=True)) if z_keys else [()]
+    n_random = int(rnd.get("n", 0)) if isinstance(rnd, dict) else 0
+    rng = random.Random(rnd.get("seed", 0) if isinstance(rnd, dict) else 0)
+    draws = [{} for _ in range(max(1, n_random))] if n_random else [{}]
+    for d in draws[: n_random or 1]:
+        for fp, dist in rnd_params.items():
+            kind, arg = next(iter(dist.items()))
+            d[fp] = rng.uniform(*arg) if kind == "uniform" else rng.randint(*arg) if kind == "int" else rng.choice(arg)
+    if base is not None and (g_keys or z_keys or n_random):
+        for g in itertools.product(*g_lists) if g_keys else [()]:
+            for zr in z_rows:
+                for d in draws:
+                    combos.append({**dict(zip(g_keys, g, strict=True)), **dict(zip(z_keys, zr, strict=True)), **d})
+    if len(combos) + len(scenario_refs) > MAX_POINTS:
+        raise InputError(f"the sweep has {len(combos) + len(scenario_refs):,} points; the limit is {MAX_POINTS:,}", str(path))
+    sweep = Sweep(str(spec.get("name", p.stem)), params)
+    width = max(4, len(str(len(combos) + len(scenario_refs))))
+    for i, values in enumerate(combos):
+        point = Point(f"p{i + 1:0{width}d}", values)
+        data = copy.deepcopy(base)
+        try:
+            for fp, v in values.items():
+                if fp in ("site", "catalog") and isinstance(v, str):
+                    v, _ = root.read(rel(v, fp) or v, fp)
+                set_path(data, fp, v)
+            point.data = data
+        except (InputError, KeyError, ValueError) as e:
+            point.error = str(e)[:500]
+        sweep.points.append(point)
+    for j, ref in enumerate(scenario_refs):
+        point = Point(f"s{j + 1:0{width}d}", {"scenario": ref})
+        try:
+            text_data, _ = root.read(ref, f"scenarios[{j}]")
+            s = scenario_from_data(text_data, FolderRoot((root.folder / ref).parent, "the scenario's folder"), ref)
+            point.data = scenario_data(s)
+        except InputError as e:
+            point.error = e.render()[:500]
+        sweep.points.append(point)
+    return sweep
+
+
+# ------------------------------------------------------------------ one point
+
+
+def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float | None = None) -> dict:
+    """Solve one point (every parameter passed in: it runs on any worker). Returns its result row;
+    a failure (bad input, solver failure, no plan) is a row with its error, never an exception."""
+    import traceback
+
+    from planner.loader import scenario_from_data, scenario_hash
+    from planner.pipeline import plan_scenario
+    from planner.plan import save_plan
+
+    row: dict = {"point": point_id}
+    t0 = time.perf_counter()
+    try:
+        scenario = scenario_from_data(json.loads(data_json))
+        row["scenario_hash"] = scenario_hash(scenario)
+        plan = plan_scenario(scenario, time_limit_s=time_limit_s)
+        k = plan.kpis
+        row.update(status=plan.status.value, gap=plan.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
+                   capex_usd=k.capex_usd, opex_usd_per_year=k.opex_usd_per_year, tco_usd=k.tco_usd, usd_per_gpu_hour=k.usd_per_gpu_hour,
+                   stranded_kw=k.stranded_kw, solve_s=round(plan.solve_time_s, 4))
+        plans = Path(out_dir) / "plans"
+        plans.mkdir(parents=True, exist_ok=True)
+        name = f"{point_id}-{row['scenario_hash']}.plan.yaml"
+        save_plan(plan, plans / name)
+        row["plan"] = f"plans/{name}"
+        if not plan.status.has_plan:
+            row["error"] = f"no plan: {plan.status.value}"
+    except InputError as e:
+        row["error"] = e.render()[:1000]
+        row["status"] = "bad_input"
+    except Exception as e:  # noqa: BLE001 - a failed point is a row, the batch goes on
+        row["error"] = f"{type(e).__name__}: {str(e)[:500]}"
+        row["status"] = "error"
+        row["trace"] = traceback.format_exc()[-2000:]
+    row.setdefault("solve_s", round(time.perf_counter() - t0, 4))
+    return row
+
+
+# ------------------------------------------------------------------ executors
+
+
+def _serial(jobs: list[tuple], on_done: Callable[[dict], None], **_: Any) -> None:
+    for job in jobs:
+        on_done(run_point(*job))
+
+
+def _process(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, **_: Any) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(run_point, *job) for job in jobs]
+        for f in as_completed(futures):
+            on_done(f.result())
+
+
+def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, scheduler: str | None = None, **_: Any) -> None:
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler:
+        client = Client(scheduler, timeout="30s")
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        futures = [client.submit(run_point, *job, pure=False, key=f"point-{job[0]}-{time.time_ns()}") for job in jobs]
+        for f in as_completed(futures):
+            on_done(f.result())
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+EXECUTORS = {"serial": _serial, "process": _process, "dask": _dask}
+
+
+# ------------------------------------------------------------------ the batch
+
+
+def read_table(out_dir: Path):
+    """The results table of an output folder (empty when there is none)."""
+    import pandas as pd
+
+    path = Path(out_dir) / "results.csv"
+    if not path.exists():
+        return pd.DataFrame()
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
+    """results.csv and results.parquet, atomically, columns: point, varied values, results."""
+    import pandas as pd
+
+    from planner.fileio import atomic_write
+
+    df = pd.DataFrame(rows)
+    cols = ["point", *params, *[c for c in COLUMNS if c != "point"]]
+    for c in cols:
+        if c not in df.columns:
+            df[c] = None
+    df = df[cols].sort_values("point").reset_index(drop=True)
+    atomic_write(Path(out_dir) / "results.csv", df.to_csv(index=False))
+    tmp = Path(out_dir) / ".results.parquet.tmp"
+    df.astype({c: "string" for c in params}).to_parquet(tmp, index=False)
+    tmp.replace(Path(out_dir) / "results.parquet")
+
+
+def _failed(row: dict) -> bool:
+    """Whether a result row carries an error (a table read back holds NaN for "no error")."""
+    err = row.get("error")
+    return isinstance(err, str) and bool(err)
+
+
+def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
+              time_limit_s: float | None = None, progress: Callable[[int, int, int], None] | None = None) -> list[dict]:
+    """Solve every point not yet in the table (by scenario hash) on an executor; write the table
+    after each point. Returns all rows. ``progress(done, total, failed)`` after each point."""
+    from planner.loader import scenario_from_data, scenario_hash
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    old = read_table(out)
+    done_hashes = set(old["scenario_hash"].dropna()) if "scenario_hash" in old else set()
+    rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
+    failed_before = {r["point"] for r in rows if _failed(r)}
+    jobs = []
+    for pt in sweep.points:
+        base = {"point": pt.id, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in pt.values.items()}}
+        if pt.data is None:
+            if pt.id not in {r["point"] for r in rows}:
+                rows.append({**base, "status": "bad_input", "error": pt.error})
+            continue
+        try:
+            h = scenario_hash(scenario_from_data(copy.deepcopy(pt.data)))
+        except InputError as e:
+            rows = [r for r in rows if r["point"] != pt.id]
+            rows.append({**base, "status": "bad_input", "error": e.render()[:1000]})
+            continue
+        if h in done_hashes and pt.id not in failed_before:
+            continue
+        rows = [r for r in rows if r["point"] != pt.id]
+        jobs.append((pt.id, json.dumps(pt.data, default=str), str(out), time_limit_s))
+    values = {pt.id: pt.values for pt in sweep.points}
+    total = len(jobs)
+    state = {"done": 0, "failed": 0}
+
+    def on_done(row: dict) -> None:
+        row.pop("trace", None)
+        row.update({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in values.get(row["point"], {}).items()})
+        rows.append(row)
+        state["done"] += 1
+        state["failed"] += _failed(row)
+        write_table(out, rows, sweep.params)
+        if progress:
+            progress(state["done"], total, state["failed"])
+
+    if jobs:
+        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler)
+    write_table(out, rows, sweep.params)
+    return rows
+
+
+# ------------------------------------------------------------------ frontier
+
+
+def pareto(points: Iterable[tuple[float, ...]], senses: tuple[str, ...]) -> list[bool]:
+    """Which points no other point dominates; ``senses`` per coordinate: "max" or "min"."""
+    pts = [tuple(v if s == "max" else -v for v, s in zip(p, senses, strict=True)) for p in points]
+    out = []
+    for i, p in enumerate(pts):
+        dominated = any(all(q[k] >= p[k] for k in range(len(p))) and any(q[k] > p[k] for k in range(len(p))) for j, q in enumerate(pts) if j != i)
+        out.append(not dominated)
+    return out
+
+
+MAXIMISE = {"gpus", "pflops_bf16"}
+"""Result columns a planner wants more of; every other frontier axis is minimised."""
+
+
+def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path | None = None):
+    """Plotly figure of every solved point, the Pareto-optimal ones marked; hover shows the varied
+    values, a click opens the point's plan (``link_base``: folder the links are relative to)."""
+    import plotly.graph_objects as go
+
+    ok = table[table["status"].isin(["optimal", "feasible"]) & table[x].notna() & table[y].notna()].copy()
+    axes = [a for a in (x, y, z) if a]
+    senses = tuple("max" if a in MAXIMISE else "min" for a in axes)
+    ok["pareto"] = pareto([tuple(float(r[a]) for a in axes) for _, r in ok.iterrows()], senses) if len(ok) else []
+    params = [c for c in table.columns if c not in COLUMNS]
+    hover = ["<br>".join([f"<b>{r['point']}</b> ({r['status']})", *(f"{p} = {r[p]}" for p in params),
+                          *(f"{a} = {float(r[a]):,.6g}" for a in axes)]) for _, r in ok.iterrows()]
+    links = []
+    for _, r in ok.iterrows():
+        plan = r.get("plan")
+        links.append("" if not isinstance(plan, str) or not plan else (str(Path(plan)) if link_base is None else str(link_base / plan)))
+    fig = go.Figure()
+    for flag, name, color, size in ((False, "dominated", "#9e9e9e", 8), (True, "Pareto-optimal", "#c23b3b", 12)):
+        sel = [i for i, v in enumerate(ok["pareto"]) if bool(v) == flag]
+        kw = dict(x=[float(ok.iloc[i][x]) for i in sel], y=[float(ok.iloc[i][y]) for i in sel], name=f"{name} ({len(sel)})",
+                  hovertext=[hover[i] for i in sel], hoverinfo="text", customdata=[[links[i]] for i in sel], mode="markers",
+                  marker={"color": color, "size": size})
+        if z:
+            fig.add_trace(go.Scatter3d(z=[float(ok.iloc[i][z]) for i in sel], **{**kw, "marker": {"color": color, "size": size / 2}}))
+        else:
+            fig.add_trace(go.Scatter(**kw))
+    title = f"{y} vs {x}" + (f" vs {z}" if z else "") + f": {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points Pareto-optimal (click a point for its plan)"
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, height=600)
+    return fig, ok

@@ -1,0 +1,145 @@
+"""Batch runs: sweeps expanded and validated up front, the same table from every executor (a
+real Dask scheduler and two workers included), failures as rows, resumable, and the frontier."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from planner.errors import InputError
+from planner.plan import load_plan
+from planner.sweep import load_sweep, pareto, parse_path, run_batch, set_path
+
+ROOT = Path(__file__).resolve().parent.parent
+TWELVE = Path(__file__).resolve().parent / "data" / "sweeps" / "twelve.yaml"
+
+
+def test_paths_parse_and_set_every_match() -> None:
+    assert parse_path("site.buildings[1].halls[0].rows[*].max_rack_power_kw") == ["site", "buildings", 1, "halls", 0, "rows", "*", "max_rack_power_kw"]
+    data = {"rows": [{"kw": 1}, {"kw": 2}], "cap": None}
+    set_path(data, "rows[*].kw", 9)
+    set_path(data, "cap", [1, 2])
+    assert data == {"rows": [{"kw": 9}, {"kw": 9}], "cap": [1, 2]}
+
+
+def test_sweep_expands_grid_times_zip() -> None:
+    sweep = load_sweep(TWELVE, ROOT)
+    assert len(sweep.points) == 12
+    assert sweep.params == ["clusters[0].rack_types", "gpu_power_cap_w", "power_budget_ratio"]
+    assert sweep.points[0].values == {"clusters[0].rack_types": ["grand-teton-h100"], "gpu_power_cap_w": None, "power_budget_ratio": None}
+
+
+def test_every_bad_path_is_reported_before_anything_runs(tmp_path: Path) -> None:
+    bad = tmp_path / "sweeps" / "bad.yaml"
+    bad.parent.mkdir()
+    (tmp_path / "small-hall.yaml").write_text((ROOT / "datasets/small-hall.yaml").read_text())
+    (tmp_path / "small-hall.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
+    bad.write_text("base: ../small-hall.yaml\ngrid:\n  clusters[5].gpus: [1]\n  gpu_cap: [1]\n  site.buildings[0].halls[0].rows[*].nope.x: [1]\nzip:\n  pue: [1.1, 1.2]\n  solver.rel_gap: [0.1]\ncolour: red\n")
+    with pytest.raises(InputError) as err:
+        load_sweep(bad)
+    assert err.value.lines() == [
+        "colour: unknown key 'colour' (allowed: base, description, grid, name, random, scenarios, zip)",
+        "zip: lists of different lengths: pue: 2, solver.rel_gap: 1",
+        "clusters[5].gpus: not a field of the base scenario: clusters[5] does not exist (2 items)",
+        "gpu_cap: names no field of the base scenario",
+        "site.buildings[0].halls[0].rows[*].nope.x: not a field of the base scenario: site.buildings[0].halls[0].rows[0].nope does not exist",
+    ]
+
+
+def _table(out: Path) -> pd.DataFrame:
+    return pd.read_csv(out / "results.csv", keep_default_na=False)
+
+
+def _plans(out: Path) -> dict[str, list]:
+    t = _table(out)
+    return {r.point: [(x.row, x.position, x.rack_type) for x in load_plan(out / r.plan).racks] for r in t.itertuples()}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A real Dask scheduler and two workers on 127.0.0.1, stopped afterwards."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", ":0", "--no-show"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    time.sleep(1.5)
+    for _ in range(2):
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
+                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    from distributed import Client
+
+    with Client(address, timeout="30s") as c:
+        c.wait_for_workers(2, timeout=60)
+    yield address
+    for p in reversed(procs):
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def test_serial_process_and_dask_give_the_same_table(tmp_path: Path, dask_cluster: str) -> None:
+    sweep = load_sweep(TWELVE, ROOT)
+    outs = {}
+    for name, kw in (("serial", {}), ("process", {"workers": 2}), ("dask", {"scheduler": dask_cluster})):
+        outs[name] = tmp_path / name
+        rows = run_batch(sweep, outs[name], name, **kw)
+        assert len(rows) == 12 and not any(r.get("error") for r in rows)
+    cols = ["point", "clusters[0].rack_types", "gpu_power_cap_w", "power_budget_ratio", "status", "gpus", "capex_usd", "scenario_hash", "plan"]
+    tables = {n: _table(o)[cols] for n, o in outs.items()}
+    assert tables["serial"].equals(tables["process"]) and tables["serial"].equals(tables["dask"])
+    assert _plans(outs["serial"]) == _plans(outs["process"]) == _plans(outs["dask"])
+    assert pd.read_parquet(outs["dask"] / "results.parquet")["gpus"].tolist() == tables["serial"]["gpus"].tolist()
+
+
+def test_a_bad_point_fails_alone_and_reruns_skip_done_points(tmp_path: Path) -> None:
+    sweep = load_sweep(TWELVE, ROOT)
+    sweep.points[3].data["gpu_power_cap_w"] = -5.0
+    out = tmp_path / "out"
+    rows = run_batch(sweep, out, "serial")
+    bad = [r for r in rows if r.get("error")]
+    assert [r["point"] for r in bad] == [sweep.points[3].id]
+    assert "gpu_power_cap_w: input should be greater than 0, got -5.0" in bad[0]["error"]
+    seen = []
+    run_batch(sweep, out, "serial", progress=lambda d, t, f: seen.append((d, t, f)))
+    assert seen == []  # nothing solves again: the done points are skipped, the bad one fails its check again
+    assert len(_table(out)) == 12
+    sweep.points[3].data["gpu_power_cap_w"] = 600.0
+    rows = run_batch(sweep, out, "serial", progress=lambda d, t, f: seen.append((d, t, f)))
+    assert seen == [(1, 1, 0)]  # only the mended point runs
+    assert len(rows) == 12 and not any(isinstance(r.get("error"), str) and r["error"] for r in rows)
+
+
+def test_pareto_of_a_hand_made_table() -> None:
+    """Max GPUs, min capex: (10, $5) and (20, $9) and (30, $20) are on the frontier; (15, $10) is
+    beaten by (20, $9); (30, $25) by (30, $20)."""
+    pts = [(10, 5), (20, 9), (15, 10), (30, 20), (30, 25)]
+    assert pareto(pts, ("max", "min")) == [True, True, False, True, False]
+
+
+def test_cli_batch_frontier_and_compare(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "--data-root", str(ROOT), "-o", str(out), "--executor", "serial",
+                        "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{out}: 12 points in results.csv and results.parquet (0 failed)")
+    html = tmp_path / "frontier.html"
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(out / "results.csv"), "--x", "capex_usd", "--y", "gpus", "-o", str(html)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "points on the frontier" in r.stdout and "plotly_click" in html.read_text()
+    t = _table(out)
+    plans = [str(out / p) for p in t["plan"][:2]]
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "compare", *plans], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.splitlines()[3].split()[0] == "gpus"
