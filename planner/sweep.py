@@ -290,6 +290,31 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
     return sweep
 
 
+def grid_sweep(name: str, base: dict, grid: dict[str, list[Any]]) -> Sweep:
+    """A cartesian sweep over an in-memory base scenario (the dashboard's Sweep page); raises an
+    InputError naming every path the base does not have."""
+    problems = []
+    for fp in grid:
+        try:
+            parts = parse_path(fp)
+            if not _targets(base, parts) and not _model_knows(parts):
+                problems.append(Problem(fp, "names no field of the base scenario"))
+        except (ValueError, KeyError) as e:
+            problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
+    if problems:
+        raise InputError(problems, name)
+    sweep = Sweep(name, list(grid))
+    combos = list(itertools.product(*grid.values()))
+    width = max(4, len(str(len(combos))))
+    for i, combo in enumerate(combos):
+        values = dict(zip(grid, combo, strict=True))
+        data = copy.deepcopy(base)
+        for fp, v in values.items():
+            set_path(data, fp, v)
+        sweep.points.append(Point(f"p{i + 1:0{width}d}", values, data))
+    return sweep
+
+
 # ------------------------------------------------------------------ one point
 
 
@@ -494,7 +519,7 @@ def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path
     for flag, name, color, size in ((False, "dominated", "#9e9e9e", 8), (True, "Pareto-optimal", "#c23b3b", 12)):
         sel = [i for i, v in enumerate(ok["pareto"]) if bool(v) == flag]
         kw = dict(x=[float(ok.iloc[i][x]) for i in sel], y=[float(ok.iloc[i][y]) for i in sel], name=f"{name} ({len(sel)})",
-                  hovertext=[hover[i] for i in sel], hoverinfo="text", customdata=[[links[i]] for i in sel], mode="markers",
+                  hovertext=[hover[i] for i in sel], hoverinfo="text", customdata=[[links[i], ok.iloc[i]["point"]] for i in sel], mode="markers",
                   marker={"color": color, "size": size})
         if z:
             fig.add_trace(go.Scatter3d(z=[float(ok.iloc[i][z]) for i in sel], **{**kw, "marker": {"color": color, "size": size / 2}}))

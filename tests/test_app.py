@@ -325,3 +325,39 @@ def test_phases_page_on_a_scenario_without_phases() -> None:
     at = open_page("ui/phases_page.py")
     assert not at.exception
     assert any("no phases" in i.value for i in at.info)
+
+
+def _sweep_key(at: AppTest, prefix: str) -> str:
+    keys = [w.key for w in [*at.text_input, *at.multiselect] if w.key and w.key.startswith(prefix + "_")]
+    assert len(keys) == 1, keys
+    return keys[0]
+
+
+def test_sweep_page_runs_a_grid_shows_the_frontier_and_opens_a_point(tmp_path: Path) -> None:
+    """small-hall × two GPU caps: the TDP point is the 1,080-GPU optimum (verified), and the
+    600 W cap fits at least as many GPUs (more GPUs per kW); the chosen point opens on the Plan page."""
+    at = open_page("ui/sweep_page.py")
+    assert at.title[0].value == "Sweep variants of small-hall"
+    at.text_input(key=_sweep_key(at, "sweep_caps")).set_value("0, 600")
+    at.button[0].click().run()  # the form's submit button
+    assert not at.exception and not at.error, errors(at)
+    table = at.dataframe[0].value
+    assert list(table["point"]) == ["p0001", "p0002"]
+    gpus = list(table["gpus"])  # p0001: no cap (TDP), p0002: 600 W
+    assert table["gpu_power_cap_w"].isna().tolist() == [True, False] and gpus[0] == 1080 and gpus[1] >= 1080
+    assert set(table["status"]) == {"optimal"}
+    at.selectbox(key="sweep_pick").select("p0001").run()
+    at.button(key="sweep_open").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Plan: small-hall"
+    assert any("Showing the opened plan" in s.value for s in at.success)
+
+
+def test_sweep_page_reports_a_bad_value() -> None:
+    at = open_page("ui/sweep_page.py")
+    at.text_input(key=_sweep_key(at, "sweep_caps")).set_value("0, lots")
+    at.button[0].click().run()
+    assert "GPU power caps: 'lots' is not a number (comma-separated numbers, 0 = not set)" in errors(at)
+    at.text_input(key=_sweep_key(at, "sweep_caps")).set_value("0, 50")
+    at.button[0].click().run()
+    assert "GPU power caps: '50' is out of range (0 = not set, else 100 to 2000)" in errors(at)

@@ -101,3 +101,42 @@ def test_open_solve_floorplan_download(server: str) -> None:
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
     print(f"solve click to floor plan: {elapsed:.2f} s")
+
+
+def test_sweep_frontier_click_opens_the_plan(server: str) -> None:
+    """Sweep page in the browser: run a two-point grid in worker processes, click a point of the
+    frontier, open its plan on the Plan page."""
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        page.goto(server)
+        page.get_by_role("heading", name="Plan: small-hall").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Sweep").click()
+        page.get_by_role("heading", name="Sweep variants of small-hall").wait_for(timeout=60_000)
+        caps = page.get_by_label("GPU power caps, W (comma-separated; 0 = TDP)")
+        caps.fill("0, 600")
+        caps.press("Enter")
+        page.get_by_role("button", name="Run sweep").click()
+        page.get_by_text("Results: 2 variants of small-hall").wait_for(timeout=120_000)
+        page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "4-sweep.png"), full_page=True)
+        points = page.locator(".js-plotly-plot .scatterlayer .point")
+        assert points.count() == 2
+        box = points.last.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_timeout(1500)
+        page.get_by_role("button", name="Open this variant's plan on the Plan page").click()
+        page.get_by_text("every constraint holds for this scenario").wait_for(timeout=60_000)
+        assert page.get_by_role("heading", name="Plan: small-hall").count() == 1
+        # the clicked point is the 600 W variant (the later, higher point): its scenario and plan open
+        page.get_by_text("GPU cap 600 W").wait_for(timeout=10_000)
+        metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first
+        assert "1,232" in metric.inner_text()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "5-sweep-point-opened.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()
