@@ -358,23 +358,24 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
 # ------------------------------------------------------------------ executors
 
 
-def _serial(jobs: list[tuple], on_done: Callable[[dict], None], **_: Any) -> None:
+def _serial(jobs: list[tuple], on_done: Callable[[dict], None], fn: Callable[..., dict] = run_point, **_: Any) -> None:
     for job in jobs:
-        on_done(run_point(*job))
+        on_done(fn(*job))
 
 
-def _process(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, **_: Any) -> None:
+def _process(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, fn: Callable[..., dict] = run_point, **_: Any) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(run_point, *job) for job in jobs]
+        futures = [pool.submit(fn, *job) for job in jobs]
         for f in as_completed(futures):
             on_done(f.result())
 
 
-def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, scheduler: str | None = None, **_: Any) -> None:
+def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, scheduler: str | None = None,
+          fn: Callable[..., dict] = run_point, **_: Any) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -384,13 +385,21 @@ def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, 
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
-        futures = [client.submit(run_point, *job, pure=False, key=f"point-{job[0]}-{time.time_ns()}") for job in jobs]
+        futures = [client.submit(fn, *job, pure=False, key=f"{fn.__name__}-{job[0]}-{time.time_ns()}") for job in jobs]
         for f in as_completed(futures):
             on_done(f.result())
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def run_jobs(fn: Callable[..., dict], jobs: list[tuple], on_done: Callable[[dict], None], executor: str = "serial", workers: int = 2,
+             scheduler: str | None = None) -> None:
+    """Run ``fn(*job)`` for every job on an executor (``fn`` importable by workers, every parameter
+    in the job); ``on_done(result)`` in the calling thread as each finishes."""
+    if jobs:
+        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler, fn=fn)
 
 
 EXECUTORS = {"serial": _serial, "process": _process, "dask": _dask}
@@ -476,8 +485,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
         if progress:
             progress(state["done"], total, state["failed"])
 
-    if jobs:
-        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler)
+    run_jobs(run_point, jobs, on_done, executor, workers, scheduler)
     write_table(out, rows, sweep.params)
     return rows
 
