@@ -190,7 +190,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.output:
         check_writable(args.output)
     s = _scenario_with_overrides(args)
-    if args.mode == "rolling":
+    if args.decompose:
+        if args.mode == "rolling" or args.per_position:
+            raise InputError("--decompose: plans joint and aggregated (drop --mode rolling and --per-position)")
+        from planner.decompose import describe, plan_decomposed
+
+        say = _progress(args)
+        d = plan_decomposed(s, args.executor, args.workers, args.scheduler, progress=(lambda m: say(m)) if say else None)
+        plan = d.plan
+        if say:
+            say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
+    elif args.mode == "rolling":
         plan = plan_rolling(s, _progress(args))
     else:
         plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
@@ -408,6 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--mode", choices=["joint", "rolling"], default="joint",
                     help="phased scenarios: joint (all phases in one model, default) or rolling (phase by phase, each fixing the last)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
+    pl.add_argument("--decompose", choices=["building"],
+                    help="very large sites: solve buildings in parallel and coordinate them in a master problem (reports the gap to "
+                         "the LP bound of the whole)")
+    pl.add_argument("--executor", choices=["serial", "process", "dask"], default="process", help="where --decompose runs its building solves")
+    pl.add_argument("--workers", type=_positive_int, default=2, help="worker processes of --decompose")
+    pl.add_argument("--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (--decompose with --executor dask)")
     pl.set_defaults(func=cmd_plan)
 
     b = sub.add_parser("batch", help="solve a sweep of scenario variants in parallel into one results table")

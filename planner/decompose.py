@@ -173,16 +173,16 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
                 continue
             if g.spanning:
                 ub = p.cap if g.demand != Demand.max or g.gpus is None else min(p.cap, g.gpus)
-                v = pulp.LpVariable(f"q_{gi}_{bi}", 0, ub)
+                v = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=ub)
                 gpus[g.id, b] = pulp.LpAffineExpression(v)
             else:
                 ub = min(p.whole if g.demand != Demand.max else len(g.members), len(g.members))
                 if ub <= 0:
                     continue
-                n = pulp.LpVariable(f"n_{gi}_{bi}", 0, ub, cat="Integer")
+                n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
                 counts[g.id, b] = n
                 if g.demand == Demand.max:
-                    q = pulp.LpVariable(f"q_{gi}_{bi}", 0, p.cap)
+                    q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
                     prob += q <= (g.gpus if g.gpus is not None else p.cap) * n, f"fill_{gi}_{bi}"
                     gpus[g.id, b] = pulp.LpAffineExpression(q)
                 else:
@@ -206,12 +206,17 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
             prob += pulp.lpSum(share) <= 1, f"capacity_{bi}"
     use = {what: pulp.lpSum(gpus[g.id, b] * getattr(props[g.id, b], what) for g in groups for b in buildings if (g.id, b) in gpus)
            for what in ("kw", "capex")}
-    if scenario.budgets.it_power_kw is not None:
-        prob += use["kw"] <= scenario.budgets.it_power_kw, "budget_kw"
-    if scenario.budgets.capex_usd is not None:
-        prob += use["capex"] <= scenario.budgets.capex_usd, "budget_capex"
     per = {"max_gpus": None, "max_pflops": "pflops", "min_capex": "capex", "min_tco": "tco"}[objective.value]
     obj = pulp.lpSum(e * (1.0 if per is None else getattr(props[k], per)) for k, e in gpus.items())
+    # site budgets are elastic: the estimates may be off either way, and the fixed demands' true
+    # cost (wave 1) recalibrates them; an overrun costs more than any placement gains
+    top = max([1.0 if per is None else getattr(p, per) for p in props.values() if p.cap > 0] or [1.0])
+    for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd)):
+        if cap is not None:
+            least = min([getattr(p, w) for p in props.values() if p.cap > 0 and getattr(p, w) > 0] or [1.0])
+            over = prob.add_variable(f"over_{w}", lowBound=0)
+            prob += use[w] <= cap + over, f"budget_{w}"
+            obj = obj - 1e3 * top / least * over if objective.maximise else obj + 1e3 * top / least * over
     prob += obj
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, objective.maximise, time_limit_s, 1e-4))
     if res.values is None:
@@ -354,7 +359,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
         for rack in p.racks:
             per_cluster[rack.cluster] = per_cluster.get(rack.cluster, 0) + types[rack.rack_type].gpus
         whole = sum(1 for v in per_cluster.values() if want is not None and v >= want)
-        props[gid, b] = Proposal(k.gpus, whole, k.it_kw / k.gpus, k.capex_usd / k.gpus, k.tco_usd / k.gpus, k.pflops_bf16 / k.gpus)
+        props[gid, b] = Proposal(k.gpus, whole, k.racks_kw / k.gpus, k.capex_usd / k.gpus, k.tco_usd / k.gpus, k.pflops_bf16 / k.gpus)
 
     run_jobs(solve_part, jobs, took, **run)
     stages["proposals_s"] = time.perf_counter() - t0
@@ -394,7 +399,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             def spent(r: dict) -> None:
                 p = Plan.model_validate(r["plan"]) if "plan" in r else None
                 ok = p is not None and p.status.has_plan and p.kpis is not None
-                committed[r["part"]] = (texts[r["part"]], {"kw": p.kpis.it_kw, "capex": p.kpis.capex_usd} if ok else None)  # type: ignore[union-attr]
+                committed[r["part"]] = (texts[r["part"]], {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None)  # type: ignore[union-attr]
 
             tf = time.perf_counter()
             run_jobs(solve_part, jobs, spent, **run)
