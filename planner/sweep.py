@@ -50,6 +50,9 @@ MAX_POINTS = 100_000
 COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
            "stranded_kw", "solve_s", "scenario_hash", "plan", "error"]
 """Result columns after the varied parameters."""
+WRITE_EVERY_S = 1.0
+"""The table is rewritten at most this often while a batch runs (and once at its end): a rerun
+after a crash re-solves at most this long's worth of points."""
 
 
 # ------------------------------------------------------------------ paths
@@ -367,6 +370,8 @@ def _process(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    import planner.pipeline  # noqa: F401 - loaded once here, inherited by forked workers (not re-imported per worker)
+
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(fn, *job) for job in jobs]
@@ -382,7 +387,8 @@ def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, 
     if scheduler:
         client = Client(scheduler, timeout="30s")
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               preload=["planner.pipeline"])  # workers import the engine once, at start
         client = Client(cluster)
     try:
         futures = [client.submit(fn, *job, pure=False, key=f"{fn.__name__}-{job[0]}-{time.time_ns()}") for job in jobs]
@@ -473,7 +479,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
         jobs.append((pt.id, json.dumps(pt.data, default=str), str(out), time_limit_s))
     values = {pt.id: pt.values for pt in sweep.points}
     total = len(jobs)
-    state = {"done": 0, "failed": 0}
+    state = {"done": 0, "failed": 0, "written": time.perf_counter()}
 
     def on_done(row: dict) -> None:
         row.pop("trace", None)
@@ -481,12 +487,16 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
         rows.append(row)
         state["done"] += 1
         state["failed"] += _failed(row)
-        write_table(out, rows, sweep.params)
+        if time.perf_counter() - state["written"] >= WRITE_EVERY_S:
+            write_table(out, rows, sweep.params)
+            state["written"] = time.perf_counter()
         if progress:
             progress(state["done"], total, state["failed"])
 
-    run_jobs(run_point, jobs, on_done, executor, workers, scheduler)
-    write_table(out, rows, sweep.params)
+    try:
+        run_jobs(run_point, jobs, on_done, executor, workers, scheduler)
+    finally:  # interrupted or not, every finished point is in the table
+        write_table(out, rows, sweep.params)
     return rows
 
 
