@@ -45,6 +45,20 @@ def test_region_has_100k_gpus_of_positions() -> None:
     assert kinds == {True, False}
 
 
+def test_fleet_spec_holds_a_million_gpus_in_three_regions() -> None:
+    """datasets/fleet-1m.gen.yaml (spec only): 16 + 14 + 12 buildings; pod GPU ports 16·8·3,072 +
+    14·8·3,456 + 12·8·3,072 = 1,075,200 and positions (16-GPU air racks, 72-GPU liquid racks) more."""
+    from planner.generate import SiteSpec
+
+    spec = SiteSpec.model_validate(read_yaml_file(DATASETS / "fleet-1m.gen.yaml"))
+    ix = index_site(generate_site(spec))
+    assert [b.count for b in spec.buildings] == [16, 14, 12] and len(ix.site.buildings) == 42
+    assert sum(p.max_gpus for p in ix.pods.values()) == 1_075_200
+    total = sum((ref.row.positions - sum(1 for p in ix.pods.values() if p.network_rack.row == ref.row.id))
+                * (72 if ref.row.liquid_loop else 16) for ref in ix.rows.values())
+    assert total >= 1_000_000
+
+
 @pytest.mark.parametrize("design", ["2n", "dr"])
 def test_full_design_load_survives_n_minus_1(design: str) -> None:
     """Filling every usable position at the design density passes normal and N-1 checks."""
