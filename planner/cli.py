@@ -228,6 +228,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK if ex.feasible else EXIT_FAILED
 
 
+def _row_failed(row: dict) -> bool:
+    err = row.get("error")
+    return isinstance(err, str) and bool(err)
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """Solve every point of a sweep on an executor into one results table (resumable)."""
     from planner.fileio import check_writable
@@ -246,17 +251,15 @@ def cmd_batch(args: argparse.Namespace) -> int:
         bar = tqdm(total=0, unit="point", desc=sweep.name, file=sys.stderr)
 
     def progress(done: int, total: int, failed: int) -> None:
-        if bar is not None:
+        if bar is not None:  # quiet under --quiet or without a terminal (logs get the summary line)
             bar.total = total
             bar.set_postfix(failed=failed)
             bar.update(done - bar.n)
-        elif not args.quiet:
-            print(f"{done}/{total} points done, {failed} failed", file=sys.stderr, flush=True)
 
     rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress)
     if bar is not None:
         bar.close()
-    failed = sum(1 for r in rows if r.get("error"))
+    failed = sum(1 for r in rows if _row_failed(r))
     print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
     return EXIT_OK
 

@@ -134,6 +134,10 @@ def test_cli_batch_frontier_and_compare(tmp_path: Path) -> None:
                         "--quiet"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{out}: 12 points in results.csv and results.parquet (0 failed)")
+    assert r.stderr == ""  # --quiet (and no terminal): no progress output
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "--data-root", str(ROOT), "-o", str(out), "--executor", "serial"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.startswith(f"{out}: 12 points in results.csv and results.parquet (0 failed)")  # all skipped
     html = tmp_path / "frontier.html"
     r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(out / "results.csv"), "--x", "capex_usd", "--y", "gpus", "-o", str(html)],
                        capture_output=True, text=True, cwd=ROOT)
