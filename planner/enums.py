@@ -73,6 +73,30 @@ class Scope(StrEnum):
     site = "site"
 
 
+class FailoverPolicy(StrEnum):
+    """What a cluster's racks do when a power failure hits their rows (SPEC §4, after Flex, ISCA 2021)."""
+
+    keep = "keep"
+    """Stay at full planning power (strict N-1)."""
+    cap = "cap"
+    """Draw at most ``cap_ratio`` of planning power."""
+    shed = "shed"
+    """May lose power."""
+
+    def factor(self, cap_ratio: float) -> float:
+        """Share of planning power a rack keeps in a contingency that hits its row."""
+        return 1.0 if self == FailoverPolicy.keep else cap_ratio if self == FailoverPolicy.cap else 0.0
+
+
+class Scale(StrEnum):
+    """What an interruption cause scales with (§11)."""
+
+    gpu = "gpu"
+    server = "server"
+    link = "link"
+    rack = "rack"
+
+
 class NodeKind(StrEnum):
     """Kind of a power node; it sets the default derate (SPEC §4)."""
 

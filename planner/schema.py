@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
-from planner.enums import Direction, FabricKind, Medium, NodeKind, RackKind, Objective, RackLimitBasis, Scope, SolverName
+from planner.enums import Direction, FabricKind, FailoverPolicy, Medium, NodeKind, RackKind, Objective, RackLimitBasis, Scale, Scope, SolverName
 
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
@@ -480,11 +480,46 @@ class Cluster(StrictModel):
     """Phased scenarios: GPUs wanted from each named phase on (a cluster grows; phases not named
     keep the previous figure; before its first named phase it wants none). Read with ``demand``.
     Without it, ``gpus`` applies from the first phase."""
+    max_share_per_power_node: Float | None = Field(None, gt=0, le=1)
+    """Failure-domain spread (§11): the largest share of the cluster's GPUs that the failure of any
+    one power node may take down (rows it leaves without a feed; for a ``shed`` cluster also the
+    rows it hits). None: no limit."""
+    max_share_per_cooling_zone: Float | None = Field(None, gt=0, le=1)
+    """The largest share of the cluster's GPUs in any one cooling zone or liquid loop (a zone that
+    fails beyond its redundant units takes down all its racks)."""
+    max_share_per_pod: Float | None = Field(None, gt=0, le=1)
+    """The largest share of the cluster's GPUs in any one network pod."""
+    on_power_failure: FailoverPolicy = FailoverPolicy.keep
+    """keep (default, strict N-1), cap (its racks in rows a failure hits draw at most
+    ``cap_ratio`` of planning power) or shed (they may lose power): SPEC §4, after Flex (ISCA 2021)."""
+    cap_ratio: Float = Field(0.6, ge=0, le=1)
+    """Share of planning power a ``cap`` cluster's racks keep in a contingency (0.6: the example of
+    SPEC §4)."""
+    checkpoint_gb_per_gpu: Float | None = Field(None, gt=0, le=1_000_000)
+    """Checkpoint size per GPU, GB (Llama 3 paper: 1 MB to 4 GB per GPU); none: no goodput figures."""
+    restart_min: Float = Field(10.0, ge=0, le=100_000)
+    """Time to restart the job after an interruption, minutes (estimate: no figure in the shared facts)."""
+    storage_pb: Float | None = Field(None, gt=0, le=1e6)
+    """Storage capacity the cluster needs, PB: storage racks enough for it are placed in its scope."""
+    storage_write_gb_per_s: Float | None = Field(None, gt=0, le=1e9)
+    """Checkpoint write bandwidth the cluster needs, GB/s (storage racks placed in its scope)."""
+    goodput_target: Float | None = Field(None, gt=0, lt=1)
+    """Goodput the cluster must reach (first-order Young/Daly, §11): implies the write bandwidth
+    its checkpoints need, hence storage racks (needs gpus and checkpoint_gb_per_gpu)."""
+    spare_availability: Float | None = Field(None, gt=0, lt=1)
+    """Hot spares: place enough spare racks (of its first GPU rack type, in its scope) that the
+    racks down at once exceed the spares with at most 1 − this probability (Poisson, §11)."""
+    repair_hours: Float = Field(24.0, gt=0, le=100_000)
+    """Time to repair a failed rack, h (estimate: no figure in the shared facts)."""
 
     @model_validator(mode="after")
     def _gpus_given(self) -> Cluster:
         if self.demand != Demand.max and self.gpus is None and self.gpus_by_phase is None:
             raise ValueError(f"gpus is required when demand is '{self.demand.value}'")
+        if self.goodput_target is not None and (self.gpus is None or self.checkpoint_gb_per_gpu is None):
+            raise ValueError("goodput_target needs gpus and checkpoint_gb_per_gpu (the checkpoint to write)")
+        if self.spare_availability is not None and self.gpus is None:
+            raise ValueError("spare_availability needs gpus (the racks the spares cover)")
         for k, v in (self.gpus_by_phase or {}).items():
             if v < 0 or v > 100_000_000:
                 raise ValueError(f"gpus_by_phase.{k}: {v} is outside 0..100,000,000")
@@ -634,6 +669,62 @@ class PlacedRack(StrictModel):
     """Installed before this plan (brownfield): fixed, never moved."""
 
 
+class Cause(StrictModel):
+    """An interruption cause and its rate, as observed on a reference cluster (§11)."""
+
+    id: Id
+    """Name of the cause."""
+    count: Float = Field(ge=0, le=1e9)
+    """Interruptions observed in the reference window."""
+    scale: Scale = Scale.gpu
+    """What its rate scales with: per GPU, per server, per link or per rack."""
+    link_classes: list[Id] | None = Field(None, max_length=100)
+    """For scale link: the link classes it applies to (none: every class)."""
+    source: Text = ""
+    """Where the figure comes from."""
+
+
+class ReferenceCluster(StrictModel):
+    """The cluster the cause counts were observed on (default: Llama 3 pretraining, §11)."""
+
+    days: Float = Field(54, gt=0, le=1e6)
+    """Length of the observation window, days (Llama 3 paper §3.3.4)."""
+    gpus: Int = Field(16_384, gt=0, le=100_000_000)
+    """GPUs of the reference cluster (Llama 3 paper §3.3.4)."""
+    gpus_per_server: Int = Field(8, gt=0, le=1000)
+    """GPUs per server (Grand Teton: 8 H100, catalog)."""
+    gpus_per_rack: Int = Field(16, gt=0, le=10_000)
+    """GPUs per rack (Grand Teton rack: 2 servers, catalog)."""
+    links_per_gpu: Float = Field(1.0, gt=0, le=1000)
+    """Fabric links per GPU (one 400G NIC per GPU, Llama 3 paper §3.3.1)."""
+
+
+def _llama3_causes() -> list[Cause]:
+    src = "Llama 3 paper, Table 5 (54 days, 16,384 H100)"
+    return [
+        Cause(id="faulty-gpu", count=148, scale=Scale.gpu, source=src),
+        Cause(id="gpu-hbm3", count=72, scale=Scale.gpu, source=src),
+        Cause(id="software", count=54, scale=Scale.server, source=src),
+        Cause(id="network-switch-cable", count=35, scale=Scale.link, source=src),
+        Cause(id="host-maintenance", count=32, scale=Scale.server, source=src),
+        Cause(id="gpu-sram", count=19, scale=Scale.gpu, source=src),
+        Cause(id="other", count=59, scale=Scale.server, source=src + ": 419 unexpected less the six causes above"),
+    ]
+
+
+class Reliability(StrictModel):
+    """Interruption model (§11): per-cause rates from a reference cluster, or one rate per node."""
+
+    causes: list[Cause] = Field(default_factory=_llama3_causes, max_length=1000)
+    """Causes and counts (default: Llama 3 Table 5, 419 unexpected interruptions: the six largest
+    causes and the rest as "other")."""
+    reference: ReferenceCluster = ReferenceCluster()
+    """The cluster the counts were observed on."""
+    node_failures_per_1000_node_days: Float | None = Field(None, gt=0, le=1e6)
+    """Instead of causes: one rate per server (HPCA 2025, Kokolis et al.: 6.50 and 2.34 failures per
+    1,000 node-days in two research clusters)."""
+
+
 class Scenario(StrictModel):
     """The planning question: a site, a catalog and what to place (§8)."""
 
@@ -668,6 +759,8 @@ class Scenario(StrictModel):
     scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
     costs: Costs = Costs()
     """Cost parameters (§10)."""
+    reliability: Reliability = Reliability()
+    """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
     """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
     with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when
