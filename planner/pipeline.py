@@ -189,8 +189,11 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
     kpis = compute_kpis(scenario, plan.racks, bought).model_copy(update={"stranded_kw": total})
+    from planner.reliability import reliability_report
+
     return plan.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
+        "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     })

@@ -18,7 +18,7 @@ from planner.fileio import atomic_write
 from planner.loader import parse_yaml, read_yaml_file, validate_model
 from planner.yamlio import dump as dump_plan
 from planner.enums import Status
-from planner.schema import Float, Id, Int, PlacedRack, StrictModel, Text  # noqa: F401 - PlacedRack re-exported
+from planner.schema import Bool, Float, Id, Int, PlacedRack, StrictModel, Text  # noqa: F401 - PlacedRack re-exported
 
 
 
@@ -154,6 +154,66 @@ class PhaseSummary(StrictModel):
     """The most used limits then (element, share)."""
 
 
+class BlastRow(StrictModel):
+    """What one element's failure takes down (§11; see :mod:`planner.reliability`)."""
+
+    kind: Text
+    """power_node, cooling_zone, pod or row."""
+    id: Id
+    """The element."""
+    gpus_lost: Int = 0
+    """GPUs that lose power, cooling or network."""
+    lost: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs lost per cluster."""
+    capped: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs capped per cluster (on_power_failure: cap)."""
+    shed: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs that may be shed per cluster (on_power_failure: shed)."""
+    n1_holds: Bool | None = None
+    """Power nodes: whether every surviving node stays within its usable kW (policies applied)."""
+
+
+class ClusterReliability(StrictModel):
+    """Interruptions, checkpoints and goodput of one cluster (§11, first order)."""
+
+    cluster: Id
+    gpus: Int = 0
+    """GPUs placed."""
+    mtbf_h: Float | None = None
+    """Mean time between unexpected interruptions, h."""
+    interruptions_per_day: Float = 0
+    """Expected unexpected interruptions per day."""
+    storage_racks: Int = 0
+    """Storage racks placed for it."""
+    write_gb_per_s: Float = 0
+    """Checkpoint write bandwidth of those racks, GB/s."""
+    checkpoint_s: Float | None = None
+    """Checkpoint write time C, s."""
+    interval_h: Float | None = None
+    """Young/Daly checkpoint interval √(2 · MTBF · C), h."""
+    goodput: Float | None = None
+    """1 − C/τ − (τ/2 + R)/MTBF."""
+    gpu_hours_lost_per_day: Float | None = None
+    """GPUs × 24 × (1 − goodput)."""
+    spare_racks: Int = 0
+    """Hot-spare racks placed for it."""
+    worst_power_share: Float = 0
+    """Largest share of its GPUs one power node failure takes down."""
+    worst_zone_share: Float = 0
+    """Largest share of its GPUs in one cooling zone or loop."""
+    worst_pod_share: Float = 0
+    """Largest share of its GPUs in one pod."""
+
+
+class ReliabilityReport(StrictModel):
+    """Blast radius and per-cluster reliability of a plan (§11)."""
+
+    clusters: list[ClusterReliability] = Field(default_factory=list, max_length=100_000)
+    blast_radius: list[BlastRow] = Field(default_factory=list, max_length=1_000_000)
+    """Every element whose failure takes down, caps or sheds GPUs, most GPUs lost first (elements
+    that take down nothing are left out)."""
+
+
 class Plan(StrictModel):
     """A placement with its provenance, KPIs and utilisation (§9)."""
 
@@ -193,6 +253,8 @@ class Plan(StrictModel):
     """Headline figures (none in a hand-written plan: then nothing is claimed)."""
     utilisation: list[Usage] | None = None
     """Use of every power node, cooling zone, pod and hall (none: not claimed)."""
+    reliability: ReliabilityReport | None = None
+    """Blast radius, MTBF, checkpoints and goodput (none: not claimed)."""
     notes: list[Text] = Field(default_factory=list, max_length=10_000)
     """Explanations (infeasibility, binding limits)."""
 

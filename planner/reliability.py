@@ -342,3 +342,50 @@ def cluster_gpus(scenario: Scenario, racks: Iterable[PlacedRack]) -> dict[str, i
         if t is not None and t.gpus:
             out[r.cluster] += t.gpus
     return dict(out)
+
+
+# ------------------------------------------------------------------ the plan's report
+
+
+def _r(x: float | None, nd: int = 6) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None):
+    """The plan's reliability section: blast radius of every element that takes something down,
+    and per cluster its MTBF, checkpoint interval and goodput (module docstring)."""
+    from planner.plan import BlastRow, ClusterReliability, ReliabilityReport
+
+    ix = ix or index_site(scenario.site)
+    types = scenario.catalog.by_id()
+    blasts = blast_radius(scenario, racks, ix)
+    totals = cluster_gpus(scenario, racks)
+    worst: dict[tuple[str, str], float] = defaultdict(float)
+    for b in blasts:
+        key = {"power_node": "power", "cooling_zone": "zone", "pod": "pod"}.get(b.kind)
+        if key is None:
+            continue
+        for c, g in {**b.lost, **{k: b.lost.get(k, 0) + v for k, v in b.shed.items()}}.items():
+            if totals.get(c):
+                worst[c, key] = max(worst[c, key], g / totals[c])
+    rows = []
+    for c in scenario.clusters:
+        mine = [r for r in racks if r.cluster == c.id]
+        u = units_of(scenario, mine)
+        rate = rate_per_hour(scenario.reliability, u)
+        mtbf = 1 / rate if rate > 0 else None
+        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
+        bw = sum(t.storage_write_gb_per_s for t in store)
+        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
+        g = goodput(mtbf, size, bw, c.restart_min / 60) if mtbf is not None else None
+        rows.append(ClusterReliability(
+            cluster=c.id, gpus=u.gpus, mtbf_h=_r(mtbf), interruptions_per_day=round(24 * rate, 6), storage_racks=len(store),
+            write_gb_per_s=round(bw, 6), checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),
+            interval_h=_r(g.interval_h if g else None), goodput=_r(g.goodput if g else None),
+            gpu_hours_lost_per_day=_r(u.gpus * 24 * (1 - g.goodput) if g and g.goodput is not None else None),
+            spare_racks=sum(1 for r in mine if getattr(r, "spare", False)),
+            worst_power_share=round(worst[c.id, "power"], 6), worst_zone_share=round(worst[c.id, "zone"], 6),
+            worst_pod_share=round(worst[c.id, "pod"], 6)))
+    table = [BlastRow(kind=b.kind, id=b.id, gpus_lost=b.gpus_lost, lost=b.lost, capped=b.capped, shed=b.shed, n1_holds=b.n1_holds)
+             for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
+    return ReliabilityReport(clusters=rows, blast_radius=table)

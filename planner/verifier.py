@@ -603,8 +603,27 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                 g = got.get(w.phase)
                 if g is None or g.model_dump() != w.model_dump():
                     diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
-                                                                 for k in w.model_fields if getattr(g, k) != getattr(w, k))
+                                                                 for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
                     rep.add(f"phases {w.phase}", "claim", diff)
+    if plan.reliability is not None:
+        from planner.reliability import reliability_report
+
+        want_r = reliability_report(scenario, plan.racks)
+        got_c = {c.cluster: c for c in plan.reliability.clusters}
+        for w in want_r.clusters:
+            g = got_c.get(w.cluster)
+            if g is None or g.model_dump() != w.model_dump():
+                diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
+                                                             for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
+                rep.add(f"reliability cluster {w.cluster}", "claim", diff)
+        got_b = {(b.kind, b.id): b for b in plan.reliability.blast_radius}
+        want_b = {(b.kind, b.id): b for b in want_r.blast_radius}
+        for key in sorted(set(got_b) | set(want_b)):
+            g, w = got_b.get(key), want_b.get(key)
+            if g is None or w is None or g.model_dump() != w.model_dump():
+                what = ("takes down nothing" if w is None else "missing from the plan" if g is None
+                        else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if getattr(g, k) != getattr(w, k)))
+                rep.add(f"blast radius {key[0]} {key[1]}", "claim", what)
     status = plan.status
     if not status.has_plan and plan.racks:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
