@@ -85,6 +85,43 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def cmd_blast_radius(args: argparse.Namespace) -> int:
+    """What each element's failure takes down, per cluster; and each cluster's MTBF and goodput."""
+    from planner.plan import load_plan
+    from planner.reliability import blast_radius, cluster_gpus, reliability_report
+    from planner.verifier import verify
+
+    scenario = _load(args)
+    plan = load_plan(args.plan)
+    rep = verify(plan.model_copy(update={"reliability": None}), scenario)
+    if not rep.ok:
+        print(f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} violations; run planner verify)")
+        return EXIT_FAILED
+    totals = cluster_gpus(scenario, plan.racks)
+    rows = [b for b in blast_radius(scenario, plan.racks) if args.kind in (None, b.kind)]
+    shown = rows if args.all else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
+    print(f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the cluster)")
+    for b in shown:
+        parts = []
+        for c in sorted(set(b.lost) | set(b.capped) | set(b.shed)):
+            figs = "/".join(f"{d.get(c, 0):,}" for d in (b.lost, b.capped, b.shed))
+            share = (b.lost.get(c, 0) + b.shed.get(c, 0)) / totals[c] if totals.get(c) else 0.0
+            parts.append(f"{c} {figs} ({share:.1%})")
+        n1 = "-" if b.n1_holds is None else "holds" if b.n1_holds else "FAILS"
+        print(f"{b.kind + ' ' + b.id:34s} {b.gpus_lost:>10,}  {n1:5s}  {'; '.join(parts) or '-'}")
+    hidden = len(rows) - len(shown)
+    if hidden:
+        print(f"({hidden:,} more elements; --all lists every one)")
+    print()
+    print(f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} {'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}")
+    for c in reliability_report(scenario, plan.racks).clusters:
+        def f(x, fmt):
+            return "-" if x is None else fmt.format(x)
+        print(f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} {c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "
+              f"{f(c.checkpoint_s, '{:.1f}'):>8s} {f(c.interval_h, '{:.2f}'):>10s} {f(c.goodput, '{:.4f}'):>8s}")
+    return EXIT_OK
+
+
 GENERATE_FLAGS = {
     "count": "--buildings", "halls": "--halls", "pods_per_hall": "--pods-per-hall", "rows_per_pod": "--rows-per-pod",
     "positions_per_row": "--positions", "power_design": "--power-design", "design_kw_per_position": "--design-kw",
@@ -395,6 +432,15 @@ def build_parser() -> argparse.ArgumentParser:
     vf.add_argument("scenario")
     _data_root_flag(vf)
     vf.set_defaults(func=cmd_verify)
+
+    br = sub.add_parser("blast-radius", help="what each power node, cooling zone, pod and row takes down when it fails")
+    br.add_argument("plan")
+    br.add_argument("scenario")
+    br.add_argument("--kind", choices=["power_node", "cooling_zone", "pod", "row"], help="only this kind of element")
+    br.add_argument("--top", type=_positive_int, default=20, help="elements listed (most GPUs lost first; default 20)")
+    br.add_argument("--all", action="store_true", help="every element, also those that take down nothing")
+    _data_root_flag(br)
+    br.set_defaults(func=cmd_blast_radius)
 
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
     g.add_argument("--spec", help="generator spec YAML (mixed buildings)")

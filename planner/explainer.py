@@ -174,10 +174,17 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
         text = "no assignment meets the demands even with every capacity relaxed: check hop budgets (max_hops) against pod and building sizes"
         return Explanation(scenario.name, False, f"Cannot place {_demand_text(scenario)}:", [Finding("conflict", "scope", text)], "elastic relaxation")
     worst: dict[tuple[str, str], tuple[float, str, Limit]] = {}
+    findings_spread: list[Finding] = []
     for key, lim in m.limits.items():
         s = m.slack.get(key)
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
+            continue
+        if lim.family.startswith("spread_"):
+            cluster, element = lim.ident.split("@", 1)
+            kind = lim.family.removeprefix("spread_")
+            findings_spread.append(Finding("conflict", element, f"spread {element}: {cluster} needs {_fmt(short)} GPUs more there than "
+                                           f"max_share_per_{kind} allows", short, "GPUs"))
             continue
         family, element = _what(m, lim)
         k = (family, element)
@@ -186,7 +193,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             worst[k] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
         elif k not in worst or short > worst[k][0]:
             worst[k] = (short, lim.failed, lim)
-    findings = []
+    findings = list(findings_spread)
     for (family, element), (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):
         who = _clusters_in(m, lim, result.counts)
         whom = f" for {', '.join(who)}" if who else ""

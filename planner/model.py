@@ -47,7 +47,7 @@ from typing import NamedTuple
 import pulp
 
 from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, rack_capex_usd, rack_cost
-from planner.enums import Objective, RetrofitKind, Scope
+from planner.enums import FailoverPolicy, Objective, RetrofitKind, Scope
 from planner.kpis import network_racks, phase_years
 from planner.power_model import PowerModel, power_model
 from planner.schema import Cluster, Demand, Scenario
@@ -197,6 +197,9 @@ class Model:
     n: dict[CountKey, pulp.LpVariable] = field(default_factory=dict)
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
     """Feed group (with its phase suffix in phased models) → its racks' load P_g, kW."""
+    group_eff: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
+    """Feed group (with phase suffix) → its racks' load at the power their failover policy leaves
+    them in a contingency, kW (only when some cluster caps or sheds)."""
     node_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
     """Power node (with its phase suffix) → its normal-operation load L_v (only nodes with N-1 limits), kW."""
     buy: dict[BuyKey, pulp.LpVariable] = field(default_factory=dict)
@@ -349,10 +352,12 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         gpu_types = scenario.gpu_types_for(c)
         sizes = {types[t].gpus for t in gpu_types if types[t].gpus}
         figures = [c.gpus, *(c.gpus_by_phase or {}).values()]
-        groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1
+        spread = (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)
+        groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
                      and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
-        sig = (c.demand, c.gpus, phased, tuple(gpu_types), scope, c.storage_racks, c.storage_rack_type) if groupable else ("alone", c.id)
+        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, c.storage_racks, c.storage_rack_type, c.on_power_failure, c.cap_ratio)
+               if groupable else ("alone", c.id))
         if sig not in buckets:
             buckets[sig] = []
             order.append(sig)
@@ -510,6 +515,15 @@ def add_group_load_definitions(m: Model) -> None:
             v = m.var(lp_name("load", g, *m.sfx(p)))
             m.group_kw[name] = v
             m.add(pulp.LpAffineExpression(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
+        if any(g.head.on_power_failure != FailoverPolicy.keep for g in m.groups.values()):
+            eff: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+            for key, var in m.upto(p):
+                head = m.groups[key.group].head
+                f = head.on_power_failure.factor(head.cap_ratio)
+                if f > 0:
+                    eff[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9)))
+            for g in terms:
+                m.group_eff[g + (f"|{_ph(m, p)}" if m.tl.phased else "")] = pulp.LpAffineExpression(eff.get(g, []))
 
 
 def _gkw(m: Model, g: str, p: int):
@@ -549,14 +563,22 @@ def add_power_constraints(m: Model) -> None:
             f0 = pm.fixed_normal(v, fixed)
             _limit(m, LimitKey("power", v, "", ph), "power_node", expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
         for c in pm.contingencies:
-            items = [(_gkw(m, g, p), d) for g, d in c.delta.items() if g in live]
             lv = m.node_kw.get(c.node + (f"|{ph}" if ph else ""))
-            if not items or lv is None:
+            hit = [g for g in c.delta if g in live]
+            if not hit or lv is None:
                 continue
+            if m.group_eff:
+                # racks in the rows the failure hits count at the power their policy leaves them:
+                # a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P
+                sfx = f"|{ph}" if ph else ""
+                a0 = pm.normal.get(c.node, {})
+                moved = pulp.lpSum((c.delta[g] + a0.get(g, 0.0)) * m.group_eff[g + sfx] - a0.get(g, 0.0) * _gkw(m, g, p) for g in hit)
+                expr = lv + moved
+            else:
+                expr = pulp.LpAffineExpression([(lv, 1.0), *((_gkw(m, g, p), c.delta[g]) for g in hit)])
             f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
             extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
-            _limit(m, LimitKey("power_n1", c.node, c.failed, ph), "power_node",
-                   pulp.LpAffineExpression([(lv, 1.0), *items]) - pulp.lpSum(extra), pm.usable_kw[c.node] - f1, "kW", f1)
+            _limit(m, LimitKey("power_n1", c.node, c.failed, ph), "power_node", expr - pulp.lpSum(extra), pm.usable_kw[c.node] - f1, "kW", f1)
         for g, failed in pm.forced_empty.items():
             if g in live:
                 _limit(m, LimitKey("redundant", g, failed, ph), "row_redundant", pulp.LpAffineExpression([(_gkw(m, g, p), 1.0)]), 0.0, "kW")
@@ -717,6 +739,60 @@ def add_cluster_constraints(m: Model) -> None:
             m.add(total <= k, lp_name("homes", g.id))
 
 
+def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[str, str], frozenset[str]]:
+    """Failure domains for spread limits: (kind, element) → the rows its failure takes down.
+    Power nodes that can fail: rows left with no live feed (and, for a cluster that sheds, every
+    row the failure hits); cooling zones and loops: their rows; pods: their rows."""
+    out: dict[tuple[str, str], frozenset[str]] = {}
+    rows_of_feed: dict[str, set[str]] = defaultdict(set)
+    for rid, ref in ix.rows.items():
+        for f in ref.row.feeds:
+            rows_of_feed[f].add(rid)
+    for fid, node in ix.power_nodes.items():
+        if not node.can_fail:
+            continue
+        dead = ix.subtree(fid)
+        hit = {r for f in dead for r in rows_of_feed.get(f, ())}
+        down = hit if shed else {r for r in hit if all(f in dead for f in ix.rows[r].row.feeds)}
+        if down:
+            out["power_node", fid] = frozenset(down)
+    zones: dict[str, set[str]] = defaultdict(set)
+    pods: dict[str, set[str]] = defaultdict(set)
+    for rid, ref in ix.rows.items():
+        zones[ref.row.air_zone].add(rid)
+        if ref.row.liquid_loop:
+            zones[ref.row.liquid_loop].add(rid)
+        pods[ref.row.pod].add(rid)
+    out.update({("cooling_zone", z): frozenset(r) for z, r in zones.items()})
+    out.update({("pod", p): frozenset(r) for p, r in pods.items()})
+    return out
+
+
+def add_spread_constraints(m: Model) -> None:
+    """Failure-domain spread (§11), per cluster c with a limit s for a kind of element, and every
+    element e of that kind whose failure takes rows R_e down (:func:`spread_domains`):
+    Σ_{k in R_e, t} n[k,t,c] · gpus_t ≤ s · Σ_{k,t} n[k,t,c] · gpus_t (over the racks standing at the end)."""
+    types = m.scenario.catalog.by_id()
+    for g in m.groups.values():
+        head = g.head
+        limits = {"power_node": head.max_share_per_power_node, "cooling_zone": head.max_share_per_cooling_zone, "pod": head.max_share_per_pod}
+        if all(v is None for v in limits.values()):
+            continue
+        mine = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus]
+        total = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine])
+        by_row: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in mine:
+            by_row[key.cls.row].append((var, types[key.rack_type].gpus))
+        seen: set[tuple[str, frozenset[str]]] = set()
+        for (kind, eid), rows in spread_domains(m.scenario, m.ix, head.on_power_failure == FailoverPolicy.shed).items():
+            share = limits[kind]
+            here = [x for r in rows if r in by_row for x in by_row[r]]
+            if share is None or not here or (kind, rows) in seen:
+                continue
+            seen.add((kind, rows))
+            _limit(m, LimitKey(f"spread_{kind}", f"{g.id}@{eid}"), "spread", pulp.LpAffineExpression(here) - share * total, 0.0, "GPUs")
+
+
 def add_budget_constraints(m: Model) -> None:
     """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.costs) ≤ capex_usd; IT power of
     all racks (installed included) in the last phase ≤ it_power_kw."""
@@ -856,6 +932,7 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     add_cooling_constraints(m)
     add_pod_constraints(m)
     add_cluster_constraints(m)
+    add_spread_constraints(m)
     add_budget_constraints(m)
     if elastic:
         prob.setObjective(pulp.lpSum(m.slack[k] * (1.0 / max(m.limits[k].limit, 1.0)) for k in m.slack))

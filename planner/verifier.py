@@ -332,6 +332,22 @@ def _row_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[st
     return loads
 
 
+def _row_policy_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[str, float]:
+    """kW per row in a contingency that hits it: each rack at the share its cluster's failover
+    policy leaves it (keep 1, cap cap_ratio, shed 0; SPEC §4), network racks in full."""
+    types = scenario.catalog.by_id()
+    share = {c.id: (1.0 if c.on_power_failure.value == "keep" else c.cap_ratio if c.on_power_failure.value == "cap" else 0.0)
+             for c in scenario.clusters}
+    loads: dict[str, float] = defaultdict(float)
+    for r in racks:
+        if r.row in site.rows and r.rack_type in types:
+            loads[r.row] += scenario.rack_power_kw(types[r.rack_type]) * share.get(r.cluster, 1.0)
+    for row, t in _network_load(scenario, site):
+        if site.on.get(row, 0) <= state.index:
+            loads[row] += scenario.rack_power_kw(t)
+    return loads
+
+
 def _spread(kw: float, feeds: list[str], dead: set[str], site: _Site) -> dict[str, float] | None:
     """kW each node carries of one row's load with ``dead`` nodes failed; none if no feed is live."""
     live = [f for f in feeds if f not in dead]
@@ -346,6 +362,7 @@ def _spread(kw: float, feeds: list[str], dead: set[str], site: _Site) -> dict[st
 
 def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase, usage: bool) -> None:
     row_loads = _row_loads(st.racks, scenario, site, st)
+    hit_loads = _row_policy_loads(st.racks, scenario, site, st)
     gone: set[str] = set()
     for v in st.offline:
         if v in site.nodes:
@@ -379,7 +396,7 @@ def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase
             kw = row_loads[row_id]
             feeds = site.rows[row_id][2].feeds
             before = _spread(kw, feeds, gone, site) or {}
-            after = _spread(kw, feeds, dead, site)
+            after = _spread(hit_loads.get(row_id, kw), feeds, dead, site)
             if after is None:
                 if site.rows[row_id][2].redundant and kw > TOL:
                     rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({_fmt(kw)} kW dropped){st.where}")
@@ -509,6 +526,53 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
             hops, tier, count = _hops(scenario, site, known)
             if hops > c.max_hops:
                 rep.add(name, "hops", f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}")
+
+
+def _spread_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
+    """Failure-domain spread (§11): per cluster with a limit, the GPUs one power node (rows it
+    leaves with no feed; for a shed cluster every row it hits), cooling zone or pod takes down."""
+    limited = [c for c in scenario.clusters
+               if (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)]
+    if not limited:
+        return
+    types = scenario.catalog.by_id()
+    per_row: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in plan.racks:
+        t = types.get(r.rack_type)
+        if t is not None and t.gpus and r.row in site.rows:
+            per_row[r.cluster][r.row] += t.gpus
+    zone_rows: dict[str, set[str]] = defaultdict(set)
+    pod_rows: dict[str, set[str]] = defaultdict(set)
+    for rid, (_, _, row) in site.rows.items():
+        zone_rows[row.air_zone].add(rid)
+        if row.liquid_loop:
+            zone_rows[row.liquid_loop].add(rid)
+        pod_rows[row.pod].add(rid)
+    for c in limited:
+        mine = per_row.get(c.id, {})
+        total = sum(mine.values())
+        if not total:
+            continue
+
+        def check(kind: str, eid: str, rows, share: float | None) -> None:
+            down = sum(mine.get(r, 0) for r in rows)
+            if share is not None and down > share * total + 1e-6:
+                rep.add(f"cluster {c.id}", "spread", f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
+                        f"more than max_share_per_{kind} {share:g}")
+
+        for z, rows in zone_rows.items():
+            check("cooling_zone", z, rows, c.max_share_per_cooling_zone)
+        for p, rows in pod_rows.items():
+            check("pod", p, rows, c.max_share_per_pod)
+        if c.max_share_per_power_node is not None:
+            shed = c.on_power_failure.value == "shed"
+            for fid, node in site.nodes.items():
+                if not node.can_fail:
+                    continue
+                dead = site.down(fid)
+                rows = [r for r in mine if any(f in dead for f in site.rows[r][2].feeds)
+                        and (shed or all(f in dead for f in site.rows[r][2].feeds))]
+                check("power_node", fid, rows, c.max_share_per_power_node)
 
 
 def _existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
@@ -690,6 +754,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     _pod_checks(plan, scenario, site, rep)
     _hall_usage(plan, site, rep)
     _cluster_checks(plan, scenario, site, rep, states)
+    _spread_checks(plan, scenario, site, rep)
     _budget_checks(plan, scenario, rep)
     _claim_checks(plan, scenario, rep)
     return rep
