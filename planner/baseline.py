@@ -261,9 +261,9 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
                             break
                 if (c.id, scope) in homes or h is None:
                     break
-            if c.storage_racks and c.storage_rack_type in types and p == tl.first_wanted(c):
+            if s.storage_racks_of(c) and c.storage_rack_type in types and p == tl.first_wanted(c):
                 st = types[c.storage_rack_type]
-                need_st = c.storage_racks - sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
+                need_st = s.storage_racks_of(c) - sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
                 home = homes.get((c.id, scope))
                 for rid, i in free:
                     if need_st <= 0:
@@ -296,7 +296,7 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
                 return False
             if c.demand == Demand.at_least and got < (want or 0):
                 return False
-        if sum(1 for r in mine if not types[r.rack_type].gpus) != c.storage_racks:
+        if sum(1 for r in mine if not types[r.rack_type].gpus) != scenario.storage_racks_of(c):
             return False
     return True
 

@@ -210,10 +210,22 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
                 out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
             elif not types[t].gpus:
                 out.append(Problem(f"{cp}.rack_types[{ti}]", f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"))
-        if c.storage_racks and c.storage_rack_type not in storage:
+        asks = c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
+        if (c.storage_racks or asks) and c.storage_rack_type not in storage:
             out.append(Problem(f"{cp}.storage_rack_type", f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"))
+        elif c.goodput_target is not None:
+            from planner.reliability import goodput_reachable
+
+            why = goodput_reachable(scenario, c)
+            if why:
+                out.append(Problem(f"{cp}.goodput_target", why))
         if c.max_hops < same_rack:
             out.append(Problem(f"{cp}.max_hops", f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"))
+    links = {lc.id for lc in scenario.site.fabric.link_classes}
+    for i, cause in enumerate(scenario.reliability.causes):
+        for j, lc in enumerate(cause.link_classes or []):
+            if lc not in links:
+                out.append(Problem(f"reliability.causes[{i}].link_classes[{j}]", f"unknown link class '{lc}' {known(links)}"))
     return out
 
 

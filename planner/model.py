@@ -356,7 +356,7 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
                      and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
-        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, c.storage_racks, c.storage_rack_type, c.on_power_failure, c.cap_ratio)
+        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, scenario.storage_racks_of(c), c.storage_rack_type, c.on_power_failure, c.cap_ratio)
                if groupable else ("alone", c.id))
         if sig not in buckets:
             buckets[sig] = []
@@ -367,7 +367,7 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         members = buckets[sig]
         head = members[0]
         gid = head.id if len(members) == 1 else f"{head.id}+{len(members) - 1}"
-        storage = head.storage_rack_type if head.storage_racks > 0 else None
+        storage = head.storage_rack_type if scenario.storage_racks_of(head) > 0 else None
         out[gid] = ClusterGroup(gid, members, scenario.scope_of(head), scenario.gpu_types_for(head), storage)
     return out
 
@@ -678,7 +678,7 @@ def add_cluster_constraints(m: Model) -> None:
                     _limit(m, LimitKey("demand_cap", g.id, "", _ph(m, p)), "demand_cap", gpus, k * d - base, "GPUs", base)
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if k == 1 else 0
-                m.add(pulp.lpSum(store) == k * head.storage_racks - have, lp_name("storage", g.id))
+                m.add(pulp.lpSum(store) == k * s.storage_racks_of(head) - have, lp_name("storage", g.id))
             if g.scope == Scope.rack:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue
@@ -698,7 +698,7 @@ def add_cluster_constraints(m: Model) -> None:
         d_max = max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0) if head.gpus is not None or head.gpus_by_phase else None
         per_member_racks = None
         if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
-            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + head.storage_racks
+            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + s.storage_racks_of(head)
         zs = []
         for sid, items in sorted(by_scope.items()):
             fixed_home = sid in homes
@@ -707,12 +707,12 @@ def add_cluster_constraints(m: Model) -> None:
             zs.append(z)
             big = racks_cap[sid]
             if g.scope == Scope.pod and m.ix.pods[sid].max_racks is not None:
-                big = min(big, m.ix.pods[sid].max_racks + head.storage_racks)
+                big = min(big, m.ix.pods[sid].max_racks + s.storage_racks_of(head))
             if per_member_racks is not None:
                 big = min(big, per_member_racks)
             if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
                 need = d_max or 0
-                big += need + head.storage_racks
+                big += need + s.storage_racks_of(head)
             m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
             here = base if fixed_home else 0
             for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
@@ -731,7 +731,7 @@ def add_cluster_constraints(m: Model) -> None:
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if fixed_home else 0
                 st = pulp.lpSum(var for key, var in items if key.rack_type == g.storage_type)
-                m.add(st - head.storage_racks * z == -have, lp_name("scope_storage", g.id, sid))
+                m.add(st - s.storage_racks_of(head) * z == -have, lp_name("scope_storage", g.id, sid))
         total = pulp.lpSum(zs)
         if head.demand in (Demand.exact, Demand.at_least):
             m.add(total == k, lp_name("homes", g.id))

@@ -73,7 +73,7 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
                     had[0] += len(gpu) - pos
                 sp = 0
                 for j, member in enumerate(team):
-                    take = min(g.head.storage_racks - stored[j], len(store) - sp)
+                    take = min(m.scenario.storage_racks_of(g.head) - stored[j], len(store) - sp)
                     for key in store[sp : sp + take]:
                         out[key.cls, key.rack_type, member.id, key.phase] += 1
                     sp += take

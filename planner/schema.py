@@ -779,6 +779,15 @@ class Scenario(StrictModel):
             return self.rack_power_kw(rack)
         return rack.nameplate_power_kw(self.gpu_power_cap_w)
 
+    def storage_racks_of(self, cluster: Cluster) -> int:
+        """Storage racks a cluster gets: its ``storage_racks``, or more for its storage asks
+        (PB, write GB/s, goodput target; :func:`planner.reliability.storage_needs`)."""
+        if cluster.storage_pb is None and cluster.storage_write_gb_per_s is None and cluster.goodput_target is None:
+            return cluster.storage_racks
+        from planner.reliability import storage_needs
+
+        return storage_needs(self, cluster)[0]
+
     def gpu_types_for(self, cluster: Cluster) -> list[str]:
         """A cluster's rack types that exist and meet its HBM need, in its order."""
         types = self.catalog.by_id()

@@ -270,9 +270,9 @@ def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport,
         if c is None:
             rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
         else:
-            storage = c.storage_racks > 0 and r.rack_type == c.storage_rack_type
+            storage = scenario.storage_racks_of(c) > 0 and r.rack_type == c.storage_rack_type
             if r.rack_type not in c.rack_types and not storage:
-                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if c.storage_racks else [])])
+                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if scenario.storage_racks_of(c) else [])])
                 rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})")
             elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
                 rep.add(name, "cluster", f"{r.rack_type} has {_fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {_fmt(c.min_hbm_gb_per_gpu)} GB")
@@ -518,9 +518,10 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
                 rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
             elif c.demand == Demand.max and want is not None and gpus > want:
                 rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
-        stored = sum(1 for r in mine if c.storage_racks and r.rack_type == c.storage_rack_type)
-        if stored != c.storage_racks:
-            rep.add(name, "storage", f"{stored} storage racks placed, {c.storage_racks} wanted")
+        want_st = scenario.storage_racks_of(c)
+        stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
+        if stored != want_st:
+            rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
         known = [r for r in mine if r.row in site.rows]
         if len(known) > 1:
             hops, tier, count = _hops(scenario, site, known)
