@@ -298,7 +298,7 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
                 return False
         if sum(1 for r in mine if not types[r.rack_type].gpus) != scenario.storage_racks_of(c):
             return False
-    return True
+    return not _spread_broken(scenario, [*scenario.existing, *racks])
 
 
 def start_racks(scenario: Scenario) -> tuple[list[PlacedRack], str]:
@@ -311,7 +311,19 @@ def start_racks(scenario: Scenario) -> tuple[list[PlacedRack], str]:
     repaired = greedy_racks(scenario, largest_first=True)
     if greedy_meets_demands(scenario, repaired):
         return repaired, "first-fit, largest demands first"
+    spread = _spread_broken(scenario, racks)
+    if spread:  # first-fit knows no spread limits: leave those clusters to the solver
+        return [r for r in racks if r.cluster not in spread], "first-fit (spread-limited clusters left to the solver)"
     return racks, "first-fit (misses a demand)"
+
+
+def _spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
+    """Clusters whose spread limits the racks break."""
+    if all((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None) for c in scenario.clusters):
+        return set()
+    from planner.verifier import spread_violations
+
+    return {v.element.removeprefix("cluster ") for v in spread_violations(scenario, racks)}
 
 
 def greedy_plan(scenario: Scenario) -> Plan:

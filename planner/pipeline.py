@@ -17,7 +17,7 @@ from planner.baseline import greedy_meets_demands, start_racks
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.loader import scenario_hash
-from planner.enums import Scope, Status
+from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower
 from planner.schema import Demand, Scenario
 from planner.site_index import place
@@ -269,7 +269,32 @@ def plan_scenario(
         result = _with_first_fit(m, result, greedy, progress, time.perf_counter() - t0)
     if progress:
         progress(Progress("verifying plan", time.perf_counter() - t0))
-    return to_plan(m, result, build_s, scenario.solver.name)
+    plan = to_plan(m, result, build_s, scenario.solver.name)
+    if plan.status.has_plan and plan.racks and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters):
+        note = failover_gain_note(scenario, plan, progress, time_limit_s)
+        plan = plan.model_copy(update={"notes": [*plan.notes, note]})
+    return plan
+
+
+def strict_n1(scenario: Scenario) -> Scenario:
+    """The scenario with every cluster keeping power in a contingency (strict N-1)."""
+    clusters = [c.model_copy(update={"on_power_failure": FailoverPolicy.keep}) for c in scenario.clusters]
+    return scenario.model_copy(update={"clusters": clusters})
+
+
+def failover_gain_note(scenario: Scenario, plan: Plan, progress: ProgressFn | None = None, time_limit_s: float | None = None) -> str:
+    """What the failover policies buy: the plan's objective against the same scenario under strict
+    N-1 (solved again with every cluster on ``keep``)."""
+    if progress:
+        progress(Progress("solving strict N-1 for the failover gain", 0.0))
+    strict = plan_scenario(strict_n1(scenario), time_limit_s=time_limit_s)
+    unit = Objective(scenario.objective).unit
+    if not strict.status.has_plan or strict.objective_value is None:
+        return f"failover policies: strict N-1 ({strict.status.value}) cannot meet the demands; the policies make this plan possible"
+    gain = (plan.objective_value or 0.0) - strict.objective_value
+    k, ks = plan.kpis, strict.kpis
+    return (f"failover policies: {gain:+,.6g} {unit} against strict N-1 ({strict.objective_value:,.6g} {unit}, {strict.status.value}); "
+            f"GPUs {k.gpus:,} vs {ks.gpus:,}, stranded {k.stranded_kw:,.1f} kW vs {ks.stranded_kw:,.1f} kW")
 
 
 def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None) -> Plan:

@@ -576,6 +576,13 @@ def _spread_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepor
                 check("power_node", fid, rows, c.max_share_per_power_node)
 
 
+def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
+    """Spread-limit violations of a set of racks (for the first-fit start)."""
+    rep = VerifyReport()
+    _spread_checks(Plan(scenario_name=scenario.name, racks=racks), scenario, _site(scenario), rep)
+    return rep.violations
+
+
 def _existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """Installed racks stand in the plan exactly as installed; nothing else is marked installed."""
     def ident(r):
