@@ -13,6 +13,7 @@ page = st.navigation(
         st.Page("ui/scenario_page.py", title="Scenario"),
         st.Page("ui/phases_page.py", title="Phases"),
         st.Page("ui/compare_page.py", title="Compare"),
+        st.Page("ui/reliability_page.py", title="Reliability"),
         st.Page("ui/sweep_page.py", title="Sweep"),
     ]
 )

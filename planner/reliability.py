@@ -389,3 +389,33 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
     table = [BlastRow(kind=b.kind, id=b.id, gpus_lost=b.gpus_lost, lost=b.lost, capped=b.capped, shed=b.shed, n1_holds=b.n1_holds)
              for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
     return ReliabilityReport(clusters=rows, blast_radius=table)
+
+
+def blast_states(scenario: Scenario, racks: list[PlacedRack], kind: str, element: str, ix: SiteIndex | None = None) -> dict[tuple[str, int], str]:
+    """(row, position) → "goes dark", "capped" or "may be shed" for every rack one element's
+    failure affects (module docstring); racks it leaves running are absent."""
+    ix = ix or index_site(scenario.site)
+    policy = {c.id: c.on_power_failure for c in scenario.clusters}
+    down: set[str] = set()
+    hit: set[str] = set()
+    if kind == "power_node" and element in ix.power_nodes:
+        dead = ix.subtree(element)
+        for rid, ref in ix.rows.items():
+            feeds = ref.row.feeds
+            if all(f in dead for f in feeds):
+                down.add(rid)
+            elif any(f in dead for f in feeds):
+                hit.add(rid)
+    elif kind == "cooling_zone":
+        down = {rid for rid, ref in ix.rows.items() if element in (ref.row.air_zone, ref.row.liquid_loop)}
+    elif kind == "pod":
+        down = {rid for rid, ref in ix.rows.items() if ref.row.pod == element}
+    elif kind == "row":
+        down = {element}
+    out: dict[tuple[str, int], str] = {}
+    for r in racks:
+        if r.row in down:
+            out[r.row, r.position] = "goes dark"
+        elif r.row in hit and policy.get(r.cluster, FailoverPolicy.keep) != FailoverPolicy.keep:
+            out[r.row, r.position] = "capped" if policy[r.cluster] == FailoverPolicy.cap else "may be shed"
+    return out

@@ -361,3 +361,36 @@ def test_sweep_page_reports_a_bad_value() -> None:
     at.text_input(key=_sweep_key(at, "sweep_caps")).set_value("0, 50")
     at.button[0].click().run()
     assert "GPU power caps: '50' is out of range (0 = not set, else 100 to 2000)" in errors(at)
+
+
+def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None:
+    """dr-hall-flex: shedding inference gains +336 GPUs over strict N-1 (benchmarks/RESULTS.md); the
+    worst single failure is the air zone (every rack); failing UPS-1 marks the inference racks of the
+    rows it hits as "may be shed"."""
+    at = app(scenario="dr-hall-flex").run()
+    at.button(key="solve").click().run()
+    at.switch_page("ui/reliability_page.py").run()
+    assert not at.exception and not at.error, errors(at)
+    assert at.title[0].value == "Reliability: dr-hall-flex"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Gain of failover policies"] == "+336 GPUs"
+    assert metrics["Worst single failure"] == "1,200 GPUs"
+    assert metrics["N-1 for every power node"] == "holds"
+    clusters = at.dataframe[0].value
+    assert list(clusters["cluster"]) == ["train", "infer"] and list(clusters["policy"]) == ["keep", "shed"]
+    at.selectbox(key="rel_pick").select("power_node UPS-1").run()
+    assert not at.exception
+    spec = at.get("plotly_chart")[-1].proto.spec
+    assert "Hall H1: power_node UPS-1 fails" in spec and "may be shed" in spec and "keeps running" in spec
+
+
+def test_failover_policy_knob_on_the_scenario_page() -> None:
+    at = load(app(), "dr-hall-flex")
+    key = [w.key for w in at.selectbox if w.key and w.key.startswith("policy_infer_")][0]
+    assert at.selectbox(key=key).value == "shed"
+    at.selectbox(key=key).select("cap")
+    ratio = [w.key for w in at.number_input if w.key and w.key.startswith("capratio_infer_")][0]
+    at.number_input(key=ratio).set_value(0.5)
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    assert not at.error, errors(at)
+    assert "on_power_failure: cap" in at.session_state.scenario_yaml and "cap_ratio: 0.5" in at.session_state.scenario_yaml

@@ -140,3 +140,28 @@ def test_sweep_frontier_click_opens_the_plan(server: str) -> None:
         page.screenshot(path=str(OUT / "5-sweep-point-opened.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
+    """dr-hall-flex in the browser: solve, open Reliability, fail UPS-1: its shed inference racks are marked."""
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+        page.goto(f"{server}/?scenario=dr-hall-flex")
+        page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Reliability").click()
+        page.get_by_role("heading", name="Reliability: dr-hall-flex").wait_for(timeout=60_000)
+        page.get_by_text("+336 GPUs", exact=True).wait_for(timeout=30_000)
+        page.get_by_text("Element to fail").wait_for(timeout=30_000)
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="Element to fail").click()
+        page.get_by_role("option", name="power_node UPS-1").click()
+        page.get_by_text("power_node UPS-1 fails").wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "6-reliability.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()

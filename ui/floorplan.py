@@ -22,11 +22,15 @@ def _bucket(share: float) -> str:
 
 
 INSTALLED, EARLIER = "installed before", "placed earlier"
+KEEPS = "keeps running"
+BLAST_COLORS = {"goes dark": "#111111", "may be shed": "#d7191c", "capped": "#fdae61", KEEPS: "#a6d96a"}
 
 
-def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None) -> list[dict]:
+def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
+                    marks: dict[tuple[str, int], str] | None = None) -> list[dict]:
     """One record per position of a hall: coordinates, state, label to colour by, hover text.
-    With ``phase``, only racks standing at its end; ``color_by="new"`` marks the racks placed in it."""
+    With ``phase``, only racks standing at its end; ``color_by="new"`` marks the racks placed in it;
+    ``color_by="marks"`` labels racks by ``marks`` ((row, position) → label; others keep running)."""
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
     order = {p.id: i for i, p in enumerate(scenario.phases)}
@@ -53,6 +57,8 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 label = rack.cluster
             elif color_by == "new":
                 label = INSTALLED if rack.existing else (f"new in {rack.phase}" if rack.phase == phase else EARLIER)
+            elif color_by == "marks":
+                label = (marks or {}).get((rid, i), KEEPS)
             elif color_by == "feed_utilisation":
                 label = _bucket(max(feed_use.get(f, 0.0) for f in row.feeds))
             else:
@@ -69,13 +75,16 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
     return out
 
 
-def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None) -> go.Figure:
+def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
+                 marks: dict[tuple[str, int], str] | None = None, title: str | None = None) -> go.Figure:
     """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``; with
     ``phase``, the hall at that phase's end, retrofits in effect then marked beside their rows."""
-    records = floor_positions(scenario, plan, hall_id, color_by, phase)
+    records = floor_positions(scenario, plan, hall_id, color_by, phase, marks)
     ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
     fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
-             **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids}
+             **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids, **BLAST_COLORS}
+    if color_by == "marks":
+        fixed[NETWORK] = "#3b6fb6"  # dark squares mean "goes dark" here
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
     labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK), order.get(s, -1), s))
     fig = go.Figure()
@@ -92,7 +101,7 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
     if plan is not None and plan.retrofits:
         _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
-        title=f"Hall {hall_id}" + (f" at the end of {phase}" if phase else ""), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title=title or (f"Hall {hall_id}" + (f" at the end of {phase}" if phase else "")), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
         legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.enums import Objective, SolverName
+from planner.enums import FailoverPolicy, Objective, SolverName
 from planner.errors import InputError
 from planner.schema import Demand
 from planner.loader import parse_yaml, scenario_from_data, validate_model
@@ -108,14 +108,19 @@ with st.form(f"knobs_{k}"):
     types = [t.id for t in scenario.catalog.rack_types if t.gpus]
     demands = [d.value for d in Demand]
     edits = {}
+    policies = [p.value for p in FailoverPolicy]
     for c in scenario.clusters[:50]:
-        c1, c2, c3, c4 = st.columns([1, 1, 1, 3])
+        c1, c2, c3, c4, c5, c6 = st.columns([1, 1, 1, 3, 1, 1])
         demand = c1.selectbox(f"{c.id}: demand", demands, index=demands.index(c.demand.value), key=f"demand_{c.id}_{k}")
         gpus = c2.number_input(f"{c.id}: GPUs (0 = no cap for max)", min_value=0, value=int(c.gpus or 0), step=16, key=f"gpus_{c.id}_{k}")
         hop_options = sorted({1, 3, 5, 7, c.max_hops})
         hops = c3.selectbox(f"{c.id}: max hops", hop_options, index=hop_options.index(c.max_hops), key=f"hops_{c.id}_{k}")
         allowed = c4.multiselect(f"{c.id}: rack types", types, default=c.rack_types, key=f"types_{c.id}_{k}")
-        edits[c.id] = {"demand": demand, "gpus": gpus or (None if demand == "max" else 0), "max_hops": hops, "rack_types": allowed}
+        policy = c5.selectbox(f"{c.id}: on power failure", policies, index=policies.index(c.on_power_failure.value), key=f"policy_{c.id}_{k}",
+                              help="keep: strict N-1; cap: its racks in rows a failure hits draw at most the cap ratio; shed: they may lose power")
+        cap_ratio = c6.number_input(f"{c.id}: cap ratio", min_value=0.0, max_value=1.0, value=float(c.cap_ratio), step=0.05, key=f"capratio_{c.id}_{k}")
+        edits[c.id] = {"demand": demand, "gpus": gpus or (None if demand == "max" else 0), "max_hops": hops, "rack_types": allowed,
+                       "on_power_failure": policy, "cap_ratio": cap_ratio}
     submitted = st.form_submit_button("Apply changes", type="primary")
 if submitted:
     changes = {

@@ -1,0 +1,83 @@
+"""Reliability page: blast radius on the floor plan, MTBF, checkpoints, goodput, failover gain."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from planner.enums import FailoverPolicy, Status
+from planner.reliability import blast_states
+from planner.site_index import index_site
+from ui.floorplan import floor_figure
+from ui.state import current_scenario, my_entry, plan_of, solve_text
+
+scenario = current_scenario()
+if scenario is None:
+    st.stop()
+text = st.session_state.scenario_yaml
+st.title(f"Reliability: {scenario.name}")
+st.caption("What each power node, cooling zone, pod and row takes down when it fails; per cluster its mean time between "
+           "interruptions (Llama 3 Table 5 rates unless the scenario sets its own), Young/Daly checkpoint interval and goodput "
+           "(first order). Failover policies and spread limits are set per cluster on the Scenario page.")
+
+plan = plan_of(my_entry(text))
+if plan is None:
+    if st.button("Solve", type="primary", key="rel_solve"):
+        with st.status("Solving…", expanded=False) as box:
+            plan = plan_of(solve_text(text, scenario, box))
+            ok = plan is not None and plan.status in (Status.optimal, Status.feasible)
+            box.update(label=f"{plan.status.value if plan else 'failed'}", state="complete" if ok else "error")
+    if plan is None:
+        st.info("Not solved yet: press **Solve** (here or on the Plan page).")
+        st.stop()
+if not plan.racks or plan.reliability is None:
+    st.error(f"No plan to assess ({plan.status.value}).")
+    st.stop()
+rep = plan.reliability
+
+policies = {c.id: c.on_power_failure for c in scenario.clusters}
+gain = next((n for n in plan.notes if n.startswith("failover policies")), None)
+cols = st.columns(4)
+worst = rep.blast_radius[0] if rep.blast_radius else None
+cols[0].metric("Worst single failure", f"{worst.gpus_lost:,} GPUs" if worst else "0 GPUs", border=True,
+               help=f"{worst.kind.replace('_', ' ')} {worst.id}" if worst else "No single failure takes GPUs down")
+if worst:
+    cols[0].caption(f"when {worst.kind.replace('_', ' ')} {worst.id} fails")
+holds = all(b.n1_holds is not False for b in rep.blast_radius)
+cols[1].metric("N-1 for every power node", "holds" if holds else "FAILS", border=True)
+m = re.match(r"failover policies: ([+-][\d,.]+) GPUs", gain or "")
+cols[2].metric("Gain of failover policies", f"{m.group(1)} GPUs" if m else ("-" if all(p == FailoverPolicy.keep for p in policies.values()) else "see note"),
+               help="Against the same scenario with every cluster on keep (strict N-1), solved again", border=True)
+good = [c.goodput for c in rep.clusters if c.goodput is not None]
+cols[3].metric("Lowest goodput", f"{min(good):.2%}" if good else "-", help="Clusters with a checkpoint size (checkpoint_gb_per_gpu)", border=True)
+if gain:
+    st.info(gain)
+
+st.subheader("Clusters")
+st.dataframe(pd.DataFrame([{
+    "cluster": c.cluster, "policy": policies.get(c.cluster, FailoverPolicy.keep).value, "GPUs": c.gpus, "MTBF h": c.mtbf_h,
+    "interruptions / day": c.interruptions_per_day, "storage racks": c.storage_racks, "write GB/s": c.write_gb_per_s,
+    "checkpoint s": c.checkpoint_s, "interval h": c.interval_h, "goodput": c.goodput, "GPU-h lost / day": c.gpu_hours_lost_per_day,
+    "spares": c.spare_racks, "worst power share": c.worst_power_share, "worst zone share": c.worst_zone_share, "worst pod share": c.worst_pod_share,
+} for c in rep.clusters]), key="rel_clusters", hide_index=True, width="stretch")
+
+st.subheader("Blast radius")
+if not rep.blast_radius:
+    st.success("No single failure takes any GPU down.")
+    st.stop()
+table = pd.DataFrame([{
+    "element": f"{b.kind} {b.id}", "GPUs lost": b.gpus_lost,
+    "lost": ", ".join(f"{c} {g:,}" for c, g in b.lost.items()), "capped": ", ".join(f"{c} {g:,}" for c, g in b.capped.items()),
+    "shed": ", ".join(f"{c} {g:,}" for c, g in b.shed.items()), "N-1": "-" if b.n1_holds is None else ("holds" if b.n1_holds else "FAILS"),
+} for b in rep.blast_radius])
+st.dataframe(table, key="rel_blast", hide_index=True, width="stretch", height=260)
+options = [f"{b.kind} {b.id}" for b in rep.blast_radius]
+pick = st.selectbox("Element to fail", options, key="rel_pick")
+kind, element = pick.split(" ", 1)
+marks = blast_states(scenario, plan.racks, kind, element)
+ix = index_site(scenario.site)
+halls = sorted({ix.rows[r].hall for r, _ in marks} or {next(iter(ix.rows.values())).hall})
+hall = st.selectbox(f"Hall ({len(halls)} affected)", halls, key="rel_hall") if len(halls) > 1 else halls[0]
+st.plotly_chart(floor_figure(scenario, plan, hall, "marks", marks=marks, title=f"Hall {hall}: {pick} fails"), key="rel_floor", width="stretch")
