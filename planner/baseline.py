@@ -23,6 +23,7 @@ from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
 from planner.schema import Demand, RackType, Scenario
+from planner.reliability import spares_needed
 from planner.site_index import fits, index_site, place
 from planner.timeline import timeline
 from planner.verifier import OBJECTIVE_KPI, verify
@@ -172,7 +173,7 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
         by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
         free = [(rid, i) for rid, i in free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
 
-        def try_place(rid: str, i: int, t: RackType, cluster: str) -> bool:
+        def try_place(rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
             """Place one rack if it fits everything (cheap checks first)."""
             ref = ix.rows[rid]
             pod = ix.pods[ref.row.pod]
@@ -214,7 +215,8 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
             state["it_kw"] += kw
             taken.add((rid, i))
             rack = place(ix, rid, i, t, cluster)
-            racks.append(rack.model_copy(update={"phase": ph}) if ph is not None else rack)
+            update = {**({"phase": ph} if ph is not None else {}), **({"spare": True} if spare else {})}
+            racks.append(rack.model_copy(update=update) if update else rack)
             return True
 
         for c in cluster_order(s, largest_first):
@@ -261,6 +263,19 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
                             break
                 if (c.id, scope) in homes or h is None:
                     break
+            spare_n = spares_needed(s, c) if p == tl.first_wanted(c) else 0
+            kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
+            if spare_n and kinds:  # hot spares of its first GPU rack type, where it is homed
+                home = homes.get((c.id, scope))
+                for rid, i in free:
+                    if spare_n <= 0:
+                        break
+                    if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
+                        continue
+                    if try_place(rid, i, kinds[0], c.id, spare=True):
+                        spare_n -= 1
+                        if home is None and scope in (Scope.pod, Scope.building):
+                            home = homes[c.id, scope] = where_of(rid, scope)
             if s.storage_racks_of(c) and c.storage_rack_type in types and p == tl.first_wanted(c):
                 st = types[c.storage_rack_type]
                 need_st = s.storage_racks_of(c) - sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
@@ -289,8 +304,10 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
         by_cluster[r.cluster].append(r)
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
+        if sum(1 for r in mine if r.spare) != spares_needed(scenario, c):
+            return False
         for p in range(len(tl.phases)):
-            got = sum(types[r.rack_type].gpus for r in mine if r.existing or tl.at(r.phase) <= p)
+            got = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or tl.at(r.phase) <= p))
             want = tl.demand(c, p)
             if c.demand == Demand.exact and got != want:
                 return False

@@ -72,7 +72,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     classes = {c.id: c for c in fabric.link_classes}
     area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
     years = phase_years(scenario)
-    gpus = n = 0
+    gpus = n = spares = 0
     it_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = cable_m = hbm_tb = storage_pb = storage_gbs = 0.0
     facility = opex = tco = hours = 0.0
     halls_used: set[str] = set()
@@ -83,11 +83,14 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         kw = scenario.rack_power_kw(t)
         link = classes.get(r.link_class or "")
         n += 1
-        gpus += t.gpus
         it_kw += kw
         max_kw = max(max_kw, kw)
-        pflops += t.pflops_bf16
-        hbm_tb += t.hbm_tb
+        if r.spare:
+            spares += 1
+        else:
+            gpus += t.gpus
+            pflops += t.pflops_bf16
+            hbm_tb += t.hbm_tb
         storage_pb += t.storage_capacity_pb
         storage_gbs += t.storage_write_gb_per_s
         cost = rack_cost(t, kw, link, fabric.cost_usd_per_gpu, costs, scenario.pue, 0.0 if r.existing else years.get(r.phase, 0.0), r.existing)
@@ -98,7 +101,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             facility += facility_usd(kw, costs)
         opex += cost.opex_usd_per_year
         tco += cost.tco_usd
-        hours += cost.gpu_hours
+        hours += 0.0 if r.spare else cost.gpu_hours
         cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
@@ -116,6 +119,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     return Kpis(
         gpus=gpus,
         racks=n,
+        spare_racks=spares,
         pflops_bf16=round(pflops, 6),
         it_kw=round(total_kw, 6),
         racks_kw=round(it_kw, 6),
@@ -158,7 +162,7 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
     total = 0.0
     for r in racks:
         t = types.get(r.rack_type)
-        if t is None or r.existing:
+        if t is None or r.existing or r.spare:
             continue
         weight = n - order.get(r.phase, 0) if scenario.phases else 1
         total += weight * (t.gpus if objective == "max_gpus" else t.pflops_bf16)
@@ -197,7 +201,7 @@ def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterabl
         spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
         usage = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
         out.append(PhaseSummary(
-            phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types),
+            phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types and not r.spare),
             racks=len(standing), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
             tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
         ))

@@ -66,12 +66,13 @@ class ClassKey(NamedTuple):
 
 class CountKey(NamedTuple):
     """A count variable: racks of one type for one cluster group in one position class, added in
-    one phase (None in a scenario without phases)."""
+    one phase (None in a scenario without phases); ``role`` "spare" for its hot-spare racks."""
 
     cls: ClassKey
     rack_type: str
     group: str
     phase: str | None = None
+    role: str = ""
 
 
 class BuyKey(NamedTuple):
@@ -146,6 +147,12 @@ class ClusterGroup:
     scope: Scope
     gpu_types: list[str]
     storage_type: str | None
+    spares: int = 0
+    """Hot-spare racks per member (of its first GPU rack type, §11)."""
+
+    @property
+    def spare_type(self) -> str | None:
+        return self.gpu_types[0] if self.spares and self.gpu_types else None
 
     @property
     def k(self) -> int:
@@ -352,7 +359,8 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         gpu_types = scenario.gpu_types_for(c)
         sizes = {types[t].gpus for t in gpu_types if types[t].gpus}
         figures = [c.gpus, *(c.gpus_by_phase or {}).values()]
-        spread = (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)
+        spread = ((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)
+                  or c.spare_availability is not None)
         groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
                      and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
@@ -368,7 +376,9 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         head = members[0]
         gid = head.id if len(members) == 1 else f"{head.id}+{len(members) - 1}"
         storage = head.storage_rack_type if scenario.storage_racks_of(head) > 0 else None
-        out[gid] = ClusterGroup(gid, members, scenario.scope_of(head), scenario.gpu_types_for(head), storage)
+        from planner.reliability import spares_needed
+
+        out[gid] = ClusterGroup(gid, members, scenario.scope_of(head), scenario.gpu_types_for(head), storage, spares_needed(scenario, head))
     return out
 
 
@@ -464,15 +474,17 @@ def add_count_variables(m: Model) -> None:
         row_on = m.tl.row_on.get(cls.row, 0)
         for g in m.groups.values():
             start = max(row_on, m.tl.first_wanted(g.head), m.from_phase) if m.tl.phased else 0
-            wanted = [*g.gpu_types, *([g.storage_type] if g.storage_type else [])]
-            for t in wanted:
+            wanted = [*((t, "") for t in g.gpu_types), *([(g.storage_type, "")] if g.storage_type else []),
+                      *([(g.spare_type, "spare")] if g.spare_type else [])]
+            for t, role in wanted:
                 if t not in fitting:
                     continue
                 m.needs[k, t] = fitting[t]
                 for p in range(start, m.horizon + 1):
                     up = None if m.elastic else cls.size
                     ph = m.tl.phases[p]
-                    m.n[CountKey(k, t, g.id, ph)] = m.var(lp_name("n", class_label(k), t, g.id, *([ph] if ph else [])), 0, up, integer=True)
+                    m.n[CountKey(k, t, g.id, ph, role)] = m.var(lp_name("n" + ("_spare" if role else ""), class_label(k), t, g.id, *([ph] if ph else [])),
+                                                                0, up, integer=True)
 
 
 def add_space_constraints(m: Model) -> None:
@@ -663,8 +675,12 @@ def add_cluster_constraints(m: Model) -> None:
         head = g.head
         k = g.k
         base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
-        mine = [(key, var) for key, var in m.n.items() if key.group == g.id]
+        every = [(key, var) for key, var in m.n.items() if key.group == g.id]
+        spare = [(key, var) for key, var in every if key.role == "spare"]
+        mine = [(key, var) for key, var in every if key.role != "spare"]
         store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
+        if g.spares and g.scope in (Scope.site, Scope.rack):
+            m.add(pulp.lpSum(var for _, var in spare) == k * g.spares, lp_name("spares", g.id))
         if g.scope in (Scope.site, Scope.rack):
             for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
@@ -683,8 +699,12 @@ def add_cluster_constraints(m: Model) -> None:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue
         by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
+        spare_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
         for key, var in mine:
             by_scope[_scope_of(m, key.cls.row, g.scope)].append((key, var))
+        for key, var in spare:
+            spare_in[_scope_of(m, key.cls.row, g.scope)].append(var)
+            by_scope.setdefault(_scope_of(m, key.cls.row, g.scope), [])
         homes = {h for h in m.existing_home.get(head.id, set()) if (h in m.ix.pods) == (g.scope == Scope.pod)} if k == 1 else set()
         for sid in homes:
             by_scope.setdefault(sid, [])
@@ -714,6 +734,8 @@ def add_cluster_constraints(m: Model) -> None:
                 need = d_max or 0
                 big += need + s.storage_racks_of(head)
             m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
+            if g.spares:  # hot spares stand where the cluster is homed
+                m.add(pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid))
             here = base if fixed_home else 0
             for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
@@ -778,7 +800,7 @@ def add_spread_constraints(m: Model) -> None:
         limits = {"power_node": head.max_share_per_power_node, "cooling_zone": head.max_share_per_cooling_zone, "pod": head.max_share_per_pod}
         if all(v is None for v in limits.values()):
             continue
-        mine = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus]
+        mine = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus and not key.role]
         total = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine])
         by_row: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in mine:
@@ -825,11 +847,12 @@ def _expressions(m: Model) -> None:
         link = classes[lc] if lc else None
         kw = s.rack_power_kw(rt)
         cost = rack_cost(rt, kw, link, fabric, s.costs, s.pue, years.get(key.phase, 0.0))
-        e["gpus"].append((var, rt.gpus))
-        e[f"gpus:{key.group}"].append((var, rt.gpus))
-        e["gpu_phases"].append((var, rt.gpus * (n_ph - m.tl.at(key.phase))))
-        e["pflops"].append((var, rt.pflops_bf16))
-        e["pflop_phases"].append((var, rt.pflops_bf16 * (n_ph - m.tl.at(key.phase))))
+        if not key.role:  # hot spares: paid for and powered, not counted as GPUs
+            e["gpus"].append((var, rt.gpus))
+            e[f"gpus:{key.group}"].append((var, rt.gpus))
+            e["gpu_phases"].append((var, rt.gpus * (n_ph - m.tl.at(key.phase))))
+            e["pflops"].append((var, rt.pflops_bf16))
+            e["pflop_phases"].append((var, rt.pflops_bf16 * (n_ph - m.tl.at(key.phase))))
         e["capex_usd"].append((var, cost.capex_usd))
         e["tco_usd"].append((var, cost.tco_usd))
         e["it_kw"].append((var, kw))

@@ -26,13 +26,14 @@ from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_
 from planner.verifier import verify
 
 
-def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None], int]:
+def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None, str], int]:
     """Racks of each cluster group dealt out to its members, phase by phase: a scope with z members
     homed gives each member what its demand grows by in that phase (racks of one GPU size dividing
     it, so shares are exact), any rest to the first member (at least / uncapped max), and each
-    member its storage racks. Keys: (class, rack type, cluster, phase)."""
+    member its storage racks (clusters with hot spares are never grouped). Keys: (class, rack type,
+    cluster, phase, role)."""
     types = m.scenario.catalog.by_id()
-    out: dict[tuple[ClassKey, str, str, str | None], int] = defaultdict(int)
+    out: dict[tuple[ClassKey, str, str, str | None, str], int] = defaultdict(int)
     by_group: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
     for key, n in counts.items():
         by_group[key.group].append((key, n))
@@ -40,7 +41,7 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
         g = m.groups[gid]
         if g.k == 1:
             for key, n in items:
-                out[key.cls, key.rack_type, g.head.id, key.phase] += n
+                out[key.cls, key.rack_type, g.head.id, key.phase, key.role] += n
             continue
         scoped = g.scope in (Scope.pod, Scope.building)
         homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
@@ -64,18 +65,18 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
                     take = (len(gpu) if j == 0 else 0) if per is None else max(0, per - had[j])
                     take = min(take, len(gpu) - pos)
                     for key in gpu[pos : pos + take]:
-                        out[key.cls, key.rack_type, member.id, key.phase] += 1
+                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
                     pos += take
                     had[j] += take
                 if pos < len(gpu):  # at least: the rest to the first member
                     for key in gpu[pos:]:
-                        out[key.cls, key.rack_type, team[0].id, key.phase] += 1
+                        out[key.cls, key.rack_type, team[0].id, key.phase, ""] += 1
                     had[0] += len(gpu) - pos
                 sp = 0
                 for j, member in enumerate(team):
                     take = min(m.scenario.storage_racks_of(g.head) - stored[j], len(store) - sp)
                     for key in store[sp : sp + take]:
-                        out[key.cls, key.rack_type, member.id, key.phase] += 1
+                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
                     sp += take
                     stored[j] += take
     return dict(out)
@@ -94,17 +95,18 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
     dealt = deal(m, counts, values or {})
     c_order = {c.id: i for i, c in enumerate(m.scenario.clusters)}
     t_order = {t.id: j for j, t in enumerate(m.scenario.catalog.rack_types)}
-    by_class: dict[ClassKey, list[tuple[str | None, str, str, int]]] = defaultdict(list)
-    for (k, t, c, ph), n in dealt.items():
-        by_class[k].append((ph, c, t, n))
+    by_class: dict[ClassKey, list[tuple[str | None, str, str, str, int]]] = defaultdict(list)
+    for (k, t, c, ph, role), n in dealt.items():
+        by_class[k].append((ph, c, t, role, n))
     racks: list[PlacedRack] = list(m.scenario.existing)
     for k in sorted(by_class):
         free = iter(m.classes[k].positions)
-        for ph, c, t, n in sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]])):
+        for ph, c, t, role, n in sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]], x[3])):
             for _ in range(n):
                 _, pos = next(free)
                 rack = place(m.ix, k.row, pos, types[t], c)
-                racks.append(rack.model_copy(update={"phase": ph}) if ph is not None else rack)
+                update = {**({"phase": ph} if ph is not None else {}), **({"spare": True} if role == "spare" else {})}
+                racks.append(rack.model_copy(update=update) if update else rack)
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
@@ -125,7 +127,7 @@ def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
         gid = group_of.get(r.cluster)
         if k is None or gid is None:
             return {}
-        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None)
+        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None, "spare" if r.spare else "")
         if key not in m.n:
             return {}
         counts[key] += 1

@@ -56,9 +56,11 @@ class Kpis(StrictModel):
     """Headline figures of a plan (§10); formulas in :mod:`planner.kpis`."""
 
     gpus: Int = 0
-    """GPUs placed."""
+    """GPUs placed (hot spares not counted)."""
     racks: Int = 0
     """Racks placed (all kinds)."""
+    spare_racks: Int = 0
+    """Hot-spare racks placed (§11)."""
     pflops_bf16: Float = 0
     """Dense BF16 PFLOPS of all placed GPUs."""
     it_kw: Float = 0

@@ -667,6 +667,8 @@ class PlacedRack(StrictModel):
     """Phase in which the rack is placed (phased plans); it stays in every later phase."""
     existing: Bool = False
     """Installed before this plan (brownfield): fixed, never moved."""
+    spare: Bool = False
+    """A hot spare of its cluster (§11): powered, cooled and paid for, not counted in its GPUs."""
 
 
 class Cause(StrictModel):

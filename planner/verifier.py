@@ -505,7 +505,7 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
         mine = by_cluster.get(c.id, [])
         name = f"cluster {c.id}"
         for st in states:
-            gpus = sum(types[r.rack_type].gpus for r in mine if r.existing or site.phase_index.get(r.phase, 0) <= st.index)
+            gpus = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or site.phase_index.get(r.phase, 0) <= st.index))
             want = c.gpus
             if c.gpus_by_phase is not None:
                 want = 0
@@ -522,6 +522,15 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
         stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
         if stored != want_st:
             rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
+        from planner.reliability import spares_needed
+
+        want_sp = spares_needed(scenario, c)
+        spares = [r for r in mine if r.spare]
+        if len(spares) != want_sp:
+            rep.add(name, "spares", f"{len(spares)} hot-spare racks placed, {want_sp} wanted"
+                    + (f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)" if c.spare_availability is not None else ""))
+        if any(not types[r.rack_type].gpus for r in spares):
+            rep.add(name, "spares", "a hot spare must be a GPU rack of the cluster")
         known = [r for r in mine if r.row in site.rows]
         if len(known) > 1:
             hops, tier, count = _hops(scenario, site, known)

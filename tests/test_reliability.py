@@ -188,3 +188,40 @@ def test_goodput_target_out_of_reach_is_an_input_error() -> None:
                       [{"id": "c1", "demand": "exact", "gpus": 16384, "rack_types": [GT], "checkpoint_gb_per_gpu": 1,
                         "restart_min": 30, "goodput_target": 0.9}])
     assert err.value.lines() == ["clusters[0].goodput_target: goodput 0.9 is out of reach: with MTBF 3.09 h a restart of 30 min alone leaves at most 0.8383"]
+
+
+# ---------------------------------------------------------------- hot spares
+
+
+def spare_site():
+    """Pods P (row R1) and Q (row R2, network rack at R2/0), 70 positions each, plenty of power; a
+    1,024-GPU job kept in one pod with 99 % availability of its racks: 64 racks + 3 spares (above)."""
+    pods = [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 100_000},
+            {"id": "Q", "network_rack": {"row": "R2", "position": 0}, "max_gpus": 100_000}]
+    rows = [{"id": "R1", "positions": 70, "feeds": ["F"]}, {"id": "R2", "positions": 71, "feeds": ["F"], "pod": "Q", "origin_y_m": 2.4}]
+    return tiny_scenario(rows, [{"id": "F", "capacity_kw": 5000}],
+                         [{"id": "c1", "demand": "exact", "gpus": 1024, "rack_types": [GT], "max_hops": 3, "spare_availability": 0.99}], pods=pods)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_hot_spares_are_placed_in_the_clusters_pod(solver: str) -> None:
+    s = spare_site()
+    plan = solved(s, solver)
+    spares = [r for r in plan.racks if r.spare]
+    assert len(spares) == 3 and plan.kpis.spare_racks == 3
+    assert plan.kpis.gpus == 1024 and plan.kpis.racks == 67  # spares are not counted as GPUs
+    assert len({r.row for r in plan.racks}) == 1  # one pod: R1 or R2, spares with the job
+    assert plan.reliability.clusters[0].spare_racks == 3
+
+
+def test_verifier_checks_the_spares() -> None:
+    s = spare_site()
+    plan = plan_scenario(s)
+    none = plan.model_copy(update={"racks": [r.model_copy(update={"spare": False}) for r in plan.racks], "kpis": None, "reliability": None})
+    assert "cluster c1: 0 hot-spare racks placed, 3 wanted (availability 0.99, repair 24 h)" in [str(v) for v in verify(none, s).violations]
+    row = plan.racks[0].row
+    other = "R2" if row == "R1" else "R1"
+    moved = [r.model_copy(update={"row": other, "position": 60 + i}) if r.spare else r for i, r in enumerate(plan.racks)]
+    moved_plan = make_plan(s, [(r.row, r.position, r.rack_type, r.cluster) for r in moved])
+    moved_plan = moved_plan.model_copy(update={"racks": [r.model_copy(update={"spare": m.spare}) for r, m in zip(moved_plan.racks, moved, strict=True)]})
+    assert any(v.check == "hops" for v in verify(moved_plan, s).violations)

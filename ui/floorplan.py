@@ -69,6 +69,7 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 t = types.get(rack.rack_type)
                 kw = scenario.rack_power_kw(t) if t else 0.0
                 when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
+                when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
                 hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
                          f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *([when] if when else []), *hover]
             out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover)})
