@@ -163,6 +163,33 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
     return {"pod_gpus": "pod GPUs", "pod_racks": "pod racks", "demand_cap": "demand cap", "budget": "budget"}.get(fam, fam), lim.ident
 
 
+def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s: float | None) -> list[Finding]:
+    """When clusters need storage racks: whether everything fits with only their storage short
+    (every capacity kept), and by how much write bandwidth, where."""
+    if not any(scenario.storage_racks_of(c) for c in scenario.clusters) or any(f.text.startswith("storage") for f in found):
+        return []
+    m = build(scenario, elastic=True)
+    for key, var in m.slack.items():
+        if key.family != "storage":
+            var.upBound = 0
+    result = solve(m, None, time_limit_s, tie_breaks=False)
+    if result.objective is None:
+        return []
+    out = []
+    for key, var in m.slack.items():
+        short = result.values.get(var.name, 0.0)
+        if key.family == "storage" and short > 1e-6:
+            gid, sid = key.ident.split("@", 1)
+            head = m.groups[gid].head
+            st = scenario.catalog.by_id().get(head.storage_rack_type)
+            where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
+            racks = round(short)
+            what = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
+            out.append(Finding("conflict", sid or "site", f"or, keeping every capacity: {what} for {head.id} in {where} ({racks} of its "
+                                                          f"{scenario.storage_racks_of(head)} storage racks do not fit)", short, "racks"))
+    return out
+
+
 def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> Explanation:
     """Elastic relaxation of the capacity limits (module docstring)."""
     m = build(scenario, elastic=True)
@@ -179,6 +206,16 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
         s = m.slack.get(key)
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
+            continue
+        if lim.family == "storage":
+            gid, sid = lim.ident.split("@", 1)
+            head = m.groups[gid].head
+            st = m.scenario.catalog.by_id().get(head.storage_rack_type)
+            where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
+            racks = round(short)
+            gbps = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
+            findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
+                                           f"{m.scenario.storage_racks_of(head)} storage racks do not fit)", short, "racks"))
             continue
         if lim.family.startswith("spread_"):
             cluster, element = lim.ident.split("@", 1)
@@ -210,6 +247,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
                 lim.unit,
             )
         )
+    findings += _storage_alternative(scenario, findings, time_limit_s)
     return Explanation(
         scenario.name,
         False,

@@ -694,7 +694,7 @@ def add_cluster_constraints(m: Model) -> None:
                     _limit(m, LimitKey("demand_cap", g.id, "", _ph(m, p)), "demand_cap", gpus, k * d - base, "GPUs", base)
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if k == 1 else 0
-                m.add(pulp.lpSum(store) == k * s.storage_racks_of(head) - have, lp_name("storage", g.id))
+                _storage_rows(m, g.id, "", pulp.lpSum(store), k * s.storage_racks_of(head) - have, None)
             if g.scope == Scope.rack:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue
@@ -753,7 +753,7 @@ def add_cluster_constraints(m: Model) -> None:
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if fixed_home else 0
                 st = pulp.lpSum(var for key, var in items if key.rack_type == g.storage_type)
-                m.add(st - s.storage_racks_of(head) * z == -have, lp_name("scope_storage", g.id, sid))
+                _storage_rows(m, g.id, sid, st - s.storage_racks_of(head) * z, -have, s.storage_racks_of(head))
         total = pulp.lpSum(zs)
         if head.demand in (Demand.exact, Demand.at_least):
             m.add(total == k, lp_name("homes", g.id))
@@ -813,6 +813,21 @@ def add_spread_constraints(m: Model) -> None:
                 continue
             seen.add((kind, rows))
             _limit(m, LimitKey(f"spread_{kind}", f"{g.id}@{eid}"), "spread", pulp.LpAffineExpression(here) - share * total, 0.0, "GPUs")
+
+
+def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rhs: float, need: int | None) -> None:
+    """Storage racks placed = wanted (``lhs == rhs``); in an elastic model the count may fall short
+    by a slack (so an explanation can say by how much storage is short, and where)."""
+    name = lp_name("scope_storage", gid, sid) if sid else lp_name("storage", gid)
+    if not m.elastic:
+        m.add(lhs == rhs, name)
+        return
+    key = LimitKey("storage", f"{gid}@{sid}")
+    slack = m.var(lp_name("slack_storage", gid, sid))
+    m.slack[key] = slack
+    m.add(lhs <= rhs, name + "_le")
+    m.add(lhs + slack >= rhs, name)
+    m.limits[key] = Limit(key, name, "racks", float(need if need is not None else rhs), lhs, "storage")
 
 
 def add_budget_constraints(m: Model) -> None:

@@ -225,3 +225,16 @@ def test_verifier_checks_the_spares() -> None:
     moved_plan = make_plan(s, [(r.row, r.position, r.rack_type, r.cluster) for r in moved])
     moved_plan = moved_plan.model_copy(update={"racks": [r.model_copy(update={"spare": m.spare}) for r, m in zip(moved_plan.racks, moved, strict=True)]})
     assert any(v.check == "hops" for v in verify(moved_plan, s).violations)
+
+
+def test_storage_that_does_not_fit_is_explained_in_gb_per_s() -> None:
+    """R1 has 10 positions: a 128-GPU job (8 racks) asking 400 GB/s (4 storage racks of 100 GB/s)
+    needs 12. Keeping every capacity, 2 storage racks fit: write short by 200 GB/s in pod P."""
+    from planner.explainer import explain_infeasible
+
+    s = tiny_scenario([{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
+                      [{"id": "c1", "demand": "exact", "gpus": 128, "rack_types": [GT], "max_hops": 3, "storage_write_gb_per_s": 400}])
+    assert plan_scenario(s).status.value == "infeasible"
+    text = explain_infeasible(s).render()
+    assert "storage write short by 200 GB/s for c1 in pod P (2 of its 4 storage racks do not fit)" in text
+    assert "space" in text  # the other way out: two more positions
