@@ -369,8 +369,11 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
             if totals.get(c):
                 worst[c, key] = max(worst[c, key], g / totals[c])
     rows = []
+    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in racks:
+        by_cluster[r.cluster].append(r)
     for c in scenario.clusters:
-        mine = [r for r in racks if r.cluster == c.id]
+        mine = by_cluster.get(c.id, [])
         u = units_of(scenario, mine)
         rate = rate_per_hour(scenario.reliability, u)
         mtbf = 1 / rate if rate > 0 else None

@@ -631,8 +631,10 @@ def _bought(plan: Plan) -> list[tuple[str, str | None]]:
 
 
 def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
-    k = compute_kpis(scenario, plan.racks, _bought(plan))
     b = scenario.budgets
+    if b.capex_usd is None and b.it_power_kw is None:
+        return
+    k = compute_kpis(scenario, plan.racks, _bought(plan))
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
             rep.add("budgets.capex_usd", "budget", f"capex ${_fmt(k.capex_usd)} exceeds the budget ${_fmt(b.capex_usd)}")
