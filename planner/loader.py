@@ -349,7 +349,11 @@ def merge_catalog(user: dict[str, Any] | None) -> dict[str, Any]:
         return user
     ids = {r.get("id") for r in mine if isinstance(r, dict)}
     merged = [*mine, *(r for r in base["rack_types"] if r.get("id") not in ids)]
-    return {**user, "rack_types": merged}
+    sw = user.get("switches", [])
+    if not isinstance(sw, list):
+        return {**user, "rack_types": merged}
+    sids = {w.get("id") for w in sw if isinstance(w, dict)}
+    return {**user, "rack_types": merged, "switches": [*sw, *(w for w in base.get("switches", []) if w.get("id") not in sids)]}
 
 
 def _resolve_ref(value: Any, root: DataRoot | None, key: str) -> Any:

@@ -132,6 +132,10 @@ class LinkClass(StrictModel):
     """Longest link this class reaches, m."""
     cost_usd_per_link: NonNegFloat
     """Cost of one link (cable and both transceivers), USD."""
+    power_w_per_link: Float = Field(0.0, ge=0, le=10_000)
+    """Power of one link's transceivers (both ends), W; 0 for passive copper."""
+    optical: Bool = False
+    """Whether the link has optical transceivers (counted as optics, two per link)."""
     source: Text = ""
     """Where the reach and cost come from."""
 
@@ -175,12 +179,14 @@ def default_link_classes() -> list[LinkClass]:
     Costs per link are planning estimates (cable plus two transceivers where
     optical), stated here so that every default has a visible origin.
     """
-    src = "reach: NVIDIA LinkX overview / NDR cabling requirements; cost: planning estimate"
+    src = "reach: NVIDIA LinkX overview / NDR cabling requirements; cost and power: planning estimates"
     return [
-        LinkClass(id="dac", max_length_m=3, cost_usd_per_link=150, source=src),
-        LinkClass(id="aec", max_length_m=5, cost_usd_per_link=500, source=src),
-        LinkClass(id="mmf", max_length_m=50, cost_usd_per_link=1400, source=src),
-        LinkClass(id="smf", max_length_m=500, cost_usd_per_link=2400, source=src),
+        LinkClass(id="dac", max_length_m=3, cost_usd_per_link=150, power_w_per_link=0.0, source=src + " (passive copper: no power)"),
+        LinkClass(id="aec", max_length_m=5, cost_usd_per_link=500, power_w_per_link=12.0, source=src + " (estimate: ~6 W per active end)"),
+        LinkClass(id="mmf", max_length_m=50, cost_usd_per_link=1400, power_w_per_link=24.0, optical=True,
+                  source=src + " (estimate: ~12 W per 400G SR4 transceiver, two per link)"),
+        LinkClass(id="smf", max_length_m=500, cost_usd_per_link=2400, power_w_per_link=24.0, optical=True,
+                  source=src + " (estimate: ~12 W per 400G DR4 transceiver, two per link)"),
     ]
 
 
@@ -430,17 +436,46 @@ class RackType(StrictModel):
         return self.gpus * self.tflops_bf16_per_gpu / 1000.0
 
 
+class SwitchModel(StrictModel):
+    """A network switch of the catalog (§13)."""
+
+    id: Id
+    """Name, unique in the merged catalog."""
+    kind: FabricKind
+    """infiniband or roce (Ethernet)."""
+    description: Text = ""
+    """Free text."""
+    ports: Int = Field(gt=0, le=100_000)
+    """Ports at ``port_gbps`` (the radix k)."""
+    port_gbps: Float = Field(gt=0, le=100_000)
+    """Speed of one port, Gb/s."""
+    power_w: Float = Field(gt=0, le=1_000_000)
+    """Typical power with every port in use, W (transceivers not included)."""
+    price_usd: NonNegFloat
+    """Price of one switch, USD."""
+    height_u: Int = Field(gt=0, le=100)
+    """Rack units."""
+    sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
+    """Where each figure comes from ("estimate: ..." when it is one)."""
+
+
 class Catalog(StrictModel):
     """A rack catalog; a user catalog merges over the built-in one by rack type ID."""
 
     rack_types: list[RackType] = Field(default_factory=list, max_length=10_000)
     """Rack types."""
+    switches: list[SwitchModel] = Field(default_factory=list, max_length=1000)
+    """Network switches fabric designs are built from."""
     source: Text = ""
     """Where the catalog comes from."""
 
     def by_id(self) -> dict[str, RackType]:
         """Rack types keyed by ID."""
         return {r.id: r for r in self.rack_types}
+
+    def switch_by_id(self) -> dict[str, SwitchModel]:
+        """Switch models keyed by ID."""
+        return {w.id: w for w in self.switches}
 
 
 # ------------------------------------------------------------------ scenario
@@ -480,6 +515,9 @@ class Cluster(StrictModel):
     """Phased scenarios: GPUs wanted from each named phase on (a cluster grows; phases not named
     keep the previous figure; before its first named phase it wants none). Read with ``demand``.
     Without it, ``gpus`` applies from the first phase."""
+    fabrics: list[Id] | None = Field(None, min_length=1, max_length=100)
+    """Fabric designs (scenario ``fabrics``) this cluster may be built on: one fixes it, several let
+    the optimiser choose; none prices the fabric per GPU (site ``fabric.cost_usd_per_gpu``)."""
     max_share_per_power_node: Float | None = Field(None, gt=0, le=1)
     """Failure-domain spread (§11): the largest share of the cluster's GPUs that the failure of any
     one power node may take down (rows it leaves without a feed; for a ``shed`` cluster also the
@@ -671,6 +709,44 @@ class PlacedRack(StrictModel):
     """A hot spare of its cluster (§11): powered, cooled and paid for, not counted in its GPUs."""
 
 
+class FabricDesign(StrictModel):
+    """A fabric sized from its topology (§13): a folded Clos of catalog switches."""
+
+    id: Id
+    """Name, unique among designs."""
+    kind: FabricKind
+    """roce or infiniband (its switches must be of this kind)."""
+    description: Text = ""
+    """Free text."""
+    tiers: Literal[2, 3] = 2
+    """Leaf/spine (2) or leaf/spine/core (3)."""
+    switches: list[Id] = Field(min_length=2, max_length=3)
+    """Switch model per tier, leaf first (one per tier)."""
+    oversubscription: list[Float] = Field(default_factory=lambda: [1.0], min_length=1, max_length=2)
+    """Down:up bandwidth per tier below the top, leaf first: 1 = non-blocking, 7 = 7:1, 0.5 = 1:2
+    (Meta RoCE: rack switch 1:2 under-subscribed, cluster switch 7:1 above the pod)."""
+    leaf_in_rack: Bool = False
+    """Leaves are the GPU racks' own top-of-rack switches (Meta's RTSW; their power and price are in
+    the rack type): one leaf per GPU rack. Otherwise leaves stand in the pod's network racks."""
+    rail_optimized: Bool = False
+    """Each server's NICs go to different leaves (one rail per GPU of a server): leaves come in
+    multiples of the servers' GPUs."""
+    nics_per_gpu: Int = Field(1, ge=1, le=16)
+    """Fabric ports per GPU."""
+    rack_units: Int = Field(42, ge=1, le=100)
+    """Usable units of one network rack."""
+
+    @model_validator(mode="after")
+    def _shape(self) -> FabricDesign:
+        if len(self.switches) != self.tiers:
+            raise ValueError(f"switches: {len(self.switches)} given, a {self.tiers}-tier design names one per tier")
+        if len(self.oversubscription) != self.tiers - 1:
+            raise ValueError(f"oversubscription: {len(self.oversubscription)} given, a {self.tiers}-tier design states {self.tiers - 1} (every tier below the top)")
+        if any(x <= 0 or x > 1000 for x in self.oversubscription):
+            raise ValueError("oversubscription: each ratio is down:up bandwidth, > 0 and ≤ 1000")
+        return self
+
+
 class Cause(StrictModel):
     """An interruption cause and its rate, as observed on a reference cluster (§11)."""
 
@@ -761,6 +837,8 @@ class Scenario(StrictModel):
     scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
     costs: Costs = Costs()
     """Cost parameters (§10)."""
+    fabrics: list[FabricDesign] = Field(default_factory=list, max_length=100)
+    """Fabric designs clusters may be built on (§13)."""
     reliability: Reliability = Reliability()
     """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
