@@ -64,15 +64,21 @@ def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]])
     return capex, npv
 
 
-def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = ()) -> Kpis:
-    """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring)."""
+def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
+                 chosen: dict[str, str] | None = None) -> Kpis:
+    """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
+    ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several)."""
+    from planner.fabric import design_of, fabric_sizes
+
+    racks = list(racks)
+    designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
     types = scenario.catalog.by_id()
     fabric = scenario.site.fabric
     costs = scenario.costs
     classes = {c.id: c for c in fabric.link_classes}
     area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
     years = phase_years(scenario)
-    gpus = n = spares = 0
+    gpus = n = spares = optics = 0
     it_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = cable_m = hbm_tb = storage_pb = storage_gbs = 0.0
     facility = opex = tco = hours = 0.0
     halls_used: set[str] = set()
@@ -93,10 +99,13 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             hbm_tb += t.hbm_tb
         storage_pb += t.storage_capacity_pb
         storage_gbs += t.storage_write_gb_per_s
-        cost = rack_cost(t, kw, link, fabric.cost_usd_per_gpu, costs, scenario.pue, 0.0 if r.existing else years.get(r.phase, 0.0), r.existing)
+        per_gpu = 0.0 if r.cluster in designed else fabric.cost_usd_per_gpu
+        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if r.existing else years.get(r.phase, 0.0), r.existing)
+        if link is not None and link.optical:
+            optics += 2 * t.links
         if not r.existing:
             capex_racks += t.capex_usd
-            capex_fabric += fabric_usd(t, fabric.cost_usd_per_gpu)
+            capex_fabric += fabric_usd(t, per_gpu)
             capex_links += links_usd(t, link)
             facility += facility_usd(kw, costs)
         opex += cost.opex_usd_per_year
@@ -110,6 +119,14 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     facility += net_facility
     opex += net_opex
     tco += net_facility + net_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
+    classes_by = {c.id: c for c in fabric.link_classes}
+    switches = sum(sum(z.switches) for z in sizes.values())
+    optics += sum(2 * n for z in sizes.values() for c, n in z.links.items() if classes_by[c].optical)
+    fabric_kw = sum(z.kw for z in sizes.values())
+    designed_capex = sum(z.capex_usd for z in sizes.values())
+    capex_fabric += designed_capex
+    tco += designed_capex  # built at the start: undiscounted, no maintenance share
     retro_capex, retro_npv = retrofit_costs(scenario, bought)
     tco += retro_npv
     total_kw = it_kw + network_kw
@@ -134,6 +151,11 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         hbm_gb_per_gpu=round(hbm_tb * 1000 / gpus, 6) if gpus else 0.0,
         storage_pb=round(storage_pb, 6),
         storage_write_gb_per_s=round(storage_gbs, 6),
+        switches=switches,
+        optics=optics,
+        fabric_kw=round(fabric_kw, 6),
+        fabric_capex_usd=round(capex_fabric, 2),
+        fabric_usd_per_gpu=round(capex_fabric / gpus, 6) if gpus else 0.0,
         capex_racks_usd=round(capex_racks, 2),
         capex_fabric_usd=round(capex_fabric, 2),
         capex_links_usd=round(capex_links, 2),
@@ -148,13 +170,14 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     )
 
 
-def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = ()) -> float:
+def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
+                    chosen: dict[str, str] | None = None) -> float:
     """The figure an objective optimises, from a plan's racks: GPUs (or PFLOPS) of the racks it
     places (installed ones are not its doing), summed over the phases each stands in when the
     scenario is phased; capex or TCO as the KPIs count them."""
     objective = str(scenario.objective)
     if objective in ("min_capex", "min_tco"):
-        k = compute_kpis(scenario, racks, bought)
+        k = compute_kpis(scenario, racks, bought, chosen)
         return k.capex_usd if objective == "min_capex" else k.tco_usd
     types = scenario.catalog.by_id()
     order = {p.id: i for i, p in enumerate(scenario.phases)}

@@ -18,7 +18,7 @@ from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.loader import scenario_hash
 from planner.enums import FailoverPolicy, Objective, Scope, Status
-from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower
+from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower, chosen_fabrics
 from planner.schema import Demand, Scenario
 from planner.site_index import place
 from planner.errors import SolverFailure
@@ -190,12 +190,20 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
         raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
-    kpis = compute_kpis(scenario, plan.racks, bought).model_copy(update={"stranded_kw": total})
+    chosen = chosen_fabrics(plan)
+    kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
+    fabric = None
+    if scenario.fabrics and plan.racks:
+        from planner.fabric import fabric_sizes
+        from planner.verifier import fabric_entry
+
+        fabric = [fabric_entry(cid, z) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
     from planner.reliability import reliability_report
 
     return plan.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
         "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
+        "fabric": fabric,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     })

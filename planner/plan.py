@@ -91,6 +91,17 @@ class Kpis(StrictModel):
     """Write bandwidth of the placed storage racks, GB/s."""
     capex_racks_usd: Float = 0
     """Σ rack capex, USD."""
+    switches: Int = 0
+    """Switches of the designed fabrics (§13; leaves in GPU racks included)."""
+    optics: Int = 0
+    """Optical transceivers: two per optical link (racks' links and designed fabrics' links)."""
+    fabric_kw: Float = 0
+    """Switches (not in GPU racks) and transceivers of the designed fabrics, kW."""
+    fabric_capex_usd: Float = 0
+    """Fabric capex: designed fabrics' switches and links above the racks, plus the per-GPU fabric
+    cost of clusters without a design, USD."""
+    fabric_usd_per_gpu: Float = 0
+    """fabric_capex_usd ÷ GPUs."""
     capex_fabric_usd: Float = 0
     """GPUs × fabric cost per GPU, USD."""
     capex_links_usd: Float = 0
@@ -207,6 +218,30 @@ class ClusterReliability(StrictModel):
     """Largest share of its GPUs in one pod."""
 
 
+class ClusterFabric(StrictModel):
+    """One cluster's fabric sized from its design (§13; see :mod:`planner.fabric`)."""
+
+    cluster: Id
+    design: Id
+    """The design it is built on (chosen by the optimiser when several are allowed)."""
+    endpoints: Int = 0
+    """GPUs × NICs per GPU."""
+    switches: list[Int] = Field(default_factory=list, max_length=3)
+    """Switches per tier, leaf first."""
+    links: dict[Id, Int] = Field(default_factory=dict, max_length=100)
+    """Leaf-to-spine and spine-to-core links by link class."""
+    kw: Float = 0
+    """Switches (not in GPU racks) and transceivers, kW."""
+    capex_usd: Float = 0
+    """Switches (not in GPU racks) and links above the racks, USD."""
+    network_racks: Int = 0
+    """Network racks its switches fill."""
+    max_endpoints: Int = 0
+    """Largest fabric the design can build."""
+    max_hops: Int = 0
+    """Switch hops between its two farthest GPUs."""
+
+
 class ReliabilityReport(StrictModel):
     """Blast radius and per-cluster reliability of a plan (§11)."""
 
@@ -257,8 +292,15 @@ class Plan(StrictModel):
     """Use of every power node, cooling zone, pod and hall (none: not claimed)."""
     reliability: ReliabilityReport | None = None
     """Blast radius, MTBF, checkpoints and goodput (none: not claimed)."""
+    fabric: list[ClusterFabric] | None = None
+    """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
     notes: list[Text] = Field(default_factory=list, max_length=10_000)
     """Explanations (infeasibility, binding limits)."""
+
+
+def chosen_fabrics(plan: Plan | None) -> dict[str, str]:
+    """Cluster → the fabric design a plan says it is built on."""
+    return {f.cluster: f.design for f in (plan.fabric or [])} if plan is not None else {}
 
 
 def plan_to_yaml(plan: Plan) -> str:

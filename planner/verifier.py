@@ -195,10 +195,27 @@ class _Phase:
     """Row → liquid loop added by a retrofit in effect."""
     rack_kw: dict[str, float] = field(default_factory=dict)
     """Row → raised per-rack limit in effect."""
+    fabric_kw: dict[str, float] = field(default_factory=dict)
+    """Network-rack row → designed-fabric power charged to it (switches and optics), kW."""
 
     @property
     def where(self) -> str:
         return f" in phase {self.id}" if self.id is not None else ""
+
+
+def _fabric_rows(plan: Plan, scenario: Scenario, site: _Site, racks) -> dict[str, float]:
+    """Designed-fabric power per network-rack row: each pod's GPUs × their design's kW per GPU."""
+    if not scenario.fabrics:
+        return {}
+    from planner.fabric import network_kw_by_pod
+    from planner.plan import chosen_fabrics
+
+    pod_of_row = {rid: row.pod for rid, (_, _, row) in site.rows.items()}
+    by_pod = network_kw_by_pod(scenario, racks, chosen_fabrics(plan), pod_of_row)
+    out: dict[str, float] = defaultdict(float)
+    for pod, kw in by_pod.items():
+        out[site.pods[pod].network_rack.row] += kw
+    return dict(out)
 
 
 def _phases(plan: Plan, scenario: Scenario, site: _Site) -> list[_Phase]:
@@ -210,6 +227,7 @@ def _phases(plan: Plan, scenario: Scenario, site: _Site) -> list[_Phase]:
     for i, ph in enumerate(ids):
         racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
         st = _Phase(i, ph, racks, {e for e, on in site.on.items() if on > i})
+        st.fabric_kw = _fabric_rows(plan, scenario, site, racks)
         for b in plan.retrofits:
             r = by_id.get(b.id)
             if r is None or site.phase_index.get(b.phase, 0) + r.lead_phases > i:
@@ -329,6 +347,8 @@ def _row_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[st
     for row, t in _network_load(scenario, site):
         if site.on.get(row, 0) <= state.index:
             loads[row] += scenario.rack_power_kw(t)
+    for row, kw in state.fabric_kw.items():
+        loads[row] += kw
     return loads
 
 
@@ -345,6 +365,8 @@ def _row_policy_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> 
     for row, t in _network_load(scenario, site):
         if site.on.get(row, 0) <= state.index:
             loads[row] += scenario.rack_power_kw(t)
+    for row, kw in state.fabric_kw.items():
+        loads[row] += kw
     return loads
 
 
@@ -430,6 +452,8 @@ def _cooling_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Pha
         loop = row.liquid_loop or (st.loops[row_id].id if row_id in st.loops else None)
         if loop is not None:
             heat[loop] += kw * t.liquid_fraction
+    for row_id, kw in st.fabric_kw.items():  # switches are air cooled
+        heat[site.rows[row_id][2].air_zone] += kw
     zones = {**site.zones, **{z.id: z for z in st.loops.values()}}
     for zid, z in zones.items():
         h = heat.get(zid, 0.0)
@@ -592,6 +616,24 @@ def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
     return rep.violations
 
 
+def _fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Each designed cluster names an allowed design and stays within what it can build."""
+    from planner.fabric import fabric_sizes, limit_text
+    from planner.plan import chosen_fabrics
+
+    chosen = chosen_fabrics(plan)
+    designs = {d.id: d for d in scenario.fabrics}
+    for c in scenario.clusters:
+        pick = chosen.get(c.id)
+        if pick is not None and (not c.fabrics or pick not in c.fabrics):
+            rep.add(f"cluster {c.id}", "fabric", f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})")
+        elif pick is None and c.fabrics and len(c.fabrics) > 1 and any(r.cluster == c.id for r in plan.racks):
+            rep.add(f"cluster {c.id}", "fabric", f"the plan does not say which of {', '.join(c.fabrics)} it is built on")
+    for cid, z in fabric_sizes(scenario, plan.racks, chosen).items():
+        if z.endpoints > z.max_endpoints:
+            rep.add(f"cluster {cid}", "fabric", f"{z.endpoints:,} endpoints, but {limit_text(designs[z.design], scenario.catalog.switch_by_id())}")
+
+
 def _existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """Installed racks stand in the plan exactly as installed; nothing else is marked installed."""
     def ident(r):
@@ -634,7 +676,9 @@ def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     b = scenario.budgets
     if b.capex_usd is None and b.it_power_kw is None:
         return
-    k = compute_kpis(scenario, plan.racks, _bought(plan))
+    from planner.plan import chosen_fabrics
+
+    k = compute_kpis(scenario, plan.racks, _bought(plan), chosen_fabrics(plan))
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
             rep.add("budgets.capex_usd", "budget", f"capex ${_fmt(k.capex_usd)} exceeds the budget ${_fmt(b.capex_usd)}")
@@ -658,7 +702,9 @@ OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16"
 def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
     from the racks and the scenario and must match what the plan states."""
-    kpis = compute_kpis(scenario, plan.racks, _bought(plan))
+    from planner.plan import chosen_fabrics
+
+    kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen_fabrics(plan))
     if plan.kpis is not None:
         kpis = kpis.model_copy(update={"stranded_kw": stranded_power(scenario, plan.racks, rep.usage)[0]})
         for key, want in kpis.model_dump().items():
@@ -688,6 +734,20 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                     diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
                                                                  for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
                     rep.add(f"phases {w.phase}", "claim", diff)
+    if plan.fabric is not None:
+        from planner.fabric import fabric_sizes
+
+        want_f = {cid: z for cid, z in fabric_sizes(scenario, plan.racks, chosen_fabrics(plan)).items()}
+        got_f = {f.cluster: f for f in plan.fabric}
+        for cid in sorted(set(want_f) | set(got_f)):
+            g, z = got_f.get(cid), want_f.get(cid)
+            if g is None or z is None:
+                rep.add(f"fabric {cid}", "claim", "missing from the plan" if g is None else "the cluster has no fabric design")
+                continue
+            w = fabric_entry(cid, z)
+            if g.model_dump() != w.model_dump():
+                diff = ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
+                rep.add(f"fabric {cid}", "claim", diff)
     if plan.reliability is not None:
         from planner.reliability import reliability_report
 
@@ -712,7 +772,7 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
     if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
         objective = Objective(scenario.objective)
-        obj = objective_value(scenario, plan.racks, _bought(plan))
+        obj = objective_value(scenario, plan.racks, _bought(plan), chosen_fabrics(plan))
         if plan.objective and plan.objective != objective.value:
             rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {objective.value}")
         if plan.objective_value is None or not _close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
@@ -725,6 +785,14 @@ def _claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             rep.add("gap", "claim", f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}")
         if status == Status.optimal and (gap is None or gap > scenario.solver.rel_gap + 1e-9):
             rep.add("status", "claim", f"optimal needs a gap within {scenario.solver.rel_gap:g}; the gap is {'unknown' if gap is None else f'{gap:.6g}'}")
+
+
+def fabric_entry(cluster: str, z):
+    """The plan's record of one cluster's sized fabric."""
+    from planner.plan import ClusterFabric
+
+    return ClusterFabric(cluster=cluster, design=z.design, endpoints=z.endpoints, switches=z.switches, links=z.links, kw=round(z.kw, 6),
+                         capex_usd=round(z.capex_usd, 2), network_racks=z.network_racks, max_endpoints=z.max_endpoints, max_hops=z.max_hops)
 
 
 def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:
@@ -774,6 +842,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     _hall_usage(plan, site, rep)
     _cluster_checks(plan, scenario, site, rep, states)
     _spread_checks(plan, scenario, site, rep)
+    _fabric_checks(plan, scenario, rep)
     _budget_checks(plan, scenario, rep)
     _claim_checks(plan, scenario, rep)
     return rep
