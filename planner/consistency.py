@@ -221,11 +221,51 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
                 out.append(Problem(f"{cp}.goodput_target", why))
         if c.max_hops < same_rack:
             out.append(Problem(f"{cp}.max_hops", f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"))
+    out += check_fabrics(scenario)
     links = {lc.id for lc in scenario.site.fabric.link_classes}
     for i, cause in enumerate(scenario.reliability.causes):
         for j, lc in enumerate(cause.link_classes or []):
             if lc not in links:
                 out.append(Problem(f"reliability.causes[{i}].link_classes[{j}]", f"unknown link class '{lc}' {known(links)}"))
+    return out
+
+
+def check_fabrics(scenario: Scenario) -> list[Problem]:
+    """Fabric designs name catalog switches of their kind; leaves in racks have the ports the racks
+    need; clusters name designs that exist; designs are for single-phase scenarios."""
+    import math
+
+    out: list[Problem] = []
+    switches = scenario.catalog.switch_by_id()
+    types = scenario.catalog.by_id()
+    ids: set[str] = set()
+    for i, d in enumerate(scenario.fabrics):
+        p = f"fabrics[{i}]"
+        if d.id in ids:
+            out.append(Problem(f"{p}.id", f"duplicate fabric design '{d.id}'"))
+        ids.add(d.id)
+        for j, sid in enumerate(d.switches):
+            w = switches.get(sid)
+            if w is None:
+                out.append(Problem(f"{p}.switches[{j}]", f"unknown switch '{sid}' {known(switches)}"))
+            elif w.kind != d.kind:
+                out.append(Problem(f"{p}.switches[{j}]", f"'{sid}' is a {w.kind.value} switch; design '{d.id}' is {d.kind.value}"))
+    by_id = {d.id: d for d in scenario.fabrics}
+    for ci, c in enumerate(scenario.clusters):
+        for j, fid in enumerate(c.fabrics or []):
+            d = by_id.get(fid)
+            if d is None:
+                out.append(Problem(f"clusters[{ci}].fabrics[{j}]", f"unknown fabric design '{fid}' {known(by_id)}"))
+                continue
+            if d.leaf_in_rack and d.switches[0] in switches:
+                k = switches[d.switches[0]].ports
+                for t in scenario.gpu_types_for(c):
+                    need = types[t].gpus * d.nics_per_gpu
+                    if need + math.ceil(need / d.oversubscription[0]) > k:
+                        out.append(Problem(f"clusters[{ci}].fabrics[{j}]", f"a {t} rack needs {need} down and {math.ceil(need / d.oversubscription[0])} "
+                                                                          f"up ports on its rack switch; {d.switches[0]} has {k}"))
+        if c.fabrics and scenario.phases:
+            out.append(Problem(f"clusters[{ci}].fabrics", "fabric designs are sized for single-phase scenarios (this one has phases)"))
     return out
 
 
