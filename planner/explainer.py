@@ -217,6 +217,17 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
                                            f"{m.scenario.storage_racks_of(head)} storage racks do not fit)", short, "racks"))
             continue
+        if lim.family == "fabric_size":
+            from planner.fabric import leaf_down_of, limit_text
+
+            cid, did = lim.ident.split("@", 1)
+            design = next(d for d in m.scenario.fabrics if d.id == did)
+            cluster = next(c for c in m.scenario.clusters if c.id == cid)
+            types = m.scenario.catalog.by_id()
+            downs = [leaf_down_of(design, types[t]) for t in m.scenario.gpu_types_for(cluster) if types[t].gpus]
+            text = limit_text(design, m.scenario.catalog.switch_by_id(), max(downs) if downs and design.leaf_in_rack else None)
+            findings_spread.append(Finding("conflict", did, f"{text}; {cid} needs {_fmt(lim.limit + short)}", short, "endpoints"))
+            continue
         if lim.family.startswith("spread_"):
             cluster, element = lim.ident.split("@", 1)
             kind = lim.family.removeprefix("spread_")

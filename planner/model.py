@@ -204,6 +204,12 @@ class Model:
     n: dict[CountKey, pulp.LpVariable] = field(default_factory=dict)
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
     """Feed group (with its phase suffix in phased models) → its racks' load P_g, kW."""
+    fabric_rows: dict[str, list[tuple[pulp.LpVariable, float]]] = field(default_factory=dict)
+    """Network-rack row → (variable, kW) terms of the designed fabrics' power charged to it."""
+    fabric_pick: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design) → 1 when the cluster is built on that design (clusters with a choice)."""
+    fabric_capex: pulp.LpAffineExpression | None = None
+    """Designed fabrics' switches and links above the racks, USD."""
     group_eff: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Feed group (with phase suffix) → its racks' load at the power their failover policy leaves
     them in a contingency, kW (only when some cluster caps or sheds)."""
@@ -360,7 +366,7 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         sizes = {types[t].gpus for t in gpu_types if types[t].gpus}
         figures = [c.gpus, *(c.gpus_by_phase or {}).values()]
         spread = ((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)
-                  or c.spare_availability is not None)
+                  or c.spare_availability is not None or bool(c.fabrics))
         groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
                      and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
@@ -522,6 +528,8 @@ def add_group_load_definitions(m: Model) -> None:
         terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in m.upto(p):
             terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
+        for row, items in m.fabric_rows.items():  # single-phase only (checked on input)
+            terms[m.pm.group_of_row[row]].extend(items)
         for g, items in terms.items():
             name = g + (f"|{_ph(m, p)}" if m.tl.phased else "")
             v = m.var(lp_name("load", g, *m.sfx(p)))
@@ -622,6 +630,8 @@ def add_cooling_constraints(m: Model) -> None:
             loop = row.liquid_loop or (loops[row.id].id if row.id in loops else None)
             if liquid > 0 and loop:
                 heat[loop].append((var, round(liquid, 9)))
+        for row, items in m.fabric_rows.items():  # switches are air cooled
+            heat[m.ix.rows[row].row.air_zone].extend(items)
         offline = m.tl.offline_zones(p)
         for z, items in heat.items():
             f0 = m.fixed_heat_at(p).get(z, 0.0)
@@ -830,6 +840,100 @@ def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rh
     m.limits[key] = Limit(key, name, "racks", float(need if need is not None else rhs), lhs, "storage")
 
 
+def add_fabric_constraints(m: Model) -> None:
+    """Designed fabrics (§13, :mod:`planner.fabric`), per cluster c on designs D_c (a choice y[c,d]
+    ∈ {0,1}, Σ_d y = 1, when there are several). x[d,t,p]: c's GPU racks of type t in pod p on
+    design d (its racks there when D_c is one design; else Σ_d x[d,t,p] = its racks of t in p,
+    x[d,t,p] ≤ positions_p · y[c,d]); R[d,t] = Σ_p x[d,t,p]; endpoints E_d = Σ_t R[d,t]·gpus_t·nics
+    ≤ the design's largest build; leaves L_d = Σ_t R[d,t] (leaves in racks) or integer
+    L_d ≥ E_d / d₁ (in multiples of the server's GPUs when rail-optimised); integer spines
+    S_d ≥ U₁ / k₂ (2 tiers) or U₁ / d₂ (3 tiers), U₁ = L_d·u₁ (Σ_t R[d,t]·u₁(t) for leaves in racks);
+    integer cores C_d ≥ S_d·u₂ / k₃. Capex += prices × switches (not leaves in racks) + links above
+    the racks; power: x[d,t,p] · gpus_t · the design's kW per GPU on pod p's network-rack row
+    (its feeds and its air zone)."""
+    from planner.fabric import leaf_down_of, max_endpoints, ports, rates
+
+    s = m.scenario
+    if not s.fabrics:
+        return
+    types = s.catalog.by_id()
+    sw = s.catalog.switch_by_id()
+    by_id = {d.id: d for d in s.fabrics}
+    lcs = sorted(s.site.fabric.link_classes, key=lambda c: c.max_length_m)
+    shortest, longest = lcs[0], lcs[-1]
+    cls_cost = {lk.id: lk.cost_usd_per_link for lk in s.site.fabric.link_classes}
+    net_row = {pid: pod.network_rack.row for pid, pod in m.ix.pods.items()}
+    pod_size: dict[str, int] = defaultdict(int)
+    for k, cls in m.classes.items():
+        pod_size[m.ix.rows[k.row].row.pod] += cls.size
+    rows: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    capex: list = []
+    for g in m.groups.values():
+        c = g.head
+        if not c.fabrics:
+            continue
+        designs = [by_id[d] for d in c.fabrics]
+        keys = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus and not key.role]
+        kinds = sorted({key.rack_type for key, _ in keys})
+        here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)  # (type, pod) → counts
+        for key, var in keys:
+            here[key.rack_type, m.ix.rows[key.cls.row].row.pod].append(var)
+        choice = len(designs) > 1
+        ys = {}
+        x: dict[tuple[str, str, str], pulp.LpAffineExpression] = {}
+        if choice:
+            ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
+            m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
+            m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
+            for (t, pod), vs in here.items():
+                parts = []
+                for d in designs:
+                    v = m.var(lp_name("fabric_racks", c.id, d.id, t, pod))
+                    m.add(v - pod_size[pod] * ys[d.id] <= 0, lp_name("fabric_racks_on", c.id, d.id, t, pod))
+                    x[d.id, t, pod] = pulp.LpAffineExpression(v)
+                    parts.append(v)
+                m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, lp_name("fabric_racks_sum", c.id, t, pod))
+        else:
+            for (t, pod), vs in here.items():
+                x[designs[0].id, t, pod] = pulp.lpSum(vs)
+        for d in designs:
+            leaf_down = max((leaf_down_of(d, types[t]) for t in kinds), default=None)
+            p = ports(d, sw, leaf_down)
+            r_dt = {t: pulp.lpSum(x[d.id, t2, pod] for (t2, pod) in here if t2 == t) for t in kinds}
+            ends = pulp.lpSum(r_dt[t] * (types[t].gpus * d.nics_per_gpu) for t in kinds)
+            _limit(m, LimitKey("fabric_size", f"{c.id}@{d.id}"), "fabric", ends, float(max_endpoints(d, sw, leaf_down)), "endpoints")
+            if d.leaf_in_rack:
+                up1 = pulp.lpSum(r_dt[t] * math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0]) for t in kinds)
+                terms = [(var, math.ceil(types[key.rack_type].gpus * d.nics_per_gpu / d.oversubscription[0])
+                          * cls_cost.get(m.classes[key.cls].link.get(key.rack_type) or longest.id, longest.cost_usd_per_link)) for key, var in keys]
+                if choice:  # rack uplinks at their position classes' link classes, when built on d
+                    big = sum(pod_size.values()) * max((co for _, co in terms), default=0.0)
+                    links = m.var(lp_name("fabric_rack_links", c.id, d.id))
+                    m.add(links - pulp.LpAffineExpression(terms) + big * (1 - ys[d.id]) >= 0, lp_name("fabric_rack_links", c.id, d.id))
+                    capex.append(pulp.LpAffineExpression(links))
+                else:
+                    capex.append(pulp.LpAffineExpression(terms))
+            else:
+                per = (max((types[t].gpus_per_server for t in kinds), default=1) or 1) if d.rail_optimized else 1
+                lv = m.var(lp_name("fabric_leaves", c.id, d.id), 0, None, integer=True)
+                m.add(ends - p.down[0] * per * lv <= 0, lp_name("fabric_leaves", c.id, d.id))
+                up1 = lv * (per * p.up[0])
+                capex.append(lv * (per * (sw[d.switches[0]].price_usd + p.up[0] * shortest.cost_usd_per_link)))
+            sp = m.var(lp_name("fabric_spines", c.id, d.id), 0, None, integer=True)
+            m.add(up1 - (p.radix[1] if d.tiers == 2 else p.down[1]) * sp <= 0, lp_name("fabric_spines", c.id, d.id))
+            capex.append(sp * sw[d.switches[1]].price_usd)
+            if d.tiers == 3:
+                co = m.var(lp_name("fabric_cores", c.id, d.id), 0, None, integer=True)
+                m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id))
+                capex.append(co * sw[d.switches[2]].price_usd + sp * (p.up[1] * longest.cost_usd_per_link))
+            for (d_id, t, pod), expr in x.items():
+                if d_id == d.id:
+                    kw = round(rates(s, d, types[t]).kw_per_gpu * types[t].gpus, 9)
+                    rows[net_row[pod]].extend((v, kw * a) for v, a in expr.items())
+    m.fabric_rows = dict(rows)
+    m.fabric_capex = pulp.lpSum(capex)
+
+
 def add_budget_constraints(m: Model) -> None:
     """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.costs) ≤ capex_usd; IT power of
     all racks (installed included) in the last phase ≤ it_power_kw."""
@@ -861,7 +965,8 @@ def _expressions(m: Model) -> None:
         lc = cls.link.get(key.rack_type)
         link = classes[lc] if lc else None
         kw = s.rack_power_kw(rt)
-        cost = rack_cost(rt, kw, link, fabric, s.costs, s.pue, years.get(key.phase, 0.0))
+        per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
+        cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0))
         if not key.role:  # hot spares: paid for and powered, not counted as GPUs
             e["gpus"].append((var, rt.gpus))
             e[f"gpus:{key.group}"].append((var, rt.gpus))
@@ -890,6 +995,9 @@ def _expressions(m: Model) -> None:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")
         inst_opex += rack_cost(t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True).tco_usd
+    if m.fabric_capex is not None:  # built at the start: undiscounted (as the KPIs count it)
+        m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex
+        m.exprs["tco_usd"] = m.exprs["tco_usd"] + m.fabric_capex
     m.exprs["capex_usd"].constant = round(net_facility, 6)
     m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
 
@@ -962,6 +1070,7 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     _fixed_loads(m)
     add_retrofit_variables(m)
     add_count_variables(m)
+    add_fabric_constraints(m)
     _expressions(m)
     add_space_constraints(m)
     add_retrofit_gates(m)

@@ -161,6 +161,12 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
     """Plan stage: domain plan from a solve result, with KPIs and utilisation from the verifier."""
     s = m.scenario
     racks = fill(m, result.counts, result.values) if result.objective is not None else []
+    fabric = None
+    if s.fabrics and result.objective is not None:
+        from planner.plan import ClusterFabric
+
+        picked = {c: d for (c, d), y in m.fabric_pick.items() if result.values.get(y.name, 0.0) > 0.5}
+        fabric = [ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0])) for c in s.clusters if c.fabrics]
     bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
               if result.objective is not None and result.values.get(v.name, 0.0) > 0.5]
     plan = Plan(
@@ -177,33 +183,35 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         solve_time_s=round(result.solve_time_s, 4),
         racks=racks,
         retrofits=bought,
+        fabric=fabric,
         notes=result.stages,
     )
     return finish_plan(plan, s)
 
 
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
-    """Attach KPIs and utilisation (from the verifier); refuse a placement the verifier rejects."""
-    rep = verify(plan, scenario)
-    if plan.status.has_plan and plan.racks and not rep.ok:
-        lines = "; ".join(str(v) for v in rep.violations[:5])
-        raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
-    bought = [(b.id, b.phase) for b in plan.retrofits]
-    total, where = stranded_power(scenario, plan.racks, rep.usage)
+    """Attach KPIs, utilisation (from the verifier), designed fabrics and reliability; refuse a
+    placement the verifier rejects."""
     chosen = chosen_fabrics(plan)
-    kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
     fabric = None
     if scenario.fabrics and plan.racks:
         from planner.fabric import fabric_sizes
         from planner.verifier import fabric_entry
 
         fabric = [fabric_entry(cid, z) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
+        plan = plan.model_copy(update={"fabric": fabric})
+    rep = verify(plan, scenario)
+    if plan.status.has_plan and plan.racks and not rep.ok:
+        lines = "; ".join(str(v) for v in rep.violations[:5])
+        raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
+    bought = [(b.id, b.phase) for b in plan.retrofits]
+    total, where = stranded_power(scenario, plan.racks, rep.usage)
+    kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
     from planner.reliability import reliability_report
 
     return plan.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
         "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
-        "fabric": fabric,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     })
@@ -269,6 +277,8 @@ def plan_scenario(
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
     start = None
     greedy: list[PlacedRack] = []
+    if any(c.fabrics for c in scenario.clusters):
+        warm_start = False  # first-fit does not size designed fabrics or charge their power
     if warm_start:
         greedy, how = start_racks(scenario)
         start = start_from_racks(m, greedy)

@@ -99,3 +99,75 @@ def test_cluster_must_name_a_known_design() -> None:
     with pytest.raises(InputError) as err:
         scenario_from_data(data)
     assert err.value.lines() == ["clusters[0].fabrics[0]: unknown fabric design 'ib9' (known: ib2)"]
+
+
+# ---------------------------------------------------------------- in the optimiser
+
+
+def fabric_site(feed_kw: float, designs: list[dict], cluster: dict, objective: str = "max_gpus", net_kw: float = 12.5):
+    """R1 (40 positions) on feed F; the pod's network rack stands at NET/0 on feed N (its own
+    feed, 10 kW usable by default: the fabric's power lands there). The catalog adds an 8-port
+    switch (tiny8)."""
+    from tests.conftest import tiny_scenario
+
+    return tiny_scenario([{"id": "R1", "positions": 40, "feeds": ["F"]}], [{"id": "F", "capacity_kw": feed_kw}, {"id": "N", "capacity_kw": net_kw}],
+                         [{"id": "c1", "rack_types": [GT], **cluster}], fabrics=designs, objective=objective, catalog={"switches": [TINY_SWITCH]})
+
+
+SN2 = {"id": "eth2", "kind": "roce", "tiers": 2, "switches": ["sn5600", "sn5600"], "oversubscription": [1.0]}
+TINY = {"id": "tiny2", "kind": "infiniband", "tiers": 2, "switches": ["tiny8", "tiny8"], "oversubscription": [1.0]}
+TINY_SWITCH = {"id": "tiny8", "kind": "infiniband", "ports": 8, "port_gbps": 400, "power_w": 100, "price_usd": 1000, "height_u": 1}
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_fabric_power_lands_on_the_network_rack_row(solver: str) -> None:
+    """Feed N of the network rack: 12.5 kW × 0.8 = 10 kW. QM9700 2-tier: per endpoint 1,100/32 (leaf)
+    + 1,100/64 (spine) = 51.5625 W → ⌊10 / 0.0515625⌋ = 193 GPUs → 12 racks = 192 GPUs. SN5600
+    2-tier: 2,000/64 + 2,000/128 = 46.875 W → 213 GPUs → 13 racks = 208. With both allowed the
+    optimiser builds on SN5600: 208."""
+    from tests.test_optimize import solved
+
+    ib = solved(fabric_site(10_000, [IB2], {"demand": "max", "fabrics": ["ib2"]}), solver)
+    assert ib.kpis.gpus == 192
+    assert ib.fabric[0].design == "ib2" and ib.fabric[0].switches == [6, 3]
+    eth = solved(fabric_site(10_000, [SN2], {"demand": "max", "fabrics": ["eth2"]}), solver)
+    assert eth.kpis.gpus == 208
+    both = solved(fabric_site(10_000, [IB2, SN2], {"demand": "max", "fabrics": ["ib2", "eth2"]}), solver)
+    assert (both.kpis.gpus, both.fabric[0].design) == (208, "eth2")
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_optimiser_picks_the_cheaper_fabric_that_fits(solver: str) -> None:
+    """256 GPUs at least capex. QM9700 2-tier: 8 leaves + 4 spines = 12 × $43,000 + 256 DAC links ×
+    $150 = $554,400; SN5600: 4 + 2 = 6 × $90,000 + 256 × $150 = $578,400; an 8-port design would be
+    cheaper but holds at most 4 × 8 = 32 endpoints."""
+    from tests.test_optimize import solved
+
+    s = fabric_site(10_000, [IB2, SN2, TINY], {"demand": "exact", "gpus": 256, "fabrics": ["tiny2", "eth2", "ib2"]}, "min_capex", net_kw=100)
+    plan = solved(s, solver)
+    assert plan.fabric[0].design == "ib2"
+    assert plan.kpis.fabric_capex_usd == 554_400
+    assert plan.kpis.switches == 12
+
+
+def test_cluster_too_large_for_its_design_is_explained() -> None:
+    from planner.explainer import explain_infeasible
+    from planner.pipeline import plan_scenario
+
+    s = fabric_site(10_000, [TINY], {"demand": "exact", "gpus": 64, "fabrics": ["tiny2"]})
+    assert plan_scenario(s).status.value == "infeasible"
+    text = explain_infeasible(s).render()
+    assert "fabric tiny2 holds at most 32 endpoints (2 tiers: 4 down ports per leaf × 8 spine ports = k²/2); c1 needs 64" in text
+
+
+def test_verifier_rejects_edited_fabric_figures() -> None:
+    from planner.pipeline import plan_scenario
+    from planner.verifier import verify
+
+    s = fabric_site(10_000, [IB2], {"demand": "max", "fabrics": ["ib2"]})
+    plan = plan_scenario(s)
+    assert verify(plan, s).ok
+    bad = plan.model_copy(update={"kpis": plan.kpis.model_copy(update={"switches": 1})})
+    assert [str(v) for v in verify(bad, s).violations] == ["kpis.switches: plan says 1, the racks give 9"]
+    edited = plan.model_copy(update={"fabric": [plan.fabric[0].model_copy(update={"switches": [1, 1]})]})
+    assert [str(v) for v in verify(edited, s).violations] == ["fabric c1: switches: plan says [1, 1], the racks give [6, 3]"]
