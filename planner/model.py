@@ -520,6 +520,15 @@ def add_retrofit_gates(m: Model) -> None:
                     m.add(pulp.lpSum(placed) - m.classes[k].size * eff <= 0, lp_name(f"needs_{what}", class_label(k), t, *m.sfx(p)))
 
 
+def _summed(items: list[tuple[pulp.LpVariable, float]]) -> pulp.LpAffineExpression:
+    """Σ coefficient × variable, a variable listed twice counted twice (a rack's own power and the
+    fabric power it charges to a network-rack row in the same feed group or zone)."""
+    out: dict[pulp.LpVariable, float] = defaultdict(float)
+    for v, c in items:
+        out[v] += c
+    return pulp.LpAffineExpression([(v, round(c, 9)) for v, c in out.items()])
+
+
 def add_group_load_definitions(m: Model) -> None:
     """Feed-group load in phase p: P_{g,p} = Σ_{k in rows of g, t, G, q ≤ p} n[k,t,G,q] · p_t (kW),
     p_t the planning power of t; only at the phases where a power limit is stated."""
@@ -534,7 +543,7 @@ def add_group_load_definitions(m: Model) -> None:
             name = g + (f"|{_ph(m, p)}" if m.tl.phased else "")
             v = m.var(lp_name("load", g, *m.sfx(p)))
             m.group_kw[name] = v
-            m.add(pulp.LpAffineExpression(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
+            m.add(_summed(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
         if any(g.head.on_power_failure != FailoverPolicy.keep for g in m.groups.values()):
             eff: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
             for key, var in m.upto(p):
@@ -637,7 +646,7 @@ def add_cooling_constraints(m: Model) -> None:
             f0 = m.fixed_heat_at(p).get(z, 0.0)
             cap = 0.0 if z in offline else capacity[z]
             extra = [m.effect(r, p) * add for r, add in raises.get(z, [])]
-            _limit(m, LimitKey("cooling", z, "", _ph(m, p)), "cooling_zone", pulp.LpAffineExpression(items) - pulp.lpSum(extra), cap - f0, "kW", f0)
+            _limit(m, LimitKey("cooling", z, "", _ph(m, p)), "cooling_zone", _summed(items) - pulp.lpSum(extra), cap - f0, "kW", f0)
 
 
 def add_pod_constraints(m: Model) -> None:
