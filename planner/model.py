@@ -551,8 +551,10 @@ def add_group_load_definitions(m: Model) -> None:
                 f = head.on_power_failure.factor(head.cap_ratio)
                 if f > 0:
                     eff[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9)))
+            for row, items in m.fabric_rows.items():  # switches keep power
+                eff[m.pm.group_of_row[row]].extend(items)
             for g in terms:
-                m.group_eff[g + (f"|{_ph(m, p)}" if m.tl.phased else "")] = pulp.LpAffineExpression(eff.get(g, []))
+                m.group_eff[g + (f"|{_ph(m, p)}" if m.tl.phased else "")] = _summed(eff.get(g, []))
 
 
 def _gkw(m: Model, g: str, p: int):
