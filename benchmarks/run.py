@@ -154,6 +154,18 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
                    usable_kw=sum(u.limit for u in plan.utilisation if u.kind == "power_node" and u.id.startswith("UPS")),
                    shed={c.cluster: c for c in []}, notes=[n for n in plan.notes if n.startswith("failover")])
         out.pop("shed")
+    elif kind == "fabric":
+        from planner.pipeline import plan_scenario
+
+        if mode != "choice":
+            s = s.model_copy(update={"clusters": [c.model_copy(update={"fabrics": [mode]}) for c in s.clusters]})
+        t0 = time.perf_counter()
+        plan = plan_scenario(s)
+        k = plan.kpis
+        f = plan.fabric[0]
+        out.update(total_s=time.perf_counter() - t0, status=str(plan.status), gap=plan.gap, gpus=k.gpus, design=f.design, tiers=f.switches,
+                   switches=k.switches, optics=k.optics, fabric_kw=k.fabric_kw, fabric_capex_usd=k.fabric_capex_usd,
+                   fabric_usd_per_gpu=k.fabric_usd_per_gpu, max_hops=f.max_hops, network_racks=f.network_racks, capex_usd=k.capex_usd)
     elif kind == "blast":
         from planner.pipeline import plan_scenario
         from planner.reliability import reliability_report
@@ -260,6 +272,7 @@ def main() -> None:
     growth = {n: measure("joint", f"meta-24k-{n}phases") for n in (1, 2, 4)}
     reliab = {"strict": measure("policy", "dr-hall-flex", "strict"), "shed": measure("policy", "dr-hall-flex", "shed"),
               "spread": measure("plan", "meta-24k-spread", "full", time_limit=60), "blast": measure("blast", "region-100k")}
+    fabrics = {m_: measure("fabric", "meta-24k-roce-vs-ib", m_) for m_ in ("meta-roce", "ib-3tier", "choice")}
     if not args.quick:
         for n in ("small-hall", "dr-hall", "meta-24k-building"):
             pos[n] = measure("plan", n, "per-position", time_limit=120)
@@ -269,10 +282,24 @@ def main() -> None:
         capex["meta-24k-building"] = measure("plan", "meta-24k-building", "min-capex", time_limit=60)
         for n in SCALE:
             scale[n] = measure("plan", n, "start", time_limit=600)
-    write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth, reliab)
+    write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth, reliab, fabrics)
 
 
-def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth, reliab) -> None:
+def fabric_table(fabrics: dict) -> list[str]:
+    """RoCE vs InfiniBand on the 24k building (also quoted in the README)."""
+    out = ["| design | status | GPUs | switches per tier | switches | optics | fabric MW | fabric capex USD | USD per GPU | max hops | network racks | time s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, x in fabrics.items():
+        if "error" in x:
+            out.append(f"| {name} | error: {x['error']} |")
+            continue
+        label = f"optimiser's choice: {x['design']}" if name == "choice" else name
+        out.append(f"| {label} | {x['status']} | {_n(x['gpus'])} | {' / '.join(f'{n:,}' for n in x['tiers'])} | {_n(x['switches'])} | {_n(x['optics'])} | "
+                   f"{x['fabric_kw'] / 1000:.2f} | {x['fabric_capex_usd']:,.0f} | {x['fabric_usd_per_gpu']:,.0f} | {x['max_hops']} | {x['network_racks']} | {_f(x['total_s'])} |")
+    return out
+
+
+def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex, phased, growth, reliab, fabrics) -> None:
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     L = ["# Benchmark results", "",
          f"Written by `.venv/bin/python benchmarks/run.py` on {now}; {platform.machine()}, Python {platform.python_version()}, "
@@ -372,6 +399,10 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
           f"{_f(sp.get('total_s'))} | {_f(sp.get('peak_mb'), '{:.0f}')} |", "",
           f"Blast radius of region-100k ({_n(bl.get('gpus'))} GPUs placed): {_n(bl.get('elements'))} elements that take GPUs down, "
           f"computed in {_f(bl.get('blast_s'), '{:.3f}')} s; the worst is {bl.get('worst')} ({_n(bl.get('worst_gpus'))} GPUs)."]
+    L += ["", "## Fabric from topology: RoCE vs InfiniBand on the 24,576-GPU building (datasets/meta-24k-roce-vs-ib.yaml)", "",
+          "One 24,576-GPU job (demand max) on each design, and with both allowed. Switch power lands on each pod's network-rack row, "
+          "so the fabric competes with GPU racks for that row's feeds: neither design fits all 24,576 GPUs on this site's network-row "
+          "power. Switch power and prices are planning estimates (datasets/catalog.yaml).", "", *fabric_table(fabrics)]
     L += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
 
     def t(name: str, value, ok: bool) -> None:
@@ -393,6 +424,9 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
       g4.get("gap") is not None and g4["gap"] <= 0.005 and (g4.get("total_s") or 1e9) <= 30)
     t("meta-24k-spread: within 0.5% in ≤ 30 s", f"{sp.get('status')}, gap {_gap(sp)}, {_f(sp.get('total_s'))} s",
       sp.get("gap") is not None and sp["gap"] <= 0.005 and (sp.get("total_s") or 1e9) <= 30)
+    fc = fabrics.get("choice", {})
+    t("meta-24k-roce-vs-ib, fabric sized and chosen: within 0.1% in ≤ 10 s", f"{fc.get('status')}, gap {_gap(fc)}, {_f(fc.get('total_s'))} s",
+      fc.get("gap") is not None and fc["gap"] <= 0.001 and (fc.get("total_s") or 1e9) <= 10)
     t("blast radius of region-100k ≤ 5 s", f"{_f(bl.get('blast_s'), '{:.3f}')} s", (bl.get("blast_s") or 1e9) <= 5)
     r = cold.get("region-100k-pods", {})
     t("region-100k-pods ≤ 2 s cold (primary solve)", f"{_f(r.get('solve_s'))} s", (r.get("solve_s") or 1e9) <= 2)

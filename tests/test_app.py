@@ -394,3 +394,17 @@ def test_failover_policy_knob_on_the_scenario_page() -> None:
     at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
     assert not at.error, errors(at)
     assert "on_power_failure: cap" in at.session_state.scenario_yaml and "cap_ratio: 0.5" in at.session_state.scenario_yaml
+
+
+def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
+    """meta-24k-roce-vs-ib: variant A on the Meta-style RoCE design, B on the QM9700 fat tree
+    (benchmarks/RESULTS.md: 21,632 and 23,936 GPUs on this site's network-row power)."""
+    at = app(scenario="meta-24k-roce-vs-ib").run()
+    at.switch_page("ui/compare_page.py").run()
+    assert at.selectbox(key="v0_fabric").value == "meta-roce" and at.selectbox(key="v1_fabric").value == "ib-3tier"
+    at.button[0].click().run()
+    assert not at.exception and not at.error, errors(at)
+    table = at.dataframe[0].value
+    assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
+    assert list(table["gpus"]) == [21632, 23936]
+    assert list(table["switches"]) == [1449, 1880]

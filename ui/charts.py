@@ -16,6 +16,9 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     for name, p in plans.items():
         k = {key: (round(v, 2) if isinstance(v, float) else v) for key, v in (p.kpis.model_dump() if p.kpis else {}).items()}
         k.update(status=p.status.value, gap=None if p.gap is None else round(p.gap, 5), solver=p.solver, solve_time_s=round(p.solve_time_s, 2))
+        if p.fabric:
+            k.update(fabric=", ".join(sorted({f.design for f in p.fabric})), fabric_max_hops=max(f.max_hops for f in p.fabric),
+                     fabric_network_racks=sum(f.network_racks for f in p.fabric))
         rows[name] = k
     return pd.DataFrame.from_dict(rows, orient="index")
 

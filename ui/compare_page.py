@@ -27,16 +27,22 @@ with st.form("variants"):
         rt = col.selectbox("rack types of every cluster", ["(as in scenario)", *types], key=f"v{i}_rt", index=0)
         cap = col.number_input("GPU power cap W (0 = TDP)", min_value=0, max_value=2000, value=0 if i != 1 else 0, step=50, key=f"v{i}_cap")
         ratio = col.number_input("power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=0.0, step=0.01, key=f"v{i}_ratio")
+        designs = [d.id for d in scenario.fabrics]
+        fab = col.selectbox("fabric design", ["(as in scenario)", *designs], index=min(i + 1, len(designs)) if designs and i < 2 else 0,
+                            key=f"v{i}_fabric", disabled=not designs,
+                            help="Builds every cluster that has fabric designs on this one (scenario fabrics:)")
         if use:
-            variants.append((chr(65 + i), rt, cap, ratio))
+            variants.append((chr(65 + i), rt, cap, ratio, fab))
     go = st.form_submit_button("Solve variants", type="primary")
 
 if go:
     results = {}
-    for name, rt, cap, ratio in variants:
+    for name, rt, cap, ratio, fab in variants:
         changes: dict = {"name": f"{scenario.name}-{name}", "gpu_power_cap_w": cap or None, "power_budget_ratio": ratio or None}
         if rt != "(as in scenario)":
             changes["rack_types"] = [rt]
+        if fab != "(as in scenario)":
+            changes["clusters"] = {c.id: {"fabrics": [fab]} for c in scenario.clusters if c.fabrics}
         try:
             v = apply_changes(scenario, changes)
         except InputError as e:
