@@ -88,6 +88,14 @@ if not plan.racks and not plan.status.has_plan:
 kpi_cards(plan)
 site_overview(scenario, plan, "plan")
 floor_plan(scenario, plan, "plan")
+if plan.fabric:
+    with st.expander(f"Fabric ({', '.join(sorted({f.design for f in plan.fabric}))})", expanded=False):
+        import pandas as pd
+
+        st.dataframe(pd.DataFrame([{"cluster": f.cluster, "design": f.design, "endpoints": f.endpoints,
+                                    "switches per tier": " / ".join(f"{n:,}" for n in f.switches), "links": ", ".join(f"{c} {n:,}" for c, n in f.links.items()),
+                                    "kW": f.kw, "capex USD": f.capex_usd, "network racks": f.network_racks, "max endpoints": f.max_endpoints,
+                                    "max hops": f.max_hops} for f in plan.fabric]), key="plan_fabric", hide_index=True, width="stretch")
 st.subheader("Utilisation against limits")
 utilisation(plan)
 if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded is None:
