@@ -219,6 +219,20 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
             racks.append(rack.model_copy(update=update) if update else rack)
             return True
 
+        def place_extra(c, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
+            """Place n racks of type t for cluster c (storage or hot spares) in the scope it is
+            homed in (homing it there if it is not yet)."""
+            home = homes.get((c.id, scope))
+            for rid, i in free:
+                if n <= 0:
+                    break
+                if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
+                    continue
+                if try_place(rid, i, t, c.id, spare=spare):
+                    n -= 1
+                    if home is None and scope in (Scope.pod, Scope.building):
+                        home = homes[c.id, scope] = where_of(rid, scope)
+
         for c in cluster_order(s, largest_first):
             want = tl.demand(c, p)
             target = float("inf") if want is None else want
@@ -263,32 +277,14 @@ def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[Placed
                             break
                 if (c.id, scope) in homes or h is None:
                     break
-            spare_n = spares_needed(s, c) if p == tl.first_wanted(c) else 0
-            kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
-            if spare_n and kinds:  # hot spares of its first GPU rack type, where it is homed
-                home = homes.get((c.id, scope))
-                for rid, i in free:
-                    if spare_n <= 0:
-                        break
-                    if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
-                        continue
-                    if try_place(rid, i, kinds[0], c.id, spare=True):
-                        spare_n -= 1
-                        if home is None and scope in (Scope.pod, Scope.building):
-                            home = homes[c.id, scope] = where_of(rid, scope)
-            if s.storage_racks_of(c) and c.storage_rack_type in types and p == tl.first_wanted(c):
-                st = types[c.storage_rack_type]
-                need_st = s.storage_racks_of(c) - sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
-                home = homes.get((c.id, scope))
-                for rid, i in free:
-                    if need_st <= 0:
-                        break
-                    if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
-                        continue
-                    if try_place(rid, i, st, c.id):
-                        need_st -= 1
-                        if home is None and scope in (Scope.pod, Scope.building):
-                            home = homes[c.id, scope] = where_of(rid, scope)
+            if p == tl.first_wanted(c):
+                kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
+                if kinds:  # hot spares of its first GPU rack type, where it is homed
+                    place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
+                if s.storage_racks_of(c) and c.storage_rack_type in types:
+                    st = types[c.storage_rack_type]
+                    have = sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
+                    place_extra(c, scope, st, s.storage_racks_of(c) - have)
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 

@@ -337,27 +337,13 @@ def _phase_name(scenario: Scenario, index: int) -> str:
     return str(scenario.phases[index].id) if scenario.phases else "the first"
 
 
-def _row_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[str, float]:
-    """kW per row: its racks standing and any pod network rack standing in it (from its row's phase)."""
+def _row_loads(racks, scenario: Scenario, site: _Site, state: _Phase, policy: bool = False) -> dict[str, float]:
+    """kW per row: its racks standing, any pod network rack standing in it (from its row's phase)
+    and the designed-fabric power charged to it. ``policy``: in a contingency that hits the row,
+    each rack at the share its cluster's failover policy leaves it (keep 1, cap cap_ratio, shed 0;
+    SPEC §4); network racks and switches in full."""
     types = scenario.catalog.by_id()
-    loads: dict[str, float] = defaultdict(float)
-    for r in racks:
-        if r.row in site.rows and r.rack_type in types:
-            loads[r.row] += scenario.rack_power_kw(types[r.rack_type])
-    for row, t in _network_load(scenario, site):
-        if site.on.get(row, 0) <= state.index:
-            loads[row] += scenario.rack_power_kw(t)
-    for row, kw in state.fabric_kw.items():
-        loads[row] += kw
-    return loads
-
-
-def _row_policy_loads(racks, scenario: Scenario, site: _Site, state: _Phase) -> dict[str, float]:
-    """kW per row in a contingency that hits it: each rack at the share its cluster's failover
-    policy leaves it (keep 1, cap cap_ratio, shed 0; SPEC §4), network racks in full."""
-    types = scenario.catalog.by_id()
-    share = {c.id: (1.0 if c.on_power_failure.value == "keep" else c.cap_ratio if c.on_power_failure.value == "cap" else 0.0)
-             for c in scenario.clusters}
+    share = {c.id: c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters} if policy else {}
     loads: dict[str, float] = defaultdict(float)
     for r in racks:
         if r.row in site.rows and r.rack_type in types:
@@ -384,7 +370,7 @@ def _spread(kw: float, feeds: list[str], dead: set[str], site: _Site) -> dict[st
 
 def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase, usage: bool) -> None:
     row_loads = _row_loads(st.racks, scenario, site, st)
-    hit_loads = _row_policy_loads(st.racks, scenario, site, st)
+    hit_loads = _row_loads(st.racks, scenario, site, st, policy=True)
     gone: set[str] = set()
     for v in st.offline:
         if v in site.nodes:
