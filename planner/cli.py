@@ -98,7 +98,8 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
         print(f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} violations; run planner verify)")
         return EXIT_FAILED
     totals = cluster_gpus(scenario, plan.racks)
-    rows = [b for b in blast_radius(scenario, plan.racks) if args.kind in (None, b.kind)]
+    blasts = blast_radius(scenario, plan.racks)
+    rows = [b for b in blasts if args.kind in (None, b.kind)]
     shown = rows if args.all else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
     print(f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the cluster)")
     for b in shown:
@@ -114,7 +115,7 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
         print(f"({hidden:,} more elements; --all lists every one)")
     print()
     print(f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} {'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}")
-    for c in reliability_report(scenario, plan.racks).clusters:
+    for c in reliability_report(scenario, plan.racks, blasts=blasts).clusters:
         def f(x, fmt):
             return "-" if x is None else fmt.format(x)
         print(f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} {c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "
@@ -265,15 +266,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK if ex.feasible else EXIT_FAILED
 
 
-def _row_failed(row: dict) -> bool:
-    err = row.get("error")
-    return isinstance(err, str) and bool(err)
-
-
 def cmd_batch(args: argparse.Namespace) -> int:
     """Solve every point of a sweep on an executor into one results table (resumable)."""
     from planner.fileio import check_writable
-    from planner.sweep import load_sweep, run_batch
+    from planner.sweep import load_sweep, row_failed, run_batch
 
     out = Path(args.output)
     if out.exists() and not out.is_dir():
@@ -296,7 +292,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress)
     if bar is not None:
         bar.close()
-    failed = sum(1 for r in rows if _row_failed(r))
+    failed = sum(1 for r in rows if row_failed(r))
     print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
     return EXIT_OK
 

@@ -786,28 +786,17 @@ def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[
     """Failure domains for spread limits: (kind, element) → the rows its failure takes down.
     Power nodes that can fail: rows left with no live feed (and, for a cluster that sheds, every
     row the failure hits); cooling zones and loops: their rows; pods: their rows."""
+    from planner.reliability import domain_rows, node_failure_rows, rows_of_feed
+
     out: dict[tuple[str, str], frozenset[str]] = {}
-    rows_of_feed: dict[str, set[str]] = defaultdict(set)
-    for rid, ref in ix.rows.items():
-        for f in ref.row.feeds:
-            rows_of_feed[f].add(rid)
+    by_feed = rows_of_feed(ix)
     for fid, node in ix.power_nodes.items():
-        if not node.can_fail:
-            continue
-        dead = ix.subtree(fid)
-        hit = {r for f in dead for r in rows_of_feed.get(f, ())}
-        down = hit if shed else {r for r in hit if all(f in dead for f in ix.rows[r].row.feeds)}
-        if down:
-            out["power_node", fid] = frozenset(down)
-    zones: dict[str, set[str]] = defaultdict(set)
-    pods: dict[str, set[str]] = defaultdict(set)
-    for rid, ref in ix.rows.items():
-        zones[ref.row.air_zone].add(rid)
-        if ref.row.liquid_loop:
-            zones[ref.row.liquid_loop].add(rid)
-        pods[ref.row.pod].add(rid)
-    out.update({("cooling_zone", z): frozenset(r) for z, r in zones.items()})
-    out.update({("pod", p): frozenset(r) for p, r in pods.items()})
+        if node.can_fail:
+            down, hit = node_failure_rows(ix, fid, by_feed)
+            if down or (shed and hit):
+                out["power_node", fid] = frozenset(down | hit if shed else down)
+    rows = domain_rows(ix)
+    out.update({(kind, e): frozenset(r) for kind in ("cooling_zone", "pod") for e, r in rows[kind].items()})
     return out
 
 

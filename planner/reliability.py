@@ -236,7 +236,27 @@ class Blast:
         return sum(self.lost.values())
 
 
-def _rows_by(ix: SiteIndex) -> dict[str, dict[str, list[str]]]:
+def rows_of_feed(ix: SiteIndex) -> dict[str, list[str]]:
+    """Feed (leaf power node) → the rows it feeds."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for rid, ref in ix.rows.items():
+        for f in ref.row.feeds:
+            out[f].append(rid)
+    return out
+
+
+def node_failure_rows(ix: SiteIndex, node: str, by_feed: dict[str, list[str]] | None = None) -> tuple[set[str], set[str]]:
+    """(rows a node's failure leaves with no live feed, rows it hits but that keep a live feed)."""
+    dead = ix.subtree(node)
+    by_feed = by_feed if by_feed is not None else rows_of_feed(ix)
+    affected = {r for f in dead for r in by_feed.get(f, ())}
+    down = {r for r in affected if all(f in dead for f in ix.rows[r].row.feeds)}
+    return down, affected - down
+
+
+def domain_rows(ix: SiteIndex) -> dict[str, dict[str, list[str]]]:
+    """Kind → element → its rows, for cooling zones (air zones and liquid loops), pods and rows:
+    what each takes down when it fails."""
     zones: dict[str, list[str]] = defaultdict(list)
     pods: dict[str, list[str]] = defaultdict(list)
     for rid, ref in ix.rows.items():
@@ -244,7 +264,7 @@ def _rows_by(ix: SiteIndex) -> dict[str, dict[str, list[str]]]:
         if ref.row.liquid_loop:
             zones[ref.row.liquid_loop].append(rid)
         pods[ref.row.pod].append(rid)
-    return {"cooling_zone": zones, "pod": pods, "row": {rid: [rid] for rid in ix.rows}}
+    return {"cooling_zone": dict(zones), "pod": dict(pods), "row": {rid: [rid] for rid in ix.rows}}
 
 
 def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None) -> list[Blast]:
@@ -278,10 +298,7 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
             if pol != FailoverPolicy.keep:
                 by_pol[pol.value][row][c] = g
     under = {f: ix.ancestors(f) for ref in ix.rows.values() for f in ref.row.feeds}
-    rows_of_feed: dict[str, list[str]] = defaultdict(list)
-    for rid, ref in ix.rows.items():
-        for f in ref.row.feeds:
-            rows_of_feed[f].append(rid)
+    by_feed = rows_of_feed(ix)
 
     def add(out: dict[str, float], row: str, kw: float, dead: set[str], sign: float) -> bool:
         """Spread ``kw`` of a row over its live feeds' nodes into ``out``; False if none is live."""
@@ -299,7 +316,8 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
         if not node.can_fail:
             continue
         dead = ix.subtree(fid)
-        affected = sorted({r for f in dead for r in rows_of_feed.get(f, [])})
+        down, hit = node_failure_rows(ix, fid, by_feed)
+        affected = sorted(down | hit)
         lost: dict[str, int] = defaultdict(int)
         capped: dict[str, int] = defaultdict(int)
         shed: dict[str, int] = defaultdict(int)
@@ -321,7 +339,7 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
             if v not in dead and d > TOL and normal.get(v, 0.0) + d > ix.power_nodes[v].usable_kw + TOL:
                 holds = False
         out.append(Blast("power_node", fid, dict(lost), dict(capped), dict(shed), holds))
-    for kind, groups in _rows_by(ix).items():
+    for kind, groups in domain_rows(ix).items():
         for eid, rows in groups.items():
             lost = defaultdict(int)
             for rid in rows:
@@ -351,14 +369,15 @@ def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None):
+def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, blasts: list[Blast] | None = None):
     """The plan's reliability section: blast radius of every element that takes something down,
-    and per cluster its MTBF, checkpoint interval and goodput (module docstring)."""
+    and per cluster its MTBF, checkpoint interval and goodput (module docstring). ``blasts``: the
+    blast radius when the caller already has it."""
     from planner.plan import BlastRow, ClusterReliability, ReliabilityReport
 
     ix = ix or index_site(scenario.site)
     types = scenario.catalog.by_id()
-    blasts = blast_radius(scenario, racks, ix)
+    blasts = blasts if blasts is not None else blast_radius(scenario, racks, ix)
     totals = cluster_gpus(scenario, racks)
     worst: dict[tuple[str, str], float] = defaultdict(float)
     for b in blasts:
@@ -402,19 +421,9 @@ def blast_states(scenario: Scenario, racks: list[PlacedRack], kind: str, element
     down: set[str] = set()
     hit: set[str] = set()
     if kind == "power_node" and element in ix.power_nodes:
-        dead = ix.subtree(element)
-        for rid, ref in ix.rows.items():
-            feeds = ref.row.feeds
-            if all(f in dead for f in feeds):
-                down.add(rid)
-            elif any(f in dead for f in feeds):
-                hit.add(rid)
-    elif kind == "cooling_zone":
-        down = {rid for rid, ref in ix.rows.items() if element in (ref.row.air_zone, ref.row.liquid_loop)}
-    elif kind == "pod":
-        down = {rid for rid, ref in ix.rows.items() if ref.row.pod == element}
-    elif kind == "row":
-        down = {element}
+        down, hit = node_failure_rows(ix, element)
+    elif kind in ("cooling_zone", "pod", "row"):
+        down = set(domain_rows(ix)[kind].get(element, []))
     out: dict[tuple[str, int], str] = {}
     for r in racks:
         if r.row in down:

@@ -442,7 +442,7 @@ def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
     tmp.replace(Path(out_dir) / "results.parquet")
 
 
-def _failed(row: dict) -> bool:
+def row_failed(row: dict) -> bool:
     """Whether a result row carries an error (a table read back holds NaN for "no error")."""
     err = row.get("error")
     return isinstance(err, str) and bool(err)
@@ -459,7 +459,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
     old = read_table(out)
     done_hashes = set(old["scenario_hash"].dropna()) if "scenario_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
-    failed_before = {r["point"] for r in rows if _failed(r)}
+    failed_before = {r["point"] for r in rows if row_failed(r)}
     jobs = []
     for pt in sweep.points:
         base = {"point": pt.id, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in pt.values.items()}}
@@ -486,7 +486,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
         row.update({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in values.get(row["point"], {}).items()})
         rows.append(row)
         state["done"] += 1
-        state["failed"] += _failed(row)
+        state["failed"] += row_failed(row)
         if time.perf_counter() - state["written"] >= WRITE_EVERY_S:
             write_table(out, rows, sweep.params)
             state["written"] = time.perf_counter()

@@ -247,6 +247,7 @@ def _phases(plan: Plan, scenario: Scenario, site: _Site) -> list[_Phase]:
 def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport, states: list[_Phase]) -> None:
     types = scenario.catalog.by_id()
     clusters = {c.id: c for c in scenario.clusters}
+    stores = {c.id: scenario.storage_racks_of(c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
     for i, r in enumerate(plan.racks):
@@ -288,9 +289,9 @@ def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport,
         if c is None:
             rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
         else:
-            storage = scenario.storage_racks_of(c) > 0 and r.rack_type == c.storage_rack_type
+            storage = stores[c.id] and r.rack_type == c.storage_rack_type
             if r.rack_type not in c.rack_types and not storage:
-                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if scenario.storage_racks_of(c) else [])])
+                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if stores[c.id] else [])])
                 rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})")
             elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
                 rep.add(name, "cluster", f"{r.rack_type} has {_fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {_fmt(c.min_hbm_gb_per_gpu)} GB")
