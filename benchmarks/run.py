@@ -394,7 +394,7 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
               f"{'; '.join(sh.get('notes') or []) or '-'}."]
     L += ["", "meta-24k-spread: two 12,288-GPU building-wide jobs, each at most 25% in any pod or cooling zone and 10% behind any power node, "
           "1 TB/s checkpoint write each (storage racks placed); `planner plan` with tie-breaks, 0.5% gap.", "",
-          f"| case | variables (int) | status | gap | GPUs | total s | peak MB |", "|---|---|---|---|---|---|---|",
+          "| case | variables (int) | status | gap | GPUs | total s | peak MB |", "|---|---|---|---|---|---|---|",
           f"| meta-24k-spread | {_n(sp.get('variables'))} ({_n(sp.get('integers'))}) | {sp.get('status')} | {_gap(sp)} | {_n(sp.get('gpus'))} | "
           f"{_f(sp.get('total_s'))} | {_f(sp.get('peak_mb'), '{:.0f}')} |", "",
           f"Blast radius of region-100k ({_n(bl.get('gpus'))} GPUs placed): {_n(bl.get('elements'))} elements that take GPUs down, "

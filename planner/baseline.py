@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 
 from planner.costs import facility_usd, rack_cost
-from planner.enums import Objective, Scope, Status
+from planner.enums import Scope, Status
 from planner.errors import SolverFailure
 from planner.kpis import compute_kpis, network_racks, objective_value, stranded_power
 from planner.loader import scenario_hash
@@ -26,7 +26,7 @@ from planner.schema import Demand, RackType, Scenario
 from planner.reliability import spares_needed
 from planner.site_index import fits, index_site, place
 from planner.timeline import timeline
-from planner.verifier import OBJECTIVE_KPI, verify
+from planner.verifier import verify
 from planner.version import __version__
 
 TOL = 1e-9

@@ -19,7 +19,7 @@ from planner.kpis import compute_kpis, objective_value, phase_summaries, strande
 from planner.loader import scenario_hash
 from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower, chosen_fabrics
-from planner.schema import Demand, Scenario
+from planner.schema import Scenario
 from planner.site_index import place
 from planner.errors import SolverFailure
 from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve

@@ -73,7 +73,8 @@ def test_one_rack_tco_and_dollars_per_gpu_hour_by_hand() -> None:
     TCO = 989,980 + 36,635.63 × 4.150370 = 1,142,031.4; GPU-hours = 16 × 5 × 8,760 = 700,800;
     $/GPU-hour = 1.62961."""
     c = rack_cost(GT, 21.4, MMF, 4200, Costs(), 1.08)
-    a = (1 - 1.08**-5) / math.log(1.08)
+    a = (1 - 1.08**-5) / math.log(1.08)  # the continuous annuity factor the docstring uses
+    assert a == pytest.approx(4.150370, abs=1e-6)
     assert c.capex_usd == pytest.approx(989_980)
     assert c.opex_usd_per_year == pytest.approx(36_635.63, abs=0.01)
     assert c.tco_usd == pytest.approx(1_142_031.4, abs=0.1)
