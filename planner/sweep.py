@@ -150,6 +150,21 @@ def _model_knows(parts: list[str | int]) -> bool:
     return True
 
 
+def path_problems(base: dict, paths: Iterable[str]) -> list[Problem]:
+    """Every path that names no field of the base scenario: one that does not parse or reach, or
+    whose last key is neither in the base nor a schema field left at its default."""
+    problems = []
+    for fp in paths:
+        try:
+            parts = parse_path(fp)
+            places = _targets(base, parts)
+            if not places or (any(key not in box for box, key, _ in places if isinstance(box, dict)) and not _model_knows(parts)):
+                problems.append(Problem(fp, "names no field of the base scenario"))
+        except (ValueError, KeyError) as e:
+            problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
+    return problems
+
+
 def set_path(data: Any, path: str, value: Any) -> None:
     """Set every place a path names to a copy of ``value``."""
     for container, key, _ in _targets(data, parse_path(path)):
@@ -237,14 +252,7 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
         if not (isinstance(dist, dict) and len(dist) == 1 and next(iter(dist)) in ("uniform", "int", "choice")):
             problems.append(Problem(f"random.params.{fp}", "expected {uniform: [lo, hi]}, {int: [lo, hi]} or {choice: [...]}"))
     if base is not None:
-        for fp in params:
-            try:
-                parts = parse_path(fp)
-                places = _targets(base, parts)
-                if not places or (any(key not in box for box, key, _ in places if isinstance(box, dict)) and not _model_knows(parts)):
-                    problems.append(Problem(fp, "names no field of the base scenario"))
-            except (ValueError, KeyError) as e:
-                problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
+        problems += path_problems(base, params)
     scenario_refs = [rel(r, f"scenarios[{i}]") for i, r in enumerate(spec.get("scenarios") or [])]
     if problems:
         raise InputError(problems, str(path))
@@ -296,14 +304,7 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
 def grid_sweep(name: str, base: dict, grid: dict[str, list[Any]]) -> Sweep:
     """A cartesian sweep over an in-memory base scenario (the dashboard's Sweep page); raises an
     InputError naming every path the base does not have."""
-    problems = []
-    for fp in grid:
-        try:
-            parts = parse_path(fp)
-            if not _targets(base, parts) and not _model_knows(parts):
-                problems.append(Problem(fp, "names no field of the base scenario"))
-        except (ValueError, KeyError) as e:
-            problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
+    problems = path_problems(base, list(grid))
     if problems:
         raise InputError(problems, name)
     sweep = Sweep(name, list(grid))
