@@ -22,8 +22,8 @@ from planner.kpis import compute_kpis, network_racks, objective_value, stranded_
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
-from planner.schema import Demand, RackType, Scenario
 from planner.reliability import spares_needed
+from planner.schema import Cluster, Demand, RackType, Scenario
 from planner.site_index import fits, index_site, place
 from planner.timeline import timeline
 from planner.verifier import verify
@@ -53,7 +53,7 @@ class PowerState:
                 self.delta_of_group[g].append((i, d))
         self.worst_extra = {v: max((self.extra[i] for i in idx), default=0.0) for v, idx in self.cont_of_node.items()}
         self.dmax: dict[tuple[str, str], float] = defaultdict(float)
-        for i, c in enumerate(pm.contingencies):
+        for c in pm.contingencies:
             for g, d in c.delta.items():
                 self.dmax[g, c.node] = max(self.dmax[g, c.node], d)
 
@@ -93,200 +93,220 @@ def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
     return sorted(must, key=lambda c: -(c.gpus or 0)) + rest
 
 
+class _FirstFit:
+    """State of a first-fit run (:func:`greedy_racks`): what stands where and the loads it makes,
+    across phases; :meth:`begin_phase` sets up what is online in one phase."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        s = self.s = scenario
+        self.ix = ix = index_site(s.site)
+        self.tl = tl = timeline(s)
+        self.types = types = s.catalog.by_id()
+        self.pm0 = power_model(ix)
+        self.classes = {c.id: c for c in s.site.fabric.link_classes}
+        self.fabric = s.site.fabric.cost_usd_per_gpu
+        self.fixed_items: list[tuple[str, RackType, int]] = [(row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)]
+        network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+        self.pod_gpus: dict[str, int] = defaultdict(int)
+        self.pod_racks: dict[str, int] = defaultdict(int)
+        self.placed_gpus: dict[str, int] = defaultdict(int)
+        self.racks_of: dict[str, int] = defaultdict(int)
+        self.homes: dict[tuple[str, Scope], str] = {}
+        self.capex = facility_usd(network_kw, s.costs)
+        self.it_kw = 0.0
+        self.taken: set[tuple[str, int]] = set()
+        self.racks: list[PlacedRack] = []
+        for r in s.existing:
+            t = types[r.rack_type]
+            self.taken.add((r.row, r.position))
+            self.fixed_items.append((r.row, t, 0))
+            pod = ix.rows[r.row].row.pod
+            self.pod_gpus[pod] += t.gpus
+            self.pod_racks[pod] += 1
+            self.placed_gpus[r.cluster] += t.gpus
+            self.racks_of[r.cluster] += 1
+            self.it_kw += s.rack_power_kw(t)
+            self.homes[r.cluster, Scope.pod] = pod
+            self.homes[r.cluster, Scope.building] = ix.rows[r.row].building
+        spots = ix.pod_locations()
+        dead = {r for g in self.pm0.forced_empty for r in self.pm0.groups[g].rows}
+        self.free_all = [
+            (rid, i)
+            for rid, ref in ix.rows.items()
+            for i in range(ref.row.positions)
+            if i not in ref.row.reserved and (rid, i) not in spots and rid not in dead
+        ]
+        self.static: dict[tuple[str, str], bool] = {}
+        self.cables: dict[tuple[str, int], float] = {}
+        self.pods_in: dict[str, list[str]] = defaultdict(list)
+        for pid, hid in ix.pod_hall.items():
+            self.pods_in[ix.halls[hid][0]].append(pid)
+
+    def where_of(self, rid: str, scope: Scope) -> str | None:
+        ref = self.ix.rows[rid]
+        return ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
+
+    def ports_left(self, scope: Scope, home: str) -> int:
+        """GPU ports still free in a pod or a building (a home must hold the whole demand)."""
+        pods = [home] if scope == Scope.pod else self.pods_in.get(home, [])
+        return sum(self.ix.pods[p].max_gpus - self.pod_gpus[p] for p in pods)
+
+    def begin_phase(self, p: int) -> None:
+        """Power model, loads, heat and free positions of phase index p, from what stands then."""
+        s, ix, tl = self.s, self.ix, self.tl
+        self.ph = tl.phases[p]
+        offline = tl.offline_nodes(p)
+        self.pm = self.pm0 if not offline else power_model(ix, offline)
+        self.zones_off = tl.offline_zones(p)
+        fixed_row: dict[str, float] = defaultdict(float)
+        self.heat: dict[str, float] = defaultdict(float)
+        standing = [(row_id, t) for row_id, t, on in self.fixed_items if on <= p] + [(r.row, self.types[r.rack_type]) for r in self.racks]
+        for row_id, t in standing:
+            kw = s.rack_power_kw(t)
+            fixed_row[row_id] += kw
+            row = ix.rows[row_id].row
+            air, liquid = t.heat_kw(kw)
+            self.heat[row.air_zone] += air
+            if liquid and row.liquid_loop:
+                self.heat[row.liquid_loop] += liquid
+        self.power = PowerState(self.pm, fixed_row)
+        dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
+        self.home_order: dict[Scope, list[str]] = {}
+        self.by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
+        self.free = [(rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
+
+    def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
+        """Place one rack if it fits everything (cheap checks first)."""
+        s, ix = self.s, self.ix
+        ref = ix.rows[rid]
+        pod = ix.pods[ref.row.pod]
+        if self.pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks):
+            return False
+        ok = self.static.get((rid, t.id))
+        if ok is None:
+            ok = self.static[rid, t.id] = fits(s, ix, rid, t)
+        if not ok:
+            return False
+        length = self.cables.get((rid, i))
+        if length is None:
+            length = self.cables[rid, i] = ix.cable_length_m(rid, i)
+        lc = ix.link_class_for(t, length) if t.links else None
+        if t.links and lc is None:
+            return False
+        kw = s.rack_power_kw(t)
+        group = self.pm.group_of_row[rid]
+        if not self.power.fits(group, kw):
+            return False
+        air, liquid = t.heat_kw(kw)
+        zone, loop = ref.row.air_zone, ref.row.liquid_loop
+        heat = self.heat
+        if air and (zone in self.zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
+            return False
+        if liquid and (loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
+            return False
+        cost = rack_cost(t, kw, self.classes[lc.id] if lc else None, self.fabric, s.costs, s.pue).capex_usd
+        if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
+            return False
+        if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
+            return False
+        self.power.add(group, kw)
+        heat[zone] += air
+        if liquid:
+            heat[loop] += liquid
+        self.pod_gpus[pod.id] += t.gpus
+        self.pod_racks[pod.id] += 1
+        self.capex += cost
+        self.it_kw += kw
+        self.taken.add((rid, i))
+        rack = place(ix, rid, i, t, cluster)
+        update = {**({"phase": self.ph} if self.ph is not None else {}), **({"spare": True} if spare else {})}
+        self.racks.append(rack.model_copy(update=update) if update else rack)
+        return True
+
+    def place_extra(self, c: Cluster, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
+        """Place n racks of type t for cluster c (storage or hot spares) in the scope it is
+        homed in (homing it there if it is not yet)."""
+        home = self.homes.get((c.id, scope))
+        for rid, i in self.free:
+            if n <= 0:
+                break
+            if (rid, i) in self.taken or (home is not None and self.where_of(rid, scope) != home):
+                continue
+            if self.try_place(rid, i, t, c.id, spare=spare):
+                n -= 1
+                if home is None and scope in (Scope.pod, Scope.building):
+                    home = self.homes[c.id, scope] = self.where_of(rid, scope)
+
+    def place_cluster(self, c: Cluster, p: int) -> None:
+        """Add what cluster c's demand grows by in phase index p (its hot spares and storage racks
+        with its first racks)."""
+        s, ix, tl, types = self.s, self.ix, self.tl, self.types
+        want = tl.demand(c, p)
+        target = float("inf") if want is None else want
+        if self.placed_gpus[c.id] >= target:
+            return
+        ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
+        scope = s.scope_of(c)
+        smallest = min((t.gpus for t in ranked), default=0)
+        home = self.homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
+        n_racks = self.racks_of[c.id]
+        if home is not None:
+            cands = [home]
+        elif scope in (Scope.pod, Scope.building):
+            need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
+            if scope not in self.home_order:
+                self.home_order[scope] = list(dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free))
+            cands = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
+        else:
+            cands = [None]
+        if scope in (Scope.pod, Scope.building) and scope not in self.by_home:
+            self.by_home[scope] = defaultdict(list)
+            for rid, i in self.free:
+                self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
+        for h in cands:
+            for rid, i in (self.by_home[scope][h] if h is not None else self.free):
+                if self.placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
+                    break
+                if (rid, i) in self.taken:
+                    continue
+                pod = ix.pods[ix.rows[rid].row.pod]
+                if self.pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] >= pod.max_racks):
+                    continue
+                for t in ranked:
+                    if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
+                        continue
+                    if self.try_place(rid, i, t, c.id):
+                        self.placed_gpus[c.id] += t.gpus
+                        n_racks += 1
+                        self.racks_of[c.id] += 1
+                        if h is not None:
+                            self.homes[c.id, scope] = h
+                        break
+            if (c.id, scope) in self.homes or h is None:
+                break
+        if p == tl.first_wanted(c):
+            kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
+            if kinds:  # hot spares of its first GPU rack type, where it is homed
+                self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
+            if s.storage_racks_of(c) and c.storage_rack_type in types:
+                st = types[c.storage_rack_type]
+                have = sum(1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id)
+                self.place_extra(c, scope, st, s.storage_racks_of(c) - have)
+
+
 def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
     the racks installed before). Used as the solver's starting point, which the solver checks
     itself. ``largest_first`` places the clusters with a demand first, largest first (see
     :func:`cluster_order`). First-fit never buys retrofits."""
-    s = scenario
-    ix = index_site(s.site)
-    tl = timeline(s)
-    types = s.catalog.by_id()
-    pm0 = power_model(ix)
-    classes = {c.id: c for c in s.site.fabric.link_classes}
-    fabric = s.site.fabric.cost_usd_per_gpu
-    fixed_items: list[tuple[str, RackType, int]] = [(row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)]
-    network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
-    pod_gpus: dict[str, int] = defaultdict(int)
-    pod_racks: dict[str, int] = defaultdict(int)
-    placed_gpus: dict[str, int] = defaultdict(int)
-    racks_of: dict[str, int] = defaultdict(int)
-    homes: dict[tuple[str, Scope], str] = {}
-    state = {"capex": facility_usd(network_kw, s.costs), "it_kw": 0.0}
-    taken: set[tuple[str, int]] = set()
-    racks: list[PlacedRack] = []
-    for r in s.existing:
-        t = types[r.rack_type]
-        taken.add((r.row, r.position))
-        fixed_items.append((r.row, t, 0))
-        pod = ix.rows[r.row].row.pod
-        pod_gpus[pod] += t.gpus
-        pod_racks[pod] += 1
-        placed_gpus[r.cluster] += t.gpus
-        racks_of[r.cluster] += 1
-        state["it_kw"] += s.rack_power_kw(t)
-        homes[r.cluster, Scope.pod] = pod
-        homes[r.cluster, Scope.building] = ix.rows[r.row].building
-    spots = ix.pod_locations()
-    dead = {r for g, _ in pm0.forced_empty.items() for r in pm0.groups[g].rows}
-    free_all = [
-        (rid, i)
-        for rid, ref in ix.rows.items()
-        for i in range(ref.row.positions)
-        if i not in ref.row.reserved and (rid, i) not in spots and rid not in dead
-    ]
-    static: dict[tuple[str, str], bool] = {}
-    cables: dict[tuple[str, int], float] = {}
-
-    def where_of(rid: str, scope: Scope) -> str | None:
-        ref = ix.rows[rid]
-        return ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
-
-    pods_in: dict[str, list[str]] = defaultdict(list)
-    for pid, hid in ix.pod_hall.items():
-        pods_in[ix.halls[hid][0]].append(pid)
-
-    def ports_left(scope: Scope, home: str) -> int:
-        """GPU ports still free in a pod or a building (a home must hold the whole demand)."""
-        pods = [home] if scope == Scope.pod else pods_in.get(home, [])
-        return sum(ix.pods[p].max_gpus - pod_gpus[p] for p in pods)
-
-    for p, ph in enumerate(tl.phases):
-        offline = tl.offline_nodes(p)
-        pm = pm0 if not offline else power_model(ix, offline)
-        zones_off = tl.offline_zones(p)
-        fixed_row: dict[str, float] = defaultdict(float)
-        heat: dict[str, float] = defaultdict(float)
-        standing = [(row_id, t) for row_id, t, on in fixed_items if on <= p] + [(r.row, types[r.rack_type]) for r in racks]
-        for row_id, t in standing:
-            kw = s.rack_power_kw(t)
-            fixed_row[row_id] += kw
-            row = ix.rows[row_id].row
-            air, liquid = t.heat_kw(kw)
-            heat[row.air_zone] += air
-            if liquid and row.liquid_loop:
-                heat[row.liquid_loop] += liquid
-        power = PowerState(pm, fixed_row)
-        dark_rows = {r for g in pm.dark for r in pm.groups[g].rows}
-        home_order: dict[Scope, list[str]] = {}
-        by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
-        free = [(rid, i) for rid, i in free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
-
-        def try_place(rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
-            """Place one rack if it fits everything (cheap checks first)."""
-            ref = ix.rows[rid]
-            pod = ix.pods[ref.row.pod]
-            if pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] + 1 > pod.max_racks):
-                return False
-            ok = static.get((rid, t.id))
-            if ok is None:
-                ok = static[rid, t.id] = fits(s, ix, rid, t)
-            if not ok:
-                return False
-            length = cables.get((rid, i))
-            if length is None:
-                length = cables[rid, i] = ix.cable_length_m(rid, i)
-            lc = ix.link_class_for(t, length) if t.links else None
-            if t.links and lc is None:
-                return False
-            kw = s.rack_power_kw(t)
-            group = pm.group_of_row[rid]
-            if not power.fits(group, kw):
-                return False
-            air, liquid = t.heat_kw(kw)
-            zone, loop = ref.row.air_zone, ref.row.liquid_loop
-            if air and (zone in zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
-                return False
-            if liquid and (loop is None or loop in zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
-                return False
-            cost = rack_cost(t, kw, classes[lc.id] if lc else None, fabric, s.costs, s.pue).capex_usd
-            if s.budgets.capex_usd is not None and state["capex"] + cost > s.budgets.capex_usd + 1e-6:
-                return False
-            if s.budgets.it_power_kw is not None and state["it_kw"] + kw > s.budgets.it_power_kw + TOL:
-                return False
-            power.add(group, kw)
-            heat[zone] += air
-            if liquid:
-                heat[loop] += liquid
-            pod_gpus[pod.id] += t.gpus
-            pod_racks[pod.id] += 1
-            state["capex"] += cost
-            state["it_kw"] += kw
-            taken.add((rid, i))
-            rack = place(ix, rid, i, t, cluster)
-            update = {**({"phase": ph} if ph is not None else {}), **({"spare": True} if spare else {})}
-            racks.append(rack.model_copy(update=update) if update else rack)
-            return True
-
-        def place_extra(c, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
-            """Place n racks of type t for cluster c (storage or hot spares) in the scope it is
-            homed in (homing it there if it is not yet)."""
-            home = homes.get((c.id, scope))
-            for rid, i in free:
-                if n <= 0:
-                    break
-                if (rid, i) in taken or (home is not None and where_of(rid, scope) != home):
-                    continue
-                if try_place(rid, i, t, c.id, spare=spare):
-                    n -= 1
-                    if home is None and scope in (Scope.pod, Scope.building):
-                        home = homes[c.id, scope] = where_of(rid, scope)
-
-        for c in cluster_order(s, largest_first):
-            want = tl.demand(c, p)
-            target = float("inf") if want is None else want
-            if placed_gpus[c.id] >= target:
-                continue
-            ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
-            scope = s.scope_of(c)
-            smallest = min((t.gpus for t in ranked), default=0)
-            home = homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
-            n_racks = racks_of[c.id]
-            if home is not None:
-                cands = [home]
-            elif scope in (Scope.pod, Scope.building):
-                need = (want or 0) - placed_gpus[c.id] if c.demand != Demand.max else 0
-                if scope not in home_order:
-                    home_order[scope] = list(dict.fromkeys(where_of(rid, scope) for rid, _ in free))
-                cands = [h for h in home_order[scope] if ports_left(scope, h) >= max(need, smallest)]
-            else:
-                cands = [None]
-            if scope in (Scope.pod, Scope.building) and scope not in by_home:
-                by_home[scope] = defaultdict(list)
-                for rid, i in free:
-                    by_home[scope][where_of(rid, scope)].append((rid, i))
-            for h in cands:
-                for rid, i in (by_home[scope][h] if h is not None else free):
-                    if placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
-                        break
-                    if (rid, i) in taken:
-                        continue
-                    pod = ix.pods[ix.rows[rid].row.pod]
-                    if pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and pod_racks[pod.id] >= pod.max_racks):
-                        continue
-                    for t in ranked:
-                        if c.demand != Demand.at_least and placed_gpus[c.id] + t.gpus > target:
-                            continue
-                        if try_place(rid, i, t, c.id):
-                            placed_gpus[c.id] += t.gpus
-                            n_racks += 1
-                            racks_of[c.id] += 1
-                            if h is not None:
-                                homes[c.id, scope] = h
-                            break
-                if (c.id, scope) in homes or h is None:
-                    break
-            if p == tl.first_wanted(c):
-                kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
-                if kinds:  # hot spares of its first GPU rack type, where it is homed
-                    place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
-                if s.storage_racks_of(c) and c.storage_rack_type in types:
-                    st = types[c.storage_rack_type]
-                    have = sum(1 for r in [*s.existing, *racks] if r.cluster == c.id and r.rack_type == st.id)
-                    place_extra(c, scope, st, s.storage_racks_of(c) - have)
-    racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
-    return racks
+    ff = _FirstFit(scenario)
+    for p in range(len(ff.tl.phases)):
+        ff.begin_phase(p)
+        for c in cluster_order(scenario, largest_first):
+            ff.place_cluster(c, p)
+    ff.racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
+    return ff.racks
 
 
 def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections import defaultdict
 import signal
 import sys
 import traceback
+from collections import defaultdict
 from pathlib import Path
 
 from planner.errors import InputError, Problem

@@ -371,6 +371,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     rounds = 0
     stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
     final: dict[str, Plan] = {}
+    texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
     while True:
         rounds += 1
         tm = time.perf_counter()
@@ -394,7 +395,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                     jobs.append((b, text, limit))
                 elif not fixed[b]:
                     committed.pop(b, None)
-            texts = {j[0]: j[1] for j in jobs}
+            texts.clear()
+            texts.update({j[0]: j[1] for j in jobs})
 
             def spent(r: dict) -> None:
                 p = Plan.model_validate(r["plan"]) if "plan" in r else None
@@ -436,7 +438,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                 if b not in solved or solved[b][0] != text:
                     jobs.append((b, text, limit))
             say(f"round {rounds}: {len(jobs)} building solve(s) on {executor}")
-            texts = {j[0]: j[1] for j in jobs}
+            texts.clear()
+            texts.update({j[0]: j[1] for j in jobs})
 
             def done(r: dict) -> None:
                 p = Plan.model_validate(r["plan"]) if "plan" in r else None

@@ -27,8 +27,8 @@ from typing import Any
 
 import pulp
 
-from planner.model import Limit, Model, build
 from planner.enums import Objective, Status
+from planner.model import Limit, Model, build
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import index_site

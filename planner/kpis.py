@@ -23,8 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from planner.costs import annuity, discount, fabric_usd, facility_usd, links_usd, opex_usd_per_year, rack_cost, years_since
-from planner.costs import FACILITY_USD_PER_KW  # noqa: F401 - re-exported
+from planner.costs import (
+    FACILITY_USD_PER_KW,  # noqa: F401 - re-exported
+    annuity,
+    discount,
+    fabric_usd,
+    facility_usd,
+    links_usd,
+    opex_usd_per_year,
+    rack_cost,
+    years_since,
+)
 from planner.plan import Kpis, PlacedRack
 from planner.schema import RackType, Scenario
 

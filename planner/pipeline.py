@@ -12,18 +12,18 @@ from dataclasses import replace
 
 import pulp
 
-from planner.version import __version__
 from planner.baseline import greedy_meets_demands, start_racks
-from planner.model import ClassKey, CountKey, Model, ScopeKey, build
+from planner.enums import FailoverPolicy, Objective, Scope, Status
+from planner.errors import SolverFailure
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.loader import scenario_hash
-from planner.enums import FailoverPolicy, Objective, Scope, Status
+from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower, chosen_fabrics
 from planner.schema import Scenario
 from planner.site_index import place
-from planner.errors import SolverFailure
 from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve
 from planner.verifier import verify
+from planner.version import __version__
 
 
 def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None, str], int]:

@@ -13,13 +13,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from planner.enums import Status
 from planner.errors import InputError
 from planner.fileio import atomic_write
 from planner.loader import parse_yaml, read_yaml_file, validate_model
-from planner.yamlio import dump as dump_plan
-from planner.enums import Status
 from planner.schema import Bool, Float, Id, Int, PlacedRack, StrictModel, Text  # noqa: F401 - PlacedRack re-exported
-
+from planner.yamlio import dump as dump_plan
 
 
 class Usage(StrictModel):

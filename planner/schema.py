@@ -9,13 +9,25 @@ them are reported together.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from datetime import date
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
-from planner.enums import Direction, FabricKind, FailoverPolicy, Medium, NodeKind, RackKind, Objective, RackLimitBasis, Scale, Scope, SolverName
+from planner.enums import (
+    Direction,
+    FabricKind,
+    FailoverPolicy,
+    Medium,
+    NodeKind,
+    Objective,
+    RackKind,
+    RackLimitBasis,
+    Scale,
+    Scope,
+    SolverName,
+)
 
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]

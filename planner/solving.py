@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from planner.model import Model
 from planner.enums import Status
 from planner.errors import SolverFailure
+from planner.model import Model
 from planner.solvers import BackendResult, SolveRequest, from_name
 
 INT_TOL = 1e-6

@@ -418,7 +418,7 @@ def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase
             kw = normal.get(v, 0.0) + d
             if kw > worst[v][0] + TOL:
                 worst[v] = (kw, fid)
-    for nid, node in site.nodes.items():
+    for nid in site.nodes:
         w, f = worst[nid]
         if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
             rep.add(nid, "power N-1", f"load {_fmt(w)} kW exceeds {_fmt(usable[nid])} kW when {f} fails{st.where}")
@@ -574,17 +574,9 @@ def _spread_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepor
         total = sum(mine.values())
         if not total:
             continue
-
-        def check(kind: str, eid: str, rows, share: float | None) -> None:
-            down = sum(mine.get(r, 0) for r in rows)
-            if share is not None and down > share * total + 1e-6:
-                rep.add(f"cluster {c.id}", "spread", f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
-                        f"more than max_share_per_{kind} {share:g}")
-
-        for z, rows in zone_rows.items():
-            check("cooling_zone", z, rows, c.max_share_per_cooling_zone)
-        for p, rows in pod_rows.items():
-            check("pod", p, rows, c.max_share_per_pod)
+        domains: list[tuple[str, str, list[str] | set[str], float | None]] = []
+        domains += [("cooling_zone", z, rows, c.max_share_per_cooling_zone) for z, rows in zone_rows.items()]
+        domains += [("pod", p, rows, c.max_share_per_pod) for p, rows in pod_rows.items()]
         if c.max_share_per_power_node is not None:
             shed = c.on_power_failure.value == "shed"
             for fid, node in site.nodes.items():
@@ -593,7 +585,12 @@ def _spread_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepor
                 dead = site.down(fid)
                 rows = [r for r in mine if any(f in dead for f in site.rows[r][2].feeds)
                         and (shed or all(f in dead for f in site.rows[r][2].feeds))]
-                check("power_node", fid, rows, c.max_share_per_power_node)
+                domains.append(("power_node", fid, rows, c.max_share_per_power_node))
+        for kind, eid, rows, share in domains:
+            down = sum(mine.get(r, 0) for r in rows)
+            if share is not None and down > share * total + 1e-6:
+                rep.add(f"cluster {c.id}", "spread", f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
+                        f"more than max_share_per_{kind} {share:g}")
 
 
 def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:

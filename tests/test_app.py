@@ -77,7 +77,8 @@ def test_solve_matches_cli_engine() -> None:
     expected = plan_scenario(load_scenario(ROOT / "datasets/small-hall.yaml"))
     values = {m.label: m.value for m in at.metric}
     assert values["GPUs"] == f"{expected.kpis.gpus:,}"
-    assert values["Status"] == "Optimal" and expected.status == "optimal"
+    assert values["Status"] == "Optimal"
+    assert expected.status == "optimal"
 
 
 def test_bad_yaml_lists_path() -> None:
@@ -277,16 +278,20 @@ def test_hub_caches_final_results_only() -> None:
     hub.run("c", lambda: {"error": "boom"})
     assert (hub.get("b"), hub.get("c"), hub.runs) == (None, None, 3)
     hub.run("b", lambda: _entry("optimal"))
-    assert hub.runs == 4 and hub.get("b") == _entry("optimal")
+    assert hub.runs == 4
+    assert hub.get("b") == _entry("optimal")
 
 
 def test_hub_is_bounded() -> None:
     hub = SolveHub(max_entries=3, max_bytes=10_000)
     for i in range(10):
         hub.run(str(i), lambda i=i: {**_entry("optimal"), "pad": "x" * 1000, "i": i})
-    assert len(hub) == 3 and hub.get("9") is not None and hub.get("0") is None
+    assert len(hub) == 3
+    assert hub.get("9") is not None
+    assert hub.get("0") is None
     hub.run("big", lambda: {**_entry("optimal"), "pad": "x" * 20_000})
-    assert hub.get("big") is None and hub.bytes <= 10_000
+    assert hub.get("big") is None
+    assert hub.bytes <= 10_000
 
 
 def test_identical_solves_in_flight_run_once() -> None:
@@ -306,7 +311,8 @@ def test_identical_solves_in_flight_run_once() -> None:
     t2.start()
     t1.join()
     t2.join()
-    assert hub.runs == 1 and out == [_entry("optimal"), _entry("optimal")]
+    assert hub.runs == 1
+    assert out == [_entry("optimal"), _entry("optimal")]
 
 
 def test_phases_page_compares_joint_and_rolling() -> None:
@@ -318,7 +324,8 @@ def test_phases_page_compares_joint_and_rolling() -> None:
     table = at.dataframe[0].value
     assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == (2216, 1768)
     assert any("Regret of rolling against joint: **+448 GPUs**" in m.value for m in at.markdown)
-    assert len(at.dataframe) >= 2 and list(at.dataframe[1].value["phase"]) == ["q1", "q2", "q3", "q4"]
+    assert len(at.dataframe) >= 2
+    assert list(at.dataframe[1].value["phase"]) == ["q1", "q2", "q3", "q4"]
 
 
 def test_phases_page_on_a_scenario_without_phases() -> None:
@@ -340,11 +347,14 @@ def test_sweep_page_runs_a_grid_shows_the_frontier_and_opens_a_point(tmp_path: P
     assert at.title[0].value == "Sweep variants of small-hall"
     at.text_input(key=_sweep_key(at, "sweep_caps")).set_value("0, 600")
     at.button[0].click().run()  # the form's submit button
-    assert not at.exception and not at.error, errors(at)
+    assert not at.exception, errors(at)
+    assert not at.error, errors(at)
     table = at.dataframe[0].value
     assert list(table["point"]) == ["p0001", "p0002"]
     gpus = list(table["gpus"])  # p0001: no cap (TDP), p0002: 600 W
-    assert table["gpu_power_cap_w"].isna().tolist() == [True, False] and gpus[0] == 1080 and gpus[1] >= 1080
+    assert table["gpu_power_cap_w"].isna().tolist() == [True, False]
+    assert gpus[0] == 1080
+    assert gpus[1] >= 1080
     assert set(table["status"]) == {"optimal"}
     at.selectbox(key="sweep_pick").select("p0001").run()
     at.button(key="sweep_open").click().run()
@@ -370,18 +380,22 @@ def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None
     at = app(scenario="dr-hall-flex").run()
     at.button(key="solve").click().run()
     at.switch_page("ui/reliability_page.py").run()
-    assert not at.exception and not at.error, errors(at)
+    assert not at.exception, errors(at)
+    assert not at.error, errors(at)
     assert at.title[0].value == "Reliability: dr-hall-flex"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Gain of failover policies"] == "+336 GPUs"
     assert metrics["Worst single failure"] == "1,200 GPUs"
     assert metrics["N-1 for every power node"] == "holds"
     clusters = at.dataframe[0].value
-    assert list(clusters["cluster"]) == ["train", "infer"] and list(clusters["policy"]) == ["keep", "shed"]
+    assert list(clusters["cluster"]) == ["train", "infer"]
+    assert list(clusters["policy"]) == ["keep", "shed"]
     at.selectbox(key="rel_pick").select("power_node UPS-1").run()
     assert not at.exception
     spec = at.get("plotly_chart")[-1].proto.spec
-    assert "Hall H1: power_node UPS-1 fails" in spec and "may be shed" in spec and "keeps running" in spec
+    assert "Hall H1: power_node UPS-1 fails" in spec
+    assert "may be shed" in spec
+    assert "keeps running" in spec
 
 
 def test_failover_policy_knob_on_the_scenario_page() -> None:
@@ -393,7 +407,8 @@ def test_failover_policy_knob_on_the_scenario_page() -> None:
     at.number_input(key=ratio).set_value(0.5)
     at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
     assert not at.error, errors(at)
-    assert "on_power_failure: cap" in at.session_state.scenario_yaml and "cap_ratio: 0.5" in at.session_state.scenario_yaml
+    assert "on_power_failure: cap" in at.session_state.scenario_yaml
+    assert "cap_ratio: 0.5" in at.session_state.scenario_yaml
 
 
 def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
@@ -401,9 +416,11 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
     (benchmarks/RESULTS.md: 21,632 and 23,936 GPUs on this site's network-row power)."""
     at = app(scenario="meta-24k-roce-vs-ib").run()
     at.switch_page("ui/compare_page.py").run()
-    assert at.selectbox(key="v0_fabric").value == "meta-roce" and at.selectbox(key="v1_fabric").value == "ib-3tier"
+    assert at.selectbox(key="v0_fabric").value == "meta-roce"
+    assert at.selectbox(key="v1_fabric").value == "ib-3tier"
     at.button[0].click().run()
-    assert not at.exception and not at.error, errors(at)
+    assert not at.exception, errors(at)
+    assert not at.error, errors(at)
     table = at.dataframe[0].value
     assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
     assert list(table["gpus"]) == [21632, 23936]

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 OUT = ROOT / "test-output" / "browser"
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
 
 
 def _free_port() -> int:

@@ -43,9 +43,11 @@ def test_without_coupling_decomposition_equals_the_monolithic_optimum() -> None:
     buildings' own optima add up to the whole optimum, and the LP bound is met (gap 0)."""
     s = scenario([{"id": f"b{i}", "demand": "max", "rack_types": [GT], "max_hops": 5} for i in (1, 2)])
     mono, dec = both(s)
-    assert mono.status == "optimal" and dec.status == "optimal"
+    assert mono.status == "optimal"
+    assert dec.status == "optimal"
     assert dec.kpis.gpus == mono.kpis.gpus == 2496
-    assert dec.gap == 0.0 and dec.bound == 2496
+    assert dec.gap == 0.0
+    assert dec.bound == 2496
 
 
 @pytest.mark.parametrize("budget", [{"it_power_kw": 2500}, {"capex_usd": 100_000_000}])
@@ -54,14 +56,16 @@ def test_with_a_binding_site_budget_it_is_within_its_reported_gap(budget: dict) 
     the monolithic optimum lies between the decomposed plan and the LP bound it reports."""
     s = scenario([*POD_JOBS, SPANNING], budgets=budget)
     mono, dec = both(s)
-    assert mono.status == "optimal" and dec.status.has_plan
+    assert mono.status == "optimal"
+    assert dec.status.has_plan
     assert dec.kpis.gpus <= mono.kpis.gpus <= dec.bound + 1e-6
     assert (mono.kpis.gpus - dec.kpis.gpus) / dec.kpis.gpus <= dec.gap + 1e-9
     assert dec.gap == pytest.approx((dec.bound - dec.kpis.gpus) / dec.kpis.gpus)
     assert {r.cluster for r in dec.racks} >= {"pod1", "pod2", "pod3"}
     for pod in ("pod1", "pod2", "pod3"):  # exact jobs placed whole, each in one pod
         racks = [r for r in dec.racks if r.cluster == pod]
-        assert len(racks) == 32 and len({(r.building, r.hall) for r in racks}) == 1
+        assert len(racks) == 32
+        assert len({(r.building, r.hall) for r in racks}) == 1
 
 
 def test_min_capex_splits_a_spanning_job_across_buildings_within_its_gap() -> None:
@@ -84,7 +88,8 @@ def test_any_it_power_budget_gives_a_verified_plan_within_its_gap(kw: int) -> No
     if not mono.status.has_plan:
         assert not dec.status.has_plan
         return
-    assert verify(dec, s).ok and dec.kpis.racks_kw <= kw + 1e-6
+    assert verify(dec, s).ok
+    assert dec.kpis.racks_kw <= kw + 1e-6
     assert dec.kpis.gpus <= mono.kpis.gpus <= dec.kpis.gpus * (1 + dec.gap) + 1e-6
 
 
@@ -92,7 +97,8 @@ def test_process_executor_gives_the_same_plan_as_serial() -> None:
     s = scenario([*POD_JOBS, SPANNING], budgets={"it_power_kw": 2500})
     a = plan_decomposed(s, "serial").plan
     b = plan_decomposed(s, "process", workers=2).plan
-    assert a.racks == b.racks and a.gap == b.gap
+    assert a.racks == b.racks
+    assert a.gap == b.gap
 
 
 def test_phased_and_one_building_scenarios_are_refused() -> None:
@@ -118,7 +124,8 @@ def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "decomposition: proposals_s" in r.stderr
     r = subprocess.run([*cli, "verify", str(tmp_path / "p.yaml"), str(tmp_path / "s.yaml")], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0 and "every constraint holds" in r.stdout
+    assert r.returncode == 0
+    assert "every constraint holds" in r.stdout
     r = subprocess.run([*cli, "plan", str(tmp_path / "s.yaml"), "--decompose", "building", "--mode", "rolling"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2
     assert "--decompose: plans joint and aggregated (drop --mode rolling and --per-position)" in r.stderr

@@ -28,11 +28,13 @@ def test_small_hall_ranks_the_air_zone_first_with_its_real_gain(small) -> None:
     ex = explain_feasible(s, plan)
     first = ex.relaxations[0]
     assert (first.kind, first.ident) == ("cooling_zone", "CZ-AIR")
-    assert first.gain == 24 and first.gain_upper is None
+    assert first.gain == 24
+    assert first.gain_upper is None
     assert ex.findings[0].text == "cooling CZ-AIR: 1,239 of 1,250 kW used (99.1%); CZ-AIR +125 kW of cooling → +24 GPUs (≈ $1,462,500)"
     assert all(r.gain is None or r.gain >= 0 for r in ex.relaxations)
     joint = ex.findings[-1].text
-    assert joint.startswith("relaxing cooling CZ-AIR; power ") and " together by one step → +" in joint
+    assert joint.startswith("relaxing cooling CZ-AIR; power ")
+    assert " together by one step → +" in joint
 
 
 def test_dr_hall_relaxes_the_three_ups_together() -> None:
@@ -48,4 +50,5 @@ def test_demand_bound_plan_says_so_and_gains_are_never_negative() -> None:
     ex = explain_feasible(s, plan_scenario(s))
     assert ex.findings[0].text.startswith("clusters train-1, train-2, train-3, train-4 and 4 more at their GPU cap")
     assert all(r.gain is None or r.gain == 0 for r in ex.relaxations)
-    assert "-0" not in ex.render() and "→ -" not in ex.render()
+    assert "-0" not in ex.render()
+    assert "→ -" not in ex.render()

@@ -76,7 +76,7 @@ def test_meta_roce_with_leaves_in_the_racks_counts_optics_by_link_class() -> Non
     assert z.max_endpoints == 16 * 504 * 576
 
 
-@pytest.mark.parametrize("change, message", [
+@pytest.mark.parametrize(("change", "message"), [
     ({"switches": ["qm9700", "qm9700"]}, "fabrics[0]: switches: 2 given, a 3-tier design names one per tier"),
     ({"oversubscription": [1.0]}, "fabrics[0]: oversubscription: 1 given, a 3-tier design states 2 (every tier below the top)"),
     ({"switches": ["qm9700", "qm9700", "nope"]}, "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, minipack2, qm9700, sn5600)"),
@@ -129,7 +129,8 @@ def test_fabric_power_lands_on_the_network_rack_row(solver: str) -> None:
 
     ib = solved(fabric_site(10_000, [IB2], {"demand": "max", "fabrics": ["ib2"]}), solver)
     assert ib.kpis.gpus == 192
-    assert ib.fabric[0].design == "ib2" and ib.fabric[0].switches == [6, 3]
+    assert ib.fabric[0].design == "ib2"
+    assert ib.fabric[0].switches == [6, 3]
     eth = solved(fabric_site(10_000, [SN2], {"demand": "max", "fabrics": ["eth2"]}), solver)
     assert eth.kpis.gpus == 208
     both = solved(fabric_site(10_000, [IB2, SN2], {"demand": "max", "fabrics": ["ib2", "eth2"]}), solver)

@@ -199,7 +199,8 @@ def test_every_catalog_figure_names_its_source() -> None:
             if not str(sources.get(field, "")).strip():
                 missing.append(f"{entry['id']}.{field}")
         unknown += [f"{entry['id']}.sources.{k}" for k in sources if k not in RackType.model_fields]
-    assert missing == [] and unknown == []
+    assert missing == []
+    assert unknown == []
 
 
 def test_validate_warns_about_a_utility_that_can_fail(tmp_path: Path) -> None:

@@ -114,7 +114,8 @@ def test_brownfield_racks_never_move(tmp_path: Path) -> None:
     assert verify(p2, s2).ok
     before = {(r.row, r.position, r.rack_type) for r in p1.racks}
     assert before <= {(r.row, r.position, r.rack_type) for r in p2.racks if r.existing}
-    assert sum(16 for r in p2.racks) == 96 and sum(1 for r in p2.racks if not r.existing) == 3
+    assert sum(16 for r in p2.racks) == 96
+    assert sum(1 for r in p2.racks if not r.existing) == 3
     moved = p2.model_copy(update={"racks": [r.model_copy(update={"position": 3}) if r.existing and r.position == 0 else r for r in p2.racks],
                                   "kpis": None, "utilisation": None})
     assert any(v.check == "existing" for v in verify(moved, s2).violations)
@@ -128,10 +129,13 @@ def test_shipped_fleet_expansion_joint_beats_rolling() -> None:
 
     s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
     joint, rolling = plan_scenario(s), plan_rolling(s)
-    assert verify(joint, s).ok and verify(rolling, s).ok
+    assert verify(joint, s).ok
+    assert verify(rolling, s).ok
     assert (joint.status, joint.kpis.gpus, rolling.status, rolling.kpis.gpus) == (Status.optimal, 2216, Status.feasible, 1768)
-    assert {b.id for b in joint.retrofits} == {"loop-B1-R7", "loop-B1-R8"} and rolling.retrofits == []
-    assert sum(1 for r in joint.racks if r.rack_type == NVL) == 15 and sum(1 for r in rolling.racks if r.rack_type == NVL) == 7
+    assert {b.id for b in joint.retrofits} == {"loop-B1-R7", "loop-B1-R8"}
+    assert rolling.retrofits == []
+    assert sum(1 for r in joint.racks if r.rack_type == NVL) == 15
+    assert sum(1 for r in rolling.racks if r.rack_type == NVL) == 7
 
 
 def test_cli_modes_and_diff(tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ plans = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(plans)
 def test_load_dump_is_identity(plan: Plan) -> None:
@@ -77,7 +78,7 @@ def test_failed_write_keeps_the_old_plan(tmp_path, monkeypatch) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full_disk)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         atomic_write(target, "new: " + "x" * 100_000)
     assert target.read_text() == "old: plan\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.yaml"]

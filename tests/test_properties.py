@@ -4,6 +4,7 @@ formulations reach the same optimum."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ def sites(draw):
                          pods=[{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": draw(st.integers(16, 400))}])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sites())
 def test_milp_verified_and_at_least_greedy(scenario) -> None:
@@ -85,6 +87,7 @@ def test_grouped_identical_clusters_reach_the_per_cluster_optimum(scenario) -> N
     single = plan_scenario(scenario, group_clusters=False)
     assert grouped.status == single.status
     if grouped.racks:
-        assert verify(grouped, scenario).ok and verify(single, scenario).ok
+        assert verify(grouped, scenario).ok
+        assert verify(single, scenario).ok
         assert grouped.kpis.gpus == single.kpis.gpus
     assert build(scenario).size["integers"] <= build(scenario, group_clusters=False).size["integers"]

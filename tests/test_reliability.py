@@ -9,8 +9,16 @@ import pytest
 
 from planner.errors import InputError
 from planner.pipeline import plan_scenario
-from planner.reliability import (Units, blast_radius, goodput, poisson_quantile, rate_per_hour, reliability_report, spares_needed,
-                                 write_needed_gb_per_s)
+from planner.reliability import (
+    Units,
+    blast_radius,
+    goodput,
+    poisson_quantile,
+    rate_per_hour,
+    reliability_report,
+    spares_needed,
+    write_needed_gb_per_s,
+)
 from planner.schema import Reliability
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
@@ -37,7 +45,8 @@ def test_blast_radius_of_small_hall_by_hand(small_hall) -> None:
     assert got["cooling_zone", "LQ-1"].lost == {"nvl-infer": 72}
     assert got["pod", "POD-A"].lost == {"train-gt": 48}
     assert got["pod", "POD-B"].lost == {"nvl-infer": 72}
-    assert got["row", "R02"].lost == {"train-gt": 48} and got["row", "R01"].lost == {}
+    assert got["row", "R02"].lost == {"train-gt": 48}
+    assert got["row", "R01"].lost == {}
     rep = reliability_report(small_hall, plan.racks)
     assert [b.id for b in rep.blast_radius][:2] == ["CZ-AIR", "LQ-1"]  # most GPUs lost first
     train = next(c for c in rep.clusters if c.cluster == "train-gt")
@@ -114,7 +123,8 @@ def test_verifier_rejects_a_plan_that_sheds_a_keep_cluster() -> None:
     plan = plan_scenario(dr_site("shed"))
     strict = dr_site("keep")
     found = [str(v) for v in verify(plan.model_copy(update={"scenario_hash": "", "notes": []}), strict).violations if v.check == "power N-1"]
-    assert found and all("exceeds 214 kW when U" in f for f in found)
+    assert found
+    assert all("exceeds 214 kW when U" in f for f in found)
 
 
 def test_capping_counts_the_capped_share() -> None:
@@ -208,8 +218,10 @@ def test_hot_spares_are_placed_in_the_clusters_pod(solver: str) -> None:
     s = spare_site()
     plan = solved(s, solver)
     spares = [r for r in plan.racks if r.spare]
-    assert len(spares) == 3 and plan.kpis.spare_racks == 3
-    assert plan.kpis.gpus == 1024 and plan.kpis.racks == 67  # spares are not counted as GPUs
+    assert len(spares) == 3
+    assert plan.kpis.spare_racks == 3
+    assert plan.kpis.gpus == 1024
+    assert plan.kpis.racks == 67
     assert len({r.row for r in plan.racks}) == 1  # one pod: R1 or R2, spares with the job
     assert plan.reliability.clusters[0].spare_racks == 3
 

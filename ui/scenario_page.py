@@ -6,9 +6,8 @@ import streamlit as st
 
 from planner.enums import FailoverPolicy, Objective, SolverName
 from planner.errors import InputError
-from planner.schema import Demand
 from planner.loader import parse_yaml, scenario_from_data, validate_model
-from planner.schema import Catalog, Site
+from planner.schema import Catalog, Demand, Site
 from planner.variants import apply_changes, scenario_data
 from ui.floorplan import floor_figure
 from ui.state import (
