@@ -42,8 +42,7 @@ SCALE = {
 def power_bound(scenario) -> int:
     """Usable IT power ÷ per-GPU power: Σ usable kW of root power nodes, less the network racks,
     ÷ the least kW per GPU among the allowed GPU rack types (ignores cooling, space, ports and N-1)."""
-    from planner.kpis import network_racks
-    from planner.site_index import index_site
+    from planner.site_index import index_site, network_racks
 
     ix = index_site(scenario.site)
     usable = sum(n.usable_kw for n in ix.power_nodes.values() if n.parent is None)

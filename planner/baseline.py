@@ -15,16 +15,16 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+from planner.asks import spares_needed, storage_racks
 from planner.costs import facility_usd, rack_cost
 from planner.enums import Scope, Status
 from planner.errors import SolverFailure
-from planner.kpis import compute_kpis, network_racks, objective_value, stranded_power
+from planner.kpis import compute_kpis, objective_value, stranded_power
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
-from planner.reliability import spares_needed
 from planner.schema import Cluster, Demand, RackType, Scenario
-from planner.site_index import fits, index_site, place
+from planner.site_index import fits, index_site, network_racks, place
 from planner.timeline import timeline
 from planner.verifier import verify
 from planner.version import __version__
@@ -288,10 +288,10 @@ class _FirstFit:
             kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
             if kinds:  # hot spares of its first GPU rack type, where it is homed
                 self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
-            if s.storage_racks_of(c) and c.storage_rack_type in types:
+            if storage_racks(s, c) and c.storage_rack_type in types:
                 st = types[c.storage_rack_type]
                 have = sum(1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id)
-                self.place_extra(c, scope, st, s.storage_racks_of(c) - have)
+                self.place_extra(c, scope, st, storage_racks(s, c) - have)
 
 
 def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[PlacedRack]:
@@ -329,7 +329,7 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
                 return False
             if c.demand == Demand.at_least and got < (want or 0):
                 return False
-        if sum(1 for r in mine if not types[r.rack_type].gpus) != scenario.storage_racks_of(c):
+        if sum(1 for r in mine if not types[r.rack_type].gpus) != storage_racks(scenario, c):
             return False
     return not _spread_broken(scenario, [*scenario.existing, *racks])
 

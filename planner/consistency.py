@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from planner.asks import goodput_reachable
 from planner.errors import Problem
 from planner.schema import Scenario, Site
 
@@ -214,7 +215,6 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
         if (c.storage_racks or asks) and c.storage_rack_type not in storage:
             out.append(Problem(f"{cp}.storage_rack_type", f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"))
         elif c.goodput_target is not None:
-            from planner.reliability import goodput_reachable
 
             why = goodput_reachable(scenario, c)
             if why:

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from datetime import date
 
-from planner.schema import Costs, LinkClass, RackType
+from planner.schema import Costs, LinkClass, RackType, Scenario
 
 FACILITY_USD_PER_KW = 11_700.0
 """Facility build cost per kW of critical IT, USD: $11.7M per MW, the average of $9.3-15.0M
@@ -67,6 +67,16 @@ def maintenance_usd_per_year(equipment_capex_usd: float, costs: Costs) -> float:
 def opex_usd_per_year(kw: float, equipment_capex_usd: float, costs: Costs, pue: float) -> float:
     """Energy + colocation + maintenance of one rack (or any load), USD per year."""
     return energy_usd_per_year(kw, costs, pue) + colocation_usd_per_year(kw, costs) + maintenance_usd_per_year(equipment_capex_usd, costs)
+
+
+def phase_years(scenario: Scenario) -> dict[str | None, float]:
+    """Phase → its start in years from the first phase's start (None → 0)."""
+    out: dict[str | None, float] = {None: 0.0}
+    if scenario.phases:
+        first = scenario.phases[0].start
+        for p in scenario.phases:
+            out[p.id] = years_since(first, p.start)
+    return out
 
 
 def years_since(start: date, when: date) -> float:

@@ -165,3 +165,14 @@ class RetrofitKind(StrEnum):
     add_liquid_loop = "add_liquid_loop"
     raise_capacity = "raise_capacity"
     raise_rack_power = "raise_rack_power"
+
+
+class Demand(StrEnum):
+    """How a cluster's GPU count is read."""
+
+    exact = "exact"
+    """Exactly ``gpus``."""
+    at_least = "at_least"
+    """``gpus`` or more."""
+    max = "max"
+    """As many as fit (up to ``gpus`` if set)."""

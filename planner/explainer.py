@@ -27,6 +27,7 @@ from typing import Any
 
 import pulp
 
+from planner.asks import storage_racks
 from planner.enums import Objective, Status
 from planner.model import Limit, Model, build
 from planner.plan import Plan
@@ -166,7 +167,7 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
 def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s: float | None) -> list[Finding]:
     """When clusters need storage racks: whether everything fits with only their storage short
     (every capacity kept), and by how much write bandwidth, where."""
-    if not any(scenario.storage_racks_of(c) for c in scenario.clusters) or any(f.text.startswith("storage") for f in found):
+    if not any(storage_racks(scenario, c) for c in scenario.clusters) or any(f.text.startswith("storage") for f in found):
         return []
     m = build(scenario, elastic=True)
     for key, var in m.slack.items():
@@ -186,7 +187,7 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
             racks = round(short)
             what = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
             out.append(Finding("conflict", sid or "site", f"or, keeping every capacity: {what} for {head.id} in {where} ({racks} of its "
-                                                          f"{scenario.storage_racks_of(head)} storage racks do not fit)", short, "racks"))
+                                                          f"{storage_racks(scenario, head)} storage racks do not fit)", short, "racks"))
     return out
 
 
@@ -215,7 +216,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             racks = round(short)
             gbps = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
             findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
-                                           f"{m.scenario.storage_racks_of(head)} storage racks do not fit)", short, "racks"))
+                                           f"{storage_racks(m.scenario, head)} storage racks do not fit)", short, "racks"))
             continue
         if lim.family == "fabric_size":
             from planner.fabric import leaf_down_of, limit_text

@@ -31,33 +31,11 @@ from planner.costs import (
     facility_usd,
     links_usd,
     opex_usd_per_year,
+    phase_years,
     rack_cost,
-    years_since,
 )
-from planner.plan import Kpis, PlacedRack
-from planner.schema import RackType, Scenario
-
-
-def phase_years(scenario: Scenario) -> dict[str | None, float]:
-    """Phase → its start in years from the first phase's start (None → 0)."""
-    out: dict[str | None, float] = {None: 0.0}
-    if scenario.phases:
-        first = scenario.phases[0].start
-        for p in scenario.phases:
-            out[p.id] = years_since(first, p.start)
-    return out
-
-
-def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
-    """(pod, row, rack type) of every pod's network rack: fixed load in every plan."""
-    types = scenario.catalog.by_id()
-    out = []
-    for b in scenario.site.buildings:
-        for h in b.halls:
-            for p in h.pods:
-                if p.network_rack_type is not None and p.network_rack_type in types:
-                    out.append((p.id, p.network_rack.row, types[p.network_rack_type]))
-    return out
+from planner.schema import Kpis, PhaseSummary, PlacedRack, Scenario
+from planner.site_index import fits, index_site, network_racks
 
 
 def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
@@ -204,7 +182,6 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
 def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict) -> list:
     """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
     capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
-    from planner.plan import PhaseSummary
 
     if not scenario.phases:
         return []
@@ -252,7 +229,6 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
     above the row's feeds keeps its worst single-failure load plus the rack within its usable
     capacity: a conservative screen). If no position passes, the root's room is stranded, attributed
     to the check most positions fail first. Returns (total kW, [(root, kW, reason)])."""
-    from planner.site_index import fits, index_site
 
     types = scenario.catalog.by_id()
     allowed = {t for c in scenario.clusters for t in scenario.gpu_types_for(c)}

@@ -46,12 +46,12 @@ from typing import NamedTuple
 
 import pulp
 
-from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, rack_capex_usd, rack_cost
+from planner.asks import spares_needed, storage_racks
+from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, phase_years, rack_capex_usd, rack_cost
 from planner.enums import FailoverPolicy, Objective, RetrofitKind, Scope
-from planner.kpis import network_racks, phase_years
 from planner.power_model import PowerModel, power_model
 from planner.schema import Cluster, Demand, Scenario
-from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2, index_site
+from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2, index_site, network_racks
 from planner.timeline import Timeline, timeline
 
 # ------------------------------------------------------------------ keys and names
@@ -370,7 +370,7 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
                      and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
-        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, scenario.storage_racks_of(c), c.storage_rack_type, c.on_power_failure, c.cap_ratio)
+        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, storage_racks(scenario, c), c.storage_rack_type, c.on_power_failure, c.cap_ratio)
                if groupable else ("alone", c.id))
         if sig not in buckets:
             buckets[sig] = []
@@ -381,9 +381,7 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         members = buckets[sig]
         head = members[0]
         gid = head.id if len(members) == 1 else f"{head.id}+{len(members) - 1}"
-        storage = head.storage_rack_type if scenario.storage_racks_of(head) > 0 else None
-        from planner.reliability import spares_needed
-
+        storage = head.storage_rack_type if storage_racks(scenario, head) > 0 else None
         out[gid] = ClusterGroup(gid, members, scenario.scope_of(head), scenario.gpu_types_for(head), storage, spares_needed(scenario, head))
     return out
 
@@ -715,7 +713,7 @@ def add_cluster_constraints(m: Model) -> None:
                     _limit(m, LimitKey("demand_cap", g.id, "", _ph(m, p)), "demand_cap", gpus, k * d - base, "GPUs", base)
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if k == 1 else 0
-                _storage_rows(m, g.id, "", pulp.lpSum(store), k * s.storage_racks_of(head) - have, None)
+                _storage_rows(m, g.id, "", pulp.lpSum(store), k * storage_racks(s, head) - have, None)
             if g.scope == Scope.rack:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue
@@ -739,7 +737,7 @@ def add_cluster_constraints(m: Model) -> None:
         d_max = max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0) if head.gpus is not None or head.gpus_by_phase else None
         per_member_racks = None
         if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
-            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + s.storage_racks_of(head)
+            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + storage_racks(s, head)
         zs = []
         for sid, items in sorted(by_scope.items()):
             fixed_home = sid in homes
@@ -748,12 +746,12 @@ def add_cluster_constraints(m: Model) -> None:
             zs.append(z)
             big = racks_cap[sid]
             if g.scope == Scope.pod and m.ix.pods[sid].max_racks is not None:
-                big = min(big, m.ix.pods[sid].max_racks + s.storage_racks_of(head))
+                big = min(big, m.ix.pods[sid].max_racks + storage_racks(s, head))
             if per_member_racks is not None:
                 big = min(big, per_member_racks)
             if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
                 need = d_max or 0
-                big += need + s.storage_racks_of(head)
+                big += need + storage_racks(s, head)
             m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
             if g.spares:  # hot spares stand where the cluster is homed
                 m.add(pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid))
@@ -774,7 +772,7 @@ def add_cluster_constraints(m: Model) -> None:
             if g.storage_type:
                 have = sum(1 for r in m.scenario.existing if r.cluster == head.id and r.rack_type == g.storage_type) if fixed_home else 0
                 st = pulp.lpSum(var for key, var in items if key.rack_type == g.storage_type)
-                _storage_rows(m, g.id, sid, st - s.storage_racks_of(head) * z, -have, s.storage_racks_of(head))
+                _storage_rows(m, g.id, sid, st - storage_racks(s, head) * z, -have, storage_racks(s, head))
         total = pulp.lpSum(zs)
         if head.demand in (Demand.exact, Demand.at_least):
             m.add(total == k, lp_name("homes", g.id))

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pulp
 
+from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.errors import SolverFailure
@@ -74,7 +75,7 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
                     had[0] += len(gpu) - pos
                 sp = 0
                 for j, member in enumerate(team):
-                    take = min(m.scenario.storage_racks_of(g.head) - stored[j], len(store) - sp)
+                    take = min(storage_racks(m.scenario, g.head) - stored[j], len(store) - sp)
                     for key in store[sp : sp + take]:
                         out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
                     sp += take

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planner.schema import CoolingZone, Hall, LinkClass, Pod, PowerNode, RackType, Row, Scenario, Site
+from planner.schema import CoolingZone, Hall, LinkClass, PlacedRack, Pod, PowerNode, RackType, Row, Scenario, Site
 
 
 @dataclass(frozen=True)
@@ -137,11 +137,21 @@ def index_site(site: Site) -> SiteIndex:
     return ix
 
 
+def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
+    """(pod, row, rack type) of every pod's network rack: fixed load in every plan."""
+    types = scenario.catalog.by_id()
+    out = []
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            for p in h.pods:
+                if p.network_rack_type is not None and p.network_rack_type in types:
+                    out.append((p.id, p.network_rack.row, types[p.network_rack_type]))
+    return out
+
+
 def place(ix: SiteIndex, row_id: str, position: int, rack: RackType, cluster: str):
     """A :class:`~planner.plan.PlacedRack` at a position, with its coordinates, cable length
     and the shortest-reach link class the rack accepts (none if out of reach or no links)."""
-    from planner.plan import PlacedRack
-
     ref = ix.rows[row_id]
     x, y = ref.row.position_xy(position)
     length = ix.cable_length_m(row_id, position)

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from planner.asks import spares_needed, storage_racks
 from planner.enums import Objective, RackLimitBasis, Status
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.plan import Plan, Usage
@@ -247,7 +248,7 @@ def _phases(plan: Plan, scenario: Scenario, site: _Site) -> list[_Phase]:
 def _rack_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport, states: list[_Phase]) -> None:
     types = scenario.catalog.by_id()
     clusters = {c.id: c for c in scenario.clusters}
-    stores = {c.id: scenario.storage_racks_of(c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
+    stores = {c.id: storage_racks(scenario, c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
     for i, r in enumerate(plan.racks):
@@ -529,11 +530,10 @@ def _cluster_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyRepo
                 rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
             elif c.demand == Demand.max and want is not None and gpus > want:
                 rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
-        want_st = scenario.storage_racks_of(c)
+        want_st = storage_racks(scenario, c)
         stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
         if stored != want_st:
             rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
-        from planner.reliability import spares_needed
 
         want_sp = spares_needed(scenario, c)
         spares = [r for r in mine if r.spare]

@@ -1,0 +1,149 @@
+"""Catalog schema (§7, §13): rack types and network switches, what ``catalog.yaml`` holds.
+Rated power is derived from a rack's parts, never typed in."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from planner.enums import FabricKind, RackKind
+from planner.schema.base import Float, Id, Int, NonNegFloat, StrictModel, Text
+
+
+class RackType(StrictModel):
+    """A rack type of the catalog (§7). Rated power is derived, never typed in.
+
+    rated_power_kw = servers_per_rack × (gpus_per_server × gpu_power_w / 1000
+    + non_gpu_power_kw_per_server) + overhead_power_kw
+    """
+
+    id: Id
+    """Name, unique in the merged catalog."""
+    kind: RackKind = RackKind.gpu
+    """What the rack holds."""
+    description: Text = ""
+    """Free text."""
+    servers_per_rack: Int = Field(0, ge=0, le=1000)
+    """Servers (or compute trays) per rack."""
+    gpus_per_server: Int = Field(0, ge=0, le=1000)
+    """GPUs per server."""
+    gpu_power_w: Float = Field(0, ge=0, le=100_000)
+    """Power of one GPU at full TDP, W."""
+    non_gpu_power_kw_per_server: Float = Field(0, ge=0, le=1000)
+    """Power of one server's CPUs, memory, NICs, fans and PSU losses, kW."""
+    overhead_power_kw: Float = Field(0, ge=0, le=10_000)
+    """Rack-level power outside servers (ToR switch, NVLink switches, fans), kW."""
+    liquid_fraction: Float = Field(0.0, ge=0, le=1)
+    """Share of the rack's heat removed by liquid; 0 for air-cooled."""
+    weight_kg: Float = Field(gt=0, le=100_000)
+    """Loaded rack weight, kg."""
+    height_u: Int = Field(42, gt=0, le=100)
+    """Rack height, rack units."""
+    capex_usd: NonNegFloat
+    """Price of the loaded rack (servers, ToR, PDUs), USD."""
+    tflops_bf16_per_gpu: Float = Field(0, ge=0, le=1e7)
+    """Dense BF16 TFLOPS of one GPU."""
+    hbm_gb_per_gpu: Float = Field(0, ge=0, le=100_000)
+    """High-bandwidth memory of one GPU, GB (H100 80, H200 141)."""
+    links_per_server: Int = Field(0, ge=0, le=1000)
+    """Fabric links from each server to the pod's network rack."""
+    links_per_rack: Int = Field(0, ge=0, le=10_000)
+    """Further fabric links per rack (storage, uplinks)."""
+    link_classes: list[Id] = Field(default_factory=lambda: ["dac", "aec", "mmf", "smf"], max_length=100)
+    """Link classes the rack accepts."""
+    max_cable_m: Float | None = Field(None, gt=0, le=1e5)
+    """Longest cable the rack accepts, m; none for the reach of its link classes."""
+    storage_capacity_pb: Float = Field(0, ge=0, le=1e6)
+    """Usable storage capacity, PB (storage racks)."""
+    storage_write_gb_per_s: Float = Field(0, ge=0, le=1e7)
+    """Sustained write bandwidth, GB/s (storage racks)."""
+    sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
+    """Field name → where its figure comes from."""
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per rack."""
+        return self.servers_per_rack * self.gpus_per_server
+
+    @property
+    def links(self) -> int:
+        """Fabric links per rack: servers × links_per_server + links_per_rack."""
+        return self.servers_per_rack * self.links_per_server + self.links_per_rack
+
+    @property
+    def rated_power_kw(self) -> float:
+        """Nameplate rack power, kW (formula in the class docstring)."""
+        return self.planning_power_kw()
+
+    def planning_power_kw(
+        self, gpu_power_cap_w: float | None = None, power_budget_ratio: float | None = None
+    ) -> float:
+        """Power the planner reserves for one rack, kW.
+
+        server = non_gpu_power_kw_per_server + gpus_per_server × min(gpu_power_w, cap) / 1000;
+        rack = (servers_per_rack × server + overhead_power_kw) × power_budget_ratio (default 1).
+        """
+        gpu_w = self.gpu_power_w if gpu_power_cap_w is None else min(self.gpu_power_w, gpu_power_cap_w)
+        server_kw = self.non_gpu_power_kw_per_server + self.gpus_per_server * gpu_w / 1000.0
+        rack_kw = self.servers_per_rack * server_kw + self.overhead_power_kw
+        return rack_kw * (1.0 if power_budget_ratio is None else power_budget_ratio)
+
+    def heat_kw(self, power_kw: float) -> tuple[float, float]:
+        """(air, liquid) heat of a rack drawing ``power_kw``: power × (1 − liquid_fraction) to
+        air and power × liquid_fraction to liquid (all electrical power ends as heat, SPEC §5)."""
+        return power_kw * (1.0 - self.liquid_fraction), power_kw * self.liquid_fraction
+
+    def nameplate_power_kw(self, gpu_power_cap_w: float | None = None) -> float:
+        """Rated power with any GPU cap applied (the cap is enforced by the GPUs), kW."""
+        return self.planning_power_kw(gpu_power_cap_w, None)
+
+    @property
+    def hbm_tb(self) -> float:
+        """HBM of the whole rack, TB."""
+        return self.gpus * self.hbm_gb_per_gpu / 1000.0
+
+    @property
+    def pflops_bf16(self) -> float:
+        """Dense BF16 PFLOPS of the rack."""
+        return self.gpus * self.tflops_bf16_per_gpu / 1000.0
+
+
+class SwitchModel(StrictModel):
+    """A network switch of the catalog (§13)."""
+
+    id: Id
+    """Name, unique in the merged catalog."""
+    kind: FabricKind
+    """infiniband or roce (Ethernet)."""
+    description: Text = ""
+    """Free text."""
+    ports: Int = Field(gt=0, le=100_000)
+    """Ports at ``port_gbps`` (the radix k)."""
+    port_gbps: Float = Field(gt=0, le=100_000)
+    """Speed of one port, Gb/s."""
+    power_w: Float = Field(gt=0, le=1_000_000)
+    """Typical power with every port in use, W (transceivers not included)."""
+    price_usd: NonNegFloat
+    """Price of one switch, USD."""
+    height_u: Int = Field(gt=0, le=100)
+    """Rack units."""
+    sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
+    """Where each figure comes from ("estimate: ..." when it is one)."""
+
+
+class Catalog(StrictModel):
+    """A rack catalog; a user catalog merges over the built-in one by rack type ID."""
+
+    rack_types: list[RackType] = Field(default_factory=list, max_length=10_000)
+    """Rack types."""
+    switches: list[SwitchModel] = Field(default_factory=list, max_length=1000)
+    """Network switches fabric designs are built from."""
+    source: Text = ""
+    """Where the catalog comes from."""
+
+    def by_id(self) -> dict[str, RackType]:
+        """Rack types keyed by ID."""
+        return {r.id: r for r in self.rack_types}
+
+    def switch_by_id(self) -> dict[str, SwitchModel]:
+        """Switch models keyed by ID."""
+        return {w.id: w for w in self.switches}

@@ -1,0 +1,318 @@
+"""Plan schema (§9): the answer as data: placed racks, status, KPIs, utilisation, phases,
+reliability and fabric figures. Reading and writing plan files is :mod:`planner.plan`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from planner.enums import Status
+from planner.schema.base import Bool, Coordinate, Float, Id, Int, StrictModel, Text
+
+
+class PlacedRack(StrictModel):
+    """One rack of a plan (or of the racks already installed) and where it stands."""
+
+    building: Id
+    """Building ID."""
+    hall: Id
+    """Hall ID."""
+    row: Id
+    """Row ID."""
+    position: Int = Field(ge=0, le=100_000)
+    """Position index in the row, from 0."""
+    x_m: Coordinate
+    """x coordinate of the position, m."""
+    y_m: Coordinate
+    """y coordinate of the position, m."""
+    rack_type: Id
+    """Rack type ID from the catalog."""
+    cluster: Id
+    """Cluster the rack serves."""
+    link_class: Id | None = None
+    """Link class of its fabric cables; none for racks without fabric links."""
+    cable_length_m: Float = Field(ge=0, le=1e6)
+    """Cable length to the pod's network rack, m."""
+    phase: Id | None = None
+    """Phase in which the rack is placed (phased plans); it stays in every later phase."""
+    existing: Bool = False
+    """Installed before this plan (brownfield): fixed, never moved."""
+    spare: Bool = False
+    """A hot spare of its cluster (§11): powered, cooled and paid for, not counted in its GPUs."""
+
+
+class Usage(StrictModel):
+    """Use of one limit: a power node, cooling zone, pod or hall."""
+
+    kind: Literal["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]
+    """What is limited."""
+    id: Text
+    """Element ID."""
+    value: Float
+    """Amount used in normal operation (kW, GPUs, racks, positions or USD)."""
+    limit: Float
+    """Usable amount (for power: derate × capacity)."""
+    unit: Text
+    """Unit of value and limit."""
+    worst_value: Float | None = None
+    """Largest amount used under any single power-node failure (power nodes only)."""
+    worst_failure: Text | None = None
+    """The failed node that gives ``worst_value``."""
+
+    @property
+    def share(self) -> float:
+        """value / limit (0 when the limit is 0)."""
+        return self.value / self.limit if self.limit else 0.0
+
+    @property
+    def worst_share(self) -> float:
+        """max(value, worst_value) / limit."""
+        worst = max(self.value, self.worst_value or 0.0)
+        return worst / self.limit if self.limit else 0.0
+
+
+class Kpis(StrictModel):
+    """Headline figures of a plan (§10); formulas in :mod:`planner.kpis`."""
+
+    gpus: Int = 0
+    """GPUs placed (hot spares not counted)."""
+    racks: Int = 0
+    """Racks placed (all kinds)."""
+    spare_racks: Int = 0
+    """Hot-spare racks placed (§11)."""
+    pflops_bf16: Float = 0
+    """Dense BF16 PFLOPS of all placed GPUs."""
+    it_kw: Float = 0
+    """Planning IT power of the placed racks and every pod's network rack, kW."""
+    racks_kw: Float = 0
+    """Planning power of the placed racks, kW."""
+    network_kw: Float = 0
+    """Planning power of the pods' network racks, kW."""
+    facility_kw: Float = 0
+    """IT kW × PUE, kW."""
+    gpus_per_mw: Float = 0
+    """GPUs per MW of IT power."""
+    pflops_per_mw: Float = 0
+    """PFLOPS per MW of IT power."""
+    avg_kw_per_rack: Float = 0
+    """Mean planning power per rack, kW."""
+    max_kw_per_rack: Float = 0
+    """Largest planning power of one rack, kW."""
+    gpus_per_m2: Float = 0
+    """GPUs per m² of floor of the halls used."""
+    hbm_tb: Float = 0
+    """HBM of all placed GPUs, TB."""
+    hbm_gb_per_gpu: Float = 0
+    """Mean HBM per placed GPU, GB."""
+    storage_pb: Float = 0
+    """Capacity of the placed storage racks, PB."""
+    storage_write_gb_per_s: Float = 0
+    """Write bandwidth of the placed storage racks, GB/s."""
+    capex_racks_usd: Float = 0
+    """Σ rack capex, USD."""
+    switches: Int = 0
+    """Switches of the designed fabrics (§13; leaves in GPU racks included)."""
+    optics: Int = 0
+    """Optical transceivers: two per optical link (racks' links and designed fabrics' links)."""
+    fabric_kw: Float = 0
+    """Switches (not in GPU racks) and transceivers of the designed fabrics, kW."""
+    fabric_capex_usd: Float = 0
+    """Fabric capex: designed fabrics' switches and links above the racks, plus the per-GPU fabric
+    cost of clusters without a design, USD."""
+    fabric_usd_per_gpu: Float = 0
+    """fabric_capex_usd ÷ GPUs."""
+    capex_fabric_usd: Float = 0
+    """GPUs × fabric cost per GPU, USD."""
+    capex_links_usd: Float = 0
+    """Σ links × cost per link of their class, USD."""
+    capex_facility_usd: Float = 0
+    """Facility build for the placed and network racks' kW, USD (0 when leased)."""
+    capex_retrofits_usd: Float = 0
+    """Retrofits bought, USD."""
+    capex_usd: Float = 0
+    """Racks + fabric + links + facility + retrofits, USD."""
+    opex_usd_per_year: Float = 0
+    """Energy, colocation and maintenance at full build-out, USD per year."""
+    tco_usd: Float = 0
+    """Net present value of capex and opex over the horizon, USD."""
+    gpu_hours: Float = 0
+    """GPU-hours available over the horizon."""
+    usd_per_gpu_hour: Float = 0
+    """tco_usd ÷ gpu_hours."""
+    stranded_kw: Float = 0
+    """Usable kW at the top of the power tree that no allowed rack can use (planner.kpis.stranded_power)."""
+    cable_m: Float = 0
+    """Σ links × cable length, m."""
+
+
+class BoughtRetrofit(StrictModel):
+    """A retrofit the plan buys."""
+
+    id: Id
+    """Retrofit ID."""
+    phase: Id | None = None
+    """Phase in which it is bought (it takes effect its lead time later)."""
+
+
+class StrandedPower(StrictModel):
+    """Usable power no allowed rack can use, and the limit that binds it."""
+
+    node: Id
+    """Top power node."""
+    kw: Float
+    """Stranded kW."""
+    reason: Text
+    """space, ports, cooling, rack limits or N-1."""
+
+
+class PhaseSummary(StrictModel):
+    """What stands at the end of one phase (§8): everything online then."""
+
+    phase: Id
+    """Phase ID."""
+    start: Text = ""
+    """Its start date (ISO)."""
+    gpus: Int = 0
+    """GPUs standing (installed racks included)."""
+    racks: Int = 0
+    """Racks standing."""
+    new_racks: Int = 0
+    """Racks placed in this phase."""
+    it_kw: Float = 0
+    """IT power of the racks standing and the network racks online, kW."""
+    capex_usd: Float = 0
+    """Capex spent in this phase: racks placed, their facility build, retrofits bought (undiscounted)."""
+    tightest: list[Text] = Field(default_factory=list, max_length=10)
+    """The most used limits then (element, share)."""
+
+
+class BlastRow(StrictModel):
+    """What one element's failure takes down (§11; see :mod:`planner.reliability`)."""
+
+    kind: Text
+    """power_node, cooling_zone, pod or row."""
+    id: Id
+    """The element."""
+    gpus_lost: Int = 0
+    """GPUs that lose power, cooling or network."""
+    lost: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs lost per cluster."""
+    capped: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs capped per cluster (on_power_failure: cap)."""
+    shed: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """GPUs that may be shed per cluster (on_power_failure: shed)."""
+    n1_holds: Bool | None = None
+    """Power nodes: whether every surviving node stays within its usable kW (policies applied)."""
+
+
+class ClusterReliability(StrictModel):
+    """Interruptions, checkpoints and goodput of one cluster (§11, first order)."""
+
+    cluster: Id
+    gpus: Int = 0
+    """GPUs placed."""
+    mtbf_h: Float | None = None
+    """Mean time between unexpected interruptions, h."""
+    interruptions_per_day: Float = 0
+    """Expected unexpected interruptions per day."""
+    storage_racks: Int = 0
+    """Storage racks placed for it."""
+    write_gb_per_s: Float = 0
+    """Checkpoint write bandwidth of those racks, GB/s."""
+    checkpoint_s: Float | None = None
+    """Checkpoint write time C, s."""
+    interval_h: Float | None = None
+    """Young/Daly checkpoint interval √(2 · MTBF · C), h."""
+    goodput: Float | None = None
+    """1 − C/τ − (τ/2 + R)/MTBF."""
+    gpu_hours_lost_per_day: Float | None = None
+    """GPUs × 24 × (1 − goodput)."""
+    spare_racks: Int = 0
+    """Hot-spare racks placed for it."""
+    worst_power_share: Float = 0
+    """Largest share of its GPUs one power node failure takes down."""
+    worst_zone_share: Float = 0
+    """Largest share of its GPUs in one cooling zone or loop."""
+    worst_pod_share: Float = 0
+    """Largest share of its GPUs in one pod."""
+
+
+class ClusterFabric(StrictModel):
+    """One cluster's fabric sized from its design (§13; see :mod:`planner.fabric`)."""
+
+    cluster: Id
+    design: Id
+    """The design it is built on (chosen by the optimiser when several are allowed)."""
+    endpoints: Int = 0
+    """GPUs × NICs per GPU."""
+    switches: list[Int] = Field(default_factory=list, max_length=3)
+    """Switches per tier, leaf first."""
+    links: dict[Id, Int] = Field(default_factory=dict, max_length=100)
+    """Leaf-to-spine and spine-to-core links by link class."""
+    kw: Float = 0
+    """Switches (not in GPU racks) and transceivers, kW."""
+    capex_usd: Float = 0
+    """Switches (not in GPU racks) and links above the racks, USD."""
+    network_racks: Int = 0
+    """Network racks its switches fill."""
+    max_endpoints: Int = 0
+    """Largest fabric the design can build."""
+    max_hops: Int = 0
+    """Switch hops between its two farthest GPUs."""
+
+
+class ReliabilityReport(StrictModel):
+    """Blast radius and per-cluster reliability of a plan (§11)."""
+
+    clusters: list[ClusterReliability] = Field(default_factory=list, max_length=100_000)
+    blast_radius: list[BlastRow] = Field(default_factory=list, max_length=1_000_000)
+    """Every element whose failure takes down, caps or sheds GPUs, most GPUs lost first (elements
+    that take down nothing are left out)."""
+
+
+class Plan(StrictModel):
+    """A placement with its provenance, KPIs and utilisation (§9)."""
+
+    planner_version: Text = ""
+    """Version of the planner that made the plan."""
+    scenario_name: Text
+    """Scenario the plan answers."""
+    scenario_hash: Text = ""
+    """First 16 hex digits of the SHA-256 of the scenario's canonical JSON."""
+    solver: Text = ""
+    """Solver (highs, cbc, greedy, hand)."""
+    status: Status = Status.not_solved
+    """Solve outcome (see :class:`planner.enums.Status`)."""
+    objective: Text = ""
+    """Objective name."""
+    objective_value: Float | None = None
+    """Objective of the plan."""
+    bound: Float | None = None
+    """Best bound the solver proved."""
+    gap: Float | None = None
+    """Relative gap |bound − objective| / max(|objective|, 1)."""
+    build_time_s: Float = 0
+    """Model build time, s."""
+    solve_time_s: Float = 0
+    """Solver wall time, s."""
+    mode: Text = "joint"
+    """How a phased scenario was solved: joint (all phases at once) or rolling (phase by phase)."""
+    racks: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
+    """Placed racks (installed ones included, marked existing)."""
+    retrofits: list[BoughtRetrofit] = Field(default_factory=list, max_length=10_000)
+    """Retrofits bought and when."""
+    phases: list[PhaseSummary] = Field(default_factory=list, max_length=100)
+    """Per phase: what stands at its end (phased scenarios)."""
+    stranded: list[StrandedPower] = Field(default_factory=list, max_length=100_000)
+    """Where usable power is stranded, and why."""
+    kpis: Kpis | None = None
+    """Headline figures (none in a hand-written plan: then nothing is claimed)."""
+    utilisation: list[Usage] | None = None
+    """Use of every power node, cooling zone, pod and hall (none: not claimed)."""
+    reliability: ReliabilityReport | None = None
+    """Blast radius, MTBF, checkpoints and goodput (none: not claimed)."""
+    fabric: list[ClusterFabric] | None = None
+    """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
+    notes: list[Text] = Field(default_factory=list, max_length=10_000)
+    """Explanations (infeasibility, binding limits)."""

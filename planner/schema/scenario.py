@@ -1,0 +1,273 @@
+"""Scenario schema (§8): the planning question: a site, a catalog, clusters to place, the
+objective, budgets, phases, retrofits, installed racks, fabric designs and solver settings."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope, SolverName
+from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, StrictModel, Text
+from planner.schema.catalog import Catalog, RackType
+from planner.schema.costs import Costs
+from planner.schema.plan import PlacedRack
+from planner.schema.reliability import Reliability
+from planner.schema.site import CoolingZone, Site
+
+
+class Cluster(StrictModel):
+    """A training cluster or deployment group to place (§8)."""
+
+    id: Id
+    """Name, unique among clusters."""
+    gpus: Int | None = Field(None, ge=0, le=100_000_000)
+    """GPUs wanted; with demand `max` an optional upper limit."""
+    demand: Demand = Demand.exact
+    """exact: exactly `gpus`; at_least: `gpus` or more; max: as many as fit (up to `gpus` if set)."""
+    rack_types: list[Id] = Field(min_length=1, max_length=1000)
+    """Rack types the cluster may use."""
+    max_hops: Int = Field(7, ge=1, le=100)
+    """Hop budget between any two of its GPUs: with default tiers 3 → one pod,
+    5 → one building, 7 → anywhere on the site."""
+    min_hbm_gb_per_gpu: Float | None = Field(None, gt=0, le=100_000)
+    """Least HBM per GPU the cluster's model needs, GB (e.g. 141 to require H200); rack types with
+    less are not used for it."""
+    storage_racks: Int = Field(0, ge=0, le=100_000)
+    """Storage racks placed with the cluster, inside its hop scope (they draw power, make heat and
+    take positions like any rack)."""
+    storage_rack_type: Id = "storage-rack"
+    """Rack type of its storage racks (a catalog type of kind storage)."""
+    gpus_by_phase: dict[Id, Int] | None = Field(None, max_length=1000)
+    """Phased scenarios: GPUs wanted from each named phase on (a cluster grows; phases not named
+    keep the previous figure; before its first named phase it wants none). Read with ``demand``.
+    Without it, ``gpus`` applies from the first phase."""
+    fabrics: list[Id] | None = Field(None, min_length=1, max_length=100)
+    """Fabric designs (scenario ``fabrics``) this cluster may be built on: one fixes it, several let
+    the optimiser choose; none prices the fabric per GPU (site ``fabric.cost_usd_per_gpu``)."""
+    max_share_per_power_node: Float | None = Field(None, gt=0, le=1)
+    """Failure-domain spread (§11): the largest share of the cluster's GPUs that the failure of any
+    one power node may take down (rows it leaves without a feed; for a ``shed`` cluster also the
+    rows it hits). None: no limit."""
+    max_share_per_cooling_zone: Float | None = Field(None, gt=0, le=1)
+    """The largest share of the cluster's GPUs in any one cooling zone or liquid loop (a zone that
+    fails beyond its redundant units takes down all its racks)."""
+    max_share_per_pod: Float | None = Field(None, gt=0, le=1)
+    """The largest share of the cluster's GPUs in any one network pod."""
+    on_power_failure: FailoverPolicy = FailoverPolicy.keep
+    """keep (default, strict N-1), cap (its racks in rows a failure hits draw at most
+    ``cap_ratio`` of planning power) or shed (they may lose power): SPEC §4, after Flex (ISCA 2021)."""
+    cap_ratio: Float = Field(0.6, ge=0, le=1)
+    """Share of planning power a ``cap`` cluster's racks keep in a contingency (0.6: the example of
+    SPEC §4)."""
+    checkpoint_gb_per_gpu: Float | None = Field(None, gt=0, le=1_000_000)
+    """Checkpoint size per GPU, GB (Llama 3 paper: 1 MB to 4 GB per GPU); none: no goodput figures."""
+    restart_min: Float = Field(10.0, ge=0, le=100_000)
+    """Time to restart the job after an interruption, minutes (estimate: no figure in the shared facts)."""
+    storage_pb: Float | None = Field(None, gt=0, le=1e6)
+    """Storage capacity the cluster needs, PB: storage racks enough for it are placed in its scope."""
+    storage_write_gb_per_s: Float | None = Field(None, gt=0, le=1e9)
+    """Checkpoint write bandwidth the cluster needs, GB/s (storage racks placed in its scope)."""
+    goodput_target: Float | None = Field(None, gt=0, lt=1)
+    """Goodput the cluster must reach (first-order Young/Daly, §11): implies the write bandwidth
+    its checkpoints need, hence storage racks (needs gpus and checkpoint_gb_per_gpu)."""
+    spare_availability: Float | None = Field(None, gt=0, lt=1)
+    """Hot spares: place enough spare racks (of its first GPU rack type, in its scope) that the
+    racks down at once exceed the spares with at most 1 − this probability (Poisson, §11)."""
+    repair_hours: Float = Field(24.0, gt=0, le=100_000)
+    """Time to repair a failed rack, h (estimate: no figure in the shared facts)."""
+
+    @model_validator(mode="after")
+    def _gpus_given(self) -> Cluster:
+        if self.demand != Demand.max and self.gpus is None and self.gpus_by_phase is None:
+            raise ValueError(f"gpus is required when demand is '{self.demand.value}'")
+        if self.goodput_target is not None and (self.gpus is None or self.checkpoint_gb_per_gpu is None):
+            raise ValueError("goodput_target needs gpus and checkpoint_gb_per_gpu (the checkpoint to write)")
+        if self.spare_availability is not None and self.gpus is None:
+            raise ValueError("spare_availability needs gpus (the racks the spares cover)")
+        for k, v in (self.gpus_by_phase or {}).items():
+            if v < 0 or v > 100_000_000:
+                raise ValueError(f"gpus_by_phase.{k}: {v} is outside 0..100,000,000")
+        return self
+
+
+class Phase(StrictModel):
+    """A step of a fleet expansion (§8)."""
+
+    id: Id
+    """Name, unique among phases."""
+    start: Day
+    """First day of the phase (a YAML date, e.g. 2026-01-01); phases are listed in time order."""
+    name: Text = ""
+    """Free text."""
+
+
+class AddLiquidLoop(StrictModel):
+    """Retrofit effect: a row gets a liquid loop (a new liquid cooling zone in the row's hall)."""
+
+    kind: Literal["add_liquid_loop"]
+    row: Id
+    """Row that gets the loop."""
+    loop: CoolingZone
+    """The loop (medium liquid), with its units and capacity."""
+
+
+class RaiseCapacity(StrictModel):
+    """Retrofit effect: a power node or cooling zone gains capacity."""
+
+    kind: Literal["raise_capacity"]
+    target: Id
+    """Power node or cooling zone ID."""
+    add_kw: Float = Field(gt=0, le=1e7)
+    """Added usable capacity, kW (for a power node: after its derate)."""
+
+
+class RaiseRackPower(StrictModel):
+    """Retrofit effect: a row's per-rack power limit rises (new busway taps, bigger breakers)."""
+
+    kind: Literal["raise_rack_power"]
+    row: Id
+    """Row ID."""
+    max_rack_power_kw: Float = Field(gt=0, le=10_000)
+    """The new per-rack limit, kW."""
+
+
+class Retrofit(StrictModel):
+    """A change the optimiser may buy (§8): it costs ``cost_usd`` in the phase it is bought and
+    takes effect ``lead_phases`` phases later."""
+
+    id: Id
+    """Name, unique among retrofits."""
+    cost_usd: Float = Field(ge=0, le=1e13)
+    """Price, USD (counted in capex in the phase it is bought)."""
+    lead_phases: Int = Field(1, ge=0, le=100)
+    """Phases between purchase and effect (0: effective in the phase it is bought)."""
+    effect: Annotated[AddLiquidLoop | RaiseCapacity | RaiseRackPower, Field(discriminator="kind")]
+    """What it changes."""
+
+
+class Budgets(StrictModel):
+    """Caps on the whole expansion; none means no cap."""
+
+    capex_usd: Float | None = Field(None, ge=0, le=1e15)
+    """Most capex (racks + fabric + links), USD."""
+    it_power_kw: Float | None = Field(None, ge=0, le=1e9)
+    """Most IT power of all placed racks, kW."""
+
+
+class SolverSettings(StrictModel):
+    """Which solver runs and how long (§8)."""
+
+    name: SolverName = SolverName.highs
+    """Solver: highs (default) or cbc."""
+    time_limit_s: Float = Field(60, gt=0, le=604_800)
+    """Wall-clock limit of one solve, s."""
+    rel_gap: Float = Field(0.001, ge=0, lt=1)
+    """Relative MIP gap at which the solve stops."""
+    threads: Int = Field(1, ge=1, le=64)
+    """Solver threads."""
+
+
+class FabricDesign(StrictModel):
+    """A fabric sized from its topology (§13): a folded Clos of catalog switches."""
+
+    id: Id
+    """Name, unique among designs."""
+    kind: FabricKind
+    """roce or infiniband (its switches must be of this kind)."""
+    description: Text = ""
+    """Free text."""
+    tiers: Literal[2, 3] = 2
+    """Leaf/spine (2) or leaf/spine/core (3)."""
+    switches: list[Id] = Field(min_length=2, max_length=3)
+    """Switch model per tier, leaf first (one per tier)."""
+    oversubscription: list[Float] = Field(default_factory=lambda: [1.0], min_length=1, max_length=2)
+    """Down:up bandwidth per tier below the top, leaf first: 1 = non-blocking, 7 = 7:1, 0.5 = 1:2
+    (Meta RoCE: rack switch 1:2 under-subscribed, cluster switch 7:1 above the pod)."""
+    leaf_in_rack: Bool = False
+    """Leaves are the GPU racks' own top-of-rack switches (Meta's RTSW; their power and price are in
+    the rack type): one leaf per GPU rack. Otherwise leaves stand in the pod's network racks."""
+    rail_optimized: Bool = False
+    """Each server's NICs go to different leaves (one rail per GPU of a server): leaves come in
+    multiples of the servers' GPUs."""
+    nics_per_gpu: Int = Field(1, ge=1, le=16)
+    """Fabric ports per GPU."""
+    rack_units: Int = Field(42, ge=1, le=100)
+    """Usable units of one network rack."""
+
+    @model_validator(mode="after")
+    def _shape(self) -> FabricDesign:
+        if len(self.switches) != self.tiers:
+            raise ValueError(f"switches: {len(self.switches)} given, a {self.tiers}-tier design names one per tier")
+        if len(self.oversubscription) != self.tiers - 1:
+            raise ValueError(f"oversubscription: {len(self.oversubscription)} given, a {self.tiers}-tier design states {self.tiers - 1} (every tier below the top)")
+        if any(x <= 0 or x > 1000 for x in self.oversubscription):
+            raise ValueError("oversubscription: each ratio is down:up bandwidth, > 0 and ≤ 1000")
+        return self
+
+
+class Scenario(StrictModel):
+    """The planning question: a site, a catalog and what to place (§8)."""
+
+    name: Id
+    """Scenario name."""
+    description: Text = ""
+    """Free text."""
+    site: Site
+    """The site (a path to a site YAML, or inline)."""
+    catalog: Catalog = Catalog()
+    """Rack types merged over the built-in catalog (a path, or inline)."""
+    clusters: list[Cluster] = Field(min_length=1, max_length=MAX_ITEMS)
+    """What to place."""
+    objective: Objective = Objective.max_gpus
+    """max_gpus (default), max_pflops, or min_capex (meet every demand at least cost).
+    Ties are broken by least cable cost, then by compactness."""
+    budgets: Budgets = Budgets()
+    """Capex and IT-power caps."""
+    gpu_power_cap_w: Float | None = Field(None, gt=0, le=100_000)
+    """Cap on every GPU's power, W; none for TDP."""
+    power_budget_ratio: Float | None = Field(None, gt=0, le=1)
+    """Plan each rack at this share of its rated power (e.g. 0.82 for measured
+    peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
+    pue: Float = Field(1.08, ge=1, le=3)
+    """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
+    phases: list[Phase] = Field(default_factory=list, max_length=100)
+    """Fleet-expansion phases in time order; none for a single placement question."""
+    retrofits: list[Retrofit] = Field(default_factory=list, max_length=10_000)
+    """Changes the optimiser may buy."""
+    existing: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
+    """Racks already installed (brownfield): fixed, counted in every load, positions taken. In a
+    scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
+    costs: Costs = Costs()
+    """Cost parameters (§10)."""
+    fabrics: list[FabricDesign] = Field(default_factory=list, max_length=100)
+    """Fabric designs clusters may be built on (§13)."""
+    reliability: Reliability = Reliability()
+    """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
+    rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
+    """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
+    with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when
+    the site plans its rack feeds on measured peak)."""
+    solver: SolverSettings = SolverSettings()
+    """Solver, time limit and gap."""
+
+    def rack_power_kw(self, rack: RackType) -> float:
+        """Planning power of one rack of this type under this scenario, kW: GPUs at
+        min(TDP, gpu_power_cap_w), the whole rack × power_budget_ratio (both optional)."""
+        return rack.planning_power_kw(self.gpu_power_cap_w, self.power_budget_ratio)
+
+    def rack_limit_power_kw(self, rack: RackType) -> float:
+        """Power checked against a row's per-rack limit, kW (see :attr:`rack_limit_on`)."""
+        if self.rack_limit_on == RackLimitBasis.planning:
+            return self.rack_power_kw(rack)
+        return rack.nameplate_power_kw(self.gpu_power_cap_w)
+
+    def gpu_types_for(self, cluster: Cluster) -> list[str]:
+        """A cluster's rack types that exist and meet its HBM need, in its order."""
+        types = self.catalog.by_id()
+        need = cluster.min_hbm_gb_per_gpu
+        return [t for t in cluster.rack_types if t in types and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)]
+
+    def scope_of(self, cluster: Cluster) -> Scope:
+        """Where a cluster may spread, from its hop budget and the site's hop tiers."""
+        return self.site.fabric.hops.scope(cluster.max_hops)
