@@ -28,11 +28,15 @@ from typing import Any
 import pulp
 
 from planner.asks import storage_racks
-from planner.enums import Objective, Status
-from planner.model import Limit, Model, build
+from planner.costs import FACILITY_USD_PER_KW
+from planner.enums import LimitKind, Objective, Status
+from planner.fabric import leaf_down_of, limit_text
+from planner.model import Family, Limit, Model, build
+from planner.pipeline import plan_scenario, start_from_racks
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
 from planner.site_index import index_site
+from planner.solvers import SolveRequest, from_name
 from planner.solving import Progress, ProgressFn, solve
 
 BINDING_SHARE = 0.99
@@ -152,16 +156,17 @@ def _clusters_in(m: Model, lim: Limit, counts: dict) -> list[str]:
 def _what(m: Model, lim: Limit) -> tuple[str, str]:
     """(family words, element) of a limit, for a sentence."""
     fam = lim.family
-    if fam == "space":
+    if fam == Family.space:
         return "space", f"row {lim.ident.rsplit('@', 1)[0]}"
-    if fam in ("power", "power_n1"):
+    if fam in (Family.power, Family.power_n1):
         return "power", lim.ident
-    if fam == "redundant":
+    if fam == Family.redundant:
         rows = ", ".join(m.pm.groups[lim.ident].rows)
         return "power", f"rows {rows} (redundant)"
-    if fam == "cooling":
+    if fam == Family.cooling:
         return "cooling", f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
-    return {"pod_gpus": "pod GPUs", "pod_racks": "pod racks", "demand_cap": "demand cap", "budget": "budget"}.get(fam, fam), lim.ident
+    words = {Family.pod_gpus: "pod GPUs", Family.pod_racks: "pod racks", Family.demand_cap: "demand cap", Family.budget: "budget"}
+    return words.get(fam, fam), lim.ident
 
 
 def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s: float | None) -> list[Finding]:
@@ -171,7 +176,7 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
         return []
     m = build(scenario, elastic=True)
     for key, var in m.slack.items():
-        if key.family != "storage":
+        if key.family != Family.storage:
             var.upBound = 0
     result = solve(m, None, time_limit_s, tie_breaks=False)
     if result.objective is None:
@@ -179,7 +184,7 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
     out = []
     for key, var in m.slack.items():
         short = result.values.get(var.name, 0.0)
-        if key.family == "storage" and short > 1e-6:
+        if key.family == Family.storage and short > 1e-6:
             gid, sid = key.ident.split("@", 1)
             head = m.groups[gid].head
             st = scenario.catalog.by_id().get(head.storage_rack_type)
@@ -208,7 +213,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
             continue
-        if lim.family == "storage":
+        if lim.family == Family.storage:
             gid, sid = lim.ident.split("@", 1)
             head = m.groups[gid].head
             st = m.scenario.catalog.by_id().get(head.storage_rack_type)
@@ -218,9 +223,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
                                            f"{storage_racks(m.scenario, head)} storage racks do not fit)", short, "racks"))
             continue
-        if lim.family == "fabric_size":
-            from planner.fabric import leaf_down_of, limit_text
-
+        if lim.family == Family.fabric_size:
             cid, did = lim.ident.split("@", 1)
             design = next(d for d in m.scenario.fabrics if d.id == did)
             cluster = next(c for c in m.scenario.clusters if c.id == cid)
@@ -237,7 +240,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             continue
         family, element = _what(m, lim)
         k = (family, element)
-        if lim.family == "space" and k in worst:  # a row's cable-length bands add up
+        if lim.family == Family.space and k in worst:  # a row's cable-length bands add up
             prev = worst[k]
             worst[k] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
         elif k not in worst or short > worst[k][0]:
@@ -275,7 +278,7 @@ STEP = 0.10
 """One relaxation step: +10 % of a limit (power rating, cooling capacity, pod ports or racks, budget)."""
 TOP = 5
 """Candidates re-solved one by one (then all together)."""
-RELAXABLE = ("power_node", "cooling_zone", "pod_gpus", "pod_racks", "budget")
+RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget)
 
 
 @dataclass
@@ -309,7 +312,8 @@ class Relaxation:
         return f"{KIND_WORDS.get(self.kind, self.kind)} {names}"
 
 
-KIND_WORDS = {"power_node": "power", "cooling_zone": "cooling", "pod_gpus": "pod ports", "pod_racks": "pod racks", "budget": "budget"}
+KIND_WORDS = {LimitKind.power_node: "power", LimitKind.cooling_zone: "cooling", LimitKind.pod_gpus: "pod ports", LimitKind.pod_racks: "pod racks",
+              LimitKind.budget: "budget"}
 MAX_UNSOLVED_LINES = 8
 """Limits listed without a re-solve, at most (the rest are counted)."""
 
@@ -318,12 +322,10 @@ def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario,
     """The scenario with one kind of limit relaxed by one step (:data:`STEP`) on the given elements,
     the step in words, and an indicative cost: added power or cooling kW at the facility build cost
     per MW of critical IT; added pod ports at the fabric cost per GPU; a budget step at its own size."""
-    from planner.kpis import FACILITY_USD_PER_KW
-
     data: dict[str, Any] = copy.deepcopy(scenario.model_dump(mode="json"))
     steps: list[str] = []
     cost = 0.0
-    if kind == "budget":
+    if kind == LimitKind.budget:
         for ident in idents:
             old = data["budgets"][ident]
             data["budgets"][ident] = old * (1 + STEP)
@@ -331,31 +333,31 @@ def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario,
             cost += old * STEP if ident == "capex_usd" else old * STEP * FACILITY_USD_PER_KW
     for bld in data["site"]["buildings"]:
         for node in [*bld["power_nodes"], *(n for h in bld["halls"] for n in h["power_nodes"])]:
-            if kind == "power_node" and node["id"] in idents:
+            if kind == LimitKind.power_node and node["id"] in idents:
                 add = node["capacity_kw"] * STEP
                 node["capacity_kw"] += add
                 cost += add * FACILITY_USD_PER_KW
                 steps.append(f"{node['id']} +{_fmt(add)} kW")
         for h in bld["halls"]:
             for z in h["cooling_zones"]:
-                if kind == "cooling_zone" and z["id"] in idents:
+                if kind == LimitKind.cooling_zone and z["id"] in idents:
                     add = (z["units"] - z.get("redundant_units", 0)) * z["unit_capacity_kw"] * STEP
                     z["unit_capacity_kw"] *= 1 + STEP
                     cost += add * FACILITY_USD_PER_KW
                     steps.append(f"{z['id']} +{_fmt(add)} kW of cooling")
             for p in h["pods"]:
-                if kind == "pod_gpus" and p["id"] in idents:
+                if kind == LimitKind.pod_gpus and p["id"] in idents:
                     add = math.ceil(p["max_gpus"] * STEP)
                     p["max_gpus"] += add
                     cost += add * scenario.site.fabric.cost_usd_per_gpu
                     steps.append(f"pod {p['id']} +{add} GPU ports")
-                if kind == "pod_racks" and p["id"] in idents and p.get("max_racks"):
+                if kind == LimitKind.pod_racks and p["id"] in idents and p.get("max_racks"):
                     add = math.ceil(p["max_racks"] * STEP)
                     p["max_racks"] += add
                     steps.append(f"pod {p['id']} +{add} racks")
     if not steps:
         return None
-    priced = kind in ("power_node", "cooling_zone", "pod_gpus", "budget")
+    priced = kind in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.budget)
     return Scenario.model_validate(data), "; ".join(steps), cost if priced else None
 
 
@@ -382,19 +384,17 @@ def _smallest_steps(scenario: Scenario) -> dict[str, float]:
     kw = [scenario.rack_power_kw(t) for t in allowed]
     heat = [h for t, p in zip(allowed, kw, strict=True) for h in (p * (1 - t.liquid_fraction), p * t.liquid_fraction) if h > 0]
     return {
-        "power_node": min(kw),
-        "cooling_zone": min(heat, default=0.0),
-        "pod_gpus": float(min((t.gpus for t in allowed if t.gpus), default=0)),
-        "pod_racks": 1.0,
-        "hall_positions": 1.0,
+        LimitKind.power_node: min(kw),
+        LimitKind.cooling_zone: min(heat, default=0.0),
+        LimitKind.pod_gpus: float(min((t.gpus for t in allowed if t.gpus), default=0)),
+        LimitKind.pod_racks: 1.0,
+        LimitKind.hall_positions: 1.0,
     }
 
 
 def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str], float]:
     """First-order gain of one relaxation step per limit, from the row duals of the LP relaxation:
     Σ over the limit's rows (normal and N-1) of |dual| × STEP × right-hand side."""
-    from planner.solvers import SolveRequest, from_name
-
     m = build(scenario)
     backend = from_name("highs")
     res = backend.solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0, relax_integrality=True))
@@ -412,8 +412,6 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
 def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float) -> tuple[float, float | None]:
     """(gain, upper end or none) of a relaxed scenario against the base plan: the relaxed model
     starts from the base plan (still feasible: relaxing only loosens), with the same settings."""
-    from planner.pipeline import start_from_racks
-
     m = build(relaxed)
     start = start_from_racks(m, plan.racks)
     r = solve(m, None, time_limit_s, tie_breaks=False, start=start or None)
@@ -438,14 +436,14 @@ def explain_feasible(
     screen = dual_screen(scenario, limit_s)
     room = _smallest_steps(scenario)
     usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE]
-    tight = {u.id for u in usage if u.kind == "power_node" and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
+    tight = {u.id for u in usage if u.kind == LimitKind.power_node and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
     peers = _power_peers(scenario, tight)
     cands: list[Relaxation] = []
     grouped: set[tuple[str, str]] = set()
     for u in sorted(usage, key=lambda u: (-screen.get((u.kind, u.id), 0.0), -u.worst_share, u.kind, u.id)):
         if (u.kind, u.id) in grouped:
             continue
-        mates = tuple(sorted(peers.get(u.id, set()))) if u.kind == "power_node" else ()
+        mates = tuple(sorted(peers.get(u.id, set()))) if u.kind == LimitKind.power_node else ()
         grouped |= {(u.kind, u.id), *((u.kind, p) for p in mates)}
         used = max(u.value, u.worst_value or 0.0)
         est = screen.get((u.kind, u.id), 0.0) + sum(screen.get((u.kind, p), 0.0) for p in mates)
@@ -530,8 +528,6 @@ def _gain_text(gain: float, upper: float | None) -> str:
 
 def explain(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> tuple[Explanation, Plan | None]:
     """Solve; explain the conflict if infeasible, else the binding limits."""
-    from planner.pipeline import plan_scenario
-
     plan = plan_scenario(scenario, progress, time_limit_s)
     if plan.status == Status.infeasible:
         return explain_infeasible(scenario, time_limit_s, progress), plan

@@ -34,6 +34,7 @@ from planner.costs import (
     phase_years,
     rack_cost,
 )
+from planner.enums import LimitKind
 from planner.schema import Kpis, PhaseSummary, PlacedRack, Scenario
 from planner.site_index import fits, index_site, network_racks
 
@@ -248,7 +249,7 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
     smallest = min(kw_of.values())
 
     def room(node: str) -> float:
-        u = use.get(("power_node", node))
+        u = use.get((LimitKind.power_node, node))
         return 0.0 if u is None else u.limit - max(u.value, u.worst_value or 0.0)
 
     out = []
@@ -267,7 +268,7 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
             for t in allowed:
                 rt = types[t]
                 air, liquid = rt.heat_kw(kw_of[t])
-                zone_room = [use.get(("cooling_zone", z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z]
+                zone_room = [use.get((LimitKind.cooling_zone, z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z]
                 if not free:
                     why = "space"
                 elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks):

@@ -2,7 +2,8 @@
 this module.
 
 Rows that hang from the same feeds (and share the ``redundant`` flag) behave alike, so they form
-one *feed group* g with load P_g (kW, the racks placed in its rows) plus a fixed load F_g
+one *feed group* g, named by its feeds (``BW-A1+BW-B1``; ``!redundant`` added for the redundant
+rows when other rows hang from the same feeds without the flag), with load P_g (kW, the racks placed in its rows) plus a fixed load F_g
 (network racks, racks already installed). For a state s (normal operation, or one node f failed)
 the load on node v is
 
@@ -102,8 +103,8 @@ def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset())
         members[tuple(ref.row.feeds), ref.row.redundant].append(rid)
     groups: dict[str, FeedGroup] = {}
     group_of_row: dict[str, str] = {}
-    for i, ((feeds, red), rows) in enumerate(members.items()):
-        key = f"g{i}"
+    for (feeds, red), rows in members.items():
+        key = "+".join(feeds) + ("!redundant" if red and (feeds, False) in members else "")
         groups[key] = FeedGroup(key, feeds, tuple(rows), red)
         for r in rows:
             group_of_row[r] = key

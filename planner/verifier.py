@@ -39,7 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from planner.asks import spares_needed, storage_racks
-from planner.enums import Objective, RackLimitBasis, Status
+from planner.enums import LimitKind, Objective, RackLimitBasis, Status
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.plan import Plan, Usage
 from planner.schema import Demand, LinkClass, PowerNode, RackType, Row, Scenario
@@ -424,7 +424,7 @@ def _power_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Phase
         if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
             rep.add(nid, "power N-1", f"load {_fmt(w)} kW exceeds {_fmt(usable[nid])} kW when {f} fails{st.where}")
         if usage:
-            rep.usage.append(Usage(kind="power_node", id=nid, value=round(normal.get(nid, 0.0), 6), limit=usable[nid], unit="kW",
+            rep.usage.append(Usage(kind=LimitKind.power_node, id=nid, value=round(normal.get(nid, 0.0), 6), limit=usable[nid], unit="kW",
                                    worst_value=round(w, 6), worst_failure=f))
 
 
@@ -450,7 +450,7 @@ def _cooling_checks(scenario: Scenario, site: _Site, rep: VerifyReport, st: _Pha
             why = "not online yet" if zid in st.offline else f"{z.units - z.redundant_units} of {z.units} units × {_fmt(z.unit_capacity_kw)} kW" + (" + retrofit" if zid in st.zone_add else "")
             rep.add(zid, "cooling", f"{z.medium.value} heat {_fmt(h)} kW exceeds {_fmt(cap)} kW ({why}){st.where}")
         if usage:
-            rep.usage.append(Usage(kind="cooling_zone", id=zid, value=round(h, 6), limit=cap, unit="kW"))
+            rep.usage.append(Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW"))
 
 
 def _pod_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) -> None:
@@ -465,11 +465,11 @@ def _pod_checks(plan: Plan, scenario: Scenario, site: _Site, rep: VerifyReport) 
     for pid, p in site.pods.items():
         if gpus[pid] > p.max_gpus:
             rep.add(pid, "pod GPUs", f"{gpus[pid]} GPUs exceed the pod's {p.max_gpus} GPU ports")
-        rep.usage.append(Usage(kind="pod_gpus", id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs"))
+        rep.usage.append(Usage(kind=LimitKind.pod_gpus, id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs"))
         if p.max_racks is not None:
             if racks[pid] > p.max_racks:
                 rep.add(pid, "pod racks", f"{racks[pid]} racks exceed the pod's limit of {p.max_racks}")
-            rep.usage.append(Usage(kind="pod_racks", id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
+            rep.usage.append(Usage(kind=LimitKind.pod_racks, id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
 
 
 def _hall_usage(plan: Plan, site: _Site, rep: VerifyReport) -> None:
@@ -488,7 +488,7 @@ def _hall_usage(plan: Plan, site: _Site, rep: VerifyReport) -> None:
         free = set(range(row.positions)) - set(row.reserved) - spots.get(rid, set())
         usable[hall] += len(free)
     for hid in halls:
-        rep.usage.append(Usage(kind="hall_positions", id=hid, value=used[hid], limit=usable[hid], unit="positions"))
+        rep.usage.append(Usage(kind=LimitKind.hall_positions, id=hid, value=used[hid], limit=usable[hid], unit="positions"))
 
 
 def _hops(scenario: Scenario, site: _Site, racks) -> tuple[int, str, int]:
@@ -666,11 +666,11 @@ def _budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
             rep.add("budgets.capex_usd", "budget", f"capex ${_fmt(k.capex_usd)} exceeds the budget ${_fmt(b.capex_usd)}")
-        rep.usage.append(Usage(kind="budget", id="capex_usd", value=k.capex_usd, limit=b.capex_usd, unit="USD"))
+        rep.usage.append(Usage(kind=LimitKind.budget, id="capex_usd", value=k.capex_usd, limit=b.capex_usd, unit="USD"))
     if b.it_power_kw is not None:
         if k.racks_kw > b.it_power_kw + TOL:
             rep.add("budgets.it_power_kw", "budget", f"IT power of the placed racks {_fmt(k.racks_kw)} kW exceeds the budget {_fmt(b.it_power_kw)} kW")
-        rep.usage.append(Usage(kind="budget", id="it_power_kw", value=k.racks_kw, limit=b.it_power_kw, unit="kW"))
+        rep.usage.append(Usage(kind=LimitKind.budget, id="it_power_kw", value=k.racks_kw, limit=b.it_power_kw, unit="kW"))
 
 
 def _close(a: float | None, b: float | None, rel: float = 1e-6, abs_: float = 1e-6) -> bool:

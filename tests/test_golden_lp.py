@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.model import build
+from planner.model import RECIPE, OrderError, build, new_model
+from planner.model.power import add_power_constraints
+from planner.model.space import add_space_constraints
 from tests.conftest import tiny_scenario
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -60,3 +62,19 @@ def test_family_rows_match_golden(family: str) -> None:
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(got)
     assert got == path.read_text(), f"rows of {family} changed; if deliberate, run UPDATE_GOLDEN=1 and review the diff"
+
+
+def test_a_family_called_before_what_it_needs_says_what_to_add() -> None:
+    m = new_model(golden_scenario())
+    with pytest.raises(OrderError, match="the power family needs loads, failover, fixed_loads, retrofits first"):
+        add_power_constraints(m)
+    built = build(golden_scenario())
+    with pytest.raises(OrderError, match="the space family was added twice; build a new model instead"):
+        add_space_constraints(built)
+
+
+def test_the_recipe_adds_every_family_once_in_an_order_that_satisfies_each() -> None:
+    m = new_model(golden_scenario())
+    for family in RECIPE:
+        family(m)  # raises OrderError on a wrong order
+    assert len(m.steps) == len(RECIPE)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from planner.enums import LimitKind
 from planner.plan import Plan
 
-KIND_TITLES = {"power_node": "Power nodes (kW)", "cooling_zone": "Cooling zones (kW)", "pod_gpus": "Pod GPU ports", "pod_racks": "Pod racks", "budget": "Budgets"}
+KIND_TITLES = {LimitKind.power_node: "Power nodes (kW)", LimitKind.cooling_zone: "Cooling zones (kW)", LimitKind.pod_gpus: "Pod GPU ports", LimitKind.pod_racks: "Pod racks", LimitKind.budget: "Budgets"}
 
 
 def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
@@ -34,11 +35,11 @@ def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None
     fig = go.Figure()
     fig.add_bar(y=names, x=[u.share * 100 for u in items][::-1], orientation="h", name="normal",
                 hovertext=[f"{u.value:,.1f} of {u.limit:,.1f} {u.unit}" for u in items][::-1], marker_color="#1f5fa8")
-    if kind == "power_node":
+    if kind == LimitKind.power_node:
         fig.add_bar(y=names, x=[u.worst_share * 100 for u in items][::-1], orientation="h", name="worst N-1",
                     hovertext=[f"{max(u.value, u.worst_value or 0):,.1f} of {u.limit:,.1f} kW when {u.worst_failure or '-'} fails" for u in items][::-1],
                     marker_color="#e07b00")
     fig.add_vline(x=100, line_dash="dash", line_color="#c23b3b")
-    fig.update_layout(title=title, barmode="group", height=120 + 22 * len(items) * (2 if kind == "power_node" else 1),
+    fig.update_layout(title=title, barmode="group", height=120 + 22 * len(items) * (2 if kind == LimitKind.power_node else 1),
                       xaxis={"title": "% of usable limit", "range": [0, 110]}, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})
     return fig

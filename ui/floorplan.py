@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from planner.enums import LimitKind
 from planner.plan import Plan
 from planner.schema import Scenario
 from planner.site_index import index_site
@@ -38,7 +39,7 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
     racks = [r for r in (plan.racks if plan else []) if phase is None or r.existing or order.get(r.phase, 0) <= cut]
     placed = {(r.row, r.position): r for r in racks}
     spots = ix.pod_locations()
-    feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == "power_node"}
+    feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node}
     out = []
     for rid, ref in ix.rows.items():
         if ref.hall != hall_id:

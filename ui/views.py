@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.enums import Status
+from planner.enums import LimitKind, Status
 from planner.plan import Plan, plan_to_yaml
 from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
@@ -49,7 +49,7 @@ def kpi_cards(plan: Plan) -> None:
     cols[1].metric("kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True)
     capex = f"${k.capex_usd / 1e9:,.2f}B" if k.capex_usd >= 1e9 else f"${k.capex_usd / 1e6:,.1f}M"
     cols[2].metric("Capex", capex, help=f"racks ${k.capex_racks_usd:,.0f} + fabric ${k.capex_fabric_usd:,.0f} + links ${k.capex_links_usd:,.0f}", border=True)
-    worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == "power_node" and u.limit > 0), default=0.0)
+    worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == LimitKind.power_node and u.limit > 0), default=0.0)
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
 
@@ -64,8 +64,8 @@ def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
         for h in b.halls:
             mine = [r for r in racks if r.hall == h.id]
             kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in mine)
-            power = [usage[("power_node", n.id)].worst_share for n in h.power_nodes if ("power_node", n.id) in usage]
-            cool = [usage[("cooling_zone", z.id)].share for z in h.cooling_zones if ("cooling_zone", z.id) in usage]
+            power = [usage[(LimitKind.power_node, n.id)].worst_share for n in h.power_nodes if (LimitKind.power_node, n.id) in usage]
+            cool = [usage[(LimitKind.cooling_zone, z.id)].share for z in h.cooling_zones if (LimitKind.cooling_zone, z.id) in usage]
             positions = sum(r.positions - len(r.reserved) for r in h.rows) - len(h.pods)
             rows.append({
                 "building": b.id, "hall": h.id, "positions": positions, "racks": len(mine),
@@ -99,7 +99,7 @@ def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
 
 def utilisation(plan: Plan, top: int = 25) -> None:
     """Utilisation bars against limits, normal and worst N-1 (the top ``top`` of each kind, said so)."""
-    kinds = [k for k in ("power_node", "cooling_zone", "pod_gpus", "pod_racks", "budget") if any(u.kind == k for u in plan.utilisation or [])]
+    kinds = [k for k in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget) if any(u.kind == k for u in plan.utilisation or [])]
     cols = st.columns(2)
     for i, kind in enumerate(kinds):
         fig = utilisation_figure(plan, kind, top)

@@ -3,11 +3,9 @@ reliability and fabric figures. Reading and writing plan files is :mod:`planner.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
-from planner.enums import Status
+from planner.enums import LimitKind, Status
 from planner.schema.base import Bool, Coordinate, Float, Id, Int, StrictModel, Text
 
 
@@ -45,7 +43,7 @@ class PlacedRack(StrictModel):
 class Usage(StrictModel):
     """Use of one limit: a power node, cooling zone, pod or hall."""
 
-    kind: Literal["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]
+    kind: LimitKind
     """What is limited."""
     id: Text
     """Element ID."""

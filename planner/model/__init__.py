@@ -1,0 +1,128 @@
+"""Build stage: scenario → MILP (PuLP), one ``add_<family>_constraints`` per constraint family.
+
+Modules: :mod:`~planner.model.keys` (keys and names), :mod:`~planner.model.core` (the model
+object), :mod:`~planner.model.classes` (position classes and cluster groups), one module per
+family (:mod:`~planner.model.space`, :mod:`~planner.model.power`, :mod:`~planner.model.cooling`,
+:mod:`~planner.model.network`, :mod:`~planner.model.fabric`, :mod:`~planner.model.spread`,
+:mod:`~planner.model.phases`, :mod:`~planner.model.storage`) and
+:mod:`~planner.model.objective`; :func:`build` below is the recipe.
+
+**Keys.** Every variable and limit is keyed by a typed key and named from it
+(:mod:`~planner.model.keys`: ``n(R01@2,grand~teton~h100,train~gt)``,
+``power_n1(BW~B1,UPS~A)``, ``load(BW~A1&BW~B1)``): names read back to site elements.
+
+**Aggregation.** Positions of one row within one cable-length band are
+interchangeable (same feeds, zones, pod, limits, link class), so the model has
+an integer count per (position class, rack type, cluster group)
+
+    n[k, t, G] ∈ {0, …, size_k},
+
+created only where t is allowed for G and fits k (power, weight, floor load,
+cooling medium, cable reach). With ``aggregate=False`` every position is its
+own class and n is binary (the per-position formulation, kept for comparison).
+Concrete positions are filled afterwards, nearest the pod's network rack first.
+
+**Cluster groups.** Clusters that are identical for the model (same demand and
+GPU count, rack types, hop scope, storage and HBM need, and one GPU count per
+rack that divides the demand) form one group G of k members: the model decides
+how many members z[G, s] ∈ {0, …, k} are homed in each pod or building s and
+how many racks G has where; the fill step deals racks out to the members (each
+member's share of a scope is exact, since every rack holds the same number of
+GPUs and that number divides the demand). A group of one is a plain cluster
+(z is then the binary choice of its scope). This keeps the pod-scoped model of
+many identical clusters at classes × rack types instead of classes × clusters,
+with the same optimum (property-tested against ``group_clusters=False``).
+
+**Fixed load.** Every pod's network rack (a catalog rack type) stands at its
+position in every plan: its power counts on its row's feeds and its heat in
+its row's zones, as constants on the right-hand sides.
+
+Nothing from PuLP leaves the build/solve stages: :class:`Model` holds the
+problem for :mod:`planner.solving`, which returns plain values.
+"""
+
+from __future__ import annotations
+
+import pulp
+
+from planner.enums import Objective
+from planner.model.classes import cluster_groups, position_classes
+from planner.model.cooling import add_cooling_constraints
+from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass
+from planner.model.fabric import add_fabric_constraints
+from planner.model.keys import BuyKey, ClassKey, CountKey, Family, LimitKey, ScopeKey, class_label, lp_name
+from planner.model.network import add_cluster_constraints, add_pod_constraints
+from planner.model.objective import OBJECTIVES, add_budget_constraints, add_expressions, objective_expr
+from planner.model.phases import add_count_variables, add_retrofit_gates, add_retrofit_variables, retrofit_needs
+from planner.model.power import add_group_load_definitions, add_power_constraints
+from planner.model.space import add_fixed_loads, add_space_constraints
+from planner.model.spread import add_failover_loads, add_spread_constraints, spread_domains
+from planner.model.storage import add_storage_constraints
+from planner.power_model import power_model
+from planner.schema import Scenario
+from planner.site_index import index_site
+from planner.timeline import timeline
+
+__all__ = [
+    "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "Model", "Needs",
+    "OrderError", "PositionClass", "RECIPE", "ScopeKey", "build", "new_model", "class_label", "cluster_groups", "lp_name", "objective_expr",
+    "position_classes", "retrofit_needs", "spread_domains",
+]
+
+RECIPE = (
+    add_fixed_loads,
+    add_retrofit_variables,
+    add_count_variables,
+    add_fabric_constraints,
+    add_expressions,
+    add_space_constraints,
+    add_retrofit_gates,
+    add_group_load_definitions,
+    add_failover_loads,
+    add_power_constraints,
+    add_cooling_constraints,
+    add_pod_constraints,
+    add_cluster_constraints,
+    add_storage_constraints,
+    add_spread_constraints,
+    add_budget_constraints,
+)
+"""The families in the order :func:`build` adds them; each checks that the ones it needs came first."""
+
+
+def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
+              from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1) -> Model:
+    """An empty model of a validated scenario: its position classes, cluster groups and power
+    models, no families yet (arguments as for :func:`build`)."""
+    ix = index_site(scenario.site)
+    tl = timeline(scenario)
+    objective = Objective(scenario.objective)
+    sense = pulp.LpMaximize if objective.maximise and not elastic else pulp.LpMinimize
+    installed = {c.id for c in scenario.clusters if any(r.cluster == c.id for r in scenario.existing)}
+    m = Model(
+        scenario, ix, pulp.LpProblem("plan", sense), position_classes(scenario, ix, aggregate),
+        cluster_groups(scenario, group_clusters and not elastic, installed), power_model(ix), tl, aggregate=aggregate, elastic=elastic,
+        objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
+    )
+    m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
+    return m
+
+
+def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
+          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1) -> Model:
+    """Build stage: the MILP of a validated scenario (:data:`RECIPE`).
+
+    ``elastic``: every capacity limit gets a slack and the objective becomes
+    min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explainer`).
+    ``group_clusters``: model identical clusters as one group (module docstring).
+    ``from_phase``, ``fixed_buys``: rolling planning (phases before ``from_phase`` are settled: their
+    racks are in ``scenario.existing``, their retrofits in ``fixed_buys``).
+    """
+    m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase)
+    for family in RECIPE:
+        family(m)
+    if elastic:
+        m.prob.setObjective(pulp.lpSum(m.slack[k] * (1.0 / max(m.limits[k].limit, 1.0)) for k in m.slack))
+    else:
+        m.prob.setObjective(objective_expr(m, Objective(scenario.objective)))
+    return m

@@ -1,0 +1,49 @@
+"""Cooling (§5): the heat of every air zone and liquid loop, per phase where what is online changes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.enums import LimitKind, RetrofitKind
+from planner.model.core import Model, summed
+from planner.model.keys import Family, LimitKey
+
+
+def add_cooling_constraints(m: Model) -> None:
+    """Cooling, in each phase where what is online changes: Σ n · p_t · (1 − lf_t) over rows of air
+    zone z ≤ cap_z − fixed heat + Σ raises in effect, and Σ n · p_t · lf_t over rows of liquid loop z
+    (as built, or added by a retrofit) likewise; cap = (units − redundant) × unit kW, 0 before the
+    zone exists; designed fabrics' switches are air cooled in their network row's zone. Named
+    ``cooling(CZ~AIR)``."""
+    m.needs_done("cooling", "counts", "fabric", "fixed_loads", "retrofits")
+    m.done("cooling")
+    types = m.scenario.catalog.by_id()
+    loops = {r.effect.row: r.effect.loop for r in m.scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop}
+    raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for r in m.scenario.retrofits:
+        if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.zones:
+            raises[r.effect.target].append((r.id, r.effect.add_kw))
+    capacity = {z: zone.capacity_kw for z, zone in m.ix.zones.items()}
+    capacity.update({loop.id: loop.capacity_kw for loop in loops.values()})
+    for p in m.points:
+        heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            row = m.ix.rows[key.cls.row].row
+            rt = types[key.rack_type]
+            air, liquid = rt.heat_kw(m.scenario.rack_power_kw(rt))
+            if air > 0:
+                heat[row.air_zone].append((var, round(air, 9)))
+            loop = row.liquid_loop or (loops[row.id].id if row.id in loops else None)
+            if liquid > 0 and loop:
+                heat[loop].append((var, round(liquid, 9)))
+        for row, items in m.fabric_rows.items():  # switches are air cooled
+            heat[m.ix.rows[row].row.air_zone].extend(items)
+        offline = m.tl.offline_zones(p)
+        fixed = m.fixed_heat_at(p)
+        for z, items in heat.items():
+            f0 = fixed.get(z, 0.0)
+            cap = 0.0 if z in offline else capacity[z]
+            extra = [m.effect(r, p) * add for r, add in raises.get(z, [])]
+            m.add_limit(LimitKey(Family.cooling, z, "", m.ph(p)), LimitKind.cooling_zone, summed(items) - pulp.lpSum(extra), cap - f0, "kW", f0)

@@ -1,0 +1,309 @@
+"""The model object: a PuLP problem plus the maps from its pieces back to the site.
+
+Every input and output of a constraint family is a field declared on :class:`Model` (nothing is
+attached on the fly), and each family states what it needs and what it gives through
+:meth:`Model.needs_done` and :meth:`Model.done`, so :func:`planner.model.build` reads as a recipe
+and calling a family before the ones it needs fails with an instruction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pulp
+
+from planner.enums import LimitKind, Scope
+from planner.model.keys import BuyKey, ClassKey, CountKey, LimitKey, ScopeKey, lp_name
+from planner.power_model import PowerModel
+from planner.schema import Cluster, RackType, Scenario
+from planner.site_index import SiteIndex
+from planner.timeline import Timeline
+
+
+@dataclass
+class PositionClass:
+    """Interchangeable positions of one row and one cable-length band."""
+
+    key: ClassKey
+    positions: list[tuple[float, int]]
+    """(cable length m, position index), nearest first."""
+    link: dict[str, str | None]
+    """Rack type → link class it uses here (absent if the type cannot reach)."""
+    cable_m: dict[str, float] = field(default_factory=dict)
+    """Rack type → mean cable length here, m."""
+
+    @property
+    def row(self) -> str:
+        return self.key.row
+
+    @property
+    def size(self) -> int:
+        """Number of positions."""
+        return len(self.positions)
+
+
+@dataclass
+class ClusterGroup:
+    """Clusters the model treats as one (:mod:`planner.model` docstring); ``members`` in scenario order."""
+
+    id: str
+    members: list[Cluster]
+    scope: Scope
+    gpu_types: list[str]
+    storage_type: str | None
+    spares: int = 0
+    """Hot-spare racks per member (of its first GPU rack type, §11)."""
+
+    @property
+    def spare_type(self) -> str | None:
+        return self.gpu_types[0] if self.spares and self.gpu_types else None
+
+    @property
+    def k(self) -> int:
+        return len(self.members)
+
+    @property
+    def head(self) -> Cluster:
+        return self.members[0]
+
+
+@dataclass
+class Limit:
+    """A named ≤ constraint mapped back to the site: family, element, unit, right-hand side."""
+
+    key: LimitKey
+    name: str
+    unit: str
+    limit: float
+    lhs: pulp.LpAffineExpression
+    kind: LimitKind
+    """What is limited, in the plan's utilisation terms."""
+    fixed: float = 0.0
+    """Part of the capacity taken by fixed load (network racks), already off ``limit``."""
+
+    @property
+    def family(self) -> str:
+        return self.key.family
+
+    @property
+    def ident(self) -> str:
+        return self.key.ident
+
+    @property
+    def failed(self) -> str:
+        return self.key.failed
+
+
+@dataclass
+class Needs:
+    """Retrofits a rack type needs in a row: each entry a list of alternatives (any one will do)."""
+
+    loop: list[str] = field(default_factory=list)
+    power: list[str] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.loop or self.power)
+
+
+@dataclass(frozen=True)
+class FixedItem:
+    """A rack that stands in every plan: a pod's network rack or an installed rack."""
+
+    row: str
+    kw: float
+    online: int
+    """Phase index from which it stands."""
+    rack_type: RackType
+
+
+class OrderError(RuntimeError):
+    """A constraint family was called before a family it needs (a bug in the build recipe)."""
+
+
+@dataclass
+class Model:
+    """A built MILP and the maps from its pieces back to the site."""
+
+    scenario: Scenario
+    ix: SiteIndex
+    prob: pulp.LpProblem
+    classes: dict[ClassKey, PositionClass]
+    groups: dict[str, ClusterGroup]
+    pm: PowerModel
+    tl: Timeline
+    aggregate: bool = True
+    elastic: bool = False
+    """Give every capacity limit a slack (for explaining infeasibility)."""
+    objective_name: str = ""
+    """What the model's objective is, in words (the scenario's objective, or the elastic one)."""
+    from_phase: int = 0
+    """First phase index the model may add racks or buy retrofits in (rolling: the current one)."""
+    fixed_buys: tuple = ()
+    """(retrofit, phase) bought before this model (rolling)."""
+    to_phase: int = -1
+    """Last phase index the model decides (rolling: the current one; -1: the last)."""
+
+    # given by the families (each names the family that fills it)
+    pms: dict[int, PowerModel] = field(default_factory=dict)
+    """Phase index → the power model of what is online then (change points only): build()."""
+    fixed_items: list[FixedItem] = field(default_factory=list)
+    """Network racks and installed racks: fixed_loads."""
+    fixed_row_kw: dict[str, float] = field(default_factory=dict)
+    """Fixed load per row, kW: fixed_loads."""
+    fixed_heat: dict[str, float] = field(default_factory=dict)
+    """Fixed heat per cooling zone, kW: fixed_loads."""
+    existing_pod_gpus: dict[str, int] = field(default_factory=dict)
+    existing_pod_racks: dict[str, int] = field(default_factory=dict)
+    existing_gpus: dict[str, int] = field(default_factory=dict)
+    """Cluster → GPUs of its racks already installed: fixed_loads."""
+    existing_home: dict[str, set[str]] = field(default_factory=dict)
+    """Cluster → pods and buildings its installed racks stand in: fixed_loads."""
+    existing_kw: float = 0.0
+    buy: dict[BuyKey, pulp.LpVariable] = field(default_factory=dict)
+    """Retrofit bought in a phase (binary): retrofits."""
+    needs: dict[tuple[ClassKey, str], Needs] = field(default_factory=dict)
+    """(class, rack type) → the retrofits it needs there (empty Needs: fits as built): counts."""
+    n: dict[CountKey, pulp.LpVariable] = field(default_factory=dict)
+    """Rack counts: counts."""
+    fabric_rows: dict[str, list[tuple[pulp.LpVariable, float]]] = field(default_factory=dict)
+    """Network-rack row → (variable, kW) terms of the designed fabrics' power charged to it: fabric."""
+    fabric_pick: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design) → 1 when the cluster is built on that design (clusters with a choice): fabric."""
+    fabric_capex: pulp.LpAffineExpression | None = None
+    """Designed fabrics' switches and links above the racks, USD: fabric."""
+    exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
+    """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>: expressions."""
+    group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """Feed group (with its phase suffix in phased models) → its racks' load P_g, kW: loads."""
+    group_eff: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
+    """Feed group (with phase suffix) → its racks' load at the power their failover policy leaves
+    them in a contingency, kW (only when some cluster caps or sheds): failover."""
+    node_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """Power node (with its phase suffix) → its normal-operation load L_v (only nodes with N-1 limits), kW: power."""
+    z: dict[ScopeKey, pulp.LpVariable] = field(default_factory=dict)
+    """Members of a group homed in a pod or building: clusters."""
+    homes: dict[str, set[str]] = field(default_factory=dict)
+    """Group → the scopes its installed racks fix as homes: clusters."""
+    limits: dict[LimitKey, Limit] = field(default_factory=dict)
+    slack: dict[LimitKey, pulp.LpVariable] = field(default_factory=dict)
+    steps: set[str] = field(default_factory=set)
+    """Families added so far."""
+
+    # ---------------------------------------------------------------- recipe order
+
+    def needs_done(self, family: str, *before: str) -> None:
+        """Fail (with what to do) unless every family in ``before`` was added already."""
+        missing = [b for b in before if b not in self.steps]
+        if missing:
+            raise OrderError(f"the {family} family needs {', '.join(missing)} first: add_{missing[0]}_… before add_{family}_…")
+
+    def done(self, family: str) -> None:
+        """Record that a family was added (once)."""
+        if family in self.steps:
+            raise OrderError(f"the {family} family was added twice; build a new model instead")
+        self.steps.add(family)
+
+    # ---------------------------------------------------------------- helpers
+
+    @property
+    def horizon(self) -> int:
+        """Index of the last phase this model decides."""
+        return len(self.tl.phases) - 1 if self.to_phase < 0 else self.to_phase
+
+    @property
+    def points(self) -> list[int]:
+        """Phase indices where limits are stated: where what is online changes, up to the horizon."""
+        return sorted({p for p in self.tl.change_points() if p <= self.horizon} | {self.horizon})
+
+    @property
+    def size(self) -> dict[str, int]:
+        """Variables, integer variables and constraints."""
+        variables = self.prob.variables()
+        ints = sum(1 for v in variables if v.cat == pulp.LpInteger)
+        return {"variables": len(variables), "integers": ints, "constraints": self.prob.numConstraints()}
+
+    def var(self, name: str, low: float | None = 0, up: float | None = None, integer: bool = False) -> pulp.LpVariable:
+        return self.prob.add_variable(name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous)
+
+    def add(self, constraint: pulp.LpConstraint, name: str) -> None:
+        self.prob.addConstraint(constraint, name)
+
+    def add_limit(self, key: LimitKey, kind: LimitKind, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
+        """Add lhs ≤ limit (with a slack in an elastic model) and record it."""
+        parts = [key.ident, *([key.failed] if key.failed else []), *([key.phase] if key.phase else [])]
+        name = lp_name(key.family, *parts)
+        if self.elastic:
+            s = self.var(lp_name("slack_" + key.family, *parts))
+            self.slack[key] = s
+            self.add(lhs - s <= limit, name)
+        else:
+            self.add(lhs <= limit, name)
+        self.limits[key] = Limit(key, name, unit, float(limit), lhs, kind, float(fixed))
+
+    def upto(self, p: int):
+        """(key, var) of every count added in phase index p or before."""
+        return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p)
+
+    def sfx(self, p: int) -> list[str]:
+        """The phase part of a name (nothing in a scenario without phases)."""
+        return [str(self.tl.phases[p])] if self.tl.phased else []
+
+    def ph(self, p: int) -> str:
+        """Phase ID of index p ("" in a scenario without phases)."""
+        return str(self.tl.phases[p]) if self.tl.phased else ""
+
+    def at_phase(self, name: str, p: int) -> str:
+        """A per-phase map key: ``name|phase`` in phased models, ``name`` otherwise."""
+        return name + (f"|{self.ph(p)}" if self.tl.phased else "")
+
+    def gkw(self, g: str, p: int) -> pulp.LpVariable | None:
+        """P_g in phase index p (None: no rack can stand in the group then)."""
+        return self.group_kw.get(self.at_phase(g, p))
+
+    def effect(self, retrofit: str, p: int) -> pulp.LpAffineExpression:
+        """1 when the retrofit is in effect in phase index p (bought at least lead_phases before, by
+        this model or before it: ``fixed_buys``)."""
+        lead = self.retrofit(retrofit).lead_phases
+        expr = pulp.lpSum(v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p)
+        done = sum(1 for r, ph in self.fixed_buys if r == retrofit and self.tl.at(ph) + lead <= p)
+        return expr + done if done else expr
+
+    def retrofit(self, rid: str):
+        return next(r for r in self.scenario.retrofits if r.id == rid)
+
+    def fixed_at(self, p: int) -> dict[str, float]:
+        """Fixed kW per row standing in phase index p (network racks from their row's phase, installed racks always)."""
+        out: dict[str, float] = defaultdict(float)
+        for it in self.fixed_items:
+            if it.online <= p:
+                out[it.row] += it.kw
+        return dict(out)
+
+    def fixed_heat_at(self, p: int) -> dict[str, float]:
+        """Fixed heat per cooling zone in phase index p, kW."""
+        out: dict[str, float] = defaultdict(float)
+        for it in self.fixed_items:
+            if it.online > p:
+                continue
+            row = self.ix.rows[it.row].row
+            air, liquid = it.rack_type.heat_kw(it.kw)
+            out[row.air_zone] += air
+            if liquid and row.liquid_loop:
+                out[row.liquid_loop] += liquid
+        return dict(out)
+
+    def scope_of_row(self, row_id: str, scope: Scope) -> str:
+        """The pod or building a row belongs to."""
+        ref = self.ix.rows[row_id]
+        return ref.row.pod if scope == Scope.pod else ref.building
+
+
+def summed(items: list[tuple[pulp.LpVariable, float]]) -> pulp.LpAffineExpression:
+    """Σ coefficient × variable, a variable listed twice counted twice (a rack's own power and the
+    fabric power it charges to a network-rack row in the same feed group or zone)."""
+    out: dict[pulp.LpVariable, float] = defaultdict(float)
+    for v, c in items:
+        out[v] += c
+    return pulp.LpAffineExpression([(v, round(c, 9)) for v, c in out.items()])

@@ -1,0 +1,150 @@
+"""Network pods and clusters (§6, §8): pod port and rack limits, and each cluster group's demand
+inside its hop scope (one rack, one pod, one building, or the site)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pulp
+
+from planner.asks import storage_racks
+from planner.enums import Demand, LimitKind, Scope
+from planner.model.core import ClusterGroup, Model
+from planner.model.keys import CountKey, Family, LimitKey, ScopeKey, lp_name
+
+
+def add_pod_constraints(m: Model) -> None:
+    """Pods: Σ n · gpus_t over the pod's rows ≤ max_gpus − installed GPUs; Σ n ≤ max_racks − installed
+    racks (all phases together: racks only add). Named ``pod_gpus(POD~A)``, ``pod_racks(POD~A)``."""
+    m.needs_done("pods", "counts", "fixed_loads")
+    m.done("pods")
+    types = m.scenario.catalog.by_id()
+    gpus: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    racks: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    for key, var in m.n.items():
+        pod = m.ix.rows[key.cls.row].row.pod
+        if types[key.rack_type].gpus:
+            gpus[pod].append((var, types[key.rack_type].gpus))
+        racks[pod].append((var, 1.0))
+    for pod, items in gpus.items():
+        f = m.existing_pod_gpus.get(pod, 0)
+        m.add_limit(LimitKey(Family.pod_gpus, pod), LimitKind.pod_gpus, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
+    for pod, items in racks.items():
+        cap = m.ix.pods[pod].max_racks
+        if cap is not None:
+            f = m.existing_pod_racks.get(pod, 0)
+            m.add_limit(LimitKey(Family.pod_racks, pod), LimitKind.pod_racks, pulp.LpAffineExpression(items), cap - f, "racks", f)
+
+
+def group_counts(m: Model, g: ClusterGroup) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
+    """A group's (racks, hot spares) counts."""
+    every = [(key, var) for key, var in m.n.items() if key.group == g.id]
+    return [(k, v) for k, v in every if k.role != "spare"], [(k, v) for k, v in every if k.role == "spare"]
+
+
+def fixed_homes(m: Model, g: ClusterGroup) -> set[str]:
+    """Scopes where a group of one has racks installed (it is homed there)."""
+    if g.k != 1 or g.scope not in (Scope.pod, Scope.building):
+        return set()
+    return {h for h in m.existing_home.get(g.head.id, set()) if (h in m.ix.pods) == (g.scope == Scope.pod)}
+
+
+def installed_storage(m: Model, g: ClusterGroup) -> int:
+    """Storage racks of a group of one already installed."""
+    return sum(1 for r in m.scenario.existing if r.cluster == g.head.id and r.rack_type == g.storage_type) if g.k == 1 else 0
+
+
+def add_cluster_constraints(m: Model) -> None:
+    """Clusters, per group G of k members with demand d_p each in phase p (installed GPUs E count
+    toward it):
+
+    site scope:   exact Σ GPUs_p = k·d_p − E; at_least ≥; max ≤ (if d given);
+    pod/building: z[G,s] ∈ {0…k} members homed in scope s (a member with installed racks is homed
+                  where they stand), Σ_s z = k (exact, at_least) or ≤ k (max);
+                  GPUs in s in p = d_p·z (exact), ≥ d_p·z and ≤ ports_s·z (at_least),
+                  ≤ min(d_p, ports_s)·z (max); racks in s ≤ R·z, R the most racks one member
+                  takes there;
+    rack scope:   one rack per cluster (k = 1).
+
+    Named ``demand(job~a)``, ``scope_gpus(job~a,POD~1)``, ``homes(job~a)``. Gives ``m.z`` and ``m.homes``."""
+    m.needs_done("clusters", "counts", "fixed_loads")
+    m.done("clusters")
+    s = m.scenario
+    types = s.catalog.by_id()
+    n_ph = m.horizon + 1
+    racks_cap: dict[Scope, dict[str, int]] = {sc: defaultdict(int) for sc in (Scope.pod, Scope.building)}
+    for cls in m.classes.values():
+        for sc in racks_cap:
+            racks_cap[sc][m.scope_of_row(cls.row, sc)] += cls.size
+    ports: dict[Scope, dict[str, int]] = {sc: defaultdict(int) for sc in (Scope.pod, Scope.building)}
+    for pid, pod in m.ix.pods.items():
+        ports[Scope.pod][pid] += pod.max_gpus
+        ports[Scope.building][m.ix.halls[m.ix.pod_hall[pid]][0]] += pod.max_gpus
+    for g in m.groups.values():
+        head = g.head
+        k = g.k
+        base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
+        mine, spare = group_counts(m, g)
+        store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
+        if g.scope in (Scope.site, Scope.rack):
+            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
+                d = m.tl.demand(head, p)
+                gpus = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine
+                                                 if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                if head.demand == Demand.exact:
+                    m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+                elif head.demand == Demand.at_least:
+                    m.add(gpus >= k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+                elif d is not None:
+                    m.add_limit(LimitKey(Family.demand_cap, g.id, "", m.ph(p)), LimitKind.demand_cap, gpus, k * d - base, "GPUs", base)
+            if g.scope == Scope.rack:
+                m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
+            continue
+        by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
+        for key, var in mine:
+            by_scope[m.scope_of_row(key.cls.row, g.scope)].append((key, var))
+        for key, _ in spare:
+            by_scope.setdefault(m.scope_of_row(key.cls.row, g.scope), [])
+        homes = m.homes[g.id] = fixed_homes(m, g)
+        for sid in homes:
+            by_scope.setdefault(sid, [])
+        gpu_sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
+        d_max = max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0) if head.gpus is not None or head.gpus_by_phase else None
+        per_member_racks = None
+        if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
+            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + storage_racks(s, head)
+        zs = []
+        for sid, items in sorted(by_scope.items()):
+            fixed_home = sid in homes
+            z = m.var(lp_name("z", g.id, sid), 1 if fixed_home else 0, k, integer=True)
+            m.z[ScopeKey(g.id, sid)] = z
+            zs.append(z)
+            big = racks_cap[g.scope][sid]
+            if g.scope == Scope.pod and m.ix.pods[sid].max_racks is not None:
+                big = min(big, m.ix.pods[sid].max_racks + storage_racks(s, head))
+            if per_member_racks is not None:
+                big = min(big, per_member_racks)
+            if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
+                big += (d_max or 0) + storage_racks(s, head)
+            m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
+            here = base if fixed_home else 0
+            cap = ports[g.scope][sid]
+            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
+                d = m.tl.demand(head, p)
+                g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items
+                                               if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
+                if m.elastic:
+                    big_gpus = max(big_gpus, d or 0) + cap
+                if head.demand == Demand.exact:
+                    m.add(g_s - d * z == -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+                else:
+                    m.add(g_s - big_gpus * z <= -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+                    if head.demand == Demand.at_least:
+                        m.add(g_s - d * z >= -here, lp_name("scope_demand", g.id, sid, *m.sfx(p)))
+        total = pulp.lpSum(zs)
+        if head.demand in (Demand.exact, Demand.at_least):
+            m.add(total == k, lp_name("homes", g.id))
+        else:
+            m.add(total <= k, lp_name("homes", g.id))

@@ -1,0 +1,98 @@
+"""Named expressions (GPUs, PFLOPS, capex, TCO, IT kW, cable), budgets and the objective. Every
+money figure comes from :mod:`planner.costs`, the same formulas the KPIs use."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, phase_years, rack_capex_usd, rack_cost
+from planner.enums import LimitKind, Objective
+from planner.model.core import Model
+from planner.model.keys import Family, LimitKey
+from planner.site_index import network_racks
+
+
+def add_expressions(m: Model) -> None:
+    """Named expressions (planner.costs for every money figure): gpus and pflops (in the last phase;
+    the objective of a phased max_* sums them over phases), capex_usd (equipment + facility +
+    retrofits, plus the network racks' facility as a constant), tco_usd (each rack from its phase's
+    start), it_kw, cable_usd, cable_m."""
+    m.needs_done("expressions", "counts", "retrofits", "fabric")
+    m.done("expressions")
+    s = m.scenario
+    types = s.catalog.by_id()
+    classes = {c.id: c for c in s.site.fabric.link_classes}
+    fabric = s.site.fabric.cost_usd_per_gpu
+    years = phase_years(s)
+    n_ph = len(m.tl.phases)
+    e: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    for key, var in m.n.items():
+        rt = types[key.rack_type]
+        cls = m.classes[key.cls]
+        lc = cls.link.get(key.rack_type)
+        link = classes[lc] if lc else None
+        kw = s.rack_power_kw(rt)
+        per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
+        cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0))
+        if not key.role:  # hot spares: paid for and powered, not counted as GPUs
+            e["gpus"].append((var, rt.gpus))
+            e[f"gpus:{key.group}"].append((var, rt.gpus))
+            e["gpu_phases"].append((var, rt.gpus * (n_ph - m.tl.at(key.phase))))
+            e["pflops"].append((var, rt.pflops_bf16))
+            e["pflop_phases"].append((var, rt.pflops_bf16 * (n_ph - m.tl.at(key.phase))))
+        e["capex_usd"].append((var, cost.capex_usd))
+        e["tco_usd"].append((var, cost.tco_usd))
+        e["it_kw"].append((var, kw))
+        e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
+        e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
+    for key, var in m.buy.items():
+        r = m.retrofit(key.retrofit)
+        e["capex_usd"].append((var, r.cost_usd))
+        e["tco_usd"].append((var, r.cost_usd * discount(years.get(key.phase, 0.0), s.costs.discount_rate)))
+    m.exprs = {name: pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c]) for name, items in e.items()}
+    for key in ("gpus", "gpu_phases", "pflops", "pflop_phases", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
+        m.exprs.setdefault(key, pulp.LpAffineExpression())
+    for g in m.groups:
+        m.exprs.setdefault(f"gpus:{g}", pulp.LpAffineExpression())
+    net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+    net_facility = facility_usd(net_kw, s.costs)
+    # installed racks: sunk capex, running opex (as the KPIs count them)
+    inst_opex = 0.0
+    for r in s.existing:
+        t = types[r.rack_type]
+        link = classes.get(r.link_class or "")
+        inst_opex += rack_cost(t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True).tco_usd
+    if m.fabric_capex is not None:  # built at the start: undiscounted (as the KPIs count it)
+        m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex
+        m.exprs["tco_usd"] = m.exprs["tco_usd"] + m.fabric_capex
+    m.exprs["capex_usd"].constant = round(net_facility, 6)
+    m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
+
+
+def add_budget_constraints(m: Model) -> None:
+    """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.costs) ≤ capex_usd; IT power of
+    all racks (installed included) in the last phase ≤ it_power_kw."""
+    m.needs_done("budgets", "expressions", "fixed_loads")
+    m.done("budgets")
+    b = m.scenario.budgets
+    if b.capex_usd is not None:
+        m.add_limit(LimitKey(Family.budget, "capex_usd"), LimitKind.budget, m.exprs["capex_usd"], b.capex_usd, "USD")
+    if b.it_power_kw is not None:
+        m.add_limit(LimitKey(Family.budget, "it_power_kw"), LimitKind.budget, m.exprs["it_kw"], b.it_power_kw - m.existing_kw, "kW", m.existing_kw)
+
+
+OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
+"""Objective → the named expression it optimises (sense from :attr:`Objective.maximise`); a phased
+max_gpus or max_pflops optimises the sum over phases (gpu_phases, pflop_phases): earlier is better."""
+
+
+def objective_expr(m: Model, objective: Objective) -> pulp.LpAffineExpression:
+    """The expression an objective optimises in this model (see :data:`OBJECTIVES`)."""
+    name = OBJECTIVES[objective]
+    if m.tl.phased and name == "gpus":
+        name = "gpu_phases"
+    if m.tl.phased and name == "pflops":
+        name = "pflop_phases"
+    return m.exprs[name]

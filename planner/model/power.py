@@ -1,0 +1,91 @@
+"""Power (§4): feed-group loads and the node limits in normal operation and under N-1, stated in
+each phase where what is online changes (coefficients from :mod:`planner.power_model`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.enums import LimitKind, RetrofitKind
+from planner.model.core import Model, summed
+from planner.model.keys import Family, LimitKey, lp_name
+
+
+def add_group_load_definitions(m: Model) -> None:
+    """Feed-group load in phase p: P_{g,p} = Σ_{k in rows of g, t, G, q ≤ p} n[k,t,G,q] · p_t (kW),
+    p_t the planning power of t, plus the designed fabrics' power charged to network-rack rows of
+    g; only at the phases where a power limit is stated; named ``load(BW~A1&BW~B1)`` after the
+    group's feeds. Gives ``m.group_kw``."""
+    m.needs_done("loads", "counts", "fabric")
+    m.done("loads")
+    types = m.scenario.catalog.by_id()
+    for p in m.points:
+        terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
+        for row, items in m.fabric_rows.items():  # single-phase only (checked on input)
+            terms[m.pm.group_of_row[row]].extend(items)
+        for g, items in terms.items():
+            v = m.var(lp_name("load", g, *m.sfx(p)))
+            m.group_kw[m.at_phase(g, p)] = v
+            m.add(summed(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
+
+
+def add_power_constraints(m: Model) -> None:
+    """Power, normal and N-1, in each phase where what is online changes (coefficients from
+    :mod:`planner.power_model` over the nodes online then), F the fixed loads, R the capacity
+    retrofits in effect:
+
+    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v has N-1 limits);
+    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g δ_f(v,g) F_g;
+
+    with a failover policy in force, racks in the rows a failure hits count at the power their
+    policy leaves them: a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P. A redundant group that some
+    single failure leaves without feeds, or a group with no feed online yet, gets P_g = 0. Named
+    ``power(UPS~A)`` and ``power_n1(BW~B1,UPS~A)``: BW-B1 when UPS-A has failed."""
+    m.needs_done("power", "loads", "failover", "fixed_loads", "retrofits")
+    m.done("power")
+    raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for r in m.scenario.retrofits:
+        if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.power_nodes:
+            raises[r.effect.target].append((r.id, r.effect.add_kw))
+    for p in m.points:
+        pm = m.pms[p]
+        fixed = pm.fixed_by_group(m.fixed_at(p))
+        ph = m.ph(p)
+        live = {g for g in pm.groups if m.gkw(g, p) is not None}
+        with_n1 = {c.node for c in pm.contingencies if any(g in live for g in c.delta)}
+        for v, coef in pm.normal.items():
+            items = [(m.gkw(g, p), a) for g, a in coef.items() if g in live]
+            if not items:
+                continue
+            expr = pulp.LpAffineExpression(items)
+            if v in with_n1:
+                lv = m.var(lp_name("node_load", v, *m.sfx(p)))
+                m.node_kw[m.at_phase(v, p)] = lv
+                m.add(expr - lv == 0, lp_name("node_load_def", v, *m.sfx(p)))
+                expr = pulp.LpAffineExpression([(lv, 1.0)])
+            extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
+            f0 = pm.fixed_normal(v, fixed)
+            m.add_limit(LimitKey(Family.power, v, "", ph), LimitKind.power_node, expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
+        for c in pm.contingencies:
+            lv = m.node_kw.get(m.at_phase(c.node, p))
+            hit = [g for g in c.delta if g in live]
+            if not hit or lv is None:
+                continue
+            if m.group_eff:
+                a0 = pm.normal.get(c.node, {})
+                moved = pulp.lpSum((c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)] - a0.get(g, 0.0) * m.gkw(g, p) for g in hit)
+                expr = lv + moved
+            else:
+                expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
+            f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
+            extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
+            m.add_limit(LimitKey(Family.power_n1, c.node, c.failed, ph), LimitKind.power_node, expr - pulp.lpSum(extra),
+                        pm.usable_kw[c.node] - f1, "kW", f1)
+        for g, failed in pm.forced_empty.items():
+            if g in live:
+                m.add_limit(LimitKey(Family.redundant, g, failed, ph), LimitKind.row_redundant, pulp.LpAffineExpression([(m.gkw(g, p), 1.0)]), 0.0, "kW")
+        for g in sorted(pm.dark & live):
+            m.add_limit(LimitKey(Family.unpowered, g, "", ph), LimitKind.row_unpowered, pulp.LpAffineExpression([(m.gkw(g, p), 1.0)]), 0.0, "kW")

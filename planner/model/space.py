@@ -1,0 +1,55 @@
+"""Space and fixed loads: what stands in every plan, and positions per class. Weight, floor load,
+rack power and cooling medium are per-position filters (:func:`planner.site_index.fits`): a count
+exists only where its rack type fits."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.enums import LimitKind
+from planner.model.core import FixedItem, Model
+from planner.model.keys import ClassKey, Family, LimitKey, class_label
+from planner.site_index import network_racks
+
+
+def add_fixed_loads(m: Model) -> None:
+    """Fixed load: every pod's network rack (from its row's phase) and every installed rack: power
+    on its row, heat in its row's zones, GPUs and a rack in its pod, GPUs toward its cluster.
+    Gives ``m.fixed_items``, ``m.fixed_row_kw``, ``m.fixed_heat`` and the ``existing_*`` maps."""
+    m.done("fixed_loads")
+    s = m.scenario
+    types = s.catalog.by_id()
+    for _, row_id, t in network_racks(s):
+        m.fixed_items.append(FixedItem(row_id, s.rack_power_kw(t), m.tl.row_on.get(row_id, 0), t))
+    for r in s.existing:
+        t = types[r.rack_type]
+        kw = s.rack_power_kw(t)
+        m.fixed_items.append(FixedItem(r.row, kw, 0, t))
+        m.existing_kw += kw
+        pod = m.ix.rows[r.row].row.pod
+        m.existing_pod_gpus[pod] = m.existing_pod_gpus.get(pod, 0) + t.gpus
+        m.existing_pod_racks[pod] = m.existing_pod_racks.get(pod, 0) + 1
+        m.existing_gpus[r.cluster] = m.existing_gpus.get(r.cluster, 0) + t.gpus
+        m.existing_home.setdefault(r.cluster, set()).update({pod, m.ix.rows[r.row].building})
+    for it in m.fixed_items:
+        m.fixed_row_kw[it.row] = m.fixed_row_kw.get(it.row, 0.0) + it.kw
+        row = m.ix.rows[it.row].row
+        air, liquid = it.rack_type.heat_kw(it.kw)
+        m.fixed_heat[row.air_zone] = m.fixed_heat.get(row.air_zone, 0.0) + air
+        if liquid and row.liquid_loop:
+            m.fixed_heat[row.liquid_loop] = m.fixed_heat.get(row.liquid_loop, 0.0) + liquid
+
+
+def add_space_constraints(m: Model) -> None:
+    """Space: Σ_{t,G,p} n[k,t,G,p] ≤ size_k for every class k (racks never leave, so the last
+    phase's count bounds every earlier one); named ``space(R01@2)``."""
+    m.needs_done("space", "counts")
+    m.done("space")
+    by_class: dict[ClassKey, list[pulp.LpVariable]] = defaultdict(list)
+    for key, var in m.n.items():
+        by_class[key.cls].append(var)
+    for k, vars_ in by_class.items():
+        if len(vars_) > 1 or m.elastic:
+            m.add_limit(LimitKey(Family.space, class_label(k)), LimitKind.row_positions, pulp.lpSum(vars_), m.classes[k].size, "positions")

@@ -1,0 +1,68 @@
+"""Storage racks and hot spares (§11): placed with their cluster, inside its hop scope."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.asks import storage_racks
+from planner.enums import LimitKind, Scope
+from planner.model.core import Limit, Model
+from planner.model.keys import Family, LimitKey, lp_name
+from planner.model.network import group_counts, installed_storage
+
+
+def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rhs: float, need: int | None) -> None:
+    """Storage racks placed = wanted (``lhs == rhs``); in an elastic model the count may fall short
+    by a slack (so an explanation can say by how much storage is short, and where)."""
+    name = lp_name("scope_storage", gid, sid) if sid else lp_name("storage", gid)
+    if not m.elastic:
+        m.add(lhs == rhs, name)
+        return
+    key = LimitKey(Family.storage, f"{gid}@{sid}")
+    slack = m.var(lp_name("slack_storage", gid, sid))
+    m.slack[key] = slack
+    m.add(lhs <= rhs, name + "_le")
+    m.add(lhs + slack >= rhs, name)
+    m.limits[key] = Limit(key, name, "racks", float(need if need is not None else rhs), lhs, LimitKind.storage)
+
+
+def add_storage_constraints(m: Model) -> None:
+    """Per group G of k members, each wanting s storage racks (:func:`planner.asks.storage_racks`)
+    and h hot spares (:func:`planner.asks.spares_needed`), I of its storage racks installed:
+
+    site and rack scope:  Σ storage racks = k·s − I;  Σ spares = k·h;
+    pod/building scope:   storage racks in scope σ = s·z[G,σ] − I_σ;  spares in σ = h·z[G,σ].
+
+    Named ``storage(job~a)``, ``scope_storage(job~a,POD~1)``, ``spares(job~a)``, ``scope_spares(job~a,POD~1)``."""
+    m.needs_done("storage", "counts", "clusters")
+    m.done("storage")
+    s = m.scenario
+    for g in m.groups.values():
+        if not g.storage_type and not g.spares:
+            continue
+        mine, spare = group_counts(m, g)
+        want = storage_racks(s, g.head)
+        if g.scope in (Scope.site, Scope.rack):
+            if g.spares:
+                m.add(pulp.lpSum(var for _, var in spare) == g.k * g.spares, lp_name("spares", g.id))
+            if g.storage_type:
+                store = [var for key, var in mine if key.rack_type == g.storage_type]
+                _storage_rows(m, g.id, "", pulp.lpSum(store), g.k * want - installed_storage(m, g), None)
+            continue
+        store_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
+        spare_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
+        for key, var in mine:
+            if key.rack_type == g.storage_type:
+                store_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
+        for key, var in spare:
+            spare_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
+        for (gid, sid), z in m.z.items():
+            if gid != g.id:
+                continue
+            if g.spares:  # hot spares stand where the cluster is homed
+                m.add(pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid))
+            if g.storage_type:
+                have = installed_storage(m, g) if sid in m.homes.get(g.id, set()) else 0
+                _storage_rows(m, g.id, sid, pulp.lpSum(store_in.get(sid, [])) - want * z, -have, want)
