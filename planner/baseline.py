@@ -26,7 +26,7 @@ from planner.power_model import PowerModel, power_model
 from planner.schema import Cluster, Demand, RackType, Scenario
 from planner.site_index import fits, index_site, network_racks, place
 from planner.timeline import timeline
-from planner.verifier import verify
+from planner.verifier import spread_violations, verify
 from planner.version import __version__
 
 TOL = 1e-9
@@ -35,7 +35,6 @@ TOL = 1e-9
 class PowerState:
     """Node loads under normal operation and every kept contingency, updated rack by rack
     (coefficients from :mod:`planner.power_model`)."""
-
     def __init__(self, pm: PowerModel, fixed_row_kw: dict[str, float]) -> None:
         self.pm = pm
         fixed = pm.fixed_by_group(fixed_row_kw)
@@ -96,7 +95,6 @@ def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
 class _FirstFit:
     """State of a first-fit run (:func:`greedy_racks`): what stands where and the loads it makes,
     across phases; :meth:`begin_phase` sets up what is online in one phase."""
-
     def __init__(self, scenario: Scenario) -> None:
         s = self.s = scenario
         self.ix = ix = index_site(s.site)
@@ -354,8 +352,6 @@ def _spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
     """Clusters whose spread limits the racks break."""
     if all((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None) for c in scenario.clusters):
         return set()
-    from planner.verifier import spread_violations
-
     return {v.element.removeprefix("cluster ") for v in spread_violations(scenario, racks)}
 
 

@@ -48,8 +48,17 @@ import pulp
 
 from planner.enums import Objective, Scope, Status
 from planner.errors import InputError, SolverFailure
+from planner.kpis import objective_value
+from planner.loader import scenario_from_data, scenario_hash
+from planner.model import build, cluster_groups
+from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
+from planner.solvers import SolveRequest, from_name
+from planner.solving import evaluate, gap_of
+from planner.sweep import run_jobs
+from planner.variants import scenario_data
+from planner.version import __version__
 
 ROUNDS = 6
 """Most master ↔ building rounds before giving up."""
@@ -64,9 +73,6 @@ SPANNING = (Scope.site,)
 
 def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
     """Solve one building sub-scenario; returns {"part", "plan" (JSON) | "error", "s"}."""
-    from planner.loader import scenario_from_data
-    from planner.pipeline import plan_scenario
-
     t0 = time.perf_counter()
     try:
         plan = plan_scenario(scenario_from_data(json.loads(data_json)), time_limit_s=time_limit_s)
@@ -81,7 +87,6 @@ def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
 @dataclass
 class Group:
     """Identical clusters (or one spanning cluster) the master places together."""
-
     id: str
     members: list[dict]
     demand: Demand
@@ -94,7 +99,6 @@ class Group:
 @dataclass
 class Proposal:
     """What a building can host of one group alone."""
-
     cap: float = 0.0
     whole: int = 0
     kw: float = 0.0
@@ -116,8 +120,6 @@ class Decomposition:
 
 def _groups(scenario: Scenario, data: dict) -> list[Group]:
     """Groups of identical building-bound clusters; every spanning cluster alone."""
-    from planner.model import cluster_groups
-
     types = scenario.catalog.by_id()
     by_id = {c["id"]: c for c in data["clusters"]}
     out = []
@@ -158,9 +160,6 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
             time_limit_s: float) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
     """The coordinating MILP (module docstring). Returns GPUs and whole clusters per (group,
     building) and the estimated use per building ({"kw", "capex"}), or None without a solution."""
-    from planner.solvers import SolveRequest, from_name
-    from planner.solving import evaluate
-
     objective = Objective(scenario.objective)
     prob = pulp.LpProblem("master", pulp.LpMaximize if objective.maximise else pulp.LpMinimize)
     gpus: dict[tuple[str, str], pulp.LpAffineExpression] = {}
@@ -290,10 +289,6 @@ def _recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], al
 def lp_bound(scenario: Scenario, time_limit_s: float) -> float | None:
     """Objective of the LP relaxation of the monolithic model (a bound on any plan), recomputed
     from the values the solver returns."""
-    from planner.model import build
-    from planner.solvers import SolveRequest, from_name
-    from planner.solving import evaluate
-
     m = build(scenario)
     res = from_name("highs").solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0,
                                                 relax_integrality=True))
@@ -313,14 +308,6 @@ def _round_share(total: int | None, shares: dict[str, float], unit: int, demand:
 def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
                     time_limit_s: float | None = None, progress: Callable[[str], None] | None = None) -> Decomposition:
     """Decomposition by building (module docstring): a verified plan of the whole scenario."""
-    from planner.kpis import objective_value
-    from planner.loader import scenario_hash
-    from planner.pipeline import finish_plan
-    from planner.solving import gap_of
-    from planner.sweep import run_jobs
-    from planner.variants import scenario_data
-    from planner.version import __version__
-
     say = progress or (lambda _m: None)
     if scenario.phases or scenario.retrofits or scenario.existing:
         raise InputError("--decompose plans single-phase greenfield scenarios: this one has phases, retrofits or installed racks "
@@ -487,9 +474,6 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
 
 
 def _empty(scenario: Scenario, status: Status, notes: list[str], stages: dict[str, float], rounds: int) -> Decomposition:
-    from planner.loader import scenario_hash
-    from planner.pipeline import finish_plan
-    from planner.version import __version__
 
     plan = Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
                 status=status, objective=scenario.objective, notes=notes)

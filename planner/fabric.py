@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from planner.schema import Cluster, FabricDesign, LinkClass, PlacedRack, RackType, Scenario, SwitchModel
+from planner.schema import Cluster, ClusterFabric, FabricDesign, LinkClass, PlacedRack, RackType, Scenario, SwitchModel
 
 
 @dataclass
@@ -243,3 +243,9 @@ def network_kw_by_pod(scenario: Scenario, racks: Iterable[PlacedRack], chosen: d
             cache[key] = rates(scenario, d, t).kw_per_gpu
         out[pod_of_row[r.row]] += cache[key] * t.gpus
     return dict(out)
+
+
+def fabric_entry(cluster: str, z: Size) -> ClusterFabric:
+    """The plan's record of one cluster's sized fabric."""
+    return ClusterFabric(cluster=cluster, design=z.design, endpoints=z.endpoints, switches=z.switches, links=z.links, kw=round(z.kw, 6),
+                         capex_usd=round(z.capex_usd, 2), network_racks=z.network_racks, max_endpoints=z.max_endpoints, max_hops=z.max_hops)

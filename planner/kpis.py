@@ -35,6 +35,7 @@ from planner.costs import (
     rack_cost,
 )
 from planner.enums import LimitKind
+from planner.fabric import design_of, fabric_sizes
 from planner.schema import Kpis, PhaseSummary, PlacedRack, Scenario
 from planner.site_index import fits, index_site, network_racks
 
@@ -56,8 +57,6 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
                  chosen: dict[str, str] | None = None) -> Kpis:
     """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
     ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several)."""
-    from planner.fabric import design_of, fabric_sizes
-
     racks = list(racks)
     designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
     types = scenario.catalog.by_id()
@@ -183,7 +182,6 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
 def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict) -> list:
     """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
     capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
-
     if not scenario.phases:
         return []
     types = scenario.catalog.by_id()
@@ -230,7 +228,6 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
     above the row's feeds keeps its worst single-failure load plus the rack within its usable
     capacity: a conservative screen). If no position passes, the root's room is stranded, attributed
     to the check most positions fail first. Returns (total kW, [(root, kW, reason)])."""
-
     types = scenario.catalog.by_id()
     allowed = {t for c in scenario.clusters for t in scenario.gpu_types_for(c)}
     if not allowed:

@@ -16,13 +16,15 @@ from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.errors import SolverFailure
+from planner.fabric import fabric_entry, fabric_sizes
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
 from planner.loader import scenario_hash
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
-from planner.plan import BoughtRetrofit, PlacedRack, Plan, StrandedPower, chosen_fabrics
+from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan, StrandedPower, chosen_fabrics
+from planner.reliability import reliability_report
 from planner.schema import Scenario
 from planner.site_index import place
-from planner.solving import Progress, ProgressFn, SolveResult, counts_from, gap_of, solve
+from planner.solving import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
 from planner.verifier import verify
 from planner.version import __version__
 
@@ -164,8 +166,6 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
     racks = fill(m, result.counts, result.values) if result.objective is not None else []
     fabric = None
     if s.fabrics and result.objective is not None:
-        from planner.plan import ClusterFabric
-
         picked = {c: d for (c, d), y in m.fabric_pick.items() if result.values.get(y.name, 0.0) > 0.5}
         fabric = [ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0])) for c in s.clusters if c.fabrics]
     bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
@@ -196,9 +196,6 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     chosen = chosen_fabrics(plan)
     fabric = None
     if scenario.fabrics and plan.racks:
-        from planner.fabric import fabric_sizes
-        from planner.verifier import fabric_entry
-
         fabric = [fabric_entry(cid, z) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
         plan = plan.model_copy(update={"fabric": fabric})
     rep = verify(plan, scenario)
@@ -208,8 +205,6 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
     kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
-    from planner.reliability import reliability_report
-
     return plan.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
         "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
@@ -227,8 +222,6 @@ def _better(maximise: bool, a: float, b: float) -> bool:
 def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float) -> SolveResult:
     """Fall back on the first-fit plan when it meets every demand and the solver returned
     nothing, or something worse (status feasible; gap against the solver's bound if it has one)."""
-    from planner.solving import evaluate
-
     if not greedy or m.elastic:
         return result
     start = start_from_racks(m, greedy)

@@ -99,3 +99,31 @@ def test_the_schema_imports_nothing_but_enums() -> None:
     for m, deps in edges.items():
         if m.startswith("planner.schema"):
             assert {d for d in deps if not d.startswith("planner.schema")} <= {"planner.enums"}, m
+
+
+OPTIMISER = {"planner.model", "planner.solving", "planner.solvers", "planner.pipeline", "planner.baseline", "planner.explainer",
+             "planner.decompose", "planner.fabric", "planner.asks", "planner.power_model", "planner.site_index", "planner.kpis",
+             "planner.costs", "planner.reliability", "planner.timeline"}
+"""Modules of the optimiser and its shared figures (and the packages they live in)."""
+CHECKS = ("planner.verifier.placement", "planner.verifier.capacity", "planner.verifier.clusters", "planner.verifier.site",
+          "planner.verifier.fabric", "planner.verifier.asks", "planner.verifier.report")
+"""The verifier's constraint checks and what they stand on: the independent second opinion."""
+
+
+def _reaches(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, stack = set(), [start]
+    while stack:
+        for d in edges.get(stack.pop(), ()):
+            if d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return seen
+
+
+def test_the_verifiers_constraint_checks_import_only_the_schema_and_enums() -> None:
+    edges = import_graph()
+    allowed = {"planner.enums", "planner.yamlio"} | {m for m in edges if m.startswith("planner.schema")} | set(CHECKS)
+    for module in CHECKS:
+        reach = _reaches(edges, module)
+        assert reach <= allowed, f"{module} reaches {sorted(reach - allowed)}"
+        assert not reach & {m for m in edges if any(m == o or m.startswith(o + ".") for o in OPTIMISER)}, module

@@ -1,0 +1,92 @@
+"""Verify stage: re-check every constraint from the plan alone, without the solver.
+
+The independent second opinion: the constraint checks (:mod:`~planner.verifier.placement`,
+:mod:`~planner.verifier.capacity`, :mod:`~planner.verifier.clusters`, with their own site
+look-ups, geometry, power flows, fabric sizing and reliability asks in
+:mod:`~planner.verifier.site`, :mod:`~planner.verifier.fabric`, :mod:`~planner.verifier.asks`)
+import only the schema and the enums, never the optimiser's modules (a test walks the imports).
+The claim checks (:mod:`~planner.verifier.claims`) recompute every figure the plan states.
+Checks:
+
+- placement: the row exists in the stated building and hall, the position is
+  in range, not reserved, not a pod's network rack, and holds one rack;
+  coordinates and cable length (Manhattan distance to the pod's network rack
+  plus the tray allowance) match the site geometry;
+- rack fit: limit power (nameplate, or planning power if the scenario says so)
+  ≤ row max_rack_power_kw; weight ≤ max_rack_weight_kg; floor load
+  (weight ÷ (pitch × depth)) ≤ the hall's rating; liquid_fraction > 0 only in
+  rows with a liquid loop; the link class is accepted by the rack type,
+  reaches the cable length (and max_cable_m) and is the shortest that does;
+- power, normal: every node's load ≤ derate × capacity, where a row's load
+  (its racks plus any pod network rack standing in it) splits evenly over its
+  feeds and a node carries its whole subtree;
+- power, N-1: for every node with can_fail, its subtree is dead; a row with
+  live feeds splits its load evenly over them, a row without drops (never
+  allowed for a ``redundant`` row carrying load); every surviving node stays
+  within derate × capacity. Normal loads are computed once and each failure
+  is applied as a change over the rows it touches (linear in the plan);
+- cooling: Σ power × (1 − liquid_fraction) per air zone and
+  Σ power × liquid_fraction per liquid loop, network racks included,
+  ≤ (units − redundant) × unit capacity;
+- pods: GPUs ≤ max_gpus, racks ≤ max_racks;
+- clusters: allowed rack types (and HBM need), GPU demand (exact / at least /
+  at most), storage racks, and the hop budget: the hops between its two
+  farthest racks (same rack, pod, building, or across buildings) ≤ max_hops;
+- budgets: capex and IT power of the placed racks;
+- claims: every figure the plan states (see :func:`_claim_checks`).
+"""
+
+from __future__ import annotations
+
+from planner.schema import Plan, Scenario
+from planner.verifier.capacity import cooling_checks, hall_usage, pod_checks, power_checks
+from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
+from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
+from planner.verifier.placement import existing_checks, rack_checks, retrofit_checks
+from planner.verifier.report import TOL, VerifyReport, Violation
+from planner.verifier.site import phase_states, site_view
+
+__all__ = ["TOL", "VerifyReport", "Violation", "scenario_mismatch", "spread_violations", "verify"]
+
+
+def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
+    """Spread-limit violations of a set of racks (for the first-fit start)."""
+    rep = VerifyReport()
+    spread_checks(Plan(scenario_name=scenario.name, racks=racks), scenario, site_view(scenario), rep)
+    return rep.violations
+
+
+def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
+    """Check every constraint of ``scenario`` on ``plan`` (list in the module docstring) and
+    every figure the plan claims (:func:`planner.verifier.claims.claim_checks`)."""
+    rep = VerifyReport()
+    other = scenario_mismatch(plan, scenario)
+    if other:
+        rep.add("scenario", "scenario", other)
+        return rep
+    hash_checks(plan, scenario, rep)
+    site = site_view(scenario)
+    states = phase_states(plan, scenario, site)
+    rack_checks(plan, scenario, site, rep, states)
+    existing_checks(plan, scenario, rep)
+    retrofit_checks(plan, scenario, site, rep)
+    for st in states:
+        last = st is states[-1]
+        if st.id is not None:
+            before = len(rep.usage)
+            power_checks(scenario, site, rep, st, usage=True)
+            cooling_checks(scenario, site, rep, st, usage=True)
+            rep.phase_usage[st.id] = rep.usage[before:]
+            if not last:
+                del rep.usage[before:]
+        else:
+            power_checks(scenario, site, rep, st, usage=last)
+            cooling_checks(scenario, site, rep, st, usage=last)
+    pod_checks(plan, scenario, site, rep)
+    hall_usage(plan, site, rep)
+    cluster_checks(plan, scenario, site, rep, states)
+    spread_checks(plan, scenario, site, rep)
+    fabric_checks(plan, scenario, rep)
+    budget_checks(plan, scenario, rep)
+    claim_checks(plan, scenario, rep)
+    return rep

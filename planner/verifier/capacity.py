@@ -1,0 +1,163 @@
+"""Capacity checks: power in normal operation and under every single failure (with failover
+policies), cooling per zone and loop, pod ports and racks, and the use of every limit."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from planner.enums import LimitKind
+from planner.schema import Plan, Scenario, Usage
+from planner.verifier.report import TOL, VerifyReport, fmt
+from planner.verifier.site import PhaseState, SiteView, network_load
+
+
+def row_loads(racks, scenario: Scenario, site: SiteView, state: PhaseState, policy: bool = False) -> dict[str, float]:
+    """kW per row: its racks standing, any pod network rack standing in it (from its row's phase)
+    and the designed-fabric power charged to it. ``policy``: in a contingency that hits the row,
+    each rack at the share its cluster's failover policy leaves it (keep 1, cap cap_ratio, shed 0;
+    SPEC §4); network racks and switches in full."""
+    types = scenario.catalog.by_id()
+    share = {c.id: c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters} if policy else {}
+    loads: dict[str, float] = defaultdict(float)
+    for r in racks:
+        if r.row in site.rows and r.rack_type in types:
+            loads[r.row] += scenario.rack_power_kw(types[r.rack_type]) * share.get(r.cluster, 1.0)
+    for row, t in network_load(scenario, site):
+        if site.on.get(row, 0) <= state.index:
+            loads[row] += scenario.rack_power_kw(t)
+    for row, kw in state.fabric_kw.items():
+        loads[row] += kw
+    return loads
+
+
+def feed_shares(kw: float, feeds: list[str], dead: set[str], site: SiteView) -> dict[str, float] | None:
+    """kW each node carries of one row's load with ``dead`` nodes failed; none if no feed is live."""
+    live = [f for f in feeds if f not in dead]
+    if not live:
+        return None
+    out: dict[str, float] = defaultdict(float)
+    for f in live:
+        for a in site.up(f):
+            out[a] += kw / len(live)
+    return out
+
+
+def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+    loads = row_loads(st.racks, scenario, site, st)
+    hit_loads = row_loads(st.racks, scenario, site, st, policy=True)
+    gone: set[str] = set()
+    for v in st.offline:
+        if v in site.nodes:
+            gone |= site.down(v)
+    usable = {nid: node.usable_kw + st.node_add.get(nid, 0.0) for nid, node in site.nodes.items()}
+    normal: dict[str, float] = defaultdict(float)
+    for row_id, kw in loads.items():
+        spread = feed_shares(kw, site.rows[row_id][2].feeds, gone, site)
+        if spread is None:
+            if kw > TOL:
+                rep.add(row_id, "power", f"{fmt(kw)} kW stand in a row with no feed online{st.where}")
+            continue
+        for v, x in spread.items():
+            normal[v] += x
+    worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
+    for nid, node in site.nodes.items():
+        if normal.get(nid, 0.0) > usable[nid] + TOL:
+            rep.add(nid, "power", f"normal load {fmt(normal[nid])} kW exceeds {fmt(usable[nid])} kW "
+                    f"(derate {node.effective_derate:g} × {fmt(node.capacity_kw)} kW{' + retrofit' if nid in st.node_add else ''}){st.where}")
+    rows_of_feed: dict[str, list[str]] = defaultdict(list)
+    for row_id in loads:
+        for f in site.rows[row_id][2].feeds:
+            rows_of_feed[f].append(row_id)
+    for fid, fnode in site.nodes.items():
+        if not fnode.can_fail or fid in gone:
+            continue
+        dead = site.down(fid) | gone
+        hit = sorted({r for f in site.down(fid) for r in rows_of_feed.get(f, [])})
+        change: dict[str, float] = defaultdict(float)
+        for row_id in hit:
+            kw = loads[row_id]
+            feeds = site.rows[row_id][2].feeds
+            before = feed_shares(kw, feeds, gone, site) or {}
+            after = feed_shares(hit_loads.get(row_id, kw), feeds, dead, site)
+            if after is None:
+                if site.rows[row_id][2].redundant and kw > TOL:
+                    rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({fmt(kw)} kW dropped){st.where}")
+                after = {}
+            for v in set(before) | set(after):
+                change[v] += after.get(v, 0.0) - before.get(v, 0.0)
+        for v, d in change.items():
+            if v in dead or d <= TOL:
+                continue
+            kw = normal.get(v, 0.0) + d
+            if kw > worst[v][0] + TOL:
+                worst[v] = (kw, fid)
+    for nid in site.nodes:
+        w, f = worst[nid]
+        if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
+            rep.add(nid, "power N-1", f"load {fmt(w)} kW exceeds {fmt(usable[nid])} kW when {f} fails{st.where}")
+        if usage:
+            rep.usage.append(Usage(kind=LimitKind.power_node, id=nid, value=round(normal.get(nid, 0.0), 6), limit=usable[nid], unit="kW",
+                                   worst_value=round(w, 6), worst_failure=f))
+
+
+def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+    types = scenario.catalog.by_id()
+    heat: dict[str, float] = defaultdict(float)
+    placed = [(r.row, types[r.rack_type]) for r in st.racks if r.row in site.rows and r.rack_type in types]
+    net = [(row, t) for row, t in network_load(scenario, site) if site.on.get(row, 0) <= st.index]
+    for row_id, t in [*placed, *net]:
+        kw = scenario.rack_power_kw(t)
+        row = site.rows[row_id][2]
+        heat[row.air_zone] += kw * (1 - t.liquid_fraction)
+        loop = row.liquid_loop or (st.loops[row_id].id if row_id in st.loops else None)
+        if loop is not None:
+            heat[loop] += kw * t.liquid_fraction
+    for row_id, kw in st.fabric_kw.items():  # switches are air cooled
+        heat[site.rows[row_id][2].air_zone] += kw
+    zones = {**site.zones, **{z.id: z for z in st.loops.values()}}
+    for zid, z in zones.items():
+        h = heat.get(zid, 0.0)
+        cap = 0.0 if zid in st.offline else z.capacity_kw + st.zone_add.get(zid, 0.0)
+        if h > cap + TOL:
+            why = "not online yet" if zid in st.offline else f"{z.units - z.redundant_units} of {z.units} units × {fmt(z.unit_capacity_kw)} kW" + (" + retrofit" if zid in st.zone_add else "")
+            rep.add(zid, "cooling", f"{z.medium.value} heat {fmt(h)} kW exceeds {fmt(cap)} kW ({why}){st.where}")
+        if usage:
+            rep.usage.append(Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW"))
+
+
+def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    types = scenario.catalog.by_id()
+    gpus: dict[str, int] = defaultdict(int)
+    racks: dict[str, int] = defaultdict(int)
+    for r in plan.racks:
+        if r.row in site.rows and r.rack_type in types:
+            pod = site.rows[r.row][2].pod
+            gpus[pod] += types[r.rack_type].gpus
+            racks[pod] += 1
+    for pid, p in site.pods.items():
+        if gpus[pid] > p.max_gpus:
+            rep.add(pid, "pod GPUs", f"{gpus[pid]} GPUs exceed the pod's {p.max_gpus} GPU ports")
+        rep.usage.append(Usage(kind=LimitKind.pod_gpus, id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs"))
+        if p.max_racks is not None:
+            if racks[pid] > p.max_racks:
+                rep.add(pid, "pod racks", f"{racks[pid]} racks exceed the pod's limit of {p.max_racks}")
+            rep.usage.append(Usage(kind=LimitKind.pod_racks, id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
+
+
+def hall_usage(plan: Plan, site: SiteView, rep: VerifyReport) -> None:
+    used: dict[str, int] = defaultdict(int)
+    for r in plan.racks:
+        if r.row in site.rows:
+            used[site.rows[r.row][1]] += 1
+    spots: dict[str, set[int]] = defaultdict(set)
+    for p in site.pods.values():
+        spots[p.network_rack.row].add(p.network_rack.position)
+    usable: dict[str, int] = defaultdict(int)
+    halls: list[str] = []
+    for rid, (_, hall, row) in site.rows.items():
+        if hall not in halls:
+            halls.append(hall)
+        free = set(range(row.positions)) - set(row.reserved) - spots.get(rid, set())
+        usable[hall] += len(free)
+    for hid in halls:
+        rep.usage.append(Usage(kind=LimitKind.hall_positions, id=hid, value=used[hid], limit=usable[hid], unit="positions"))

@@ -1,0 +1,145 @@
+"""Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs
+and costs through :mod:`planner.kpis`, utilisation from the constraint checks, phases, fabric
+figures from the verifier's own sizing, reliability, objective, bound, gap, status, scenario
+hash), and money budgets against the plan's capex and IT power."""
+
+from __future__ import annotations
+
+from planner.enums import LimitKind, Objective, Status
+from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
+from planner.loader import scenario_hash
+from planner.reliability import reliability_report
+from planner.schema import ClusterFabric, Plan, Scenario, Usage
+from planner.verifier.fabric import all_figures, chosen
+from planner.verifier.report import TOL, VerifyReport, close, fmt
+
+
+def _same(a, b) -> bool:
+    """Equal, with floats within the claim tolerance."""
+    if isinstance(a, float) or isinstance(b, float):
+        return close(float(a), float(b))
+    return a == b
+
+
+def _bought(plan: Plan) -> list[tuple[str, str | None]]:
+    return [(b.id, b.phase) for b in plan.retrofits]
+
+
+def budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    b = scenario.budgets
+    if b.capex_usd is None and b.it_power_kw is None:
+        return
+    k = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+    if b.capex_usd is not None:
+        if k.capex_usd > b.capex_usd + 0.01:
+            rep.add("budgets.capex_usd", "budget", f"capex ${fmt(k.capex_usd)} exceeds the budget ${fmt(b.capex_usd)}")
+        rep.usage.append(Usage(kind=LimitKind.budget, id="capex_usd", value=k.capex_usd, limit=b.capex_usd, unit="USD"))
+    if b.it_power_kw is not None:
+        if k.racks_kw > b.it_power_kw + TOL:
+            rep.add("budgets.it_power_kw", "budget", f"IT power of the placed racks {fmt(k.racks_kw)} kW exceeds the budget {fmt(b.it_power_kw)} kW")
+        rep.usage.append(Usage(kind=LimitKind.budget, id="it_power_kw", value=k.racks_kw, limit=b.it_power_kw, unit="kW"))
+
+
+OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
+"""Objective → the KPI it optimises (the objective value a plan claims is that KPI)."""
+
+
+def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
+    from the racks and the scenario and must match what the plan states."""
+    kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+    if plan.kpis is not None:
+        kpis = kpis.model_copy(update={"stranded_kw": stranded_power(scenario, plan.racks, rep.usage)[0]})
+        for key, want in kpis.model_dump().items():
+            got = getattr(plan.kpis, key)
+            if not close(float(got), float(want)):
+                rep.add(f"kpis.{key}", "claim", f"plan says {fmt(got)}, the racks give {fmt(want)}")
+    if plan.utilisation is not None:
+        mine = {(u.kind, u.id): u for u in rep.usage}
+        theirs = {(u.kind, u.id): u for u in plan.utilisation}
+        for key in sorted(set(mine) | set(theirs)):
+            a, b = theirs.get(key), mine.get(key)
+            if a is None or b is None:
+                rep.add(f"utilisation {key[0]} {key[1]}", "claim", "listed in the plan but not a limit of the scenario" if b is None else "missing from the plan")
+                continue
+            for f in ("value", "limit", "worst_value"):
+                if not close(getattr(a, f), getattr(b, f)):
+                    rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"{f}: plan says {getattr(a, f)}, the racks give {getattr(b, f)}")
+            if a.worst_failure != b.worst_failure and not close(a.worst_value, b.worst_value):
+                rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}")
+    if plan.phases:  # a plan that states no summary claims none
+        want = phase_summaries(scenario, plan.racks, _bought(plan), rep.phase_usage)
+        if [p.model_dump() for p in plan.phases] != [p.model_dump() for p in want]:
+            got = {p.phase: p for p in plan.phases}
+            for w in want:
+                g = got.get(w.phase)
+                if g is None or g.model_dump() != w.model_dump():
+                    diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
+                                                                 for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
+                    rep.add(f"phases {w.phase}", "claim", diff)
+    if plan.fabric is not None:
+        want_f = all_figures(scenario, plan.racks, chosen(plan))
+        got_f = {f.cluster: f for f in plan.fabric}
+        for cid in sorted(set(want_f) | set(got_f)):
+            g, z = got_f.get(cid), want_f.get(cid)
+            if g is None or z is None:
+                rep.add(f"fabric {cid}", "claim", "missing from the plan" if g is None else "the cluster has no fabric design")
+                continue
+            w = ClusterFabric(cluster=cid, design=z.design, endpoints=z.endpoints, switches=z.switches, links=z.links, kw=z.kw,
+                              capex_usd=z.capex_usd, network_racks=z.network_racks, max_endpoints=z.max_endpoints, max_hops=z.max_hops)
+            diff = ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if not _same(getattr(g, k), getattr(w, k)))
+            if diff:
+                rep.add(f"fabric {cid}", "claim", diff)
+    if plan.reliability is not None:
+        want_r = reliability_report(scenario, plan.racks)
+        got_c = {c.cluster: c for c in plan.reliability.clusters}
+        for w in want_r.clusters:
+            g = got_c.get(w.cluster)
+            if g is None or g.model_dump() != w.model_dump():
+                diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
+                                                             for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
+                rep.add(f"reliability cluster {w.cluster}", "claim", diff)
+        got_b = {(b.kind, b.id): b for b in plan.reliability.blast_radius}
+        want_b = {(b.kind, b.id): b for b in want_r.blast_radius}
+        for key in sorted(set(got_b) | set(want_b)):
+            g, w = got_b.get(key), want_b.get(key)
+            if g is None or w is None or g.model_dump() != w.model_dump():
+                what = ("takes down nothing" if w is None else "missing from the plan" if g is None
+                        else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if getattr(g, k) != getattr(w, k)))
+                rep.add(f"blast radius {key[0]} {key[1]}", "claim", what)
+    status = plan.status
+    if not status.has_plan and plan.racks:
+        rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
+    if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
+        objective = Objective(scenario.objective)
+        obj = objective_value(scenario, plan.racks, _bought(plan), chosen(plan))
+        if plan.objective and plan.objective != objective.value:
+            rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {objective.value}")
+        if plan.objective_value is None or not close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
+            rep.add("objective_value", "claim", f"plan says {plan.objective_value}, the racks give {fmt(obj)}")
+        slack = 1e-6 * max(1.0, abs(obj))
+        if plan.bound is not None and ((objective.maximise and plan.bound < obj - slack) or (not objective.maximise and plan.bound > obj + slack)):
+            rep.add("bound", "claim", f"bound {fmt(plan.bound)} is on the wrong side of the objective {fmt(obj)}")
+        gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
+        if (plan.gap is None) != (gap is None) or (gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)):
+            rep.add("gap", "claim", f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}")
+        if status == Status.optimal and (gap is None or gap > scenario.solver.rel_gap + 1e-9):
+            rep.add("status", "claim", f"optimal needs a gap within {scenario.solver.rel_gap:g}; the gap is {'unknown' if gap is None else f'{gap:.6g}'}")
+
+
+def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:
+    """One line when a plan was made for another scenario (name and hash both differ), else none."""
+    want = scenario_hash(scenario)
+    if plan.scenario_hash and plan.scenario_hash != want and plan.scenario_name != scenario.name:
+        return f"plan was made for '{plan.scenario_name}' (hash {plan.scenario_hash}), not '{scenario.name}' (hash {want})"
+    return None
+
+
+def hash_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """The plan's scenario hash and name are the scenario's."""
+    if plan.scenario_hash:
+        want = scenario_hash(scenario)
+        if plan.scenario_hash != want:
+            rep.add("scenario_hash", "claim", f"plan says {plan.scenario_hash}, scenario '{scenario.name}' hashes to {want} (it changed since the plan was made)")
+    if plan.scenario_name != scenario.name:
+        rep.add("scenario_name", "claim", f"plan says '{plan.scenario_name}', the scenario is '{scenario.name}'")

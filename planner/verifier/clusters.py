@@ -1,0 +1,129 @@
+"""Cluster checks: demand per phase, storage racks and hot spares its asks imply, its hop budget,
+its failure-domain spread, and the size of its fabric design."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from planner.enums import Demand
+from planner.schema import Plan, Scenario
+from planner.verifier.asks import spares_wanted, storage_wanted
+from planner.verifier.fabric import all_figures, chosen
+from planner.verifier.report import VerifyReport
+from planner.verifier.site import PhaseState, SiteView
+
+
+def hops_between(scenario: Scenario, site: SiteView, racks) -> tuple[int, str, int]:
+    """(hop count between the cluster's two farthest racks, the tier's name, how many elements it spans)."""
+    h = scenario.site.fabric.hops
+    buildings = {site.rows[r.row][0] for r in racks}
+    if len(buildings) > 1:
+        return h.cross_building, "buildings", len(buildings)
+    pods = {site.rows[r.row][2].pod for r in racks}
+    if len(pods) > 1:
+        return h.same_building, "pods", len(pods)
+    spots = {(r.row, r.position) for r in racks}
+    if len(spots) > 1:
+        return h.same_pod, "racks", len(spots)
+    return h.same_rack, "rack", len(spots)
+
+
+def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
+    types = scenario.catalog.by_id()
+    by_cluster: dict[str, list] = defaultdict(list)
+    for r in plan.racks:
+        if r.rack_type in types:
+            by_cluster[r.cluster].append(r)
+    names = [p.id for p in scenario.phases]
+    for c in scenario.clusters:
+        mine = by_cluster.get(c.id, [])
+        name = f"cluster {c.id}"
+        for st in states:
+            gpus = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or site.phase_index.get(r.phase, 0) <= st.index))
+            want = c.gpus
+            if c.gpus_by_phase is not None:
+                want = 0
+                for ph, g in sorted(c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9):
+                    if ph in site.phase_index and site.phase_index[ph] <= st.index:
+                        want = g
+            if c.demand == Demand.exact and gpus != want:
+                rep.add(name, "demand", f"{gpus} GPUs placed, exactly {want} wanted{st.where}")
+            elif c.demand == Demand.at_least and gpus < (want or 0):
+                rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
+            elif c.demand == Demand.max and want is not None and gpus > want:
+                rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
+        want_st = storage_wanted(scenario, c)
+        stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
+        if stored != want_st:
+            rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
+
+        want_sp = spares_wanted(scenario, c)
+        spares = [r for r in mine if r.spare]
+        if len(spares) != want_sp:
+            rep.add(name, "spares", f"{len(spares)} hot-spare racks placed, {want_sp} wanted"
+                    + (f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)" if c.spare_availability is not None else ""))
+        if any(not types[r.rack_type].gpus for r in spares):
+            rep.add(name, "spares", "a hot spare must be a GPU rack of the cluster")
+        known = [r for r in mine if r.row in site.rows]
+        if len(known) > 1:
+            hops, tier, count = hops_between(scenario, site, known)
+            if hops > c.max_hops:
+                rep.add(name, "hops", f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}")
+
+
+def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """Failure-domain spread (§11): per cluster with a limit, the GPUs one power node (rows it
+    leaves with no feed; for a shed cluster every row it hits), cooling zone or pod takes down."""
+    limited = [c for c in scenario.clusters
+               if (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)]
+    if not limited:
+        return
+    types = scenario.catalog.by_id()
+    per_row: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in plan.racks:
+        t = types.get(r.rack_type)
+        if t is not None and t.gpus and r.row in site.rows:
+            per_row[r.cluster][r.row] += t.gpus
+    zone_rows: dict[str, set[str]] = defaultdict(set)
+    pod_rows: dict[str, set[str]] = defaultdict(set)
+    for rid, (_, _, row) in site.rows.items():
+        zone_rows[row.air_zone].add(rid)
+        if row.liquid_loop:
+            zone_rows[row.liquid_loop].add(rid)
+        pod_rows[row.pod].add(rid)
+    for c in limited:
+        mine = per_row.get(c.id, {})
+        total = sum(mine.values())
+        if not total:
+            continue
+        domains: list[tuple[str, str, list[str] | set[str], float | None]] = []
+        domains += [("cooling_zone", z, rows, c.max_share_per_cooling_zone) for z, rows in zone_rows.items()]
+        domains += [("pod", p, rows, c.max_share_per_pod) for p, rows in pod_rows.items()]
+        if c.max_share_per_power_node is not None:
+            shed = c.on_power_failure.value == "shed"
+            for fid, node in site.nodes.items():
+                if not node.can_fail:
+                    continue
+                dead = site.down(fid)
+                rows = [r for r in mine if any(f in dead for f in site.rows[r][2].feeds)
+                        and (shed or all(f in dead for f in site.rows[r][2].feeds))]
+                domains.append(("power_node", fid, rows, c.max_share_per_power_node))
+        for kind, eid, rows, share in domains:
+            down = sum(mine.get(r, 0) for r in rows)
+            if share is not None and down > share * total + 1e-6:
+                rep.add(f"cluster {c.id}", "spread", f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
+                        f"more than max_share_per_{kind} {share:g}")
+
+
+def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Each designed cluster names an allowed design and stays within what it can build."""
+    picks = chosen(plan)
+    for c in scenario.clusters:
+        pick = picks.get(c.id)
+        if pick is not None and (not c.fabrics or pick not in c.fabrics):
+            rep.add(f"cluster {c.id}", "fabric", f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})")
+        elif pick is None and c.fabrics and len(c.fabrics) > 1 and any(r.cluster == c.id for r in plan.racks):
+            rep.add(f"cluster {c.id}", "fabric", f"the plan does not say which of {', '.join(c.fabrics)} it is built on")
+    for cid, z in all_figures(scenario, plan.racks, picks).items():
+        if z.endpoints > z.max_endpoints:
+            rep.add(f"cluster {cid}", "fabric", f"{z.endpoints:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}")

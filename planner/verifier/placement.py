@@ -1,0 +1,135 @@
+"""Placement checks: every rack stands where the site says it may (row, position, coordinates,
+cable length), fits its row (power, weight, floor load, cooling medium, link class), belongs to a
+cluster that may use it; installed racks untouched; retrofits bought once, in time."""
+
+from __future__ import annotations
+
+from planner.enums import RackLimitBasis
+from planner.schema import Plan, RackType, Scenario
+from planner.verifier.asks import storage_wanted
+from planner.verifier.report import TOL, VerifyReport, fmt
+from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
+
+
+def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
+    types = scenario.catalog.by_id()
+    clusters = {c.id: c for c in scenario.clusters}
+    stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
+    pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
+    taken: dict[tuple[str, int], int] = {}
+    for i, r in enumerate(plan.racks):
+        name = f"racks[{i}] ({r.row}/{r.position})"
+        ref = site.rows.get(r.row)
+        if ref is None:
+            rep.add(name, "placement", f"unknown row '{r.row}'")
+            continue
+        building, hall, row = ref
+        if (building, hall) != (r.building, r.hall):
+            rep.add(name, "placement", f"row '{r.row}' is in {building}/{hall}, not {r.building}/{r.hall}")
+        if r.position >= row.positions:
+            rep.add(name, "placement", f"position {r.position} is outside 0..{row.positions - 1}")
+            continue
+        if r.position in row.reserved:
+            rep.add(name, "placement", f"position {r.position} is reserved")
+        if (r.row, r.position) in pod_spots:
+            rep.add(name, "placement", f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack")
+        if (r.row, r.position) in taken:
+            rep.add(name, "placement", f"position already holds racks[{taken[r.row, r.position]}]")
+        taken.setdefault((r.row, r.position), i)
+        x, y = site.xy(r.row, r.position)
+        if abs(x - r.x_m) > TOL or abs(y - r.y_m) > TOL:
+            rep.add(name, "geometry", f"coordinates ({r.x_m}, {r.y_m}) differ from the site's ({x}, {y})")
+        length = cable_m(site, scenario, r.row, r.position)
+        if abs(length - r.cable_length_m) > TOL:
+            rep.add(name, "geometry", f"cable length {r.cable_length_m} m differs from the site's {length} m")
+        t = types.get(r.rack_type)
+        if t is None:
+            rep.add(name, "rack type", f"unknown rack type '{r.rack_type}'")
+            continue
+        if r.phase is not None and r.phase not in site.phase_index:
+            rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})")
+            continue
+        at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
+        if not r.existing and site.on.get(r.row, 0) > at.index:
+            rep.add(name, "phase", f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
+        c = clusters.get(r.cluster)
+        if c is None:
+            rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
+        else:
+            storage = stores[c.id] and r.rack_type == c.storage_rack_type
+            if r.rack_type not in c.rack_types and not storage:
+                allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if stores[c.id] else [])])
+                rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})")
+            elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
+                rep.add(name, "cluster", f"{r.rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB")
+        on_planning = scenario.rack_limit_on == RackLimitBasis.planning
+        kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None)
+        row_limit = max(row.max_rack_power_kw, at.rack_kw.get(r.row, 0.0))
+        if kw > row_limit + TOL:
+            basis = "planning" if scenario.rack_limit_on == RackLimitBasis.planning else "nameplate"
+            rep.add(name, "rack power", f"{r.rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}")
+        if t.weight_kg > row.max_rack_weight_kg + TOL:
+            rep.add(name, "rack weight", f"{r.rack_type} weighs {fmt(t.weight_kg)} kg, row limit {fmt(row.max_rack_weight_kg)} kg")
+        rating = site.hall_rating.get(hall)
+        load = t.weight_kg / (row.pitch_m * row.depth_m)
+        if rating is not None and load > rating + TOL:
+            rep.add(name, "floor load", f"{r.rack_type} loads the floor with {fmt(load)} kg/m² "
+                    f"({fmt(t.weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²")
+        if t.liquid_fraction > 0 and row.liquid_loop is None and r.row not in at.loops:
+            rep.add(name, "cooling medium", f"{r.rack_type} needs a liquid loop; row '{r.row}' has none{at.where}")
+        if t.links > 0:
+            link_check(name, r.link_class, t, length, site, rep)
+
+
+def link_check(name, link_class, t: RackType, length: float, site: SiteView, rep: VerifyReport) -> None:
+    if link_class is None:
+        rep.add(name, "cable reach", f"{t.id} has {t.links} fabric links but no link class")
+        return
+    lc = site.links.get(link_class)
+    if lc is None or link_class not in t.link_classes:
+        rep.add(name, "cable reach", f"link class '{link_class}' is not accepted by {t.id} (accepted: {', '.join(t.link_classes)})")
+        return
+    if length > lc.max_length_m + TOL:
+        rep.add(name, "cable reach", f"cable {fmt(length)} m exceeds {link_class} reach {fmt(lc.max_length_m)} m")
+        return
+    if t.max_cable_m is not None and length > t.max_cable_m + TOL:
+        rep.add(name, "cable reach", f"cable {fmt(length)} m exceeds {t.id}'s limit {fmt(t.max_cable_m)} m")
+        return
+    reach = [site.links[c] for c in t.link_classes if c in site.links and site.links[c].max_length_m + TOL >= length]
+    best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id))
+    if best.id != link_class:
+        rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {fmt(length)} m ('{best.id}')")
+
+
+def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Installed racks stand in the plan exactly as installed; nothing else is marked installed."""
+    def ident(r):
+        return (r.building, r.hall, r.row, r.position, r.rack_type, r.cluster)
+
+    mine = {ident(r): r for r in plan.racks if r.existing}
+    given = {ident(r): r for r in scenario.existing}
+    for k in given:
+        if k not in mine:
+            rep.add(f"existing {k[2]}/{k[3]}", "existing", f"the installed {k[4]} rack of {k[5]} is missing or was moved")
+    for k in mine:
+        if k not in given:
+            rep.add(f"existing {k[2]}/{k[3]}", "existing", "the plan marks a rack installed that the scenario does not list")
+
+
+def retrofit_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """Retrofits bought exist, once each, in a phase of the scenario, early enough to take effect."""
+    by_id = {r.id: r for r in scenario.retrofits}
+    seen: set[str] = set()
+    last = max(site.phase_index.values())
+    for b in plan.retrofits:
+        r = by_id.get(b.id)
+        if r is None:
+            rep.add(f"retrofit {b.id}", "retrofit", f"unknown retrofit '{b.id}'")
+            continue
+        if b.id in seen:
+            rep.add(f"retrofit {b.id}", "retrofit", "bought twice")
+        seen.add(b.id)
+        if b.phase not in site.phase_index:
+            rep.add(f"retrofit {b.id}", "retrofit", f"bought in unknown phase '{b.phase}'")
+        elif site.phase_index[b.phase] + r.lead_phases > last:
+            rep.add(f"retrofit {b.id}", "retrofit", f"bought in phase {b.phase} with a lead of {r.lead_phases} phases: it would take effect after the last phase")

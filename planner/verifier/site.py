@@ -1,0 +1,172 @@
+"""The verifier's own look-ups over a site and the state of each phase: geometry, power-tree
+walks, what is online, which retrofits are in effect. Nothing here is shared with the optimiser."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from planner.schema import CoolingZone, LinkClass, Plan, Pod, PowerNode, RackType, Row, Scenario
+from planner.verifier.fabric import chosen, network_row_kw
+
+
+@dataclass
+class SiteView:
+    """The verifier's own look-ups over a site."""
+
+    rows: dict[str, tuple[str, str, Row]] = field(default_factory=dict)
+    """Row → (building, hall, row)."""
+    nodes: dict[str, PowerNode] = field(default_factory=dict)
+    node_building: dict[str, str] = field(default_factory=dict)
+    children: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    zones: dict[str, CoolingZone] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)
+    pod_building: dict[str, str] = field(default_factory=dict)
+    hall_rating: dict[str, float | None] = field(default_factory=dict)
+    links: dict[str, LinkClass] = field(default_factory=dict)
+    phase_index: dict[str | None, int] = field(default_factory=dict)
+    on: dict[str, int] = field(default_factory=dict)
+    """Row, power node or cooling zone → index of the phase from which it exists."""
+    _up: dict[str, list[str]] = field(default_factory=dict)
+
+    def up(self, node: str) -> list[str]:
+        """The node and every node upstream of it."""
+        hit = self._up.get(node)
+        if hit is None:
+            hit, seen, cur = [], set(), node
+            while cur is not None and cur in self.nodes and cur not in seen:
+                hit.append(cur)
+                seen.add(cur)
+                cur = self.nodes[cur].parent
+            self._up[node] = hit
+        return hit
+
+    def down(self, node: str) -> set[str]:
+        """The node and everything it feeds."""
+        out, stack = {node}, [node]
+        while stack:
+            for c in self.children.get(stack.pop(), []):
+                if c not in out:
+                    out.add(c)
+                    stack.append(c)
+        return out
+
+    def xy(self, row_id: str, index: int) -> tuple[float, float]:
+        row = self.rows[row_id][2]
+        step = index * row.pitch_m
+        d = row.direction.value
+        dx, dy = (step, 0.0) if d == "+x" else (-step, 0.0) if d == "-x" else (0.0, step) if d == "+y" else (0.0, -step)
+        return round(row.origin_x_m + dx, 6), round(row.origin_y_m + dy, 6)
+
+    def pod_network_rows(self) -> dict[str, str]:
+        """Pod → the row its network rack stands in."""
+        return {pid: p.network_rack.row for pid, p in self.pods.items()}
+
+    def row_pods(self) -> dict[str, str]:
+        """Row → its pod."""
+        return {rid: row.pod for rid, (_, _, row) in self.rows.items()}
+
+
+def site_view(scenario: Scenario) -> SiteView:
+    """Index a scenario's site for the checks."""
+    s = SiteView()
+    s.links = {c.id: c for c in scenario.site.fabric.link_classes}
+    s.phase_index = {p.id: i for i, p in enumerate(scenario.phases)} or {None: 0}
+    s.phase_index.setdefault(None, 0)
+
+    def on(*ids):
+        return max((s.phase_index.get(i, 0) for i in ids if i is not None), default=0)
+
+    for b in scenario.site.buildings:
+        for n in b.power_nodes:
+            s.nodes[n.id] = n
+            s.node_building[n.id] = b.id
+            s.on[n.id] = on(n.online_phase)
+        for h in b.halls:
+            s.hall_rating[h.id] = h.floor_rating_kg_per_m2
+            for n in h.power_nodes:
+                s.nodes[n.id] = n
+                s.node_building[n.id] = b.id
+                s.on[n.id] = on(h.online_phase, n.online_phase)
+            for z in h.cooling_zones:
+                s.zones[z.id] = z
+                s.on[z.id] = on(h.online_phase, z.online_phase)
+            for p in h.pods:
+                s.pods[p.id] = p
+                s.pod_building[p.id] = b.id
+            for r in h.rows:
+                s.rows[r.id] = (b.id, h.id, r)
+                s.on[r.id] = on(h.online_phase, r.online_phase)
+    for n in s.nodes.values():
+        if n.parent is not None:
+            s.children[n.parent].append(n.id)
+    return s
+
+
+def cable_m(site: SiteView, scenario: Scenario, row_id: str, index: int) -> float:
+    """|x − x_pod| + |y − y_pod| + tray allowance, m."""
+    x, y = site.xy(row_id, index)
+    loc = site.pods[site.rows[row_id][2].pod].network_rack
+    px, py = site.xy(loc.row, loc.position)
+    return round(abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6)
+
+
+def network_load(scenario: Scenario, site: SiteView) -> list[tuple[str, RackType]]:
+    """(row, rack type) of every pod's network rack."""
+    types = scenario.catalog.by_id()
+    return [(p.network_rack.row, types[p.network_rack_type]) for p in site.pods.values()
+            if p.network_rack_type is not None and p.network_rack_type in types]
+
+
+@dataclass
+class PhaseState:
+    """What stands and what is in effect in one phase."""
+
+    index: int
+    id: str | None
+    racks: list
+    offline: set[str] = field(default_factory=set)
+    node_add: dict[str, float] = field(default_factory=dict)
+    zone_add: dict[str, float] = field(default_factory=dict)
+    loops: dict[str, CoolingZone] = field(default_factory=dict)
+    """Row → liquid loop added by a retrofit in effect."""
+    rack_kw: dict[str, float] = field(default_factory=dict)
+    """Row → raised per-rack limit in effect."""
+    fabric_kw: dict[str, float] = field(default_factory=dict)
+    """Network-rack row → designed-fabric power charged to it (switches and optics), kW."""
+
+    @property
+    def where(self) -> str:
+        return f" in phase {self.id}" if self.id is not None else ""
+
+
+def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseState]:
+    """Each phase's state: installed racks and racks placed up to it, elements not yet online,
+    retrofits in effect (bought lead_phases before or earlier), designed-fabric power."""
+    ids: list[str | None] = [p.id for p in scenario.phases] or [None]
+    by_id = {r.id: r for r in scenario.retrofits}
+    picks = chosen(plan)
+    out = []
+    for i, ph in enumerate(ids):
+        racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
+        st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
+        if scenario.fabrics:
+            st.fabric_kw = network_row_kw(scenario, racks, picks, site.pod_network_rows(), site.row_pods())
+        for b in plan.retrofits:
+            r = by_id.get(b.id)
+            if r is None or site.phase_index.get(b.phase, 0) + r.lead_phases > i:
+                continue
+            e = r.effect
+            if e.kind == "raise_capacity":
+                target = st.node_add if e.target in site.nodes else st.zone_add
+                target[e.target] = target.get(e.target, 0.0) + e.add_kw
+            elif e.kind == "add_liquid_loop":
+                st.loops[e.row] = e.loop
+            elif e.kind == "raise_rack_power":
+                st.rack_kw[e.row] = max(st.rack_kw.get(e.row, 0.0), e.max_rack_power_kw)
+        out.append(st)
+    return out
+
+
+def phase_name(scenario: Scenario, index: int) -> str:
+    return str(scenario.phases[index].id) if scenario.phases else "the first"

@@ -1,0 +1,79 @@
+"""The verifier's own fabric sizing and reliability asks (planner/verifier/fabric.py, asks.py) are
+written apart from the optimiser's (planner/fabric.py, asks.py); on random designs, rack mixes and
+clusters the two must agree figure for figure, or one of them is wrong."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner import asks
+from planner import fabric as opt
+from planner.loader import scenario_from_data
+from planner.schema import PlacedRack
+from planner.verifier import asks as ver_asks
+from planner.verifier import fabric as ver
+from tests.conftest import small_hall_data
+
+RACKS = ["grand-teton-h100", "dgx-h100-4", "gb200-nvl72"]
+
+
+@st.composite
+def designs(draw):
+    tiers = draw(st.sampled_from([2, 3]))
+    kind = draw(st.sampled_from(["infiniband", "roce"]))
+    pool = ["qm9700"] if kind == "infiniband" else ["sn5600", "minipack2", "arista-7800"]
+    leaf_in_rack = kind == "roce" and draw(st.booleans())
+    switches = [draw(st.sampled_from(pool)) for _ in range(tiers)]
+    if leaf_in_rack:
+        switches[0] = "minipack2"
+    over = [draw(st.sampled_from([0.5, 1.0, 3.0, 7.0])) for _ in range(tiers - 1)]
+    return {"id": "d", "kind": kind, "tiers": tiers, "switches": switches, "oversubscription": over, "leaf_in_rack": leaf_in_rack,
+            "rail_optimized": not leaf_in_rack and draw(st.booleans()), "nics_per_gpu": draw(st.sampled_from([1, 2])),
+            "rack_units": draw(st.sampled_from([21, 42]))}
+
+
+@settings(max_examples=150, deadline=None)
+@given(designs(), st.lists(st.tuples(st.sampled_from(RACKS), st.sampled_from(["dac", "aec", "mmf", "smf", None])), min_size=0, max_size=60))
+def test_fabric_sizing_agrees(design: dict, mix: list[tuple[str, str | None]]) -> None:
+    data = small_hall_data()
+    data["fabrics"] = [design]
+    s = scenario_from_data(data)
+    racks = [PlacedRack(building="B1", hall="H1", row="R01", position=i, x_m=0, y_m=0, rack_type=t, cluster="c", link_class=lc,
+                        cable_length_m=1.0) for i, (t, lc) in enumerate(mix)]
+    a, b = opt.size(s, s.fabrics[0], racks), ver.figures(s, s.fabrics[0], racks)
+    assert (a.endpoints, a.switches, a.links, a.network_racks, a.max_endpoints, a.max_hops) == (
+        b.endpoints, b.switches, b.links, b.network_racks, b.max_endpoints, b.max_hops)
+    assert a.kw == pytest.approx(b.kw, rel=1e-9, abs=1e-9)
+    assert a.capex_usd == pytest.approx(b.capex_usd, rel=1e-9, abs=1e-9)
+    types = s.catalog.by_id()
+    for t in RACKS:
+        per_gpu = opt.rates(s, s.fabrics[0], types[t]).kw_per_gpu
+        assert ver.watts_per_endpoint(s, s.fabrics[0], types[t]) * s.fabrics[0].nics_per_gpu / 1000 == pytest.approx(per_gpu, rel=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 40_000), st.sampled_from(RACKS), st.floats(0.5, 0.999), st.floats(1, 200), st.floats(0.5, 0.95),
+       st.floats(0.01, 4), st.one_of(st.none(), st.floats(0.1, 50)), st.one_of(st.none(), st.floats(1, 5000)),
+       st.one_of(st.none(), st.floats(0.5, 20)))
+def test_storage_and_spares_agree(gpus, rack, availability, repair_h, target, ckpt, pb, gbps, node_rate) -> None:
+    data = small_hall_data()
+    c = {"id": "c", "gpus": gpus, "demand": "max", "rack_types": [rack], "spare_availability": availability, "repair_hours": repair_h,
+         "checkpoint_gb_per_gpu": ckpt, "restart_min": 5.0}
+    if pb is not None:
+        c["storage_pb"] = pb
+    if gbps is not None:
+        c["storage_write_gb_per_s"] = gbps
+    data["clusters"] = [c]
+    if node_rate is not None:
+        data["reliability"] = {"node_failures_per_1000_node_days": node_rate}
+    s = scenario_from_data(data)
+    cl = s.clusters[0]
+    assert ver_asks.spares_wanted(s, cl) == asks.spares_needed(s, cl)
+    assert ver_asks.storage_wanted(s, cl) == asks.storage_racks(s, cl)
+    with_target = scenario_from_data({**data, "clusters": [{**c, "goodput_target": target}]}) if asks.goodput_reachable(
+        s, cl.model_copy(update={"goodput_target": target})) is None else None
+    if with_target is not None:
+        ct = with_target.clusters[0]
+        assert ver_asks.storage_wanted(with_target, ct) == asks.storage_racks(with_target, ct)
