@@ -227,7 +227,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     if args.output:
         check_writable(args.output)
+    if args.write_lp:
+        check_writable(args.write_lp, "--write-lp")
     s = _scenario_with_overrides(args)
+    if args.write_lp:
+        from planner.model import build, write_lp
+
+        write_lp(build(s, aggregate=not args.per_position), args.write_lp)
+        print(f"wrote {args.write_lp} (the model as built)", file=sys.stderr)
     if args.decompose:
         if args.mode == "rolling" or args.per_position:
             raise InputError("--decompose: plans joint and aggregated (drop --mode rolling and --per-position)")
@@ -463,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--mode", choices=["joint", "rolling"], default="joint",
                     help="phased scenarios: joint (all phases in one model, default) or rolling (phase by phase, each fixing the last)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
+    pl.add_argument("--write-lp", metavar="FILE", help="also write the model as built (CPLEX LP format, readable row and variable names) "
+                    "to FILE, to hand to another solver")
     pl.add_argument("--decompose", choices=["building"],
                     help="very large sites: solve buildings in parallel and coordinate them in a master problem (reports the gap to "
                          "the LP bound of the whole)")

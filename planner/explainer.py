@@ -9,13 +9,17 @@ fit no position at all are reported before any solve.
 
 Feasible: a limit is binding when it is used to ≥ 99 % (normal or worst N-1)
 or what is left of it is less than one more rack of the smallest allowed
-type would take (power, heat, GPU ports, one rack, one position). For
-each of the most used ones the scenario is re-solved with that limit relaxed
-by one step (power node +10 % capacity, together with the binding nodes
-that feed the same rows, since one side of a 2N pair alone buys nothing; cooling zone +1 unit, pod +10 %,
-budget +10 %) and the change in the objective is reported. These figures are
-computed by re-solves, not LP duals: duals of a MILP say little about integer
-steps.
+type would take (power, heat, GPU ports, one rack, one position). Every used
+limit is first screened with the row duals of the LP relaxation (first-order
+gain of one step, :func:`dual_screen`); the most promising are then re-solved
+one by one with that limit relaxed by one step, from the base plan with the
+same settings: a power node +10 % capacity (together with the binding nodes
+that feed the same rows, since one side of a 2N pair alone buys nothing), a
+cooling zone +10 % of its capacity (each unit's kW, not one more unit), a pod
++10 % of its GPU ports or racks, a budget +10 %. A final re-solve relaxes them
+all together. The reported gains come from the re-solves (duals of a MILP say
+little about integer steps; they only choose what to re-solve); a re-solve
+that stops at its limit gives a range.
 """
 
 from __future__ import annotations

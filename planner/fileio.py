@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from planner.errors import InputError
@@ -37,13 +38,24 @@ def check_writable(path: str | Path, flag: str = "-o") -> Path:
 
 def atomic_write(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically (module docstring)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    atomic_write_with(path, write)
+
+
+def atomic_write_with(path: str | Path, writer: Callable[[str], object]) -> None:
+    """Atomically replace ``path`` with what ``writer`` writes to the temporary path it is given
+    (for libraries that write files themselves)."""
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
+        writer(tmp)
+        with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         if p.exists():
             os.chmod(tmp, p.stat().st_mode & 0o777)

@@ -88,6 +88,25 @@ def test_plan_writes_verified_plan(tmp_path: Path) -> None:
     assert r.returncode == 0
 
 
+def test_write_lp_hands_the_model_as_built_to_another_solver(tmp_path: Path) -> None:
+    """The LP file of dr-hall, read by HiGHS on its own (no PuLP), has the plan's optimum (864
+    GPUs, README "Greedy vs MILP") and rows named after the site's elements."""
+    import highspy
+
+    lp = tmp_path / "dr.lp"
+    r = run("plan", "datasets/dr-hall.yaml", "--write-lp", str(lp), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {lp} (the model as built)" in r.stderr
+    text = lp.read_text()
+    assert "power_n1(" in text
+    assert "load_def(" in text
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(lp))
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(864)
+
+
 def test_plan_infeasible_exit_1_and_explain(tmp_path: Path) -> None:
     sc = tmp_path / "inf.yaml"
     shutil.copy(ROOT / "datasets/small-hall.site.yaml", tmp_path)

@@ -1,7 +1,8 @@
 """The MILP on hand-solvable instances: exact optima, both solvers, every plan verified.
 
 Grand Teton (GT) racks draw 21.4 kW (2 × (8 × 0.7 + 4.6) + 1.0) and hold 16 GPUs;
-NVL72 racks draw 120 kW, 85 % to liquid (102 kW) and 15 % to air (18 kW).
+NVL72 racks draw 132 kW (18 × (4 × 1.2 + 1.5) + 18.6), 85 % to liquid (112.2 kW) and 15 % to air
+(19.8 kW).
 Usable power of a node = 0.8 × capacity. Tiny sites come from ``tiny_scenario``:
 rows sit at y = 0 with 0.6 m pitch; the pod network rack stands in row NET.
 """
@@ -90,9 +91,9 @@ NVL = {"id": "R1", "positions": 10, "feeds": ["F"], "liquid_loop": "LQ"}
 @pytest.mark.parametrize(
     ("loop_kw", "air_kw", "racks"),
     [
-        pytest.param(250, 1000, 2, id="liquid-bound"),  # ⌊250 / 102⌋ = 2
-        pytest.param(1000, 40, 2, id="air-share-bound"),  # ⌊40 / 18⌋ = 2
-        pytest.param(350, 1000, 3, id="liquid-3"),  # ⌊350 / 102⌋ = 3
+        pytest.param(336, 1000, 2, id="liquid-bound"),  # ⌊336 / 112.2⌋ = 2 (a 120 kW rack would give ⌊336 / 102⌋ = 3)
+        pytest.param(1000, 55, 2, id="air-share-bound"),  # ⌊55 / 19.8⌋ = 2 (⌊55 / 18⌋ = 3 at 120 kW)
+        pytest.param(337, 1000, 3, id="liquid-3"),  # 3 × 112.2 = 336.6 ≤ 337
     ],
 )
 def test_cooling_bound_liquid_rack(solver: str, loop_kw: float, air_kw: float, racks: int) -> None:
@@ -232,7 +233,7 @@ def test_aggregated_equals_per_position() -> None:
 def test_default_scenario_optimum() -> None:
     """small-hall: 3 GB200 racks (216 GPUs) in the liquid rows and 54 GT racks in the air rows,
     1,080 GPUs: CZ-AIR's 1,250 kW less two network racks (24 kW) and the NVL72 air share
-    (3 × 120 × 0.15 = 54 kW) leaves 1,172 kW = 54.8 GT racks of 21.4 kW. The MILP beats
+    (3 × 132 × 0.15 = 59.4 kW) leaves 1,166.6 kW = 54.5 GT racks of 21.4 kW. The MILP beats
     first-fit, which also misses the NVL72 demand."""
     from planner.baseline import greedy_plan
 

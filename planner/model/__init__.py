@@ -43,9 +43,12 @@ problem for :mod:`planner.solving`, which returns plain values.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulp
 
 from planner.enums import Objective
+from planner.fileio import atomic_write_with
 from planner.model.classes import cluster_groups, position_classes
 from planner.model.cooling import add_cooling_constraints
 from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass
@@ -66,7 +69,7 @@ from planner.timeline import timeline
 __all__ = [
     "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "Model", "Needs",
     "OrderError", "PositionClass", "RECIPE", "ScopeKey", "build", "new_model", "class_label", "cluster_groups", "lp_name", "objective_expr",
-    "position_classes", "retrofit_needs", "spread_domains",
+    "position_classes", "retrofit_needs", "spread_domains", "write_lp",
 ]
 
 RECIPE = (
@@ -106,6 +109,12 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
     )
     m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
     return m
+
+
+def write_lp(m: Model, path: str | Path) -> None:
+    """Write the model as built (CPLEX LP format, the names of :mod:`planner.model.keys`)
+    atomically to ``path``."""
+    atomic_write_with(path, lambda tmp: m.prob.writeLP(tmp))
 
 
 def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,

@@ -220,8 +220,10 @@ class Scenario(StrictModel):
     clusters: list[Cluster] = Field(min_length=1, max_length=MAX_ITEMS)
     """What to place."""
     objective: Objective = Objective.max_gpus
-    """max_gpus (default), max_pflops, or min_capex (meet every demand at least cost).
-    Ties are broken by least cable cost, then by compactness."""
+    """max_gpus (default: most GPUs; in phased scenarios GPU-phases, so earlier is better), max_pflops
+    (most dense BF16 PFLOPS, likewise), min_capex (meet every demand at the least capex) or min_tco
+    (meet every demand at the least net present cost over the horizon, :class:`Costs`). Ties are
+    broken by least cable cost, then by least cable length."""
     budgets: Budgets = Budgets()
     """Capex and IT-power caps."""
     gpu_power_cap_w: Float | None = Field(None, gt=0, le=100_000)
