@@ -459,7 +459,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
     plan = Plan(
-        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
         status=status, mode="joint", objective=scenario.objective, objective_value=round(value, 6),
         bound=bound, gap=gap,
         build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks,
@@ -475,7 +475,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
 
 def _empty(scenario: Scenario, status: Status, notes: list[str], stages: dict[str, float], rounds: int) -> Decomposition:
 
-    plan = Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+    plan = Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
                 status=status, objective=scenario.objective, notes=notes)
     return Decomposition(finish_plan(plan, scenario), stages, rounds)
 

@@ -175,6 +175,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         scenario_name=s.name,
         scenario_hash=scenario_hash(s),
         solver=solver,
+        solver_settings=s.solver,
         status=result.status,
         objective=s.objective,
         objective_value=_round(result.objective),
@@ -346,7 +347,7 @@ def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_li
         placed += new
         buys += [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
     plan = Plan(
-        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
         status=status, mode="rolling", objective=scenario.objective,
         objective_value=objective_value(scenario, [*scenario.existing, *placed], buys) if status.has_plan else None,
         build_time_s=round(build_s, 4), solve_time_s=round(time.perf_counter() - t0 - build_s, 4),

@@ -26,7 +26,7 @@ Each point runs as a job with every parameter passed in (no environment), on an
 executor: ``serial``, ``process`` (local processes) or ``dask`` (a Dask
 distributed scheduler at an address, or a LocalCluster started for the run).
 Results go to ``results.csv`` and ``results.parquet`` with each point's plan in
-``plans/``; points whose scenario hash is already in the table are skipped.
+``plans/``; points whose run hash (scenario and solver settings) is already in the table are skipped.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ MAX_POINTS = 100_000
 """Most points one sweep may have."""
 
 COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
-           "stranded_kw", "solve_s", "scenario_hash", "plan", "error"]
+           "stranded_kw", "solve_s", "scenario_hash", "run_hash", "plan", "error"]
 """Result columns after the varied parameters."""
 WRITE_EVERY_S = 1.0
 """The table is rewritten at most this often while a batch runs (and once at its end): a rerun
@@ -327,7 +327,7 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
     a failure (bad input, solver failure, no plan) is a row with its error, never an exception."""
     import traceback
 
-    from planner.loader import scenario_from_data, scenario_hash
+    from planner.loader import run_hash, scenario_from_data, scenario_hash
     from planner.pipeline import plan_scenario
     from planner.plan import save_plan
 
@@ -336,6 +336,7 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
     try:
         scenario = scenario_from_data(json.loads(data_json))
         row["scenario_hash"] = scenario_hash(scenario)
+        row["run_hash"] = run_hash(scenario)
         plan = plan_scenario(scenario, time_limit_s=time_limit_s)
         k = plan.kpis
         row.update(status=plan.status.value, gap=plan.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
@@ -343,7 +344,7 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
                    stranded_kw=k.stranded_kw, solve_s=round(plan.solve_time_s, 4))
         plans = Path(out_dir) / "plans"
         plans.mkdir(parents=True, exist_ok=True)
-        name = f"{point_id}-{row['scenario_hash']}.plan.yaml"
+        name = f"{point_id}-{row['run_hash']}.plan.yaml"
         save_plan(plan, plans / name)
         row["plan"] = f"plans/{name}"
         if not plan.status.has_plan:
@@ -451,14 +452,15 @@ def row_failed(row: dict) -> bool:
 
 def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
               time_limit_s: float | None = None, progress: Callable[[int, int, int], None] | None = None) -> list[dict]:
-    """Solve every point not yet in the table (by scenario hash) on an executor; write the table
-    after each point. Returns all rows. ``progress(done, total, failed)`` after each point."""
-    from planner.loader import scenario_from_data, scenario_hash
+    """Solve every point not yet in the table (by run hash: the scenario with its solver settings)
+    on an executor; write the table after each point. Returns all rows. ``progress(done, total,
+    failed)`` after each point."""
+    from planner.loader import run_hash, scenario_from_data
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     old = read_table(out)
-    done_hashes = set(old["scenario_hash"].dropna()) if "scenario_hash" in old else set()
+    done_hashes = set(old["run_hash"].dropna()) if "run_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
     failed_before = {r["point"] for r in rows if row_failed(r)}
     jobs = []
@@ -469,7 +471,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
                 rows.append({**base, "status": "bad_input", "error": pt.error})
             continue
         try:
-            h = scenario_hash(scenario_from_data(copy.deepcopy(pt.data)))
+            h = run_hash(scenario_from_data(copy.deepcopy(pt.data)))
         except InputError as e:
             rows = [r for r in rows if r["point"] != pt.id]
             rows.append({**base, "status": "bad_input", "error": e.render()[:1000]})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.plan import save_plan
+from planner.plan import load_plan, save_plan
 from planner.schema import Scenario
 from tests.test_verify import make_plan, valid_spots
 
@@ -86,6 +86,20 @@ def test_plan_writes_verified_plan(tmp_path: Path) -> None:
     assert "solving max_gpus with highs" in r.stderr  # progress lines
     r = run("verify", str(out), "datasets/dr-hall.yaml")
     assert r.returncode == 0
+
+
+@pytest.mark.parametrize("flags", [["--solver", "cbc"], ["--time-limit", "30"], ["--gap", "0.01"]], ids=["cbc", "time-limit", "gap"])
+def test_a_plan_made_with_command_line_solver_settings_verifies_against_its_scenario(tmp_path: Path, flags: list[str]) -> None:
+    """The scenario hash covers the planning question, not the solver settings; the plan records
+    the settings it was made with beside it."""
+    out = tmp_path / "p.yaml"
+    r = run("plan", "datasets/small-hall.yaml", "-o", str(out), "--quiet", *flags)
+    assert r.returncode == 0, r.stderr
+    r = run("verify", str(out), "datasets/small-hall.yaml")
+    assert r.returncode == 0, r.stdout
+    plan = load_plan(out)
+    want = {"--solver": ("name", "cbc"), "--time-limit": ("time_limit_s", 30.0), "--gap": ("rel_gap", 0.01)}[flags[0]]
+    assert getattr(plan.solver_settings, want[0]) == want[1]
 
 
 def test_write_lp_hands_the_model_as_built_to_another_solver(tmp_path: Path) -> None:

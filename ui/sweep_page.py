@@ -100,9 +100,9 @@ st.subheader(f"Results: {len(table)} variants of {run['name']}")
 failed = table[table["error"].notna()] if "error" in table else table.iloc[0:0]
 if len(failed):
     st.warning(f"{len(failed)} variant(s) failed; their errors are in the table.")
-st.dataframe(table.drop(columns=["scenario_hash", "plan"]), key="sweep_table", hide_index=True, width="stretch")
+st.dataframe(table.drop(columns=[c for c in ("scenario_hash", "run_hash", "plan") if c in table]), key="sweep_table", hide_index=True, width="stretch")
 
-numeric = [c for c in COLUMNS if c in table and c not in ("point", "status", "scenario_hash", "plan", "error") and table[c].notna().any()]
+numeric = [c for c in COLUMNS if c in table and c not in ("point", "status", "scenario_hash", "run_hash", "plan", "error") and table[c].notna().any()]
 if not numeric:
     st.stop()
 c1, c2 = st.columns(2)

@@ -36,7 +36,6 @@ from planner.schema.scenario import (
     RaiseRackPower,
     Retrofit,
     Scenario,
-    SolverSettings,
 )
 from planner.schema.site import (
     Building,
@@ -52,6 +51,7 @@ from planner.schema.site import (
     Site,
     default_link_classes,
 )
+from planner.schema.solver import SolverSettings
 
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from planner.enums import LimitKind, Status
 from planner.schema.base import Bool, Coordinate, Float, Id, Int, StrictModel, Text
+from planner.schema.solver import SolverSettings
 
 
 class PlacedRack(StrictModel):
@@ -280,6 +281,9 @@ class Plan(StrictModel):
     """First 16 hex digits of the SHA-256 of the scenario's canonical JSON."""
     solver: Text = ""
     """Solver (highs, cbc, greedy, hand)."""
+    solver_settings: SolverSettings | None = None
+    """Solver, time limit, gap and threads the plan was made with (the scenario's, or the command
+    line's); not part of the scenario hash. The verifier judges ``optimal`` against this gap."""
     status: Status = Status.not_solved
     """Solve outcome (see :class:`planner.enums.Status`)."""
     objective: Text = ""

@@ -7,13 +7,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope, SolverName
+from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope
 from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, StrictModel, Text
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
 from planner.schema.plan import PlacedRack
 from planner.schema.reliability import Reliability
 from planner.schema.site import CoolingZone, Site
+from planner.schema.solver import SolverSettings
 
 
 class Cluster(StrictModel):
@@ -153,19 +154,6 @@ class Budgets(StrictModel):
     """Most capex (racks + fabric + links), USD."""
     it_power_kw: Float | None = Field(None, ge=0, le=1e9)
     """Most IT power of all placed racks, kW."""
-
-
-class SolverSettings(StrictModel):
-    """Which solver runs and how long (§8)."""
-
-    name: SolverName = SolverName.highs
-    """Solver: highs (default) or cbc."""
-    time_limit_s: Float = Field(60, gt=0, le=604_800)
-    """Wall-clock limit of one solve, s."""
-    rel_gap: Float = Field(0.001, ge=0, lt=1)
-    """Relative MIP gap at which the solve stops."""
-    threads: Int = Field(1, ge=1, le=64)
-    """Solver threads."""
 
 
 class FabricDesign(StrictModel):
