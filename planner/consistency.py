@@ -435,7 +435,36 @@ def check_existing(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def check_fixed_loads_in_dropped_rows(scenario: Scenario) -> list[Problem]:
+    """A redundant row that a single failure leaves with no feed must stay empty (only a failing
+    utility may do that, see :func:`site_warnings`): a pod's network rack or an installed rack
+    standing in it makes every plan break N-1, so it is an input problem naming the row and the
+    failure."""
+    dropped: dict[str, str] = {}
+    for _, r, n in _single_failures_dropping(scenario.site):
+        dropped.setdefault(r.id, n.id)
+    if not dropped:
+        return []
+    out = []
+    types = scenario.catalog.by_id()
+    fix = "set the utility's can_fail: false (outside the N-1 design), set the row's redundant: false, or stand it in another row"
+    for bi, b in enumerate(scenario.site.buildings):
+        for hi, h in enumerate(b.halls):
+            for pi, p in enumerate(h.pods):
+                row = p.network_rack.row
+                if row in dropped and p.network_rack_type in types:
+                    kw = scenario.rack_power_kw(types[p.network_rack_type])
+                    out.append(Problem(f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack",
+                                       f"pod {p.id}'s network rack ({kw:,.1f} kW) stands in redundant row '{row}', which loses every feed when "
+                                       f"{dropped[row]} fails, so nothing may stand there: {fix}"))
+    for i, r in enumerate(scenario.existing):
+        if r.row in dropped and r.rack_type in types:
+            out.append(Problem(f"existing[{i}]", f"installed {r.rack_type} rack stands in redundant row '{r.row}', which loses every feed "
+                                                 f"when {dropped[r.row]} fails, so nothing may stand there: {fix}"))
+    return out
+
+
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
     return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
-            *check_phases(scenario), *check_retrofits(scenario), *check_existing(scenario)]
+            *check_phases(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]

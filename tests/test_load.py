@@ -204,6 +204,9 @@ def test_every_catalog_figure_names_its_source() -> None:
 
 
 def test_validate_warns_about_a_utility_that_can_fail(tmp_path: Path) -> None:
+    """A utility that can fail leaves small-hall's redundant rows unfed, so they must stay empty:
+    a warning while they are empty; an input problem naming the row and the failure once a pod's
+    network rack stands in one (no plan could hold N-1 then)."""
     import shutil
     import subprocess
     import sys
@@ -213,6 +216,13 @@ def test_validate_warns_about_a_utility_that_can_fail(tmp_path: Path) -> None:
     shutil.copy(DATASETS / "small-hall.yaml", tmp_path)
     r = subprocess.run([sys.executable, "-m", "planner.cli", "validate", str(tmp_path / "small-hall.yaml")], capture_output=True, text=True,
                        cwd=DATASETS.parent)
-    assert r.returncode == 0
+    assert r.returncode == 2
+    assert ("  - site.buildings[0].halls[0].pods[0].network_rack: pod POD-A's network rack (12.0 kW) stands in redundant row 'R02', which "
+            "loses every feed when UTIL fails, so nothing may stand there: set the utility's can_fail: false (outside the N-1 design), set "
+            "the row's redundant: false, or stand it in another row") in r.stderr.splitlines()
+    (tmp_path / "small-hall.site.yaml").write_text(site.replace("max_racks: 64}", "max_racks: 64, network_rack_type: null}"))
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "validate", str(tmp_path / "small-hall.yaml")], capture_output=True, text=True,
+                       cwd=DATASETS.parent)
+    assert r.returncode == 0, r.stderr
     assert ("  warning: utility UTIL can fail (can_fail: true) and takes every feed of 8 redundant rows (R01, R02, R03, R04, R05, …) "
             "with it, so they must stay empty; set can_fail: false if the utility is outside the N-1 design") in r.stdout.splitlines()

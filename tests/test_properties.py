@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.baseline import greedy_plan
+from planner.errors import InputError
+from planner.loader import scenario_from_data
 from planner.pipeline import plan_scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
@@ -91,3 +93,46 @@ def test_grouped_identical_clusters_reach_the_per_cluster_optimum(scenario) -> N
         assert verify(single, scenario).ok
         assert grouped.kpis.gpus == single.kpis.gpus
     assert build(scenario).size["integers"] <= build(scenario, group_clusters=False).size["integers"]
+
+
+@st.composite
+def sites_with_network_racks_in_redundant_rows(draw):
+    """A utility (that may fail) above two UPS, rows on one or both, some redundant; every pod's
+    network rack stands in one of the rows (12 kW)."""
+    util_fails = draw(st.booleans())
+    nodes = [{"id": "UTIL", "kind": "utility", "capacity_kw": draw(st.integers(200, 2000)), "can_fail": util_fails},
+             {"id": "UPS-A", "kind": "ups", "capacity_kw": draw(st.integers(50, 600)), "parent": "UTIL"},
+             {"id": "UPS-B", "kind": "ups", "capacity_kw": draw(st.integers(50, 600)), "parent": "UTIL"}]
+    n_rows = draw(st.integers(1, 3))
+    rows = []
+    for r in range(n_rows):
+        feeds = draw(st.sampled_from([["UPS-A"], ["UPS-B"], ["UPS-A", "UPS-B"]]))
+        rows.append({"id": f"R{r}", "positions": draw(st.integers(2, 8)), "origin_y_m": 2.4 * r, "feeds": feeds,
+                     "redundant": len(feeds) == 2 and draw(st.booleans()), "max_rack_power_kw": 45, "air_zone": "AIR", "pod": "P"})
+    net = draw(st.integers(0, n_rows - 1))
+    site = {"id": "s", "buildings": [{"id": "B", "halls": [{"id": "H", "floor_area_m2": 100, "power_nodes": nodes,
+            "cooling_zones": [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": draw(st.integers(50, 2000))}],
+            "pods": [{"id": "P", "network_rack": {"row": f"R{net}", "position": 0}, "max_gpus": 4096}], "rows": rows}]}]}
+    demand = draw(st.sampled_from(["max", "exact"]))
+    cluster = {"id": "c", "demand": demand, "rack_types": ["grand-teton-h100"], **({"gpus": 16 * draw(st.integers(0, 4))} if demand == "exact" else {})}
+    return {"name": "net-redundant", "site": site, "clusters": [cluster]}
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sites_with_network_racks_in_redundant_rows())
+def test_network_racks_in_redundant_rows_give_an_input_problem_or_a_plan_that_verifies(data) -> None:
+    """Never a plan its own verifier rejects (exit 0) and never "fails independent verification"
+    (exit 1): a site whose fixed load no plan can keep within N-1 is an input problem naming the row
+    and the failure; otherwise the plan verifies (or says there is none)."""
+    problems: list[str] = []
+    try:
+        scenario = scenario_from_data(data)
+    except InputError as e:
+        problems = e.lines()
+    if problems:
+        assert any("stands in redundant row" in line and "loses every feed when UTIL fails" in line for line in problems), problems
+        return
+    plan = plan_scenario(scenario)  # raises SolverFailure if the plan fails verification
+    if plan.status.has_plan:
+        assert verify(plan, scenario).ok

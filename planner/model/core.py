@@ -214,8 +214,9 @@ class Model:
 
     @property
     def points(self) -> list[int]:
-        """Phase indices where limits are stated: where what is online changes, up to the horizon."""
-        return sorted({p for p in self.tl.change_points() if p <= self.horizon} | {self.horizon})
+        """Phase indices where limits are stated: where what is online changes, from the first phase
+        this model decides (nothing can be added before it) up to the horizon."""
+        return sorted({p for p in self.tl.change_points() if self.from_phase <= p <= self.horizon} | {self.horizon})
 
     @property
     def size(self) -> dict[str, int]:

@@ -42,7 +42,8 @@ def add_power_constraints(m: Model) -> None:
 
     with a failover policy in force, racks in the rows a failure hits count at the power their
     policy leaves them: a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P. A redundant group that some
-    single failure leaves without feeds, or a group with no feed online yet, gets P_g = 0. Named
+    single failure leaves without feeds, or a group with no feed online yet, gets P_g + F_g ≤ 0 (a
+    fixed load there makes the model infeasible, as the verifier would find). Named
     ``power(UPS~A)`` and ``power_n1(BW~B1,UPS~A)``: BW-B1 when UPS-A has failed."""
     m.needs_done("power", "loads", "failover", "fixed_loads", "retrofits")
     m.done("power")
@@ -84,8 +85,16 @@ def add_power_constraints(m: Model) -> None:
             extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
             m.add_limit(LimitKey(Family.power_n1, c.node, c.failed, ph), LimitKind.power_node, expr - pulp.lpSum(extra),
                         pm.usable_kw[c.node] - f1, "kW", f1)
-        for g, failed in pm.forced_empty.items():
-            if g in live:
-                m.add_limit(LimitKey(Family.redundant, g, failed, ph), LimitKind.row_redundant, pulp.LpAffineExpression([(m.gkw(g, p), 1.0)]), 0.0, "kW")
-        for g in sorted(pm.dark & live):
-            m.add_limit(LimitKey(Family.unpowered, g, "", ph), LimitKind.row_unpowered, pulp.LpAffineExpression([(m.gkw(g, p), 1.0)]), 0.0, "kW")
+        for g, failed in pm.forced_empty.items():  # fixed loads obey the same rule: they leave less than nothing
+            if g in live or fixed.get(g, 0.0) > 0:
+                m.add_limit(LimitKey(Family.redundant, g, failed, ph), LimitKind.row_redundant, _load_or_zero(m, g, p),
+                            -fixed.get(g, 0.0), "kW", fixed.get(g, 0.0))
+        for g in sorted(pm.dark & (live | {g for g, kw in fixed.items() if kw > 0})):
+            m.add_limit(LimitKey(Family.unpowered, g, "", ph), LimitKind.row_unpowered, _load_or_zero(m, g, p), -fixed.get(g, 0.0), "kW",
+                        fixed.get(g, 0.0))
+
+
+def _load_or_zero(m: Model, g: str, p: int) -> pulp.LpAffineExpression:
+    """P_g in phase index p, or 0 when no rack can stand in the group then."""
+    v = m.gkw(g, p)
+    return pulp.LpAffineExpression([(v, 1.0)] if v is not None else [])

@@ -26,7 +26,7 @@ def add_fixed_loads(m: Model) -> None:
     for r in s.existing:
         t = types[r.rack_type]
         kw = s.rack_power_kw(t)
-        m.fixed_items.append(FixedItem(r.row, kw, 0, t))
+        m.fixed_items.append(FixedItem(r.row, kw, m.tl.index.get(r.phase, 0), t))  # from the phase it was placed in (rolling), else always
         m.existing_kw += kw
         pod = m.ix.rows[r.row].row.pod
         m.existing_pod_gpus[pod] = m.existing_pod_gpus.get(pod, 0) + t.gpus
