@@ -64,6 +64,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Check a plan against a scenario, independently of the solver."""
+    from planner.figures import plan_figures
     from planner.plan import load_plan
     from planner.verifier import verify
 
@@ -72,6 +73,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     rep = verify(plan, scenario)
     if rep.ok:
         print(f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every constraint holds)")
+        k = plan_figures(plan, scenario)[0].kpis
+        print(f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, stranded {k.stranded_kw:,.1f} kW")
         for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
             when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
             print(f"  tightest: {u.kind} {u.id} at {u.worst_share:.1%} of {u.limit:,.1f} {u.unit}{when}")

@@ -16,16 +16,14 @@ from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.errors import SolverFailure
-from planner.fabric import fabric_entry, fabric_sizes
-from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
+from planner.figures import plan_figures
+from planner.kpis import objective_value
 from planner.loader import scenario_hash
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
-from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan, StrandedPower, chosen_fabrics
-from planner.reliability import reliability_report
+from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.schema import Scenario
 from planner.site_index import place
 from planner.solving import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
-from planner.verifier import verify
 from planner.version import __version__
 
 
@@ -192,26 +190,13 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
 
 
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
-    """Attach KPIs, utilisation (from the verifier), designed fabrics and reliability; refuse a
-    placement the verifier rejects."""
-    chosen = chosen_fabrics(plan)
-    fabric = None
-    if scenario.fabrics and plan.racks:
-        fabric = [fabric_entry(cid, z) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
-        plan = plan.model_copy(update={"fabric": fabric})
-    rep = verify(plan, scenario)
-    if plan.status.has_plan and not rep.ok:  # a plan with no racks is checked too
+    """Attach every figure (:func:`planner.figures.plan_figures`: KPIs, utilisation, fabric,
+    reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not."""
+    done, rep = plan_figures(plan, scenario)
+    if plan.status.has_plan and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])
         raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
-    bought = [(b.id, b.phase) for b in plan.retrofits]
-    total, where = stranded_power(scenario, plan.racks, rep.usage)
-    kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
-    return plan.model_copy(update={
-        "kpis": kpis, "utilisation": rep.usage,
-        "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
-        "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
-        "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
-    })
+    return done
 
 
 def _better(maximise: bool, a: float, b: float) -> bool:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from planner.enums import Status
 from planner.errors import InputError
-from planner.kpis import compute_kpis
+from planner.figures import plan_figures
 from planner.plan import plan_from_text
 from planner.verifier import verify
 from ui.state import UPLOAD_MB, current_scenario, explain_binding, my_entry, plan_of, scenario_key, show_problems, solve_text
@@ -34,8 +34,8 @@ with st.expander("Open a plan YAML"):
         else:
             rep = verify(candidate, scenario)
             if rep.ok:
-                # show what the racks give, never the file's own figures
-                recomputed = candidate.model_copy(update={"kpis": compute_kpis(scenario, candidate.racks), "utilisation": rep.usage})
+                # show what the racks, retrofits and fabric designs give, never the file's own figures
+                recomputed, _ = plan_figures(candidate, scenario)
                 st.session_state.uploaded_plan = recomputed.model_dump(mode="json")
             else:
                 show_problems([str(v) for v in rep.violations], f"The plan {up.name}")

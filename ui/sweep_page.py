@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from planner.errors import InputError, Problem
-from planner.kpis import compute_kpis
+from planner.figures import plan_figures
 from planner.loader import scenario_from_data
 from planner.plan import load_plan
 from planner.sweep import COLUMNS, MAXIMISE, frontier_figure, grid_sweep, read_table, run_batch, set_path
@@ -140,5 +140,5 @@ if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
         show_problems([str(v) for v in rep.violations], f"The plan of {choice}")
         st.stop()
     set_current(scenario_yaml(variant), f"sweep {choice}")
-    st.session_state.uploaded_plan = plan.model_copy(update={"kpis": compute_kpis(variant, plan.racks), "utilisation": rep.usage}).model_dump(mode="json")
+    st.session_state.uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
     st.switch_page("ui/plan_page.py")
