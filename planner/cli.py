@@ -211,7 +211,8 @@ def _summary(plan) -> None:
     rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
             ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
             ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour", f"{k.usd_per_gpu_hour:,.3f}"),
-            ("status", plan.status.value), ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
+            ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
+            ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
             ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
     if plan.phases:
         rows.insert(0, ("mode", plan.mode))

@@ -287,12 +287,15 @@ def _recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], al
 
 
 def lp_bound(scenario: Scenario, time_limit_s: float) -> float | None:
-    """Objective of the LP relaxation of the monolithic model (a bound on any plan), recomputed
-    from the values the solver returns."""
+    """Objective of the LP relaxation of the monolithic model, recomputed from the values the solver
+    returns: a bound on any plan only when the LP was solved to optimality (a simplex stopped early
+    gives a feasible point of the relaxation, no bound); none otherwise."""
     m = build(scenario)
     res = from_name("highs").solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0,
                                                 relax_integrality=True))
-    return None if res.values is None else evaluate(m.prob.objective, res.values)
+    if res.values is None or not res.claims_optimal:
+        return None
+    return evaluate(m.prob.objective, res.values)
 
 
 def _round_share(total: int | None, shares: dict[str, float], unit: int, demand: Demand) -> dict[str, int]:
@@ -456,15 +459,20 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     bound = lp_bound(scenario, limit)
     stages["bound_s"] = time.perf_counter() - tw
     bound = None if bound is None else round(bound, 6)
+    maximise = Objective(scenario.objective).maximise
+    if bound is not None and ((maximise and bound < value - 1e-6 * max(1.0, abs(value))) or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))):
+        bound = None  # on the wrong side of a verified plan: not a bound
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
     plan = Plan(
         planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
-        status=status, mode="joint", objective=scenario.objective, objective_value=round(value, 6),
+        status=status, optimality="proven" if status == Status.optimal else None, mode="joint", objective=scenario.objective,
+        objective_value=round(value, 6),
         bound=bound, gap=gap,
         build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks,
         notes=[f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
-               "gap measured against the LP relaxation of the whole"],
+               + ("gap measured against the LP relaxation of the whole" if bound is not None
+                  else "no bound: the LP relaxation of the whole was not solved to optimality in time")],
     )
     tv = time.perf_counter()
     plan = finish_plan(plan, scenario)

@@ -175,6 +175,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         solver=solver,
         solver_settings=s.solver,
         status=result.status,
+        optimality=("solver_claim" if result.claimed else "proven") if result.status == Status.optimal else None,
         objective=s.objective,
         objective_value=_round(result.objective),
         bound=_round(result.bound),
@@ -229,7 +230,8 @@ def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], pro
     if progress:
         progress(Progress(note, elapsed))
     status = Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
-    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), values=values, stages=[*result.stages, note])
+    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), values=values, stages=[*result.stages, note],
+                   claimed=False)
 
 
 def plan_scenario(

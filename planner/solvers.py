@@ -353,7 +353,8 @@ _CBC_BOUND = re.compile(r"(?:Lower|Upper) bound:\s*(-?[\d.eE+-]+)")
 class CbcBackend(Backend):
     """CBC as a separate process through PuLP (the binary PuLP ships). Runs on a shallow copy
     of the problem (shared rows, own objective and extra rows); bound and objective are read
-    from CBC's log."""
+    from CBC's log: a bound only where the log states one (after a completed search it usually
+    does not)."""
 
     name = "cbc"
     capabilities = Capabilities(mip_start=True, callbacks=False, threads=True)
@@ -394,8 +395,6 @@ class CbcBackend(Backend):
         found_b = _CBC_BOUND.findall(text)
         bound = float(found_b[-1]) if found_b else None
         claims = has and sol == pulp.LpSolutionOptimal and prob.status == pulp.LpStatusOptimal and not stopped
-        if claims and bound is None:
-            bound = reported
         return BackendResult(
             values=values,
             reported_objective=reported,

@@ -7,7 +7,9 @@ from the solver's dual bound and that objective. The result is ``optimal``
 only when the recomputed gap is within the requested gap. A bound that is no
 tighter than the trivial one (every variable at its best bound: the solver had
 not solved its root yet) or that contradicts a checked incumbent is dropped:
-a plan reports the solver's proven bound or none. When a run with a starting
+a plan reports the solver's proven bound or none; a solver that says "optimal" but
+states no bound (CBC often prints none) gives ``optimal`` marked as its claim, with no bound and
+no gap (never the objective passed off as a bound). When a run with a starting
 solution does not check out (the objective disagrees, or "optimal" with a gap
 beyond the request), the model is solved again without the start and the
 progress lines say so.
@@ -87,6 +89,8 @@ class SolveResult:
     """What each stage did, in words."""
     values: dict[str, float] = field(default_factory=dict)
     """Variable name → value of the stage whose counts these are (the last tie-break that ran)."""
+    claimed: bool = False
+    """``optimal`` on the solver's word: it said optimal and stated no bound to check it by."""
 
 
 def evaluate(expr: pulp.LpAffineExpression, values: dict[str, float]) -> float:
@@ -122,6 +126,8 @@ class Judgement:
     gap: float | None
     doubt: str = ""
     """Why the answer does not check out (empty when it does)."""
+    claimed: bool = False
+    """Optimal on the solver's word: it said so and stated no bound (CBC often prints none)."""
 
 
 def judge(res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool, rel_gap: float) -> Judgement:
@@ -146,6 +152,8 @@ def judge(res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool
             bound = None
     gap = gap_of(obj, bound) if bound is not None else None
     proven = not doubt and gap is not None and gap <= rel_gap + 1e-9
+    if res.claims_optimal and res.bound is None and not doubt:
+        return Judgement(Status.optimal, obj, None, None, claimed=True)  # no bound to check it by: the solver's claim, said so
     if res.claims_optimal and not proven and not doubt:
         doubt = "the solver claims optimality, but the recomputed gap " + ("is unknown" if gap is None else f"is {gap:.3%} > {rel_gap:.3%}")
     return Judgement(Status.optimal if proven else Status.feasible, obj, bound, gap, doubt)
@@ -244,7 +252,7 @@ def solve(
     if j.doubt:
         notes.append(f"{j.doubt}; status {j.status.value}")
         run.say(notes[-1])
-    result = SolveResult(j.status, j.objective, j.bound, j.gap, 0.0, stages=notes)
+    result = SolveResult(j.status, j.objective, j.bound, j.gap, 0.0, stages=notes, claimed=j.claimed)
     if j.objective is None:
         run.say(f"{j.status.value}: {res.message}")
         result.solve_time_s = time.perf_counter() - t0
@@ -252,7 +260,7 @@ def solve(
     assert res.values is not None
     result.values = res.values
     result.counts = counts_from(m, res.values)
-    gap_text = f", gap {j.gap:.3%}" if j.gap is not None else ", gap unknown"
+    gap_text = f", gap {j.gap:.3%}" if j.gap is not None else (", the solver's claim: it stated no bound" if j.claimed else ", gap unknown")
     result.stages.insert(0, f"{name}: {j.objective:,.3f} ({j.status.value}{gap_text})")
     run.say(f"{name}: {j.status.value}" + ("" if j.gap is not None else gap_text), j.objective, j.bound, j.gap)
     if tie_breaks and j.status == Status.optimal:

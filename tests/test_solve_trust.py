@@ -39,6 +39,31 @@ def fake_backend(monkeypatch):
     return add
 
 
+def test_a_solver_that_says_optimal_and_states_no_bound_gives_no_bound() -> None:
+    """Judged by hand: a result claiming optimality with no bound is optimal on the solver's word,
+    with no bound and no gap; the same claim with a bound 5 % away is not (HiGHS' time-limit
+    "Optimal")."""
+    import pulp
+
+    from planner.solvers import BackendResult
+    from planner.solving import judge
+
+    x = pulp.LpProblem("p", pulp.LpMaximize).add_variable("x", lowBound=0, upBound=10, cat=pulp.LpInteger)
+    objective = pulp.LpAffineExpression([(x, 1.0)])
+    j = judge(BackendResult({"x": 8.0}, 8.0, None, True), objective, True, 0.001)
+    assert (j.status, j.objective, j.bound, j.gap, j.claimed, j.doubt) == (Status.optimal, 8.0, None, None, True, "")
+    j = judge(BackendResult({"x": 8.0}, 8.0, 8.4, True), objective, True, 0.001)
+    assert (j.status, j.bound, j.claimed) == (Status.feasible, 8.4, False)
+    assert j.doubt == "the solver claims optimality, but the recomputed gap is 5.000% > 0.100%"
+
+
+def test_an_edited_solver_claim_with_a_bound_is_rejected(small_hall) -> None:
+    plan = plan_scenario(small_hall)
+    bad = plan.model_copy(update={"optimality": "solver_claim"})
+    assert [str(v) for v in verify(bad, small_hall).violations] == [
+        "optimality: optimal on the solver's word is claimed only when it stated no bound; this plan has one"]
+
+
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
 def test_warmstart_repro_reaches_the_true_optimum(solver: str) -> None:
     """The repro site: first-fit places 11 racks (176 GPUs); the optimum is 15 racks (240 GPUs)."""
@@ -47,7 +72,11 @@ def test_warmstart_repro_reaches_the_true_optimum(solver: str) -> None:
     s = load_scenario(WARMSTART)
     s = _with_solver(s, solver)
     plan = plan_scenario(s)
-    assert (plan.status, plan.kpis.gpus, plan.objective_value, plan.bound, plan.gap) == (Status.optimal, 240, 240, 240, 0)
+    assert (plan.status, plan.kpis.gpus, plan.objective_value) == (Status.optimal, 240, 240)
+    if solver == "highs":  # HiGHS states its dual bound: optimality proven by the recomputed gap
+        assert (plan.bound, plan.gap, plan.optimality) == (240, 0, "proven")
+    else:  # CBC's log states no bound after a completed search: optimal is its claim, no bound, no gap
+        assert (plan.bound, plan.gap, plan.optimality) == (None, None, "solver_claim")
     assert verify(plan, s).ok
 
 

@@ -3,6 +3,8 @@ reliability and fabric figures. Reading and writing plan files is :mod:`planner.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from planner.enums import LimitKind, Status
@@ -291,7 +293,11 @@ class Plan(StrictModel):
     objective_value: Float | None = None
     """Objective of the plan."""
     bound: Float | None = None
-    """Best bound the solver proved."""
+    """Best bound the solver stated (none: it stated none)."""
+    optimality: Literal["proven", "solver_claim"] | None = None
+    """For status optimal: ``proven`` when the gap recomputed from the stated bound is within the
+    requested gap; ``solver_claim`` when the solver said optimal but stated no bound (then bound and
+    gap are none). None for other statuses."""
     gap: Float | None = None
     """Relative gap |bound − objective| / max(|objective|, 1)."""
     build_time_s: Float = 0

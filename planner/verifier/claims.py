@@ -124,8 +124,13 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
         if (plan.gap is None) != (gap is None) or (gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)):
             rep.add("gap", "claim", f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}")
         rel_gap = (plan.solver_settings or scenario.solver).rel_gap
-        if status == Status.optimal and (gap is None or gap > rel_gap + 1e-9):
+        claim = status == Status.optimal and plan.optimality == "solver_claim"
+        if claim and plan.bound is not None:
+            rep.add("optimality", "claim", "optimal on the solver's word is claimed only when it stated no bound; this plan has one")
+        if status == Status.optimal and not claim and (gap is None or gap > rel_gap + 1e-9):
             rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {'unknown' if gap is None else f'{gap:.6g}'}")
+    if status != Status.optimal and plan.optimality is not None:
+        rep.add("optimality", "claim", f"status {status.value} cannot be '{plan.optimality}' optimal")
 
 
 def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:
