@@ -16,17 +16,19 @@ import time
 from collections import defaultdict
 
 from planner.asks import spares_needed, storage_racks
+from planner.clock import Deadline, TimeUp
 from planner.costs import facility_usd, rack_cost
 from planner.enums import Scope, Status
 from planner.errors import SolverFailure
-from planner.kpis import compute_kpis, objective_value, stranded_power
+from planner.figures import plan_figures
+from planner.kpis import objective_value
 from planner.loader import scenario_hash
 from planner.plan import PlacedRack, Plan
 from planner.power_model import PowerModel, power_model
 from planner.schema import Cluster, Demand, RackType, Scenario
 from planner.site_index import fits, index_site, network_racks, place
 from planner.timeline import timeline
-from planner.verifier import spread_violations, verify
+from planner.verifier import spread_violations
 from planner.version import __version__
 
 TOL = 1e-9
@@ -216,9 +218,7 @@ class _FirstFit:
         self.capex += cost
         self.it_kw += kw
         self.taken.add((rid, i))
-        rack = place(ix, rid, i, t, cluster)
-        update = {**({"phase": self.ph} if self.ph is not None else {}), **({"spare": True} if spare else {})}
-        self.racks.append(rack.model_copy(update=update) if update else rack)
+        self.racks.append(place(ix, rid, i, t, cluster, self.ph, spare))
         return True
 
     def place_extra(self, c: Cluster, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
@@ -292,16 +292,19 @@ class _FirstFit:
                 self.place_extra(c, scope, st, storage_racks(s, c) - have)
 
 
-def greedy_racks(scenario: Scenario, largest_first: bool = False) -> list[PlacedRack]:
+def greedy_racks(scenario: Scenario, largest_first: bool = False, deadline: Deadline | None = None, until: float | None = None) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
     the racks installed before). Used as the solver's starting point, which the solver checks
     itself. ``largest_first`` places the clusters with a demand first, largest first (see
-    :func:`cluster_order`). First-fit never buys retrofits."""
+    :func:`cluster_order`). First-fit never buys retrofits. With a ``deadline`` it stops (raising
+    :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster."""
     ff = _FirstFit(scenario)
     for p in range(len(ff.tl.phases)):
         ff.begin_phase(p)
         for c in cluster_order(scenario, largest_first):
+            if deadline is not None:
+                deadline.check("placing racks first-fit", until)
             ff.place_cluster(c, p)
     ff.racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return ff.racks
@@ -332,14 +335,21 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
     return not _spread_broken(scenario, [*scenario.existing, *racks])
 
 
-def start_racks(scenario: Scenario) -> tuple[list[PlacedRack], str]:
+def start_racks(scenario: Scenario, deadline: Deadline | None = None, until: float | None = None) -> tuple[list[PlacedRack], str]:
     """The first-fit plan to start the solver from, and how it was made: first-fit in scenario
     order, or, when that misses an exact or at-least demand, first-fit with the largest demands
-    first (the repair), if that meets them."""
-    racks = greedy_racks(scenario)
+    first (the repair), if that meets them. Past ``until`` (or the deadline): no start."""
+    try:
+        return _start_racks(scenario, deadline, until)
+    except TimeUp:
+        return [], "none: first-fit stopped at its share of the time limit"
+
+
+def _start_racks(scenario: Scenario, deadline: Deadline | None, until: float | None) -> tuple[list[PlacedRack], str]:
+    racks = greedy_racks(scenario, False, deadline, until)
     if greedy_meets_demands(scenario, racks):
         return racks, "first-fit"
-    repaired = greedy_racks(scenario, largest_first=True)
+    repaired = greedy_racks(scenario, True, deadline, until)
     if greedy_meets_demands(scenario, repaired):
         return repaired, "first-fit, largest demands first"
     spread = _spread_broken(scenario, racks)
@@ -371,11 +381,9 @@ def greedy_plan(scenario: Scenario) -> Plan:
         solve_time_s=round(elapsed, 4),
         racks=racks,
     )
-    rep = verify(plan, s)
+    done, rep = plan_figures(plan, s)
     hard = [v for v in rep.violations if v.check != "demand"]
     if hard:
         raise SolverFailure(f"greedy plan fails verification: {'; '.join(map(str, hard[:5]))}")
     notes = [f"demand not met: {v}" for v in rep.violations]
-    kpis = compute_kpis(s, racks).model_copy(update={"stranded_kw": stranded_power(s, racks, rep.usage)[0]})
-    value = objective_value(s, racks)
-    return plan.model_copy(update={"kpis": kpis, "utilisation": rep.usage, "notes": notes, "objective_value": float(value)})
+    return done.model_copy(update={"notes": notes, "objective_value": float(objective_value(s, racks))})

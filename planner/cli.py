@@ -14,6 +14,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 import traceback
 from collections import defaultdict
 from pathlib import Path
@@ -224,16 +225,19 @@ def _summary(plan) -> None:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Solve a scenario; write the plan; print a summary."""
+    from planner.clock import Deadline
     from planner.enums import Status
     from planner.fileio import check_writable
     from planner.pipeline import plan_rolling, plan_scenario
     from planner.plan import save_plan
 
+    started = time.perf_counter()  # the time limit bounds the whole run, loading included
     if args.output:
         check_writable(args.output)
     if args.write_lp:
         check_writable(args.write_lp, "--write-lp")
     s = _scenario_with_overrides(args)
+    deadline = Deadline(s.solver.time_limit_s, started)
     if args.write_lp:
         from planner.model import build, write_lp
 
@@ -250,9 +254,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if say:
             say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
     elif args.mode == "rolling":
-        plan = plan_rolling(s, _progress(args))
+        plan = plan_rolling(s, _progress(args), deadline=deadline)
     else:
-        plan = plan_scenario(s, _progress(args), aggregate=not args.per_position)
+        plan = plan_scenario(s, _progress(args), aggregate=not args.per_position, deadline=deadline)
     if args.output:
         save_plan(plan, args.output)
         print(f"wrote {args.output}", file=sys.stderr)

@@ -11,7 +11,14 @@ start (a single-phase plan starts at 0).
 - TCO = net present value over the horizon H: each capex at its phase's start t discounted by
   (1 + r)^-t, each opex flowing from t to H discounted continuously:
   ∫_t^H (1 + r)^-s ds = ((1 + r)^-t − (1 + r)^-H) / ln(1 + r)   (H − t when r = 0);
-- GPU-hours available = Σ GPUs × (H − t) × 8,760; $/GPU-hour = TCO ÷ GPU-hours.
+- GPU-hours available = Σ GPUs × (H − t) × 8,760;
+- levelized $/GPU-hour (like the levelized cost of energy) = NPV of every cost ÷ NPV of the
+  GPU-hours, each hour discounted like a dollar from the phase it comes online:
+  Σ GPUs × 8,760 × ∫_t^H (1 + r)^-s ds; $ per useful GPU-hour divides by those hours × the
+  cluster's goodput (§11).
+- IT load is everything in the white space (SPEC §10): GPU, storage and network racks and every
+  switch and transceiver of a designed fabric, so each of them carries facility capex, energy and
+  (equipment) maintenance alike.
 """
 
 from __future__ import annotations
@@ -108,6 +115,9 @@ class RackCost:
     tco_usd: float
     """Discounted capex + discounted opex to the horizon."""
     gpu_hours: float
+    """GPU-hours from t to the horizon."""
+    gpu_hours_npv: float
+    """The same hours discounted like dollars (levelized cost's denominator)."""
 
 
 def rack_cost(rack: RackType, kw: float, link: LinkClass | None, fabric_usd_per_gpu: float, costs: Costs, pue: float,
@@ -118,4 +128,5 @@ def rack_cost(rack: RackType, kw: float, link: LinkClass | None, fabric_usd_per_
     opex = opex_usd_per_year(kw, equipment, costs, pue)
     tco = capex * discount(t, costs.discount_rate) + opex * annuity(t, costs.horizon_years, costs.discount_rate)
     hours = rack.gpus * max(0.0, costs.horizon_years - t) * HOURS_PER_YEAR
-    return RackCost(capex, opex, tco, hours)
+    hours_npv = rack.gpus * HOURS_PER_YEAR * annuity(t, costs.horizon_years, costs.discount_rate)
+    return RackCost(capex, opex, tco, hours, hours_npv)

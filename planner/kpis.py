@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 from planner.costs import (
@@ -36,6 +37,7 @@ from planner.costs import (
 )
 from planner.enums import LimitKind
 from planner.fabric import design_of, fabric_sizes
+from planner.reliability import cluster_goodput
 from planner.schema import Kpis, PhaseSummary, PlacedRack, Scenario
 from planner.site_index import fits, index_site, network_racks
 
@@ -56,7 +58,8 @@ def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]])
 def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
                  chosen: dict[str, str] | None = None) -> Kpis:
     """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
-    ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several)."""
+    ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several). Racks
+    alike in type, link class, phase, cluster and standing cost the same: each kind is costed once."""
     racks = list(racks)
     designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
     types = scenario.catalog.by_id()
@@ -65,58 +68,67 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     classes = {c.id: c for c in fabric.link_classes}
     area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
     years = phase_years(scenario)
-    gpus = n = spares = optics = 0
-    it_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = cable_m = hbm_tb = storage_pb = storage_gbs = 0.0
-    facility = opex = tco = hours = 0.0
+    good = cluster_goodput(scenario, racks)
+    kinds: dict[tuple[str, str | None, str | None, bool, bool, str], int] = defaultdict(int)
+    cable_m = 0.0
     halls_used: set[str] = set()
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
             continue
-        kw = scenario.rack_power_kw(t)
-        link = classes.get(r.link_class or "")
-        n += 1
-        it_kw += kw
-        max_kw = max(max_kw, kw)
-        if r.spare:
-            spares += 1
-        else:
-            gpus += t.gpus
-            pflops += t.pflops_bf16
-            hbm_tb += t.hbm_tb
-        storage_pb += t.storage_capacity_pb
-        storage_gbs += t.storage_write_gb_per_s
-        per_gpu = 0.0 if r.cluster in designed else fabric.cost_usd_per_gpu
-        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if r.existing else years.get(r.phase, 0.0), r.existing)
-        if link is not None and link.optical:
-            optics += 2 * t.links
-        if not r.existing:
-            capex_racks += t.capex_usd
-            capex_fabric += fabric_usd(t, per_gpu)
-            capex_links += links_usd(t, link)
-            facility += facility_usd(kw, costs)
-        opex += cost.opex_usd_per_year
-        tco += cost.tco_usd
-        hours += 0.0 if r.spare else cost.gpu_hours
+        kinds[r.rack_type, r.link_class, None if r.existing else r.phase, r.existing, r.spare, r.cluster] += 1
         cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
+    gpus = n = spares = optics = 0
+    racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
+    facility = opex = tco = hours = hours_npv = useful_npv = 0.0
+    for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
+        t = types[tid]
+        kw = scenario.rack_power_kw(t)
+        link = classes.get(lc or "")
+        n += k
+        racks_kw += k * kw
+        max_kw = max(max_kw, kw)
+        if spare:
+            spares += k
+        else:
+            gpus += k * t.gpus
+            pflops += k * t.pflops_bf16
+            hbm_tb += k * t.hbm_tb
+        storage_pb += k * t.storage_capacity_pb
+        storage_gbs += k * t.storage_write_gb_per_s
+        per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
+        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if existing else years.get(phase, 0.0), existing)
+        if link is not None and link.optical:
+            optics += k * 2 * t.links
+        if not existing:
+            capex_racks += k * t.capex_usd
+            capex_fabric += k * fabric_usd(t, per_gpu)
+            capex_links += k * links_usd(t, link)
+            facility += k * facility_usd(kw, costs)
+        opex += k * cost.opex_usd_per_year
+        tco += k * cost.tco_usd
+        if not spare:
+            hours += k * cost.gpu_hours
+            hours_npv += k * cost.gpu_hours_npv
+            useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
-    net_facility = facility_usd(network_kw, costs)
-    net_opex = opex_usd_per_year(network_kw, 0.0, costs, scenario.pue)
-    facility += net_facility
-    opex += net_opex
-    tco += net_facility + net_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
     sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
-    classes_by = {c.id: c for c in fabric.link_classes}
     switches = sum(sum(z.switches) for z in sizes.values())
-    optics += sum(2 * n for z in sizes.values() for c, n in z.links.items() if classes_by[c].optical)
+    optics += sum(2 * c for z in sizes.values() for cls, c in z.links.items() if classes[cls].optical)
     fabric_kw = sum(z.kw for z in sizes.values())
     designed_capex = sum(z.capex_usd for z in sizes.values())
     capex_fabric += designed_capex
-    tco += designed_capex  # built at the start: undiscounted, no maintenance share
+    # the white space beyond the placed racks: network racks and designed fabrics, built at the start
+    # (undiscounted), running to the horizon: facility, energy and maintenance of their equipment
+    white_kw = network_kw + fabric_kw
+    facility += facility_usd(white_kw, costs)
+    white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
+    opex += white_opex
+    tco += facility_usd(white_kw, costs) + designed_capex + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
     retro_capex, retro_npv = retrofit_costs(scenario, bought)
     tco += retro_npv
-    total_kw = it_kw + network_kw
+    total_kw = racks_kw + white_kw
     mw = total_kw / 1000.0
     floor = sum(area.get(h, 0.0) for h in halls_used)
     capex = capex_racks + capex_fabric + capex_links + facility + retro_capex
@@ -126,12 +138,12 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         spare_racks=spares,
         pflops_bf16=round(pflops, 6),
         it_kw=round(total_kw, 6),
-        racks_kw=round(it_kw, 6),
+        racks_kw=round(racks_kw, 6),
         network_kw=round(network_kw, 6),
         facility_kw=round(total_kw * scenario.pue, 6),
         gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
         pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
-        avg_kw_per_rack=round(it_kw / n, 6) if n else 0.0,
+        avg_kw_per_rack=round(racks_kw / n, 6) if n else 0.0,
         max_kw_per_rack=round(max_kw, 6),
         gpus_per_m2=round(gpus / floor, 6) if floor else 0.0,
         hbm_tb=round(hbm_tb, 6),
@@ -152,7 +164,9 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         opex_usd_per_year=round(opex, 2),
         tco_usd=round(tco, 2),
         gpu_hours=round(hours, 3),
-        usd_per_gpu_hour=round(tco / hours, 6) if hours else 0.0,
+        gpu_hours_npv=round(hours_npv, 3),
+        usd_per_gpu_hour=round(tco / hours_npv, 6) if hours_npv else 0.0,
+        usd_per_useful_gpu_hour=round(tco / useful_npv, 6) if useful_npv else 0.0,
         cable_m=round(cable_m, 6),
     )
 

@@ -14,6 +14,7 @@ import pulp
 
 from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
+from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
 from planner.enums import FailoverPolicy, Objective, Scope, Status
 from planner.errors import SolverFailure
 from planner.figures import plan_figures
@@ -21,7 +22,7 @@ from planner.kpis import objective_value
 from planner.loader import scenario_hash
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
-from planner.schema import Scenario
+from planner.schema import FailoverGain, RackCount, Scenario
 from planner.site_index import place
 from planner.solving import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
 from planner.version import __version__
@@ -47,12 +48,14 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
         scoped = g.scope in (Scope.pod, Scope.building)
         homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
         members = iter(g.members)
+        in_scope: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
+        for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)):  # sorted once, dealt by scope
+            in_scope[_scope_key(m, x[0].cls.row, g.scope) if scoped else ""].append(x)
         for sid, z in homes:
             if z <= 0:
                 continue
             team = [next(members) for _ in range(z)]
-            here = [x for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type))
-                    if not scoped or _scope_key(m, x[0].cls.row, g.scope) == sid]
+            here = in_scope.get(sid if scoped else "", [])
             had = [0] * z  # racks each member holds so far
             stored = [0] * z
             for p, ph in enumerate(m.tl.phases):
@@ -105,9 +108,7 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
         for ph, c, t, role, n in sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]], x[3])):
             for _ in range(n):
                 _, pos = next(free)
-                rack = place(m.ix, k.row, pos, types[t], c)
-                update = {**({"phase": ph} if ph is not None else {}), **({"spare": True} if role == "spare" else {})}
-                racks.append(rack.model_copy(update=update) if update else rack)
+                racks.append(place(m.ix, k.row, pos, types[t], c, ph, role == "spare"))
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 
@@ -187,7 +188,22 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         fabric=fabric,
         notes=result.stages,
     )
-    return finish_plan(plan, s)
+    done = finish_plan(plan, s)
+    return done.model_copy(update={"notes": _tie_break_notes(done)})
+
+
+def _tie_break_notes(plan: Plan) -> list[str]:
+    """The tie-break notes with the plan's own figures: the model counts each cable at its position
+    class's mean length; the filled positions (nearest the pod first) give the plan's."""
+    k = plan.kpis
+    out = []
+    for note in plan.notes:
+        if note.startswith("min cable_usd:") and k is not None:
+            note = f"min cable_usd: {k.capex_links_usd:,.1f} USD (kpis.capex_links_usd)"
+        elif note.startswith("min cable_m:") and k is not None:
+            note = f"min cable_m: {k.cable_m:,.1f} m (kpis.cable_m)"
+        out.append(note)
+    return out
 
 
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
@@ -242,18 +258,32 @@ def plan_scenario(
     tie_breaks: bool = True,
     warm_start: bool = True,
     group_clusters: bool = True,
+    deadline: Deadline | None = None,
 ) -> Plan:
     """Build, solve, fill and verify: the answer to a scenario.
 
-    The time limit (default: the scenario's) bounds the whole run from this call.
-    ``warm_start``: hand the first-fit plan to the solver as its first incumbent; when
-    first-fit meets every demand, the answer is never worse than first-fit (if the solver
+    The time limit (default: the scenario's) bounds the whole run from this call, or from the
+    ``deadline``'s start (the CLI starts it before loading): building the model stops at it
+    (status ``time_limit``, no plan); first-fit gets at most :data:`FIRST_FIT_SHARE` of it; the
+    solver gets what is left less a reserve for filling, verifying and the figures
+    (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
+    time still left. ``warm_start``: hand the first-fit plan to the solver as its first incumbent;
+    when first-fit meets every demand, the answer is never worse than first-fit (if the solver
     finds nothing in time, the first-fit plan itself is returned with status feasible)."""
-    t0 = time.perf_counter()
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    elapsed = deadline.elapsed
     if progress:
-        progress(Progress("building model", 0.0))
-    m = build(scenario, aggregate=aggregate, group_clusters=group_clusters)
-    build_s = time.perf_counter() - t0
+        progress(Progress("building model", elapsed()))
+    try:
+        m = build(scenario, aggregate=aggregate, group_clusters=group_clusters, deadline=deadline)
+    except TimeUp as e:
+        note = f"{e}: no plan (raise --time-limit)"
+        if progress:
+            progress(Progress(note, elapsed()))
+        return finish_plan(_no_plan(scenario, Status.time_limit, [note], elapsed()), scenario)
+    build_s = elapsed()
+    touch_s = build_s
     if progress:
         size = m.size
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
@@ -262,20 +292,32 @@ def plan_scenario(
     if any(c.fabrics for c in scenario.clusters):
         warm_start = False  # first-fit does not size designed fabrics or charge their power
     if warm_start:
-        greedy, how = start_racks(scenario)
-        start = start_from_racks(m, greedy)
+        t_ff = time.perf_counter()
+        greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
+        touch_s = max(touch_s, time.perf_counter() - t_ff)
+        start = start_from_racks(m, greedy) if greedy else None
         if progress:
-            progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", time.perf_counter() - t0))
-    result = solve(m, progress, time_limit_s, tie_breaks=tie_breaks, start=start, t0=t0)
+            progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
+    keep = reserve_s(touch_s, deadline.left())
+    result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0)
     if warm_start and greedy_meets_demands(scenario, greedy):
-        result = _with_first_fit(m, result, greedy, progress, time.perf_counter() - t0)
+        result = _with_first_fit(m, result, greedy, progress, elapsed())
     if progress:
-        progress(Progress("verifying plan", time.perf_counter() - t0))
+        progress(Progress("filling positions and verifying the plan", elapsed()))
     plan = to_plan(m, result, build_s, scenario.solver.name)
     if plan.status.has_plan and plan.racks and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters):
-        note = failover_gain_note(scenario, plan, progress, time_limit_s)
-        plan = plan.model_copy(update={"notes": [*plan.notes, note]})
+        gain = failover_gain(scenario, plan, deadline, touch_s, progress)
+        plan = plan.model_copy(update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]})
     return plan
+
+
+FIRST_FIT_SHARE = 0.35
+"""First-fit (the solver's start) stops once this share of the time limit has passed."""
+
+
+def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
+    return Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+                solver_settings=scenario.solver, status=status, objective=scenario.objective, solve_time_s=round(solve_s, 4), notes=notes)
 
 
 def strict_n1(scenario: Scenario) -> Scenario:
@@ -284,31 +326,57 @@ def strict_n1(scenario: Scenario) -> Scenario:
     return scenario.model_copy(update={"clusters": clusters})
 
 
-def failover_gain_note(scenario: Scenario, plan: Plan, progress: ProgressFn | None = None, time_limit_s: float | None = None) -> str:
-    """What the failover policies buy: the plan's objective against the same scenario under strict
-    N-1 (solved again with every cluster on ``keep``)."""
+def rack_counts(racks: list[PlacedRack]) -> list[RackCount]:
+    """Racks per (row, type, cluster, spare), in row order: a plan's witness."""
+    n: dict[tuple[str, str, str, bool], int] = defaultdict(int)
+    for r in racks:
+        if not r.existing:
+            n[r.row, r.rack_type, r.cluster, r.spare] += 1
+    return [RackCount(row=row, rack_type=t, cluster=c, count=k, spare=sp) for (row, t, c, sp), k in sorted(n.items())]
+
+
+def failover_gain(scenario: Scenario, plan: Plan, deadline: Deadline | None = None, touch_s: float = 0.0,
+                  progress: ProgressFn | None = None) -> FailoverGain:
+    """What the failover policies buy: the plan against the same scenario under strict N-1 (solved
+    again with every cluster on ``keep``, in the time left), with the strict plan's rack counts as
+    the witness. Not computed (status time_limit, a note) when too little time is left."""
+    limit = deadline.left() - reserve_s(touch_s, deadline.left()) if deadline is not None else scenario.solver.time_limit_s
+    if limit < MIN_SOLVE_S + touch_s:
+        return FailoverGain(strict_status=Status.time_limit, note=f"not computed: {max(limit, 0.0):.1f} s left of the time limit")
     if progress:
-        progress(Progress("solving strict N-1 for the failover gain", 0.0))
-    strict = plan_scenario(strict_n1(scenario), time_limit_s=time_limit_s)
+        progress(Progress("solving strict N-1 for the failover gain", deadline.elapsed() if deadline else 0.0))
+    strict = plan_scenario(strict_n1(scenario), deadline=Deadline(limit))
+    if not strict.status.has_plan or strict.objective_value is None or strict.kpis is None:
+        return FailoverGain(strict_status=strict.status, note=f"strict N-1 ({strict.status.value}) has no plan")
+    return FailoverGain(strict_status=strict.status, strict_gpus=strict.kpis.gpus, gain_gpus=plan.kpis.gpus - strict.kpis.gpus,
+                        strict_objective=strict.objective_value, gain_objective=round((plan.objective_value or 0.0) - strict.objective_value, 6),
+                        strict_racks=rack_counts(strict.racks), strict_retrofits=strict.retrofits)
+
+
+def failover_text(scenario: Scenario, g: FailoverGain) -> str:
+    """The plan's note on the failover gain."""
     unit = Objective(scenario.objective).unit
-    if not strict.status.has_plan or strict.objective_value is None:
-        return f"failover policies: strict N-1 ({strict.status.value}) cannot meet the demands; the policies make this plan possible"
-    gain = (plan.objective_value or 0.0) - strict.objective_value
-    k, ks = plan.kpis, strict.kpis
-    return (f"failover policies: {gain:+,.6g} {unit} against strict N-1 ({strict.objective_value:,.6g} {unit}, {strict.status.value}); "
-            f"GPUs {k.gpus:,} vs {ks.gpus:,}, stranded {k.stranded_kw:,.1f} kW vs {ks.stranded_kw:,.1f} kW")
+    if g.strict_gpus is None:
+        if g.strict_status == Status.infeasible:
+            return "failover policies: strict N-1 (infeasible) cannot meet the demands; the policies make this plan possible"
+        return f"failover policies: gain against strict N-1 {g.note}"
+    return (f"failover policies: {g.gain_objective:+,.6g} {unit} against strict N-1 ({g.strict_objective:,.6g} {unit}, "
+            f"{g.strict_status.value}); {g.gain_gpus:+,} GPUs ({g.strict_gpus:,} under strict N-1)")
 
 
-def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None) -> Plan:
+def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None,
+                 deadline: Deadline | None = None) -> Plan:
     """Rolling planning (§8): phase by phase, each solved on its own with the racks and retrofits
     of the phases before it fixed and no knowledge of later demands: what a planner without
     foresight gets. The time limit is shared evenly by the phases. The plan has no bound for the
     whole (each phase is optimal given the last), so its status is at best ``feasible``."""
-    t0 = time.perf_counter()
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    t0 = deadline.t0
     tl_phases = [p.id for p in scenario.phases]
     if not tl_phases:
-        return plan_scenario(scenario, progress, time_limit_s)
-    limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
+        return plan_scenario(scenario, progress, deadline=deadline)
+    limit = deadline.limit_s
     placed: list[PlacedRack] = []
     buys: list[tuple[str, str | None]] = []
     notes: list[str] = []
@@ -344,6 +412,9 @@ def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_li
     return finish_plan(plan, scenario)
 
 
-def plan_mode(scenario: Scenario, mode: str = "joint", progress: ProgressFn | None = None, time_limit_s: float | None = None) -> Plan:
+def plan_mode(scenario: Scenario, mode: str = "joint", progress: ProgressFn | None = None, time_limit_s: float | None = None,
+              deadline: Deadline | None = None) -> Plan:
     """Joint (one model over every phase) or rolling (:func:`plan_rolling`)."""
-    return plan_rolling(scenario, progress, time_limit_s) if mode == "rolling" else plan_scenario(scenario, progress, time_limit_s)
+    if mode == "rolling":
+        return plan_rolling(scenario, progress, time_limit_s, deadline)
+    return plan_scenario(scenario, progress, time_limit_s, deadline=deadline)

@@ -88,15 +88,16 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
     gpus_in: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # row → cluster → GPUs
     kw_full: dict[str, float] = defaultdict(float)
     kw_policy: dict[str, float] = defaultdict(float)
+    kw_of = {t.id: scenario.rack_power_kw(t) for t in scenario.catalog.rack_types}
     for r in racks:
         t = types.get(r.rack_type)
         if t is None or r.row not in ix.rows:
             continue
-        kw = scenario.rack_power_kw(t)
+        kw = kw_of[t.id]
         kw_full[r.row] += kw
         pol, ratio = policy.get(r.cluster, (FailoverPolicy.keep, 1.0))
         kw_policy[r.row] += kw * pol.factor(ratio)
-        if t.gpus:
+        if t.gpus and not r.spare:  # a hot spare's GPUs are not the cluster's (a failure there costs a spare, not the job)
             gpus_in[r.row][r.cluster] += t.gpus
     for _, row, t in network_racks(scenario):
         kw_full[row] += scenario.rack_power_kw(t)
@@ -162,17 +163,45 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
 
 
 def cluster_gpus(scenario: Scenario, racks: Iterable[PlacedRack]) -> dict[str, int]:
-    """GPUs per cluster."""
+    """GPUs per cluster (hot spares not counted, as in the KPIs)."""
     types = scenario.catalog.by_id()
     out: dict[str, int] = defaultdict(int)
     for r in racks:
         t = types.get(r.rack_type)
-        if t is not None and t.gpus:
+        if t is not None and t.gpus and not r.spare:
             out[r.cluster] += t.gpus
     return dict(out)
 
 
 # ------------------------------------------------------------------ the plan's report
+
+
+def _per_cluster(scenario: Scenario, racks: list[PlacedRack]):
+    """Per cluster: (cluster, its racks, units of its job's racks, interruptions per hour, MTBF h,
+    storage rack types, write GB/s, first-order goodput figures). Hot spares stand idle: they add
+    no interruptions."""
+    types = scenario.catalog.by_id()
+    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in racks:
+        by_cluster[r.cluster].append(r)
+    for c in scenario.clusters:
+        mine = by_cluster.get(c.id, [])
+        u = units_of(scenario, [r for r in mine if not r.spare])
+        rate = rate_per_hour(scenario.reliability, u)
+        mtbf = 1 / rate if rate > 0 else None
+        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
+        bw = sum(t.storage_write_gb_per_s for t in store)
+        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
+        g = goodput(mtbf, size, bw, c.restart_min / 60) if mtbf is not None else None
+        yield c, mine, u, rate, mtbf, store, bw, g
+
+
+def cluster_goodput(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, float]:
+    """Cluster → its first-order goodput (§11), for clusters that state a checkpoint size; the rest
+    are absent (their GPU-hours count whole)."""
+    if all(c.checkpoint_gb_per_gpu is None for c in scenario.clusters):
+        return {}
+    return {c.id: g.goodput for c, _, _, _, _, _, _, g in _per_cluster(scenario, racks) if g is not None and g.goodput is not None}
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:
@@ -185,7 +214,6 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
     blast radius when the caller already has it."""
 
     ix = ix or index_site(scenario.site)
-    types = scenario.catalog.by_id()
     blasts = blasts if blasts is not None else blast_radius(scenario, racks, ix)
     totals = cluster_gpus(scenario, racks)
     worst: dict[tuple[str, str], float] = defaultdict(float)
@@ -197,18 +225,7 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
             if totals.get(c):
                 worst[c, key] = max(worst[c, key], g / totals[c])
     rows = []
-    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
-    for r in racks:
-        by_cluster[r.cluster].append(r)
-    for c in scenario.clusters:
-        mine = by_cluster.get(c.id, [])
-        u = units_of(scenario, mine)
-        rate = rate_per_hour(scenario.reliability, u)
-        mtbf = 1 / rate if rate > 0 else None
-        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
-        bw = sum(t.storage_write_gb_per_s for t in store)
-        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
-        g = goodput(mtbf, size, bw, c.restart_min / 60) if mtbf is not None else None
+    for c, mine, u, rate, mtbf, store, bw, g in _per_cluster(scenario, racks):
         rows.append(ClusterReliability(
             cluster=c.id, gpus=u.gpus, mtbf_h=_r(mtbf), interruptions_per_day=round(24 * rate, 6), storage_racks=len(store),
             write_gb_per_s=round(bw, 6), checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),

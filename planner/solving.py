@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
+from planner.clock import MIN_SOLVE_S
 from planner.enums import Status
 from planner.errors import SolverFailure
 from planner.model import Model
@@ -191,6 +192,9 @@ class _Run:
             self.progress(Progress(stage, time.perf_counter() - self.t0, incumbent, bound, gap))
 
     def run(self, stage: str, objective, maximise: bool, extra=(), start=None, limit_s=None) -> BackendResult:
+        limit = self.left() if limit_s is None else limit_s
+        if limit < MIN_SOLVE_S:  # not started: a large model might not stop in so little time
+            return BackendResult(None, None, None, False, time_limited=True, message=f"{max(limit, 0.0):.2f} s left: not started")
         trivial = trivial_bound(objective, maximise)
         seen = {"inc": None, "last": -1.0}
 
@@ -209,7 +213,7 @@ class _Run:
 
         req = SolveRequest(
             prob=self.m.prob, objective=objective, maximise=maximise,
-            time_limit_s=max(0.01, self.left() if limit_s is None else limit_s),
+            time_limit_s=limit,
             rel_gap=self.settings.rel_gap, threads=self.settings.threads, extra=list(extra),
             start=start if self.backend.capabilities.mip_start else None,
             on_progress=hook if self.progress and self.backend.capabilities.callbacks else None,

@@ -255,7 +255,17 @@ def _block(value: Any, indent: int, memo: dict, out: list[str], flow_lists: froz
 
 def _flow(value: Any, memo: dict) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_str(str(k), memo)}: {_flow(v, memo)}" for k, v in value.items()) + "}"
+        parts = []
+        for k, v in value.items():
+            if isinstance(v, (dict, list)):
+                text = _flow(v, memo)
+            else:  # a plan's racks repeat their rows, types, clusters and coordinates: each scalar is written once
+                key = (v.__class__, v)
+                text = memo.get(key)
+                if text is None:
+                    text = memo[key] = scalar_text(v, memo)
+            parts.append(f"{_str(str(k), memo)}: {text}")
+        return "{" + ", ".join(parts) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_flow(v, memo) for v in value) + "]"
     return scalar_text(value, memo)

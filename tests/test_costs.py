@@ -70,8 +70,10 @@ def test_years_between_dates() -> None:
 def test_one_rack_tco_and_dollars_per_gpu_hour_by_hand() -> None:
     """One GT rack placed at year 0, horizon 5 years, 8 %:
     capex 739,600 + 250,380 = 989,980; opex 14,447.63 + 22,188 = 36,635.63 a year;
-    TCO = 989,980 + 36,635.63 × 4.150370 = 1,142,031.4; GPU-hours = 16 × 5 × 8,760 = 700,800;
-    $/GPU-hour = 1.62961."""
+    TCO = 989,980 + 36,635.63 × 4.150370 = 1,142,031.4; GPU-hours = 16 × 5 × 8,760 = 700,800,
+    worth 16 × 8,760 × 4.150370 = 581,715.9 today when each hour is discounted like a dollar;
+    levelized $/GPU-hour = 1,142,031.4 ÷ 581,715.9 = 1.96321 (undiscounted hours would give 1.62961,
+    17 % too low)."""
     c = rack_cost(GT, 21.4, MMF, 4200, Costs(), 1.08)
     a = (1 - 1.08**-5) / math.log(1.08)  # the continuous annuity factor the docstring uses
     assert a == pytest.approx(4.150370, abs=1e-6)
@@ -79,7 +81,8 @@ def test_one_rack_tco_and_dollars_per_gpu_hour_by_hand() -> None:
     assert c.opex_usd_per_year == pytest.approx(36_635.63, abs=0.01)
     assert c.tco_usd == pytest.approx(1_142_031.4, abs=0.1)
     assert c.gpu_hours == 700_800
-    assert c.tco_usd / c.gpu_hours == pytest.approx(1.62961, abs=1e-5)
+    assert c.gpu_hours_npv == pytest.approx(581_715.9, abs=0.1)
+    assert c.tco_usd / c.gpu_hours_npv == pytest.approx(1.96321, abs=1e-5)
 
 
 def test_plan_kpis_carry_the_same_costs() -> None:
@@ -96,7 +99,23 @@ def test_plan_kpis_carry_the_same_costs() -> None:
     link = {c.id: c for c in s.site.fabric.link_classes}[r.link_class]
     c = rack_cost(types[r.rack_type], 21.4, link, 4200, s.costs, s.pue)
     assert (k.capex_usd, k.opex_usd_per_year, k.tco_usd, k.gpu_hours) == (round(c.capex_usd, 2), round(c.opex_usd_per_year, 2), round(c.tco_usd, 2), c.gpu_hours)
-    assert k.usd_per_gpu_hour == pytest.approx(c.tco_usd / c.gpu_hours, abs=1e-6)
+    assert k.usd_per_gpu_hour == pytest.approx(1.96321, abs=1e-5)  # levelized, by hand in the test above
+    assert k.usd_per_useful_gpu_hour == k.usd_per_gpu_hour  # no checkpoint stated: every hour counts whole
+
+
+def test_useful_gpu_hours_are_discounted_hours_times_goodput() -> None:
+    """The same rack with a 2 GB/GPU checkpoint and a 100 GB/s storage rack beside it: goodput g of
+    the plan's reliability section; $ per useful GPU-hour = TCO ÷ (discounted GPU-hours × g)."""
+    from planner.pipeline import plan_scenario
+    from tests.conftest import tiny_scenario
+
+    s = tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
+                      [{"id": "c1", "demand": "exact", "gpus": 16, "rack_types": ["grand-teton-h100"], "storage_racks": 1,
+                        "checkpoint_gb_per_gpu": 2.0}])
+    plan = plan_scenario(s)
+    k, g = plan.kpis, plan.reliability.clusters[0].goodput
+    assert 0 < g < 1
+    assert k.usd_per_useful_gpu_hour == pytest.approx(k.tco_usd / (k.gpu_hours_npv * g), rel=1e-6)
 
 
 def test_stranded_power_is_attributed_to_what_binds() -> None:

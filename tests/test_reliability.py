@@ -215,7 +215,15 @@ def test_hot_spares_are_placed_in_the_clusters_pod(solver: str) -> None:
     assert plan.kpis.gpus == 1024
     assert plan.kpis.racks == 67
     assert len({r.row for r in plan.racks}) == 1  # one pod: R1 or R2, spares with the job
-    assert plan.reliability.clusters[0].spare_racks == 3
+    rel = plan.reliability.clusters[0]
+    assert rel.spare_racks == 3
+    assert rel.gpus == 1024  # the job's GPUs: the 3 spares' 48 are not the cluster's (they were counted: 1,072)
+    # Llama 3 rates scale with the job: every cause is per GPU, per server (8 GPUs) or per link (one per GPU), so
+    # 1,024 GPUs see 1,024/16,384 of the reference's 419 interruptions in 54 days: MTBF = 16 × 54 × 24 / 419 h
+    assert rel.mtbf_h == pytest.approx(16 * 54 * 24 / 419, rel=1e-6)
+    pod = next(b for b in plan.reliability.blast_radius if b.kind == "pod")
+    assert pod.lost == {"c1": 1024}
+    assert rel.worst_pod_share == 1.0
 
 
 def test_verifier_checks_the_spares() -> None:

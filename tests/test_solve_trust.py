@@ -228,3 +228,30 @@ def test_the_time_limit_bounds_the_whole_run(fake_backend) -> None:
     assert len(seen) == 3
     assert seen[0] <= 6.0 + 1e-6
     assert all(x <= (6.0 - 0) / 2 + 1e-6 for x in seen[1:])
+
+
+def test_a_time_limit_spent_before_the_model_is_built_gives_no_plan_and_says_why() -> None:
+    """The limit bounds the whole run: a deadline already passed stops the build (status
+    time_limit, no racks, a note naming the stage), and the plan still goes through the verifier."""
+    from planner.clock import Deadline
+
+    s = load_scenario(DATASETS / "small-hall.yaml")
+    plan = plan_scenario(s, deadline=Deadline(0.0))
+    assert (plan.status, plan.racks, plan.bound) == (Status.time_limit, [], None)
+    assert plan.notes == ["time limit reached while building the model: no plan (raise --time-limit)"]
+    assert verify(plan, s).ok is False  # no plan: the demands are not met, and the verifier says so
+
+
+def test_the_solver_is_not_started_with_less_time_than_it_needs_to_stop(monkeypatch) -> None:
+    """With less than MIN_SOLVE_S left no backend is called (HiGHS could overrun a shorter limit on a
+    large model): dr-hall then returns its first-fit plan, 432 GPUs, feasible, and says why."""
+    from planner import solving
+
+    called = []
+    monkeypatch.setattr(solving, "from_name", lambda name: type("B", (), {"name": name, "solve": lambda self, req: called.append(req)})())
+    monkeypatch.setattr(solving, "MIN_SOLVE_S", 1e9)  # whatever is left is too little
+    s = load_scenario(DATASETS / "dr-hall.yaml")
+    plan = plan_scenario(s)
+    assert called == []
+    assert (plan.status, plan.kpis.gpus) == (Status.feasible, 432)
+    assert "the solver found no plan in time; returning the first-fit plan (432), which meets every demand" in plan.notes

@@ -11,7 +11,7 @@ import pytest
 from planner.enums import Status
 from planner.errors import InputError
 from planner.loader import load_scenario
-from planner.pipeline import plan_scenario
+from planner.pipeline import plan_scenario, rack_counts
 from planner.plan import Plan, plan_from_text, plan_to_yaml
 from planner.verifier import verify
 
@@ -115,3 +115,69 @@ def test_the_untouched_plan_passes_and_round_trips(solved) -> None:
     again = plan_from_text(plan_to_yaml(plan))
     assert again == plan
     assert verify(again, s).ok
+
+
+def test_stranded_power_per_element_is_a_checked_claim(solved: tuple[Any, Plan]) -> None:
+    """small-hall strands 424.4 kW at UTIL by cooling (tests/test_costs.py); each edit of the list is caught."""
+    s, plan = solved
+    assert [(x.node, x.kw, x.reason) for x in plan.stranded] == [("UTIL", 424.4, "cooling")]
+    more = plan.model_copy(update={"stranded": [plan.stranded[0].model_copy(update={"kw": 400.0})]})
+    assert [str(v) for v in verify(more, s).violations] == ["stranded UTIL: plan says 400 kW (cooling), the racks give 424.4 kW (cooling)"]
+    why = plan.model_copy(update={"stranded": [plan.stranded[0].model_copy(update={"reason": "space"})]})
+    assert [str(v) for v in verify(why, s).violations] == ["stranded UTIL: plan says 424.4 kW (space), the racks give 424.4 kW (cooling)"]
+    gone = plan.model_copy(update={"stranded": []})
+    assert [str(v) for v in verify(gone, s).violations] == ["stranded UTIL: missing from the plan"]
+
+
+def test_the_failover_gain_is_backed_by_a_witness_the_verifier_checks() -> None:
+    """dr-hall-flex: 1,200 GPUs with the inference fleet shed, 864 under strict N-1 (README, benchmarks):
+    the gain +336 is the difference, and the strict plan's racks hold under strict N-1."""
+    s = load_scenario(DATASETS / "dr-hall-flex.yaml")
+    plan = plan_scenario(s)
+    g = plan.failover
+    assert (g.strict_gpus, g.gain_gpus, plan.kpis.gpus) == (864, 336, 1200)
+    assert verify(plan, s).ok
+    inflated = plan.model_copy(update={"failover": g.model_copy(update={"gain_gpus": 999})})
+    assert [str(v) for v in verify(inflated, s).violations] == [
+        "failover.gain_gpus: plan says 999, its 1,200 GPUs less 864 under strict N-1 give +336"]
+    lowered = plan.model_copy(update={"failover": g.model_copy(update={"strict_gpus": 600, "gain_gpus": 600})})
+    assert "failover.strict_gpus: plan says 600, its strict N-1 racks give 864" in [str(v) for v in verify(lowered, s).violations]
+    # a witness with more racks than strict N-1 allows: the shed plan's own racks break it
+    fake = plan.model_copy(update={"failover": g.model_copy(update={"strict_racks": rack_counts(plan.racks), "strict_gpus": 1200, "gain_gpus": 0})})
+    found = [str(v) for v in verify(fake, s).violations]
+    assert found
+    assert all(f.startswith("failover.strict_racks: under strict N-1: ") for f in found)
+    assert any("when" in f and "fails" in f for f in found)
+
+
+def test_tie_break_notes_state_the_plans_own_figures() -> None:
+    """The cable tie-breaks' notes agree with the KPIs they name (the model counts each cable at its
+    position class's mean length; the plan's racks stand nearest the pod first)."""
+    s = load_scenario(DATASETS / "dr-hall-flex.yaml")
+    plan = plan_scenario(s)
+    assert f"min cable_m: {plan.kpis.cable_m:,.1f} m (kpis.cable_m)" in plan.notes
+    assert f"min cable_usd: {plan.kpis.capex_links_usd:,.1f} USD (kpis.capex_links_usd)" in plan.notes
+
+
+def test_it_load_counts_the_designed_fabrics_switches() -> None:
+    """meta-24k-roce-vs-ib: the top power node carries the racks, the network racks and the designed
+    fabric's power charged to the network rows; IT kW (everything in the white space) is at least that."""
+    s = load_scenario(DATASETS / "meta-24k-roce-vs-ib.yaml")
+    plan = plan_scenario(s)
+    top = next(u for u in plan.utilisation if u.id == "B1-UTIL")
+    k = plan.kpis
+    assert k.it_kw == pytest.approx(k.racks_kw + k.network_kw + k.fabric_kw)
+    assert k.it_kw >= top.value
+    assert k.capex_facility_usd == pytest.approx(k.it_kw * s.costs.facility_usd_per_mw / 1000, rel=1e-9)
+
+
+def test_a_failover_gain_without_time_to_compute_it_says_so_and_claims_nothing() -> None:
+    from planner.clock import Deadline
+    from planner.pipeline import failover_gain
+
+    s = load_scenario(DATASETS / "dr-hall-flex.yaml")
+    plan = plan_scenario(s)
+    g = failover_gain(s, plan, Deadline(0.2))
+    assert (g.strict_status, g.strict_gpus, g.gain_gpus, g.strict_racks) == (Status.time_limit, None, None, [])
+    assert g.note.startswith("not computed: ")
+    assert verify(plan.model_copy(update={"failover": g}), s).ok

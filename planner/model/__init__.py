@@ -47,6 +47,7 @@ from pathlib import Path
 
 import pulp
 
+from planner.clock import Deadline
 from planner.enums import Objective
 from planner.fileio import atomic_write_with
 from planner.model.classes import cluster_groups, position_classes
@@ -94,7 +95,7 @@ RECIPE = (
 
 
 def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
-              from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1) -> Model:
+              from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None) -> Model:
     """An empty model of a validated scenario: its position classes, cluster groups and power
     models, no families yet (arguments as for :func:`build`)."""
     ix = index_site(scenario.site)
@@ -102,6 +103,8 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
     objective = Objective(scenario.objective)
     sense = pulp.LpMaximize if objective.maximise and not elastic else pulp.LpMinimize
     installed = {c.id for c in scenario.clusters if any(r.cluster == c.id for r in scenario.existing)}
+    if deadline is not None:
+        deadline.check("building the model")
     m = Model(
         scenario, ix, pulp.LpProblem("plan", sense), position_classes(scenario, ix, aggregate),
         cluster_groups(scenario, group_clusters and not elastic, installed), power_model(ix), tl, aggregate=aggregate, elastic=elastic,
@@ -118,7 +121,7 @@ def write_lp(m: Model, path: str | Path) -> None:
 
 
 def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
-          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1) -> Model:
+          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None) -> Model:
     """Build stage: the MILP of a validated scenario (:data:`RECIPE`).
 
     ``elastic``: every capacity limit gets a slack and the objective becomes
@@ -126,9 +129,12 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     ``group_clusters``: model identical clusters as one group (module docstring).
     ``from_phase``, ``fixed_buys``: rolling planning (phases before ``from_phase`` are settled: their
     racks are in ``scenario.existing``, their retrofits in ``fixed_buys``).
+    ``deadline``: checked before each family; past it the build stops with :class:`~planner.clock.TimeUp`.
     """
-    m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase)
+    m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase, deadline)
     for family in RECIPE:
+        if deadline is not None:
+            deadline.check("building the model")
         family(m)
     if elastic:
         m.prob.setObjective(pulp.lpSum(m.slack[k] * (1.0 / max(m.limits[k].limit, 1.0)) for k in m.slack))

@@ -173,6 +173,8 @@ class Model:
     """(cluster, design) → 1 when the cluster is built on that design (clusters with a choice): fabric."""
     fabric_capex: pulp.LpAffineExpression | None = None
     """Designed fabrics' switches and links above the racks, USD: fabric."""
+    fabric_kw: pulp.LpAffineExpression | None = None
+    """Designed fabrics' switches (not in GPU racks) and transceivers, kW (exact at integer counts): fabric."""
     exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>: expressions."""
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)

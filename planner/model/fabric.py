@@ -36,13 +36,14 @@ def add_fabric_constraints(m: Model) -> None:
     by_id = {d.id: d for d in s.fabrics}
     lcs = sorted(s.site.fabric.link_classes, key=lambda c: c.max_length_m)
     shortest, longest = lcs[0], lcs[-1]
-    cls_cost = {lk.id: lk.cost_usd_per_link for lk in s.site.fabric.link_classes}
     net_row = {pid: pod.network_rack.row for pid, pod in m.ix.pods.items()}
     pod_size: dict[str, int] = defaultdict(int)
     for k, cls in m.classes.items():
         pod_size[m.ix.rows[k.row].row.pod] += cls.size
     rows: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     capex: list = []
+    power: list = []
+    lcs_by = {lk.id: lk for lk in s.site.fabric.link_classes}
     for g in m.groups.values():
         c = g.head
         if not c.fabrics:
@@ -79,31 +80,37 @@ def add_fabric_constraints(m: Model) -> None:
             m.add_limit(LimitKey(Family.fabric_size, f"{c.id}@{d.id}"), LimitKind.fabric, ends, float(max_endpoints(d, sw, leaf_down)), "endpoints")
             if d.leaf_in_rack:
                 up1 = pulp.lpSum(r_dt[t] * math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0]) for t in kinds)
-                terms = [(var, math.ceil(types[key.rack_type].gpus * d.nics_per_gpu / d.oversubscription[0])
-                          * cls_cost.get(m.classes[key.cls].link.get(key.rack_type) or longest.id, longest.cost_usd_per_link)) for key, var in keys]
-                if choice:  # rack uplinks at their position classes' link classes, when built on d
-                    big = sum(pod_size.values()) * max((co for _, co in terms), default=0.0)
-                    links = m.var(lp_name("fabric_rack_links", c.id, d.id))
-                    m.add(links - pulp.LpAffineExpression(terms) + big * (1 - ys[d.id]) >= 0, lp_name("fabric_rack_links", c.id, d.id))
-                    capex.append(pulp.LpAffineExpression(links))
-                else:
-                    capex.append(pulp.LpAffineExpression(terms))
+                for unit, out, what in (("usd", capex, "cost_usd_per_link"), ("kw", power, "power_w_per_link")):
+                    scale = 1.0 if unit == "usd" else 0.001
+                    terms = [(var, math.ceil(types[key.rack_type].gpus * d.nics_per_gpu / d.oversubscription[0]) * scale
+                              * getattr(lcs_by.get(m.classes[key.cls].link.get(key.rack_type) or longest.id, longest), what)) for key, var in keys]
+                    if choice:  # rack uplinks at their position classes' link classes, when built on d
+                        big = sum(pod_size.values()) * max((co for _, co in terms), default=0.0)
+                        links = m.var(lp_name(f"fabric_rack_links_{unit}", c.id, d.id))
+                        m.add(links - pulp.LpAffineExpression(terms) + big * (1 - ys[d.id]) >= 0, lp_name(f"fabric_rack_links_{unit}", c.id, d.id))
+                        out.append(pulp.LpAffineExpression(links))
+                    else:
+                        out.append(pulp.LpAffineExpression(terms))
             else:
                 per = (max((types[t].gpus_per_server for t in kinds), default=1) or 1) if d.rail_optimized else 1
                 lv = m.var(lp_name("fabric_leaves", c.id, d.id), 0, None, integer=True)
                 m.add(ends - p.down[0] * per * lv <= 0, lp_name("fabric_leaves", c.id, d.id))
                 up1 = lv * (per * p.up[0])
                 capex.append(lv * (per * (sw[d.switches[0]].price_usd + p.up[0] * shortest.cost_usd_per_link)))
+                power.append(lv * (per * (sw[d.switches[0]].power_w + p.up[0] * shortest.power_w_per_link) / 1000))
             sp = m.var(lp_name("fabric_spines", c.id, d.id), 0, None, integer=True)
             m.add(up1 - (p.radix[1] if d.tiers == 2 else p.down[1]) * sp <= 0, lp_name("fabric_spines", c.id, d.id))
             capex.append(sp * sw[d.switches[1]].price_usd)
+            power.append(sp * (sw[d.switches[1]].power_w / 1000))
             if d.tiers == 3:
                 co = m.var(lp_name("fabric_cores", c.id, d.id), 0, None, integer=True)
                 m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id))
                 capex.append(co * sw[d.switches[2]].price_usd + sp * (p.up[1] * longest.cost_usd_per_link))
+                power.append(co * (sw[d.switches[2]].power_w / 1000) + sp * (p.up[1] * longest.power_w_per_link / 1000))
             for (d_id, t, pod), expr in x.items():
                 if d_id == d.id:
                     kw = round(rates(s, d, types[t]).kw_per_gpu * types[t].gpus, 9)
                     rows[net_row[pod]].extend((v, kw * a) for v, a in expr.items())
     m.fabric_rows = dict(rows)
     m.fabric_capex = pulp.lpSum(capex)
+    m.fabric_kw = pulp.lpSum(power)

@@ -64,9 +64,13 @@ def add_expressions(m: Model) -> None:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")
         inst_opex += rack_cost(t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True).tco_usd
-    if m.fabric_capex is not None:  # built at the start: undiscounted (as the KPIs count it)
-        m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex
-        m.exprs["tco_usd"] = m.exprs["tco_usd"] + m.fabric_capex
+    if m.fabric_capex is not None:  # built at the start: undiscounted, running to the horizon (as the KPIs count it)
+        kw = m.fabric_kw if m.fabric_kw is not None else pulp.LpAffineExpression()
+        per_kw = facility_usd(1.0, s.costs)
+        a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
+        m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex + per_kw * kw
+        m.exprs["tco_usd"] = (m.exprs["tco_usd"] + (1 + a * opex_usd_per_year(0.0, 1.0, s.costs, s.pue)) * m.fabric_capex
+                              + (per_kw + a * opex_usd_per_year(1.0, 0.0, s.costs, s.pue)) * kw)
     m.exprs["capex_usd"].constant = round(net_facility, 6)
     m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
 

@@ -17,10 +17,12 @@ from planner.schema.plan import (
     BoughtRetrofit,
     ClusterFabric,
     ClusterReliability,
+    FailoverGain,
     Kpis,
     PhaseSummary,
     PlacedRack,
     Plan,
+    RackCount,
     ReliabilityReport,
     StrandedPower,
     Usage,
@@ -55,7 +57,7 @@ from planner.schema.solver import SolverSettings
 
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
-    "ClusterFabric", "ClusterReliability", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
+    "ClusterFabric", "ClusterReliability", "FailoverGain", "RackCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
     "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",

@@ -85,7 +85,8 @@ class Kpis(StrictModel):
     pflops_bf16: Float = 0
     """Dense BF16 PFLOPS of all placed GPUs."""
     it_kw: Float = 0
-    """Planning IT power of the placed racks and every pod's network rack, kW."""
+    """Everything in the white space, kW: the placed racks, every pod's network rack and the designed
+    fabrics' switches and transceivers (racks_kw + network_kw + fabric_kw)."""
     racks_kw: Float = 0
     """Planning power of the placed racks, kW."""
     network_kw: Float = 0
@@ -128,7 +129,7 @@ class Kpis(StrictModel):
     capex_links_usd: Float = 0
     """Σ links × cost per link of their class, USD."""
     capex_facility_usd: Float = 0
-    """Facility build for the placed and network racks' kW, USD (0 when leased)."""
+    """Facility build for the IT kW (placed racks, network racks, designed fabrics), USD (0 when leased)."""
     capex_retrofits_usd: Float = 0
     """Retrofits bought, USD."""
     capex_usd: Float = 0
@@ -138,9 +139,13 @@ class Kpis(StrictModel):
     tco_usd: Float = 0
     """Net present value of capex and opex over the horizon, USD."""
     gpu_hours: Float = 0
-    """GPU-hours available over the horizon."""
+    """GPU-hours available over the horizon (each placed GPU from its phase's start; spares not counted)."""
+    gpu_hours_npv: Float = 0
+    """The same GPU-hours discounted like dollars (from the phase each comes online)."""
     usd_per_gpu_hour: Float = 0
-    """tco_usd ÷ gpu_hours."""
+    """Levelized: tco_usd ÷ gpu_hours_npv (NPV of every cost ÷ NPV of the GPU-hours)."""
+    usd_per_useful_gpu_hour: Float = 0
+    """tco_usd ÷ (gpu_hours_npv × each cluster's goodput; 1 where a cluster states no checkpoint)."""
     stranded_kw: Float = 0
     """Usable kW at the top of the power tree that no allowed rack can use (planner.kpis.stranded_power)."""
     cable_m: Float = 0
@@ -272,6 +277,39 @@ class ReliabilityReport(StrictModel):
     that take down nothing are left out)."""
 
 
+class RackCount(StrictModel):
+    """Racks of one type for one cluster in one row (a witness: where they stand in the row is the
+    verifier's to choose, nearest the pod first)."""
+
+    row: Id
+    rack_type: Id
+    cluster: Id
+    count: Int = Field(ge=1, le=100_000)
+    spare: Bool = False
+
+
+class FailoverGain(StrictModel):
+    """What the failover policies buy (§4): this plan against the same scenario under strict N-1
+    (every cluster on ``keep``), with the strict plan's rack counts as the witness the verifier
+    checks under strict N-1."""
+
+    strict_status: Status
+    """Status of the strict N-1 solve (``time_limit``: not computed in the time left)."""
+    strict_gpus: Int | None = None
+    """GPUs of the strict N-1 plan (none when it has no plan)."""
+    gain_gpus: Int | None = None
+    """This plan's GPUs less strict_gpus."""
+    strict_objective: Float | None = None
+    gain_objective: Float | None = None
+    """This plan's objective less the strict plan's (objective units)."""
+    strict_racks: list[RackCount] = Field(default_factory=list, max_length=10_000_000)
+    """The strict plan's racks per row, type and cluster."""
+    strict_retrofits: list[BoughtRetrofit] = Field(default_factory=list, max_length=10_000)
+    """Retrofits the strict plan buys."""
+    note: Text = ""
+    """Why no figure, when there is none."""
+
+
 class Plan(StrictModel):
     """A placement with its provenance, KPIs and utilisation (§9)."""
 
@@ -322,5 +360,7 @@ class Plan(StrictModel):
     """Blast radius, MTBF, checkpoints and goodput (none: not claimed)."""
     fabric: list[ClusterFabric] | None = None
     """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
+    failover: FailoverGain | None = None
+    """The failover policies' gain against strict N-1, with its witness (scenarios with cap or shed clusters)."""
     notes: list[Text] = Field(default_factory=list, max_length=10_000)
     """Explanations (infeasibility, binding limits)."""

@@ -16,12 +16,13 @@ def row_loads(racks, scenario: Scenario, site: SiteView, state: PhaseState, poli
     and the designed-fabric power charged to it. ``policy``: in a contingency that hits the row,
     each rack at the share its cluster's failover policy leaves it (keep 1, cap cap_ratio, shed 0;
     SPEC §4); network racks and switches in full."""
-    types = scenario.catalog.by_id()
+    kw_of = {t.id: scenario.rack_power_kw(t) for t in scenario.catalog.rack_types}
     share = {c.id: c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters} if policy else {}
     loads: dict[str, float] = defaultdict(float)
     for r in racks:
-        if r.row in site.rows and r.rack_type in types:
-            loads[r.row] += scenario.rack_power_kw(types[r.rack_type]) * share.get(r.cluster, 1.0)
+        kw = kw_of.get(r.rack_type)
+        if kw is not None and r.row in site.rows:
+            loads[r.row] += kw * share.get(r.cluster, 1.0)
     for row, t in network_load(scenario, site):
         if site.on.get(row, 0) <= state.index:
             loads[row] += scenario.rack_power_kw(t)

@@ -12,6 +12,8 @@ from planner.reliability import reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.verifier.fabric import all_figures, chosen
 from planner.verifier.report import TOL, VerifyReport, close, fmt
+from planner.verifier.site import site_view
+from planner.verifier.witness import strict, witness_checks, witness_racks
 
 
 def _same(a, b) -> bool:
@@ -47,9 +49,19 @@ OBJECTIVE_KPI = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops_bf16"
 def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
     from the racks and the scenario and must match what the plan states."""
-    kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+    total_stranded, where = stranded_power(scenario, plan.racks, rep.usage) if plan.kpis is not None or plan.stranded else (0.0, [])
+    if plan.kpis is not None or plan.stranded:
+        got_s = {s.node: s for s in plan.stranded}
+        want_s = {n: (kw, why) for n, kw, why in where}
+        for node in sorted(set(got_s) | set(want_s)):
+            g, w = got_s.get(node), want_s.get(node)
+            if g is None or w is None:
+                rep.add(f"stranded {node}", "claim", "missing from the plan" if g is None else "the racks strand nothing there")
+            elif not close(g.kw, w[0]) or g.reason != w[1]:
+                rep.add(f"stranded {node}", "claim", f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})")
     if plan.kpis is not None:
-        kpis = kpis.model_copy(update={"stranded_kw": stranded_power(scenario, plan.racks, rep.usage)[0]})
+        kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+        kpis = kpis.model_copy(update={"stranded_kw": total_stranded})
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if not close(float(got), float(want)):
@@ -107,6 +119,8 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                 what = ("takes down nothing" if w is None else "missing from the plan" if g is None
                         else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if getattr(g, k) != getattr(w, k)))
                 rep.add(f"blast radius {key[0]} {key[1]}", "claim", what)
+    if plan.failover is not None:
+        failover_claims(plan, scenario, rep)
     status = plan.status
     if not status.has_plan and plan.racks:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
@@ -149,3 +163,32 @@ def hash_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             rep.add("scenario_hash", "claim", f"plan says {plan.scenario_hash}, scenario '{scenario.name}' hashes to {want} (it changed since the plan was made)")
     if plan.scenario_name != scenario.name:
         rep.add("scenario_name", "claim", f"plan says '{plan.scenario_name}', the scenario is '{scenario.name}'")
+
+
+def failover_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """The failover gain is a claim backed by its witness: the strict N-1 racks must make a valid
+    plan under strict N-1 with the GPUs and objective stated, and the gains are the differences."""
+    g = plan.failover
+    assert g is not None
+    if g.strict_gpus is None:
+        if g.gain_gpus is not None or g.strict_racks:
+            rep.add("failover", "claim", "a gain without the strict N-1 GPUs it is measured against")
+        return
+    got = witness_checks(plan, scenario, rep)
+    if got is not None and got != g.strict_gpus:
+        rep.add("failover.strict_gpus", "claim", f"plan says {g.strict_gpus:,}, its strict N-1 racks give {got:,}")
+    types = scenario.catalog.by_id()
+    gpus = sum(types[r.rack_type].gpus for r in plan.racks if r.rack_type in types and not r.spare)
+    if g.gain_gpus != gpus - g.strict_gpus:
+        rep.add("failover.gain_gpus", "claim", f"plan says {g.gain_gpus}, its {gpus:,} GPUs less {g.strict_gpus:,} under strict N-1 give "
+                                               f"{gpus - g.strict_gpus:+,}")
+    if got is not None and g.strict_objective is not None:
+        hard = strict(scenario)
+        witness = [r for r in witness_racks(g, hard, site_view(hard), VerifyReport())]
+        want = objective_value(hard, [*hard.existing, *witness], [(b.id, b.phase) for b in g.strict_retrofits], chosen(plan))
+        if not close(g.strict_objective, want, rel=1e-6, abs_=1e-4):
+            rep.add("failover.strict_objective", "claim", f"plan says {g.strict_objective}, its strict N-1 racks give {fmt(want)}")
+        if plan.objective_value is not None and (g.gain_objective is None or not close(g.gain_objective, plan.objective_value - g.strict_objective,
+                                                                                         rel=1e-6, abs_=1e-4)):
+            rep.add("failover.gain_objective", "claim", f"plan says {g.gain_objective}, {fmt(plan.objective_value)} less "
+                                                        f"{fmt(g.strict_objective)} gives {fmt(plan.objective_value - g.strict_objective)}")

@@ -4,6 +4,8 @@ cluster that may use it; installed racks untouched; retrofits bought once, in ti
 
 from __future__ import annotations
 
+import bisect
+
 from planner.enums import RackLimitBasis
 from planner.schema import Plan, RackType, Scenario
 from planner.verifier.asks import storage_wanted
@@ -17,6 +19,10 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
     stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
+    seen: dict[tuple, list[tuple[str, str]]] = {}
+    _fit = _fit_checks(scenario, site, clusters, stores)
+    links_ok: dict[tuple, bool] = {}
+    edges = sorted({c.max_length_m for c in site.links.values()} | {t.max_cable_m for t in types.values() if t.max_cable_m is not None})
     for i, r in enumerate(plan.racks):
         name = f"racks[{i}] ({r.row}/{r.position})"
         ref = site.rows.get(r.row)
@@ -52,33 +58,55 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
         at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
         if not r.existing and site.on.get(r.row, 0) > at.index:
             rep.add(name, "phase", f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
-        c = clusters.get(r.cluster)
+        key = (r.cluster, r.rack_type, r.row, at.index)
+        found = seen.get(key)
+        if found is None:  # racks alike in cluster, type, row and phase pass or fail alike: judged once
+            found = seen[key] = _fit(r.cluster, r.rack_type, r.row, t, hall, row, at)
+        for check, message in found:
+            rep.add(name, check, message)
+        if t.links > 0:
+            band = (r.rack_type, r.link_class, bisect.bisect_left(edges, length - TOL))
+            if band not in links_ok:  # one cable-length band of one type and class: one verdict
+                trial = VerifyReport()
+                link_check(name, r.link_class, t, length, site, trial)
+                links_ok[band] = trial.ok
+            if not links_ok[band]:
+                link_check(name, r.link_class, t, length, site, rep)
+
+
+def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict[str, bool]):
+    """The checks of one kind of rack in one row and phase: (check, message) of each violation."""
+
+    def fit(cluster: str, rack_type: str, row_id: str, t, hall: str, row, at: PhaseState):
+        out: list[tuple[str, str]] = []
+        c = clusters.get(cluster)
         if c is None:
-            rep.add(name, "cluster", f"unknown cluster '{r.cluster}'")
+            out.append(("cluster", f"unknown cluster '{cluster}'"))
         else:
-            storage = stores[c.id] and r.rack_type == c.storage_rack_type
-            if r.rack_type not in c.rack_types and not storage:
+            storage = stores[c.id] and rack_type == c.storage_rack_type
+            if rack_type not in c.rack_types and not storage:
                 allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if stores[c.id] else [])])
-                rep.add(name, "cluster", f"rack type '{r.rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})")
+                out.append(("cluster", f"rack type '{rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})"))
             elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
-                rep.add(name, "cluster", f"{r.rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB")
+                out.append(("cluster", f"{rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB"))
         on_planning = scenario.rack_limit_on == RackLimitBasis.planning
         kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None)
-        row_limit = max(row.max_rack_power_kw, at.rack_kw.get(r.row, 0.0))
+        row_limit = max(row.max_rack_power_kw, at.rack_kw.get(row_id, 0.0))
         if kw > row_limit + TOL:
-            basis = "planning" if scenario.rack_limit_on == RackLimitBasis.planning else "nameplate"
-            rep.add(name, "rack power", f"{r.rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}")
+            basis = "planning" if on_planning else "nameplate"
+            out.append(("rack power", f"{rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}"))
         if t.weight_kg > row.max_rack_weight_kg + TOL:
-            rep.add(name, "rack weight", f"{r.rack_type} weighs {fmt(t.weight_kg)} kg, row limit {fmt(row.max_rack_weight_kg)} kg")
+            out.append(("rack weight", f"{rack_type} weighs {fmt(t.weight_kg)} kg, row limit {fmt(row.max_rack_weight_kg)} kg"))
         rating = site.hall_rating.get(hall)
         load = t.weight_kg / (row.pitch_m * row.depth_m)
         if rating is not None and load > rating + TOL:
-            rep.add(name, "floor load", f"{r.rack_type} loads the floor with {fmt(load)} kg/m² "
-                    f"({fmt(t.weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²")
-        if t.liquid_fraction > 0 and row.liquid_loop is None and r.row not in at.loops:
-            rep.add(name, "cooling medium", f"{r.rack_type} needs a liquid loop; row '{r.row}' has none{at.where}")
-        if t.links > 0:
-            link_check(name, r.link_class, t, length, site, rep)
+            out.append(("floor load", f"{rack_type} loads the floor with {fmt(load)} kg/m² "
+                                      f"({fmt(t.weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²"))
+        if t.liquid_fraction > 0 and row.liquid_loop is None and row_id not in at.loops:
+            out.append(("cooling medium", f"{rack_type} needs a liquid loop; row '{row_id}' has none{at.where}"))
+        return out
+
+    return fit
 
 
 def link_check(name, link_class, t: RackType, length: float, site: SiteView, rep: VerifyReport) -> None:

@@ -28,6 +28,8 @@ class SiteView:
     on: dict[str, int] = field(default_factory=dict)
     """Row, power node or cooling zone → index of the phase from which it exists."""
     _up: dict[str, list[str]] = field(default_factory=dict)
+    _cable: dict[tuple[str, int], float] = field(default_factory=dict)
+    _step: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
 
     def up(self, node: str) -> list[str]:
         """The node and every node upstream of it."""
@@ -52,11 +54,15 @@ class SiteView:
         return out
 
     def xy(self, row_id: str, index: int) -> tuple[float, float]:
-        row = self.rows[row_id][2]
-        step = index * row.pitch_m
-        d = row.direction.value
-        dx, dy = (step, 0.0) if d == "+x" else (-step, 0.0) if d == "-x" else (0.0, step) if d == "+y" else (0.0, -step)
-        return round(row.origin_x_m + dx, 6), round(row.origin_y_m + dy, 6)
+        """Coordinates of a position: origin + index × pitch along the row's direction."""
+        g = self._step.get(row_id)
+        if g is None:
+            row = self.rows[row_id][2]
+            d = row.direction.value
+            ux, uy = (1.0, 0.0) if d == "+x" else (-1.0, 0.0) if d == "-x" else (0.0, 1.0) if d == "+y" else (0.0, -1.0)
+            g = self._step[row_id] = (row.origin_x_m, row.origin_y_m, ux * row.pitch_m, uy * row.pitch_m)
+        ox, oy, sx, sy = g
+        return round(ox + index * sx, 6), round(oy + index * sy, 6)
 
     def pod_network_rows(self) -> dict[str, str]:
         """Pod → the row its network rack stands in."""
@@ -104,11 +110,14 @@ def site_view(scenario: Scenario) -> SiteView:
 
 
 def cable_m(site: SiteView, scenario: Scenario, row_id: str, index: int) -> float:
-    """|x − x_pod| + |y − y_pod| + tray allowance, m."""
-    x, y = site.xy(row_id, index)
-    loc = site.pods[site.rows[row_id][2].pod].network_rack
-    px, py = site.xy(loc.row, loc.position)
-    return round(abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6)
+    """|x − x_pod| + |y − y_pod| + tray allowance, m (once per position)."""
+    hit = site._cable.get((row_id, index))
+    if hit is None:
+        x, y = site.xy(row_id, index)
+        loc = site.pods[site.rows[row_id][2].pod].network_rack
+        px, py = site.xy(loc.row, loc.position)
+        hit = site._cable[row_id, index] = round(abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6)
+    return hit
 
 
 def network_load(scenario: Scenario, site: SiteView) -> list[tuple[str, RackType]]:
