@@ -207,11 +207,15 @@ def _progress(args: argparse.Namespace):
 
 
 def _summary(plan) -> None:
+    from planner.kpis import capex_parts
+
     k = plan.kpis
     tight = sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4] if plan.racks else []
     rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
             ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
-            ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour", f"{k.usd_per_gpu_hour:,.3f}"),
+            *((f"  capex {name} USD", f"{usd:,.0f}") for name, usd in capex_parts(k).items()),
+            ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour (levelized)", f"{k.usd_per_gpu_hour:,.3f}"),
+            ("USD per useful GPU-hour", f"{k.usd_per_useful_gpu_hour:,.3f}"),
             ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
             ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
             ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
@@ -339,12 +343,15 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Plans side by side: KPIs, costs, tightest limits."""
+    from planner.kpis import CAPEX_PARTS
     from planner.plan import load_plan
 
     plans = [load_plan(p) for p in args.plans]
     rows = [("", *(Path(p).name for p in args.plans)), ("scenario", *(p.scenario_name for p in plans)), ("status", *(p.status.value for p in plans))]
-    for f in ("gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour", "stranded_kw"):
-        rows.append((f, *("-" if p.kpis is None else f"{getattr(p.kpis, f):,.3f}" if f == "usd_per_gpu_hour" else f"{getattr(p.kpis, f):,.0f}" for p in plans)))
+    fields = ["gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", *(f for _, f in CAPEX_PARTS), "opex_usd_per_year", "tco_usd",
+              "usd_per_gpu_hour", "usd_per_useful_gpu_hour", "stranded_kw"]
+    for f in fields:
+        rows.append((f, *("-" if p.kpis is None else f"{getattr(p.kpis, f):,.3f}" if f.startswith("usd_per") else f"{getattr(p.kpis, f):,.0f}" for p in plans)))
     for i in range(3):
         cells = []
         for p in plans:

@@ -171,6 +171,21 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     )
 
 
+CAPEX_PARTS = (("racks", "capex_racks_usd"), ("fabric", "capex_fabric_usd"), ("links", "capex_links_usd"),
+               ("facility", "capex_facility_usd"), ("retrofits", "capex_retrofits_usd"))
+"""The parts capex is made of (every part, so they add up to capex_usd), for every breakdown shown."""
+
+
+def capex_parts(k: Kpis) -> dict[str, float]:
+    """Capex by part, USD: racks + fabric + links + facility + retrofits = capex_usd."""
+    return {name: getattr(k, field) for name, field in CAPEX_PARTS}
+
+
+def capex_text(k: Kpis) -> str:
+    """The breakdown in words: "racks $X + fabric $Y + … = $total"."""
+    return " + ".join(f"{n} ${v:,.0f}" for n, v in capex_parts(k).items()) + f" = ${k.capex_usd:,.0f}"
+
+
 def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
                     chosen: dict[str, str] | None = None) -> float:
     """The figure an objective optimises, from a plan's racks: GPUs (or PFLOPS) of the racks it

@@ -132,3 +132,21 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
     assert (plan.kpis.stranded_kw, [(x.node, x.kw, x.reason) for x in plan.stranded]) == (424.4, [("UTIL", 424.4, "cooling")])
     plan = plan_scenario(load_scenario(root / "dr-hall.yaml"))
     assert [(x.node, x.reason) for x in plan.stranded] == [("UTIL", "N-1")]
+
+
+@pytest.mark.parametrize("name", ["small-hall", "fleet-expansion", "meta-24k-roce-vs-ib"])
+def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
+    """One list of parts (planner.kpis.CAPEX_PARTS) for the CLI summary, the dashboard's capex card
+    and the compare table: racks + fabric + links + facility + retrofits = capex."""
+    from pathlib import Path
+
+    from planner.kpis import capex_parts, capex_text
+    from planner.loader import load_scenario
+    from planner.pipeline import plan_scenario
+
+    k = plan_scenario(load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")).kpis
+    parts = capex_parts(k)
+    assert list(parts) == ["racks", "fabric", "links", "facility", "retrofits"]
+    assert sum(parts.values()) == pytest.approx(k.capex_usd, abs=0.05)
+    assert capex_text(k).endswith(f" = ${k.capex_usd:,.0f}")
+    assert parts["facility"] > 0

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.enums import Status
+from planner.kpis import capex_parts
 from ui.colors import cluster_colors
 from ui.floorplan import floor_figure
 from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
@@ -88,8 +89,7 @@ if plan.phases:
 
 st.subheader("Costs")
 k = plan.kpis
-parts = {"racks": k.capex_racks_usd, "fabric": k.capex_fabric_usd, "links": k.capex_links_usd, "facility": k.capex_facility_usd,
-         "retrofits": k.capex_retrofits_usd}
+parts = capex_parts(k)
 fig = go.Figure(go.Bar(x=list(parts), y=list(parts.values()), marker_color="#1f5fa8"))
 fig.update_layout(height=300, title=f"Capex by part: ${k.capex_usd / 1e6:,.1f}M; opex ${k.opex_usd_per_year / 1e6:,.2f}M a year; "
                                     f"TCO ${k.tco_usd / 1e6:,.1f}M over {scenario.costs.horizon_years:g} years; ${k.usd_per_gpu_hour:,.2f} per GPU-hour",

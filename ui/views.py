@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.enums import LimitKind, Status
+from planner.kpis import capex_text
 from planner.plan import Plan, plan_to_yaml
 from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
@@ -48,7 +49,7 @@ def kpi_cards(plan: Plan) -> None:
     cols[0].metric("GPUs / MW", f"{k.gpus_per_mw:,.0f}", border=True)
     cols[1].metric("kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True)
     capex = f"${k.capex_usd / 1e9:,.2f}B" if k.capex_usd >= 1e9 else f"${k.capex_usd / 1e6:,.1f}M"
-    cols[2].metric("Capex", capex, help=f"racks ${k.capex_racks_usd:,.0f} + fabric ${k.capex_fabric_usd:,.0f} + links ${k.capex_links_usd:,.0f}", border=True)
+    cols[2].metric("Capex", capex, help=capex_text(k), border=True)
     worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == LimitKind.power_node and u.limit > 0), default=0.0)
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
