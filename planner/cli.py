@@ -160,7 +160,7 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
         command = "planner generate-site " + " ".join(sys.argv[2:])
     site = generate_site(spec, command)
     text = dump_yaml(site.model_dump(mode="json", exclude_defaults=True))
-    if args.output:
+    if args.output and args.output != "-":
         atomic_write(args.output, text)
         n_rows = sum(len(h.rows) for b in site.buildings for h in b.halls)
         print(f"wrote {args.output}: {len(site.buildings)} buildings, {n_rows} rows")
@@ -206,7 +206,7 @@ def _progress(args: argparse.Namespace):
     return show
 
 
-def _summary(plan) -> None:
+def _summary(plan, out=None) -> None:
     from planner.kpis import capex_parts
 
     k = plan.kpis
@@ -224,7 +224,7 @@ def _summary(plan) -> None:
         rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]
     rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
     rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
-    _print_table(rows)
+    _print_table(rows, out or sys.stdout)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -261,10 +261,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plan = plan_rolling(s, _progress(args), deadline=deadline)
     else:
         plan = plan_scenario(s, _progress(args), aggregate=not args.per_position, deadline=deadline)
+    to_stdout = args.output == "-"
     if args.output:
         save_plan(plan, args.output)
-        print(f"wrote {args.output}", file=sys.stderr)
-    _summary(plan)
+        if not to_stdout:
+            print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print("no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)", file=sys.stderr)
+    _summary(plan, sys.stderr if to_stdout else sys.stdout)
     if not plan.status.has_plan:
         msg = {
             Status.infeasible: "infeasible: run `planner explain` for the conflicting limits",
@@ -337,7 +341,8 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     fig, ok = frontier_figure(table, args.x, args.y, args.z, base)
     script = "var p=document.getElementsByClassName('plotly-graph-div')[0];p.on('plotly_click',function(d){var u=d.points[0].customdata[0];if(u){window.open(u);}});"
     atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))
-    print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier")
+    print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier",
+          file=sys.stderr if args.output == "-" else sys.stdout)
     return EXIT_OK
 
 
@@ -462,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
     g.add_argument("--spec", help="generator spec YAML (mixed buildings)")
-    g.add_argument("-o", "--output", help="site YAML to write (default: stdout)")
+    g.add_argument("-o", "--output", help="site YAML to write: a regular file or a new path (default, or -: standard output)")
     g.add_argument("--id", default="generated")
     g.add_argument("--buildings", type=_positive_int, default=1)
     g.add_argument("--halls", type=_positive_int, default=1)
@@ -479,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="solve a scenario and write the plan YAML")
     pl.add_argument("scenario")
-    pl.add_argument("-o", "--output", help="plan YAML to write")
+    pl.add_argument("-o", "--output", help="plan YAML to write: a regular file or a new path in an existing folder; - for standard output "
+                    "(the summary then goes to standard error)")
     _solver_flags(pl)
     pl.add_argument("--per-position", action="store_true", help="binary per position instead of aggregated classes (slower; for comparison)")
     pl.add_argument("--mode", choices=["joint", "rolling"], default="joint",
@@ -508,10 +514,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     fr = sub.add_parser("frontier", help="interactive Pareto chart (HTML) of a results table")
     fr.add_argument("results")
-    fr.add_argument("--x", default="capex_usd")
-    fr.add_argument("--y", default="gpus")
-    fr.add_argument("--z")
-    fr.add_argument("-o", "--output", required=True)
+    fr.add_argument("--x", default="capex_usd", help="results column on the x axis (default capex_usd; minimised)")
+    fr.add_argument("--y", default="gpus", help="results column on the y axis (default gpus; gpus and pflops_bf16 are maximised, "
+                    "every other column minimised)")
+    fr.add_argument("--z", help="a third column for a 3-D chart (e.g. it_mw)")
+    fr.add_argument("-o", "--output", required=True, help="HTML file to write (- for standard output)")
     fr.add_argument("--cdn", action="store_true", help="load plotly.js from its CDN instead of embedding it")
     fr.set_defaults(func=cmd_frontier)
 

@@ -34,10 +34,12 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import random
 import re
 import time
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -430,7 +432,7 @@ def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
     """results.csv and results.parquet, atomically, columns: point, varied values, results."""
     import pandas as pd
 
-    from planner.fileio import atomic_write
+    from planner.fileio import atomic_write, atomic_write_with
 
     df = pd.DataFrame(rows)
     cols = ["point", *params, *[c for c in COLUMNS if c != "point"]]
@@ -439,9 +441,8 @@ def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
             df[c] = None
     df = df[cols].sort_values("point").reset_index(drop=True)
     atomic_write(Path(out_dir) / "results.csv", df.to_csv(index=False))
-    tmp = Path(out_dir) / ".results.parquet.tmp"
-    df.astype({c: "string" for c in params}).to_parquet(tmp, index=False)
-    tmp.replace(Path(out_dir) / "results.parquet")
+    typed = df.astype({c: "string" for c in params})
+    atomic_write_with(Path(out_dir) / "results.parquet", lambda tmp: typed.to_parquet(tmp, index=False))
 
 
 def row_failed(row: dict) -> bool:
@@ -458,7 +459,70 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
     from planner.loader import run_hash, scenario_from_data
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with claim_folder(out, sweep):
+        return _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data)
+
+
+OWNER = "sweep.json"
+"""The file in a results folder that names the sweep it belongs to."""
+LOCK = ".batch.lock"
+"""The lock file of a results folder while a batch writes into it."""
+
+
+@contextmanager
+def claim_folder(out: Path, sweep: Sweep):
+    """Hold a results folder for one batch of one sweep: refuse a folder (or its ``plans/``) that is
+    a link or not a folder, a folder another batch is writing into (its lock names the process), and
+    a folder that holds another sweep's results; then remove the temporary files a killed run left.
+    Rerunning the same sweep into its folder resumes it."""
+    import fcntl
+
+    from planner.fileio import atomic_write, remove_stale_temps
+
+    shown = str(out)
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise InputError(f"-o {shown}: is {'a symbolic link' if out.is_symlink() else 'not a folder'}; give a folder for the results")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        raise InputError(f"-o {shown}: cannot use the folder: {e.strerror or e}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            raise InputError(f"-o {shown}: another batch is writing into this folder (process {holder}); wait for it to finish "
+                             "or give another folder") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        owner = out / OWNER
+        if owner.is_symlink():
+            raise InputError(f"-o {shown}: {OWNER} is a symbolic link; give another folder")
+        if owner.exists():
+            try:
+                mine = json.loads(owner.read_text()).get("sweep")
+            except (OSError, ValueError, AttributeError):
+                mine = None
+            if mine != sweep.name:
+                raise InputError(f"-o {shown}: holds the results of sweep {str(mine)[:60]!r}, not {sweep.name!r}; give another folder "
+                                 "(rerunning the same sweep into its folder resumes it)")
+        elif (out / "results.csv").exists():
+            raise InputError(f"-o {shown}: holds a results table of an unnamed sweep; give another folder")
+        else:
+            atomic_write(owner, json.dumps({"sweep": sweep.name, "params": sweep.params}) + "\n")
+        plans = out / "plans"
+        if plans.is_symlink() or (plans.exists() and not plans.is_dir()):
+            raise InputError(f"-o {shown}: plans/ is {'a symbolic link' if plans.is_symlink() else 'not a folder'}; give another folder")
+        plans.mkdir(exist_ok=True)
+        remove_stale_temps(out)
+        remove_stale_temps(plans)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data) -> list[dict]:
     old = read_table(out)
     done_hashes = set(old["run_hash"].dropna()) if "run_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []

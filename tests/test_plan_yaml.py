@@ -69,7 +69,7 @@ def test_failed_write_keeps_the_old_plan(tmp_path, monkeypatch) -> None:
     import errno
     import os
 
-    from planner.fileio import atomic_write
+    from planner.fileio import WriteError, atomic_write
 
     target = tmp_path / "plan.yaml"
     target.write_text("old: plan\n")
@@ -78,8 +78,9 @@ def test_failed_write_keeps_the_old_plan(tmp_path, monkeypatch) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full_disk)
-    with pytest.raises(OSError, match="No space left on device"):
+    with pytest.raises(WriteError) as got:
         atomic_write(target, "new: " + "x" * 100_000)
+    assert got.value.render() == f"cannot write {target}: No space left on device"
     assert target.read_text() == "old: plan\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.yaml"]
 

@@ -116,7 +116,16 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
 
 def write_lp(m: Model, path: str | Path) -> None:
     """Write the model as built (CPLEX LP format, the names of :mod:`planner.model.keys`)
-    atomically to ``path``."""
+    atomically to ``path`` (``-``: standard output)."""
+    if str(path) == "-":
+        import sys
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            tmp = Path(folder) / "model.lp"
+            m.prob.writeLP(str(tmp))
+            sys.stdout.write(tmp.read_text())
+        return
     atomic_write_with(path, lambda tmp: m.prob.writeLP(tmp))
 
 
