@@ -323,13 +323,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_frontier(args: argparse.Namespace) -> int:
     """An interactive Pareto chart of a results table (HTML)."""
     from planner.fileio import atomic_write, check_writable
-    from planner.sweep import read_table
+    from planner.sweep import read_results
 
     check_writable(args.output)
     results = Path(args.results)
     if not results.is_file():
         raise InputError(f"{args.results}: no such results table")
-    table = read_table(results.parent)
+    table = read_results(results)
     missing = [a for a in (args.x, args.y, args.z) if a and a not in table.columns]
     if missing:
         raise InputError(f"--x/--y/--z: no column {', '.join(missing)} (columns: {', '.join(table.columns)})")
@@ -337,7 +337,8 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
     from planner.sweep import frontier_figure
 
-    base = Path(os.path.relpath(results.parent, Path(args.output).parent))
+    out_dir = Path(".") if args.output == "-" else Path(args.output).parent
+    base = Path(os.path.relpath(results.parent, out_dir))
     fig, ok = frontier_figure(table, args.x, args.y, args.z, base)
     script = "var p=document.getElementsByClassName('plotly-graph-div')[0];p.on('plotly_click',function(d){var u=d.points[0].customdata[0];if(u){window.open(u);}});"
     atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))

@@ -95,7 +95,7 @@ def _construct(tag: str, value: str, event) -> Any:
         return ctor(_CONSTRUCTOR, yaml.ScalarNode(tag, value, event.start_mark, event.end_mark))
     except yaml.MarkedYAMLError:
         raise
-    except (ValueError, KeyError, TypeError, OverflowError, ArithmeticError) as e:
+    except Exception as e:  # noqa: BLE001 - PyYAML's constructors fail in many ways on odd text (!!int with no value: IndexError)
         reason = f": {e.args[0]}" if isinstance(e, (ValueError, OverflowError)) and e.args and isinstance(e.args[0], str) and len(e.args[0]) < 120 else ""
         raise YamlError(f"cannot read {_short(value)} as {tag.rsplit(':', 1)[-1]}{reason}", *_where(event)) from None
 

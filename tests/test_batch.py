@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.errors import InputError
 from planner.plan import load_plan
@@ -154,3 +156,45 @@ def test_cli_batch_frontier_and_compare(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "planner.cli", "compare", *plans], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0
     assert r.stdout.splitlines()[3].split()[0] == "gpus"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), min_size=0, max_size=40),
+       st.sampled_from([("max", "min"), ("min", "min"), ("max", "max")]))
+def test_the_pareto_sweep_agrees_with_brute_force(points, senses) -> None:
+    """Two axes use a sort and a sweep, three the frontier loop: both against the definition
+    (no other point at least as good on every axis and better on one), ties included."""
+    for dims in (2, 3):
+        pts = [p[:dims] for p in points]
+        sn = (*senses, "min")[:dims]
+        signed = [tuple(v if s == "max" else -v for v, s in zip(p, sn, strict=True)) for p in pts]
+        want = [not any(all(q[k] >= p[k] for k in range(dims)) and any(q[k] > p[k] for k in range(dims)) for q in signed) for p in signed]
+        assert pareto(pts, sn) == want
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", "the results table is empty (no header row)"),
+    ("point,status,gpus\np1,optimal,5\np2,optimal,6,7\n", "row 3 has 4 fields, the header has 3"),
+    ('point,status,gpus\np1,"optimal,5\np2,x,6\n', "a quoted value is never closed (it starts at row 2)"),
+    ("point,status,gpus\np1,optimal,5\np2,optimal,lots\n", "row 3, column gpus: 'lots' is not a number"),
+])
+def test_a_bad_results_table_is_bad_input_naming_row_and_column(tmp_path: Path, text: str, expected: str) -> None:
+    table = tmp_path / "results.csv"
+    table.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 2
+    assert f"{table}: {expected}" in r.stderr
+
+
+def test_only_plan_files_inside_the_results_folder_become_links(tmp_path: Path) -> None:
+    """The plan column is copied into links opened on click: a javascript: URL, an absolute path or
+    a way out of the folder opens nothing."""
+    from planner.sweep import frontier_figure
+
+    table = pd.DataFrame({"point": ["p1", "p2", "p3", "p4"], "status": ["optimal"] * 4, "gpus": [1.0, 2.0, 3.0, 4.0],
+                          "capex_usd": [1.0, 2.0, 3.0, 4.0],
+                          "plan": ["plans/p1-ab.plan.yaml", "javascript:alert(1)", "/etc/passwd", "plans/../../x.plan.yaml"]})
+    fig, _ = frontier_figure(table, "capex_usd", "gpus", link_base=Path("out"))
+    links = {row[1]: row[0] for trace in fig.data for row in trace.customdata}
+    assert links == {"p1": "out/plans/p1-ab.plan.yaml", "p2": "", "p3": "", "p4": ""}

@@ -115,6 +115,9 @@ def test_dashboard_text_sees_only_uploads_and_shipped_datasets() -> None:
         ("a: !!binary AAAA\n", "line 1, column 4: !!binary values are not accepted; only mappings, lists, strings, numbers, booleans and dates"),
         ("a: !!set {x}\n", "line 1, column 4: !!set values are not accepted; only mappings, lists, strings, numbers, booleans and dates"),
         ("a: b\nc: d\x01e\n", "line 2, column 5: character '\\x01' is not allowed in YAML (control characters are not allowed)"),
+        ("max_hops: !!int\n", "line 1, column 11: cannot read '' as int"),  # was IndexError, exit 3
+        ("a: !!timestamp 'x'\n", "line 1, column 4: cannot read 'x' as timestamp"),  # was AttributeError, exit 3
+        ("a: !!float\n", "line 1, column 4: cannot read '' as float"),
     ],
 )
 def test_bad_yaml_values_are_errors_with_line_and_column(text: str, expected: str) -> None:
