@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -248,6 +249,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_lp(build(s, aggregate=not args.per_position), args.write_lp)
         print(f"wrote {args.write_lp} (the model as built)", file=sys.stderr)
     if args.decompose:
+        _check_scheduler_flags(args)
         if args.mode == "rolling" or args.per_position:
             raise InputError("--decompose: plans joint and aggregated (drop --mode rolling and --per-position)")
         from planner.decompose import describe, plan_decomposed
@@ -295,16 +297,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from planner.sweep import load_sweep, row_failed, run_batch
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"-o {args.output}: is a file; give a folder for the results")
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise InputError(f"-o {args.output}: is {'a symbolic link' if out.is_symlink() else 'a file'}; give a folder for the results")
     check_writable(out if not out.exists() else out / "results.csv")
-    out.mkdir(exist_ok=True)
-    sweep = load_sweep(args.sweep, args.data_root)
+    _check_scheduler_flags(args)
+    sweep = load_sweep(args.sweep, args.data_root, args.max_points)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=0, unit="point", desc=sweep.name, file=sys.stderr)
+        bar = tqdm(total=0, unit="point", desc=sweep.name, file=getattr(sys.stderr, "raw", sys.stderr))
 
     def progress(done: int, total: int, failed: int) -> None:
         if bar is not None:  # quiet under --quiet or without a terminal (logs get the summary line)
@@ -312,12 +314,25 @@ def cmd_batch(args: argparse.Namespace) -> int:
             bar.set_postfix(failed=failed)
             bar.update(done - bar.n)
 
-    rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress)
+    rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress, args.connect_timeout,
+                     say=lambda m: print(m, file=sys.stderr))
     if bar is not None:
         bar.close()
     failed = sum(1 for r in rows if row_failed(r))
     print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
+    print(f"next: planner frontier {args.output}/results.csv --x capex_usd --y gpus -o {args.output}/frontier.html", file=sys.stderr)
     return EXIT_OK
+
+
+def _check_scheduler_flags(args: argparse.Namespace) -> None:
+    """--scheduler only with --executor dask, and reachable (before anything runs)."""
+    if args.scheduler is None:
+        return
+    if args.executor != "dask":
+        raise InputError(f"--scheduler: needs --executor dask (the executor is {args.executor})")
+    from planner.sweep import check_scheduler
+
+    check_scheduler(args.scheduler, args.connect_timeout)
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:
@@ -500,6 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--executor", choices=["serial", "process", "dask"], default="process", help="where --decompose runs its building solves")
     pl.add_argument("--workers", type=_positive_int, default=2, help="worker processes of --decompose")
     pl.add_argument("--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (--decompose with --executor dask)")
+    pl.add_argument("--connect-timeout", type=_finite_float, default=10.0, help="seconds to wait for --scheduler to answer (default 10)")
     pl.set_defaults(func=cmd_plan)
 
     b = sub.add_parser("batch", help="solve a sweep of scenario variants in parallel into one results table")
@@ -511,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--time-limit", type=_finite_float, help="seconds per point")
     b.add_argument("--data-root", help="folder the sweep's files must be inside (default: the folder above the sweep's)")
     b.add_argument("--quiet", action="store_true", help="no progress")
+    b.add_argument("--connect-timeout", type=_finite_float, default=10.0, help="seconds to wait for --scheduler to answer (default 10)")
+    b.add_argument("--max-points", type=_positive_int, default=10_000, help="refuse a sweep with more points (default 10,000)")
     b.set_defaults(func=cmd_batch)
 
     fr = sub.add_parser("frontier", help="interactive Pareto chart (HTML) of a results table")
@@ -552,8 +570,35 @@ def _data_root_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-root", help="folder the scenario's site: and catalog: files must be inside (default: the scenario's folder)")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class SafeStream:
+    """A text stream that prints control characters as escapes (``\\x1b``): a key or value from a
+    file cannot clear the terminal, set its title or rewrite a line the planner printed. Newlines and
+    tabs pass; progress bars write to ``raw``."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        return self.raw.write(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI; returns the exit code. Everything printed goes through :class:`SafeStream`."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -46,7 +46,10 @@ from typing import Any
 
 from planner.errors import InputError, Problem
 
-MAX_POINTS = 100_000
+MAX_POINTS = 10_000
+"""Most points a sweep may have unless raised (``--max-points``)."""
+FILE_FIELDS = ("site", "catalog", "existing")
+"""Fields whose string values are files (confined to the sweep's data root)."""
 """Most points one sweep may have."""
 
 COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
@@ -194,7 +197,7 @@ class Sweep:
     points: list[Point] = field(default_factory=list)
 
 
-def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
+def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points: int = MAX_POINTS) -> Sweep:
     """Read a sweep file and expand it into points (module docstring); every path problem is
     reported at once as an InputError before anything runs."""
     from planner.loader import FolderRoot, read_yaml_file, scenario_from_data
@@ -255,6 +258,18 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
             problems.append(Problem(f"random.params.{fp}", "expected {uniform: [lo, hi]}, {int: [lo, hi]} or {choice: [...]}"))
     if base is not None:
         problems += path_problems(base, params)
+    for key, block in (("grid", grid), ("zip", zipped)):  # every file a point would read, checked before anything runs
+        for fp in FILE_FIELDS:
+            values = block.get(fp) if isinstance(block, dict) else None
+            for i, v in enumerate(values if isinstance(values, list) else []):
+                if isinstance(v, str):
+                    rel(v, f"{key}.{fp}[{i}]")
+    for fp in FILE_FIELDS:
+        dist = rnd_params.get(fp) if isinstance(rnd_params, dict) else None
+        choices = dist.get("choice") if isinstance(dist, dict) else None
+        for i, v in enumerate(choices if isinstance(choices, list) else []):
+            if isinstance(v, str):
+                rel(v, f"random.params.{fp}.choice[{i}]")
     scenario_refs = [rel(r, f"scenarios[{i}]") for i, r in enumerate(spec.get("scenarios") or [])]
     if problems:
         raise InputError(problems, str(path))
@@ -275,8 +290,9 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None) -> Sweep:
             for zr in z_rows:
                 for d in draws:
                     combos.append({**dict(zip(g_keys, g, strict=True)), **dict(zip(z_keys, zr, strict=True)), **d})
-    if len(combos) + len(scenario_refs) > MAX_POINTS:
-        raise InputError(f"the sweep has {len(combos) + len(scenario_refs):,} points; the limit is {MAX_POINTS:,}", str(path))
+    if len(combos) + len(scenario_refs) > max_points:
+        raise InputError(f"the sweep has {len(combos) + len(scenario_refs):,} points; the limit is {max_points:,} (--max-points to raise it)",
+                         str(path))
     sweep = Sweep(str(spec.get("name", p.stem)), params)
     width = max(4, len(str(len(combos) + len(scenario_refs))))
     for i, values in enumerate(combos):
@@ -383,13 +399,43 @@ def _process(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 
             on_done(f.result())
 
 
+CONNECT_TIMEOUT_S = 10.0
+"""How long to wait for a Dask scheduler to answer (``--connect-timeout``)."""
+
+
+def check_scheduler(address: str, timeout_s: float = CONNECT_TIMEOUT_S, flag: str = "--scheduler") -> tuple[str, int]:
+    """A scheduler address is ``tcp://HOST:PORT`` (PORT 1-65535) that accepts a connection within
+    ``timeout_s``; otherwise one line naming the address, before anything runs (exit 2)."""
+    import socket
+
+    m = re.fullmatch(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})", address.strip())
+    shown = address[:80]
+    if not m or not (1 <= int(m.group(2)) <= 65535):
+        raise InputError(f"{flag} {shown!r}: expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)")
+    host, port = m.group(1).strip("[]"), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as e:
+        reason = "timed out" if isinstance(e, TimeoutError) else (getattr(e, "strerror", None) or str(e))[:80]
+        raise InputError(f"{flag} {shown}: cannot connect within {timeout_s:g} s ({reason}); start the scheduler or check the address") from None
+    return host, port
+
+
 def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, scheduler: str | None = None,
-          fn: Callable[..., dict] = run_point, **_: Any) -> None:
+          fn: Callable[..., dict] = run_point, connect_timeout_s: float = CONNECT_TIMEOUT_S, **_: Any) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
     if scheduler:
-        client = Client(scheduler, timeout="30s")
+        check_scheduler(scheduler, connect_timeout_s)
+        try:
+            client = Client(scheduler, timeout=f"{connect_timeout_s}s")
+        except (TimeoutError, OSError) as e:
+            raise InputError(f"--scheduler {scheduler[:80]}: no Dask scheduler answered within {connect_timeout_s:g} s "
+                             f"({type(e).__name__}); start the scheduler or check the address") from None
+        except Exception as e:  # noqa: BLE001 - something listens there, but does not speak Dask's protocol
+            raise InputError(f"--scheduler {scheduler[:80]}: something answers there, but not a Dask scheduler ({type(e).__name__})") from None
     else:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                preload=["planner.pipeline"])  # workers import the engine once, at start
@@ -405,11 +451,11 @@ def _dask(jobs: list[tuple], on_done: Callable[[dict], None], workers: int = 2, 
 
 
 def run_jobs(fn: Callable[..., dict], jobs: list[tuple], on_done: Callable[[dict], None], executor: str = "serial", workers: int = 2,
-             scheduler: str | None = None) -> None:
+             scheduler: str | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     """Run ``fn(*job)`` for every job on an executor (``fn`` importable by workers, every parameter
     in the job); ``on_done(result)`` in the calling thread as each finishes."""
     if jobs:
-        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler, fn=fn)
+        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler, fn=fn, connect_timeout_s=connect_timeout_s)
 
 
 EXECUTORS = {"serial": _serial, "process": _process, "dask": _dask}
@@ -493,7 +539,8 @@ def row_failed(row: dict) -> bool:
 
 
 def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
-              time_limit_s: float | None = None, progress: Callable[[int, int, int], None] | None = None) -> list[dict]:
+              time_limit_s: float | None = None, progress: Callable[[int, int, int], None] | None = None,
+              connect_timeout_s: float = CONNECT_TIMEOUT_S, say: Callable[[str], None] | None = None) -> list[dict]:
     """Solve every point not yet in the table (by run hash: the scenario with its solver settings)
     on an executor; write the table after each point. Returns all rows. ``progress(done, total,
     failed)`` after each point."""
@@ -501,7 +548,7 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
 
     out = Path(out_dir)
     with claim_folder(out, sweep):
-        return _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data)
+        return _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data, connect_timeout_s, say)
 
 
 OWNER = "sweep.json"
@@ -563,7 +610,8 @@ def claim_folder(out: Path, sweep: Sweep):
         os.close(fd)  # releases the lock
 
 
-def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data) -> list[dict]:
+def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data, connect_timeout_s,
+               say) -> list[dict]:
     old = read_table(out)
     done_hashes = set(old["run_hash"].dropna()) if "run_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
@@ -602,7 +650,10 @@ def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress,
             progress(state["done"], total, state["failed"])
 
     try:
-        run_jobs(run_point, jobs, on_done, executor, workers, scheduler)
+        if say:
+            say(f"sweep {sweep.name}: {len(sweep.points):,} points, {total:,} to solve, {len(sweep.points) - total:,} already in the table "
+                "or unusable")
+        run_jobs(run_point, jobs, on_done, executor, workers, scheduler, connect_timeout_s)
     finally:  # interrupted or not, every finished point is in the table
         write_table(out, rows, sweep.params)
     return rows

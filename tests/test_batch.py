@@ -198,3 +198,47 @@ def test_only_plan_files_inside_the_results_folder_become_links(tmp_path: Path) 
     fig, _ = frontier_figure(table, "capex_usd", "gpus", link_base=Path("out"))
     links = {row[1]: row[0] for trace in fig.data for row in trace.customdata}
     assert links == {"p1": "out/plans/p1-ab.plan.yaml", "p2": "", "p3": "", "p4": ""}
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("tcp://127.0.0.1:1", "--scheduler tcp://127.0.0.1:1: cannot connect within 3 s (Connection refused); start the scheduler or check the address"),
+    ("notaurl", "--scheduler 'notaurl': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
+    ("inproc://x", "--scheduler 'inproc://x': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
+    ("tcp://127.0.0.1:70000", "--scheduler 'tcp://127.0.0.1:70000': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
+])
+def test_a_bad_or_unreachable_scheduler_is_bad_input_before_anything_runs(tmp_path: Path, address: str, expected: str) -> None:
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(tmp_path / "out"), "--executor", "dask",
+                        "--scheduler", address, "--data-root", str(ROOT), "--connect-timeout", "3"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"  - {expected}"
+    assert time.perf_counter() - t0 < 15
+    assert not (tmp_path / "out").exists()  # refused before the folder was touched
+
+
+def test_a_sweep_over_the_point_limit_is_refused_and_the_count_is_stated(tmp_path: Path) -> None:
+    from planner.errors import InputError as Bad
+
+    with pytest.raises(Bad, match=r"the sweep has 12 points; the limit is 10 \(--max-points to raise it\)"):
+        load_sweep(TWELVE, ROOT, max_points=10)
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(tmp_path / "out"), "--executor", "serial",
+                        "--data-root", str(ROOT), "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "sweep twelve: 12 points, 12 to solve, 0 already in the table or unusable" in r.stderr
+    assert f"next: planner frontier {tmp_path / 'out'}/results.csv --x capex_usd --y gpus -o {tmp_path / 'out'}/frontier.html" in r.stderr
+
+
+def test_file_values_of_a_sweep_outside_its_data_root_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "sweeps").mkdir(parents=True)
+    for f in ("small-hall.yaml", "small-hall.site.yaml"):
+        (root / f).write_text((ROOT / "datasets" / f).read_text())
+    (tmp_path / "outside.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
+    sweep = root / "sweeps" / "s.yaml"
+    sweep.write_text("name: s\nbase: ../small-hall.yaml\ngrid:\n  site: [../small-hall.site.yaml, ../../outside.site.yaml, /etc/passwd]\n")
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(sweep), "-o", str(tmp_path / "out"), "--executor", "serial"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-2:] == [f"  - grid.site[1]: '../../outside.site.yaml' is outside the sweep's data root {root}",
+                                                  f"  - grid.site[2]: '/etc/passwd' is outside the sweep's data root {root}"]
+    assert not (tmp_path / "out").exists()

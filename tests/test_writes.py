@@ -148,3 +148,15 @@ def test_a_file_size_limit_is_an_environment_problem_that_keeps_the_old_plan(tmp
     assert r.stderr.strip().splitlines()[-1] == f"error: cannot write {out}: File too large"
     assert out.read_text() == "old: plan\n"
     assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]
+
+
+def test_control_characters_in_keys_and_values_print_escaped(tmp_path: Path) -> None:
+    """A key holding ESC [2J (clear screen), ESC ]0;… BEL (set the title) prints as escapes."""
+    (tmp_path / "small-hall.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
+    bad = tmp_path / "esc.yaml"
+    bad.write_text('name: t\nsite: small-hall.site.yaml\nclusters: [{id: a, gpus: 16, rack_types: [grand-teton-h100]}]\n'
+                   '"\\e[2Jfake\\e]0;pwned\\a": "\\rvalue"\n')
+    r = cli("validate", str(bad))
+    assert r.returncode == 2
+    assert not any(c in r.stderr for c in "\x1b\x07\r")
+    assert "  - \\x1b[2Jfake\\x1b]0;pwned\\x07: unknown key '\\x1b[2Jfake\\x1b]0;pwned\\x07'" in r.stderr
