@@ -25,10 +25,10 @@ from planner.errors import InputError, Problem
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def _print_table(rows: list[tuple[str, ...]], out=sys.stdout) -> None:
+def _print_table(rows: list[tuple[str, ...]], out=None) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out or sys.stdout)
 
 
 def _load(args: argparse.Namespace):

@@ -347,12 +347,12 @@ def merge_catalog(user: dict[str, Any] | None) -> dict[str, Any]:
     mine = user.get("rack_types", [])
     if not isinstance(mine, list):
         return user
-    ids = {r.get("id") for r in mine if isinstance(r, dict)}
+    ids = {r.get("id") for r in mine if isinstance(r, dict) and isinstance(r.get("id"), str)}  # other IDs: validation names them
     merged = [*mine, *(r for r in base["rack_types"] if r.get("id") not in ids)]
     sw = user.get("switches", [])
     if not isinstance(sw, list):
         return {**user, "rack_types": merged}
-    sids = {w.get("id") for w in sw if isinstance(w, dict)}
+    sids = {w.get("id") for w in sw if isinstance(w, dict) and isinstance(w.get("id"), str)}
     return {**user, "rack_types": merged, "switches": [*sw, *(w for w in base.get("switches", []) if w.get("id") not in sids)]}
 
 

@@ -217,6 +217,9 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
         if not isinstance(ref, str):
             problems.append(Problem(key, f"expected a file path, got {str(ref)[:40]!r}"))
             return None
+        if "\x00" in ref or not ref.strip():
+            problems.append(Problem(key, f"{ref[:40]!r} is not a file path"))
+            return None
         full = (folder / ref).resolve()
         try:
             return str(full.relative_to(root.folder))
@@ -493,6 +496,10 @@ def read_results(path: Path):
         raise InputError(f"{shown}: {_csv_reason(str(e))}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{shown}: cannot read the results table: {str(e)[:120]}") from None
+    missing = [c for c in ("point", "status") if c not in table.columns]
+    if missing:
+        raise InputError(f"{shown}: no column {', '.join(missing)}: not a results table of planner batch "
+                         f"(columns: {', '.join(str(c)[:30] for c in table.columns[:12])})")
     for c in [c for c in COLUMNS if c in table.columns and c not in TEXT_COLUMNS]:
         raw = table[c]
         num = pd.to_numeric(raw, errors="coerce")

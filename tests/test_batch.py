@@ -242,3 +242,12 @@ def test_file_values_of_a_sweep_outside_its_data_root_are_refused_before_anythin
     assert r.stderr.strip().splitlines()[-2:] == [f"  - grid.site[1]: '../../outside.site.yaml' is outside the sweep's data root {root}",
                                                   f"  - grid.site[2]: '/etc/passwd' is outside the sweep's data root {root}"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_table_without_the_results_columns_is_bad_input(tmp_path: Path) -> None:
+    table = tmp_path / "results.csv"
+    table.write_text("a,b\n1,2\n")
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 2
+    assert f"{table}: no column point, status: not a results table of planner batch (columns: a, b)" in r.stderr

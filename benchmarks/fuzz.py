@@ -1,0 +1,221 @@
+"""Fuzz every input kind the planner reads and count what the CLI does with the mutants.
+
+    .venv/bin/python benchmarks/fuzz.py            # 2,000 mutants, seed 1 (a few minutes)
+    .venv/bin/python benchmarks/fuzz.py -n 200     # fewer
+
+Inputs: the shipped scenarios (with their sites inlined or beside them), sites, the catalog,
+the sweeps, a plan and a results table. Each mutant is one of: a scalar replaced by a hostile
+value, a key dropped or renamed, a list emptied or doubled, bytes flipped, inserted or cut, or
+the text truncated. Each runs through the CLI command that reads it (validate, plan with a
+short time limit, verify, batch, frontier, compare) in this process, under a 30 s alarm. An exit
+code of 3 (an internal error: a bug) or an alarm (a hang) is a failure; 0, 1 and 2 are answers.
+The result is a count per input kind and exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+HOSTILE = [None, "", 0, -1, 1e308, -1e308, 10**40, 0.5, True, [], {}, "x" * 5000, "../../../etc/passwd", "/dev/zero", "\x1b[2J",
+           "NaN", ".nan", "-.inf", "2024-13-45", "!!int", "${x}", "null", [[]], {"a": {"b": {}}}, "a\x00b", 3.999999999, "tcp://x:1"]
+TIMEOUT_S = 30
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise Hang()
+
+
+def _walk(data, path=()):
+    """Every (path, value) in nested YAML data."""
+    yield path, data
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _walk(v, (*path, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from _walk(v, (*path, i))
+
+
+def _set(data, path, value):
+    cur = data
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """One mutation of YAML or CSV text (module docstring)."""
+    import yaml
+
+    kind = rng.random()
+    if kind < 0.6:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            data = None
+        if isinstance(data, (dict, list)):
+            spots = [p for p, _ in _walk(data) if p]
+            if spots:
+                p = rng.choice(spots)
+                op = rng.random()
+                if op < 0.55:
+                    _set(data, p, rng.choice(HOSTILE))
+                elif op < 0.75 and isinstance(p[-1], str):
+                    cur = data
+                    for q in p[:-1]:
+                        cur = cur[q]
+                    value = cur.pop(p[-1])
+                    if rng.random() < 0.5:
+                        cur[p[-1] + rng.choice(["_x", "\x1b]0;t\x07", " "])] = value
+                else:
+                    cur = data
+                    for q in p[:-1]:
+                        cur = cur[q]
+                    v = cur[p[-1]]
+                    if isinstance(v, list):
+                        cur[p[-1]] = [] if rng.random() < 0.5 else v * rng.choice([2, 50])
+                    else:
+                        _set(data, p, rng.choice(HOSTILE))
+            return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    b = bytearray(text.encode())
+    if not b:
+        return text
+    if kind < 0.75:
+        for _ in range(rng.randint(1, 5)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+    elif kind < 0.9:
+        i = rng.randrange(len(b))
+        b[i:i] = rng.choice([b"\t", b"{", b"[", b"- ", b": ", b"&a ", b"*a", b"!!python/object:os.system ", b"\n  x: 1\n", b'"'])
+    else:
+        b = b[: rng.randrange(len(b))]
+    return b.decode(errors="replace")
+
+
+def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
+    """Seed inputs in ``work`` and the CLI arguments that read each: kind → [(file, args)]."""
+    from planner.cli import main
+
+    for f in (ROOT / "datasets").glob("*.yaml"):
+        shutil.copy(f, work / f.name)
+    (work / "sweeps").mkdir()
+    for f in (ROOT / "datasets" / "sweeps").glob("*.yaml"):
+        shutil.copy(f, work / "sweeps" / f.name)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main(["plan", str(work / "small-hall.yaml"), "-o", str(work / "small-hall.plan.yaml"), "--quiet"])
+        main(["plan", str(work / "dr-hall-flex.yaml"), "-o", str(work / "dr-hall-flex.plan.yaml"), "--quiet"])
+        (work / "mini").mkdir()
+        (work / "mini" / "two.yaml").write_text("name: two\nbase: ../small-hall.yaml\ngrid:\n  gpu_power_cap_w: [null, 600]\n"
+                                                "zip:\n  clusters[0].rack_types: [[grand-teton-h100]]\n")
+        main(["batch", str(work / "mini" / "two.yaml"), "-o", str(work / "results"), "--executor", "serial", "--quiet"])
+    scenarios = [f for f in work.glob("*.yaml") if not f.name.endswith((".site.yaml", ".gen.yaml", ".plan.yaml")) and f.name != "catalog.yaml"
+                 and f.name not in ("fleet-1m.gen.yaml",) and "1m" not in f.name and "100k" not in f.name]
+    return {
+        "scenario": [(f, ["validate", "{file}"]) for f in scenarios] + [(work / "small-hall.yaml", ["plan", "{file}", "--time-limit", "5", "--quiet"])],
+        "site": [(f, ["validate", str(work / f.name.replace(".site.yaml", ".yaml"))]) for f in work.glob("*.site.yaml")
+                 if (work / f.name.replace(".site.yaml", ".yaml")).exists() and "100k" not in f.name],
+        "catalog": [(work / "catalog.yaml", ["validate", "{scenario_with_catalog}"])],
+        "generator": [(f, ["generate-site", "--spec", "{file}", "-o", "{out}"]) for f in work.glob("*.gen.yaml") if "1m" not in f.name and "100k" not in f.name],
+        "sweep": [(work / "mini" / "two.yaml", ["batch", "{file}", "-o", "{outdir}", "--executor", "serial", "--quiet", "--time-limit", "5",
+                                                  "--max-points", "4"])],
+        "plan": [(work / "small-hall.plan.yaml", ["verify", "{file}", str(work / "small-hall.yaml")]),
+                 (work / "dr-hall-flex.plan.yaml", ["verify", "{file}", str(work / "dr-hall-flex.yaml")]),
+                 (work / "small-hall.plan.yaml", ["compare", "{file}", str(work / "small-hall.plan.yaml")])],
+        "results": [(work / "results" / "results.csv", ["frontier", "{file}", "-o", "{out}"])],
+    }
+
+
+def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
+    """Run ``n`` mutants (module docstring); returns counts by (kind, exit code) and the failures."""
+    from planner.cli import main
+
+    rng = random.Random(seed)
+    counts: Counter = Counter()
+    failures: list[str] = []
+    old = signal.signal(signal.SIGALRM, _alarm)
+    with tempfile.TemporaryDirectory(prefix="planner-fuzz-") as tmp:
+        work = Path(tmp)
+        seeds = _prepare(work)
+        kinds = sorted(seeds)
+        for i in range(n):
+            kind = kinds[i % len(kinds)]
+            src, args = rng.choice(seeds[kind])
+            text = src.read_text()
+            mutant_dir = work / f"m{i}"
+            mutant_dir.mkdir()
+            for f in work.glob("*.yaml"):
+                (mutant_dir / f.name).hardlink_to(f)  # a link out would be refused as an input path
+            target = mutant_dir / src.name
+            if target.exists():
+                target.unlink()
+            target.write_text(mutate(text, rng))
+            if kind == "sweep":
+                (mutant_dir / "sw").mkdir()
+                shutil.move(str(target), mutant_dir / "sw" / src.name)
+                target = mutant_dir / "sw" / src.name
+            cat_scenario = mutant_dir / "with-catalog.yaml"
+            cat_scenario.write_text((work / "small-hall.yaml").read_text() + "\ncatalog: catalog.yaml\n")
+            real = [a.format(file=target, out=mutant_dir / "out.html" if kind == "results" else mutant_dir / "out.yaml",
+                             outdir=mutant_dir / "out", scenario_with_catalog=cat_scenario) for a in args]
+            if kind == "site":
+                real[1] = str(mutant_dir / Path(real[1]).name)
+            signal.alarm(TIMEOUT_S)
+            t0 = time.perf_counter()
+            try:
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                    code = main(real)
+            except Hang:
+                code = "hang"
+                err = io.StringIO("hang")
+            except SystemExit as e:
+                code = e.code
+                err = io.StringIO("")
+            finally:
+                signal.alarm(0)
+            counts[kind, code] += 1
+            if code in (3, "hang"):
+                failures.append(f"{kind} {' '.join(real)}: {err.getvalue().strip().splitlines()[-1:]} ({time.perf_counter() - t0:.1f} s)")
+                keep = ROOT / "benchmarks" / "generated" / "fuzz-failures"
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.copy(target, keep / f"{i}-{src.name}")
+            if say and (i + 1) % 100 == 0:
+                say(f"{i + 1} mutants: {sum(v for (k, c), v in counts.items() if c in (3, 'hang'))} failures")
+            shutil.rmtree(mutant_dir, ignore_errors=True)
+    signal.signal(signal.SIGALRM, old)
+    return counts, failures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    counts, failures = fuzz(args.n, args.seed, say=lambda m: print(m, file=sys.stderr))
+    by_kind: dict[str, dict] = {}
+    for (kind, code), v in sorted(counts.items(), key=str):
+        by_kind.setdefault(kind, {})[str(code)] = v
+    print(json.dumps({"mutants": args.n, "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "by_kind_and_exit_code": by_kind,
+                      "internal_errors": sum(v for (k, c), v in counts.items() if c == 3),
+                      "hangs": sum(v for (k, c), v in counts.items() if c == "hang"), "failures": failures[:50]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
