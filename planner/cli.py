@@ -315,12 +315,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
     rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress, args.connect_timeout,
-                     say=lambda m: print(m, file=sys.stderr))
+                     say=None if args.quiet else lambda m: print(m, file=sys.stderr))
     if bar is not None:
         bar.close()
     failed = sum(1 for r in rows if row_failed(r))
     print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
-    print(f"next: planner frontier {args.output}/results.csv --x capex_usd --y gpus -o {args.output}/frontier.html", file=sys.stderr)
+    if not args.quiet:
+        print(f"next: planner frontier {args.output}/results.csv --x capex_usd --y gpus -o {args.output}/frontier.html", file=sys.stderr)
     return EXIT_OK
 
 

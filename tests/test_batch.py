@@ -222,7 +222,7 @@ def test_a_sweep_over_the_point_limit_is_refused_and_the_count_is_stated(tmp_pat
     with pytest.raises(Bad, match=r"the sweep has 12 points; the limit is 10 \(--max-points to raise it\)"):
         load_sweep(TWELVE, ROOT, max_points=10)
     r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(tmp_path / "out"), "--executor", "serial",
-                        "--data-root", str(ROOT), "--quiet"], capture_output=True, text=True, cwd=ROOT)
+                        "--data-root", str(ROOT)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "sweep twelve: 12 points, 12 to solve, 0 already in the table or unusable" in r.stderr
     assert f"next: planner frontier {tmp_path / 'out'}/results.csv --x capex_usd --y gpus -o {tmp_path / 'out'}/frontier.html" in r.stderr
