@@ -103,7 +103,7 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
         print(f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} violations; run planner verify)")
         return EXIT_FAILED
     totals = cluster_gpus(scenario, plan.racks)
-    blasts = blast_radius(scenario, plan.racks)
+    blasts = blast_radius(scenario, plan.racks, network=plan.network_racks)
     rows = [b for b in blasts if args.kind in (None, b.kind)]
     shown = rows if args.all else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
     print(f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the cluster)")

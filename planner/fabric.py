@@ -3,26 +3,31 @@
 A design has 2 tiers (leaf, spine) or 3 (leaf, spine, core), a switch model per tier and a
 down:up bandwidth ratio r per tier below the top. A switch of radix k at such a tier uses
 d = ⌊k · r / (1 + r)⌋ ports down and u = k − d up (leaves in the GPU racks — Meta's rack
-switches — take d = the rack's GPUs × NICs and u = ⌈d / r⌉). For E endpoints (GPUs × NICs):
+switches — take d = the rack's GPUs × NICs and u = ⌈d / r⌉). For E_p endpoints (GPUs × NICs)
+in pod p:
 
-    leaves  L = ⌈E / d₁⌉ (one per GPU rack when leaves are in the racks; a multiple of the
-                          server's GPUs when rail-optimised)
-    spines  S = ⌈L · u₁ / k₂⌉              (2 tiers)      or ⌈L · u₁ / d₂⌉ (3 tiers)
-    cores   C = ⌈S · u₂ / k₃⌉                               (3 tiers)
+    leaves  L = Σ_p ⌈E_p / d₁⌉ (leaves stand in their pod's network rows; a multiple of the
+                               server's GPUs per pod when rail-optimised; one per GPU rack when
+                               the leaves are in the racks)
+    spines  S = ⌈U₁ / k₂⌉ (2 tiers) or ⌈U₁ / d₂⌉ (3 tiers), U₁ = the leaves' uplinks; sized for
+                the largest build (``spines_for: largest_build``) U₁ counts the leaves rounded up
+                to a power of two (every leaf's uplinks spread evenly over the spines, and the
+                fabric grows to that size without recabling: DGX SuperPOD H100 leaf/spine 8/4,
+                16/8, 24/16, 32/16 for 1-4 scalable units)
+    cores   C = ⌈S · u₂ / k₃⌉ (3 tiers)
 
 and the largest fabric the design can build is d₁ · k₂ endpoints (2 tiers) or d₁ · d₂ · k₃
 (3 tiers): k²/2 and k³/4 for non-blocking trees of radix k (Al-Fares et al., SIGCOMM 2008;
 QM9700: 2,048 and 65,536). Hops between two GPUs: 1 under one leaf, 3 within one spine group,
 5 across the core.
 
-Links: tier 0 (GPU to its first switch) are the rack type's own links, priced with the rack.
-Leaf-to-spine links run from each GPU rack to its pod's network rack when the leaves are in
-the racks (at the rack's link class), else within the network racks (the shortest class);
-spine-to-core links leave the pod (single-mode, the longest class). Power: switches not in a
-GPU rack plus every link's transceivers; switches stand in network racks of ``rack_units``.
-
-In the optimiser a design's power is charged to the network-rack rows of the pods its GPUs
-stand in, at its rate per GPU (:func:`rates`); switch counts are integers.
+Links, each priced and powered by its class: a GPU's link to a leaf in its own rack is in-rack
+copper (``in_rack_link``, no cable length); to a leaf in a network rack it is cabled from the
+rack's position (its class by cable length). Leaf-to-spine links run from each GPU rack at its
+class when the leaves are in the racks, else within the network rows (the shortest class);
+spine-to-core links leave the pod (single-mode, the longest class). Power: switches not in a GPU
+rack plus every link's transceivers. Switches stand in network racks of ``rack_units`` at
+network rows (:mod:`planner.model.fabric` places them).
 """
 
 from __future__ import annotations
@@ -32,7 +37,17 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from planner.schema import Cluster, ClusterFabric, FabricDesign, LinkClass, PlacedRack, RackType, Scenario, SwitchModel
+from planner.schema import (
+    Cluster,
+    ClusterFabric,
+    FabricDesign,
+    LinkClass,
+    NetworkRack,
+    PlacedRack,
+    RackType,
+    Scenario,
+    SwitchModel,
+)
 
 
 @dataclass
@@ -86,6 +101,19 @@ def limit_text(design: FabricDesign, switches: dict[str, SwitchModel], leaf_down
     return f"fabric {design.id} holds at most {n:,} endpoints ({design.tiers} tiers: {how}{formula})"
 
 
+def power_of_two_at_least(n: int) -> int:
+    """The least power of two ≥ n (1 for n ≤ 1)."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def spines_needed(design: FabricDesign, p: Ports, leaves: int, up1_per_leaf: float, up1_total: float) -> int:
+    """Spines for ``leaves`` leaves (module docstring; ``spines_for``)."""
+    facing = p.radix[1] if design.tiers == 2 else p.down[1]
+    if design.spines_for == "largest_build" and leaves > 0:
+        return math.ceil(power_of_two_at_least(leaves) * up1_per_leaf / facing - 1e-9)
+    return math.ceil(up1_total / facing - 1e-9)
+
+
 @dataclass
 class Size:
     """Switches, links and what they cost and draw, for one cluster on one design."""
@@ -94,13 +122,26 @@ class Size:
     endpoints: int = 0
     switches: list[int] = field(default_factory=list)
     """Per tier, leaf first."""
+    leaves_per_pod: dict[str, int] = field(default_factory=dict)
+    """Leaves in each pod's network rows (leaves in network racks only)."""
     links: dict[str, int] = field(default_factory=dict)
-    """Link class → leaf-to-spine and spine-to-core links (tier-0 links are the racks')."""
+    """Link class → every fabric link (GPU to leaf, leaf to spine, spine to core)."""
     kw: float = 0.0
     capex_usd: float = 0.0
+    optics: int = 0
+    """Transceivers: two per optical link."""
     network_racks: int = 0
     max_endpoints: int = 0
     max_hops: int = 0
+    endpoints_by_building: dict[str, int] = field(default_factory=dict)
+    region_links: int = 0
+    """Links from the buildings' top tiers up to the region tier (clusters spanning buildings)."""
+    border_switches: dict[str, int] = field(default_factory=dict)
+    """Building → top-tier switches added for its region links (in the top tier's count)."""
+    region_switches: int = 0
+    fibre_km: float = 0.0
+    """Σ region links × their building's distance to the tier's building, km."""
+    latency_us: float = 0.0
 
 
 def _classes(scenario: Scenario) -> tuple[dict[str, LinkClass], LinkClass, LinkClass]:
@@ -114,14 +155,110 @@ def leaf_down_of(design: FabricDesign, rack: RackType) -> int:
     return rack.gpus * design.nics_per_gpu
 
 
-def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack]) -> Size:
-    """Exact sizing of a design for the GPU racks of one cluster (module docstring)."""
+def rail_width(design: FabricDesign, racks: Iterable[RackType]) -> int:
+    """Leaves come in multiples of this (the servers' GPUs when rail-optimised, else 1)."""
+    return (max((t.gpus_per_server for t in racks), default=1) or 1) if design.rail_optimized else 1
+
+
+def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], pod_of_row: dict[str, str] | None = None) -> Size:
+    """Exact sizing of a design for the GPU racks of one cluster (module docstring): one block per
+    building when the cluster stands in several and the scenario has a region tier, joined by it."""
+    types = scenario.catalog.by_id()
+    if pod_of_row is None:
+        pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    gpu_racks = [r for r in racks if r.rack_type in types and types[r.rack_type].gpus and not r.spare]
+    by_building: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in gpu_racks:
+        by_building[r.building].append(r)
+    if len(by_building) <= 1 or scenario.region_tier is None:
+        out = _block(scenario, design, gpu_racks, pod_of_row)
+        out.endpoints_by_building = {b: sum(types[r.rack_type].gpus for r in rs) * design.nics_per_gpu for b, rs in sorted(by_building.items())}
+        return out
+    blocks = {b: _block(scenario, design, rs, pod_of_row) for b, rs in sorted(by_building.items())}
+    return _joined(scenario, design, blocks)
+
+
+def building_km(scenario: Scenario) -> dict[str, tuple[float, float]]:
+    """Building → its (x, y) in the region, km."""
+    return {b.id: (b.location_km[0], b.location_km[1]) for b in scenario.site.buildings}
+
+
+def km_between(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Straight-line distance, km."""
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def region_links(scenario: Scenario, design: FabricDesign, endpoints: int) -> int:
+    """Links from one building's top tier up to the region tier: ⌈E_b · g_e / (r · g_R)⌉, g_e the
+    endpoints' port speed (the leaf switch's), g_R the tier switch's, r the tier's oversubscription."""
+    tier = scenario.region_tier
+    assert tier is not None
+    sw = scenario.catalog.switch_by_id()
+    return math.ceil(endpoints * sw[design.switches[0]].port_gbps / (tier.oversubscription * sw[tier.switch].port_gbps) - 1e-9)
+
+
+def latency_us(scenario: Scenario, buildings: Iterable[str]) -> float:
+    """Longest one-way fibre delay between two of the buildings, through the region tier's building, µs."""
+    tier = scenario.region_tier
+    bs = sorted(set(buildings))
+    if tier is None or len(bs) < 2:
+        return 0.0
+    at = building_km(scenario)
+    to_tier = {b: km_between(at[b], at[tier.building]) for b in bs}
+    return max(to_tier[a] + to_tier[b] for i, a in enumerate(bs) for b in bs[i + 1:]) * tier.us_per_km
+
+
+def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -> Size:
+    """Building blocks joined by the region tier: per building ℓ_b region links (fibre of the
+    building's distance to the tier's building, optics of the longest class) and ⌈ℓ_b / k_top⌉ more
+    top-tier switches for their ports; ⌈Σ ℓ_b / k_R⌉ tier switches; hops the blocks' + the tier's."""
+    tier = scenario.region_tier
+    assert tier is not None
+    sw = scenario.catalog.switch_by_id()
+    classes, _, longest = _classes(scenario)
+    top, agg = sw[design.switches[-1]], sw[tier.switch]
+    at = building_km(scenario)
+    out = Size(design.id, max_endpoints=min(z.max_endpoints for z in blocks.values()))
+    out.switches = [0] * design.tiers
+    links: dict[str, int] = defaultdict(int)
+    for b, z in blocks.items():
+        out.endpoints += z.endpoints
+        out.endpoints_by_building[b] = z.endpoints
+        out.switches = [x + y for x, y in zip(out.switches, z.switches, strict=True)]
+        out.leaves_per_pod.update(z.leaves_per_pod)
+        for c, n in z.links.items():
+            links[c] += n
+        out.kw += z.kw
+        out.capex_usd += z.capex_usd
+        out.network_racks += z.network_racks
+        out.max_hops = max(out.max_hops, z.max_hops)
+        n = region_links(scenario, design, z.endpoints)
+        border = math.ceil(n / top.ports - 1e-9)
+        km = km_between(at[b], at[tier.building])
+        out.region_links += n
+        out.border_switches[b] = border
+        out.switches[-1] += border
+        out.fibre_km += n * km
+        links[longest.id] += n
+        out.capex_usd += border * top.price_usd + n * (longest.cost_usd_per_link + tier.fibre_usd_per_km * km)
+        out.kw += (border * top.power_w + n * longest.power_w_per_link) / 1000
+    out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9)
+    out.network_racks += math.ceil((sum(out.border_switches.values()) * top.height_u + out.region_switches * agg.height_u) / design.rack_units - 1e-9)
+    out.capex_usd += out.region_switches * agg.price_usd
+    out.kw += out.region_switches * agg.power_w / 1000
+    out.links = dict(links)
+    out.optics = sum(2 * n for c, n in links.items() if classes[c].optical)
+    out.max_hops += tier.hops
+    out.latency_us = latency_us(scenario, blocks)
+    return out
+
+
+def _block(scenario: Scenario, design: FabricDesign, gpu_racks: list[PlacedRack], pod_of_row: dict[str, str]) -> Size:
+    """One building's fabric for the cluster's GPU racks there (module docstring)."""
     sw = scenario.catalog.switch_by_id()
     types = scenario.catalog.by_id()
     classes, shortest, longest = _classes(scenario)
-    gpu_racks = [r for r in racks if r.rack_type in types and types[r.rack_type].gpus and not r.spare]
-    gpus = sum(types[r.rack_type].gpus for r in gpu_racks)
-    e = gpus * design.nics_per_gpu
+    e = sum(types[r.rack_type].gpus for r in gpu_racks) * design.nics_per_gpu
     out = Size(design.id, e)
     kinds = {types[r.rack_type].gpus for r in gpu_racks}
     leaf_down = max(kinds) * design.nics_per_gpu if kinds else None
@@ -135,22 +272,28 @@ def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack]) -> S
         leaves = len(gpu_racks)
         up1_total = 0
         for r in gpu_racks:
-            u = math.ceil(types[r.rack_type].gpus * design.nics_per_gpu / design.oversubscription[0])
+            t = types[r.rack_type]
+            links[design.in_rack_link] += t.links  # GPU to the rack's own leaf: in-rack copper
+            u = math.ceil(t.gpus * design.nics_per_gpu / design.oversubscription[0])
             up1_total += u
             links[r.link_class or longest.id] += u
+        up1_per_leaf = up1_total / leaves
     else:
-        leaves = math.ceil(e / p.down[0])
-        if design.rail_optimized:
-            per_server = max((types[r.rack_type].gpus_per_server for r in gpu_racks), default=1) or 1
-            leaves = per_server * math.ceil(leaves / per_server)
+        per = rail_width(design, (types[r.rack_type] for r in gpu_racks))
+        by_pod: dict[str, int] = defaultdict(int)
+        for r in gpu_racks:
+            t = types[r.rack_type]
+            by_pod[pod_of_row.get(r.row, "")] += t.gpus * design.nics_per_gpu
+            links[r.link_class or longest.id] += t.links  # GPU to a leaf in a network rack: cabled from the rack's position
+        out.leaves_per_pod = {pod: per * math.ceil(math.ceil(ep / p.down[0]) / per) for pod, ep in sorted(by_pod.items())}
+        leaves = sum(out.leaves_per_pod.values())
+        up1_per_leaf = p.up[0]
         up1_total = int(leaves * p.up[0])
         links[shortest.id] += up1_total
     counts = [leaves]
-    if design.tiers == 2:
-        counts.append(math.ceil(up1_total / p.radix[1]))
-    else:
-        spines = math.ceil(up1_total / p.down[1])
-        counts.append(spines)
+    spines = spines_needed(design, p, leaves, up1_per_leaf, up1_total)
+    counts.append(spines)
+    if design.tiers == 3:
         up2 = int(spines * p.up[1])
         links[longest.id] += up2
         counts.append(math.ceil(up2 / p.radix[2]))
@@ -159,6 +302,7 @@ def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack]) -> S
     housed = [(n, sw[m]) for i, (n, m) in enumerate(zip(counts, design.switches, strict=True)) if not (i == 0 and design.leaf_in_rack)]
     out.kw = (sum(n * s.power_w for n, s in housed) + sum(n * classes[c].power_w_per_link for c, n in links.items())) / 1000
     out.capex_usd = sum(n * s.price_usd for n, s in housed) + sum(n * classes[c].cost_usd_per_link for c, n in links.items())
+    out.optics = sum(2 * n for c, n in links.items() if classes[c].optical)
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
     if leaves <= 1:
         out.max_hops = 1
@@ -167,39 +311,6 @@ def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack]) -> S
     else:
         out.max_hops = 5
     return out
-
-
-@dataclass
-class Rates:
-    """A design's figures per GPU for the optimiser (fractional switches)."""
-
-    kw_per_gpu: float
-    """Switch and transceiver power per GPU, kW (leaves in racks excluded)."""
-    per_endpoint: list[float]
-    """Switches per endpoint, per tier."""
-
-
-def rates(scenario: Scenario, design: FabricDesign, rack: RackType) -> Rates:
-    """Per-GPU power of a design with racks of one type (module docstring): the fractional share of
-    each tier's switches and of the links above the racks."""
-    sw = scenario.catalog.switch_by_id()
-    classes, shortest, longest = _classes(scenario)
-    leaf_down = leaf_down_of(design, rack)
-    p = ports(design, sw, leaf_down)
-    per = [1.0 / p.down[0]]
-    if design.tiers == 2:
-        per.append(p.up[0] / (p.down[0] * p.radix[1]))
-    else:
-        per.append(p.up[0] / (p.down[0] * p.down[1]))
-        per.append(p.up[0] * p.up[1] / (p.down[0] * p.down[1] * p.radix[2]))
-    w = sum(x * sw[m].power_w for i, (x, m) in enumerate(zip(per, design.switches, strict=True)) if not (i == 0 and design.leaf_in_rack))
-    # links above the racks: leaf uplinks (the rack's class if leaves are in racks: charged at the
-    # longest class's power as an upper figure) and spine uplinks (single-mode)
-    up1 = p.up[0] / p.down[0]
-    w += up1 * (longest.power_w_per_link if design.leaf_in_rack else shortest.power_w_per_link)
-    if design.tiers == 3:
-        w += up1 * p.up[1] / p.down[1] * longest.power_w_per_link
-    return Rates(w * design.nics_per_gpu / 1000, per)
 
 
 def design_of(scenario: Scenario, cluster: Cluster, chosen: dict[str, str]) -> FabricDesign | None:
@@ -216,36 +327,33 @@ def fabric_sizes(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[s
     by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:
         by_cluster[r.cluster].append(r)
+    pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
     out = {}
     for c in scenario.clusters:
         d = design_of(scenario, c, chosen)
         if d is not None:
-            out[c.id] = size(scenario, d, by_cluster.get(c.id, []))
+            out[c.id] = size(scenario, d, by_cluster.get(c.id, []), pod_of_row)
     return out
 
 
-def network_kw_by_pod(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[str, str], pod_of_row: dict[str, str]) -> dict[str, float]:
-    """Fabric power charged to each pod's network-rack row: Σ GPUs there × the design's kW per GPU."""
-    types = scenario.catalog.by_id()
-    clusters = {c.id: c for c in scenario.clusters}
-    out: dict[str, float] = defaultdict(float)
-    cache: dict[tuple[str, str], float] = {}
+def placed_by_pod(racks: Iterable[NetworkRack], pod_of_row: dict[str, str]) -> tuple[int, dict[str, int], dict[str, float]]:
+    """Network racks placed, and positions and kW per pod of their rows."""
+    n = 0
+    positions: dict[str, int] = defaultdict(int)
+    kw: dict[str, float] = defaultdict(float)
     for r in racks:
-        c = clusters.get(r.cluster)
-        t = types.get(r.rack_type)
-        if c is None or t is None or not t.gpus or r.spare or r.row not in pod_of_row:
-            continue
-        d = design_of(scenario, c, chosen)
-        if d is None:
-            continue
-        key = (d.id, t.id)
-        if key not in cache:
-            cache[key] = rates(scenario, d, t).kw_per_gpu
-        out[pod_of_row[r.row]] += cache[key] * t.gpus
-    return dict(out)
+        n += 1
+        pod = pod_of_row.get(r.row, "")
+        positions[pod] += 1
+        kw[pod] += r.kw
+    return n, dict(sorted(positions.items())), {p: round(v, 6) for p, v in sorted(kw.items())}
 
 
-def fabric_entry(cluster: str, z: Size) -> ClusterFabric:
-    """The plan's record of one cluster's sized fabric."""
-    return ClusterFabric(cluster=cluster, design=z.design, endpoints=z.endpoints, switches=z.switches, links=z.links, kw=round(z.kw, 6),
-                         capex_usd=round(z.capex_usd, 2), network_racks=z.network_racks, max_endpoints=z.max_endpoints, max_hops=z.max_hops)
+def fabric_entry(cluster: str, z: Size, network: Iterable[NetworkRack] = (), pod_of_row: dict[str, str] | None = None) -> ClusterFabric:
+    """The plan's record of one cluster's sized fabric and of its network racks placed."""
+    n, positions, kw = placed_by_pod((r for r in network if r.cluster == cluster), pod_of_row or {})
+    return ClusterFabric(cluster=cluster, design=z.design, endpoints=z.endpoints, switches=z.switches, leaves_per_pod=z.leaves_per_pod,
+                         links=z.links, kw=round(z.kw, 6), capex_usd=round(z.capex_usd, 2), optics=z.optics, network_racks=z.network_racks,
+                         racks_placed=n, positions_by_pod=positions, kw_by_pod=kw, max_endpoints=z.max_endpoints, max_hops=z.max_hops,
+                         endpoints_by_building=z.endpoints_by_building, region_links=z.region_links, region_switches=z.region_switches,
+                         fibre_km=round(z.fibre_km, 6), latency_us=round(z.latency_us, 6))

@@ -22,16 +22,17 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     racks (claims of the input plan are not checked: they are replaced)."""
     chosen = chosen_fabrics(plan)
     fabric = plan.fabric
-    if scenario.fabrics and plan.racks:
-        fabric = [fabric_entry(cid, z) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
+    if scenario.fabrics and (plan.racks or plan.fabric is not None):
+        pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
+        fabric = [fabric_entry(cid, z, plan.network_racks, pod_of_row) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
     bare = plan.model_copy(update={"fabric": fabric, "kpis": None, "utilisation": None, "reliability": None, "phases": [], "stranded": []})
     rep = verify(bare, scenario)
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
-    kpis = compute_kpis(scenario, plan.racks, bought, chosen).model_copy(update={"stranded_kw": total})
+    kpis = compute_kpis(scenario, plan.racks, bought, chosen, plan.network_racks).model_copy(update={"stranded_kw": total})
     return bare.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
-        "reliability": reliability_report(scenario, plan.racks) if plan.racks else None,
+        "reliability": reliability_report(scenario, plan.racks, network=plan.network_racks) if plan.racks else None,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     }), rep

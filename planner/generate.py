@@ -3,7 +3,11 @@
 Layout of one hall: pods stand side by side along x; each pod is
 ``rows_per_pod`` rows stacked along y (``row_spacing_m`` apart, hot/cold aisle
 pairs), positions advance along +x at ``pitch_m``. The pod's network rack takes
-the middle position of its middle row.
+the middle position of its middle row, or, when the pod has network rows
+(``network_rows_per_pod``), the first position of its first network row: rows of
+``network_row_positions`` positions after its GPU rows (``Row.network: pod``),
+where the switches of designed fabrics stand, each row with its own busways sized
+for ``network_row_kw`` and racks up to ``network_rack_max_kw``.
 
 Power, per building: a utility feed (``can_fail: false``, outside the N-1
 design) → UPS per hall → one busway per row and side.
@@ -11,12 +15,12 @@ design) → UPS per hall → one busway per row and side.
 - ``dr`` (distributed redundant, 3N/2): UPS 1, 2, 3; row k hangs from the
   pair (1,2), (2,3), (3,1) in turn, so a failed UPS's load splits over two.
 Sizing, at ``design_kw_per_position`` per usable position plus ``network_rack_kw``
-for each pod's network rack (on its row): each busway carries
+for each pod's network rack (on its row), or ``network_row_kw`` per network row: each busway carries
 its whole row (its partner may fail); each UPS carries its worst load under
 any other UPS failing (2N: the whole hall; DR: about half of it); the utility
 carries the building; every rating is load ÷ derate, rounded up to 0.1 kW.
 Cooling per pod: one air zone sized for the air share of the pod's design
-load and its network rack (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
+load and its network rack or network rows (N+1 units), and in liquid halls one liquid loop (N+1 CDUs).
 """
 
 from __future__ import annotations
@@ -85,6 +89,16 @@ class BuildingSpec(StrictModel):
     network_rack_kw: Float = Field(12.0, ge=0, le=1000)
     """Load of each pod's network rack, kW, sized into its row's feeds, its UPS and its air zone
     (the built-in network rack: 8 switches at ~1.5 kW, an estimate)."""
+    network_rows_per_pod: Int = Field(0, ge=0, le=16)
+    """Network rows per pod, after its GPU rows: where the switches of designed fabrics stand
+    (0: none, the pod's network rack stands in its middle GPU row)."""
+    network_row_positions: Int = Field(16, ge=1, le=500)
+    """Rack positions per network row."""
+    network_row_kw: Float = Field(480.0, gt=0, le=100_000)
+    """IT load each network row's feeds, its UPS share and its air zone are sized for, kW
+    (includes the pod's network rack when it stands there)."""
+    network_rack_max_kw: Float = Field(40.0, gt=0, le=10_000)
+    """Per-rack power limit of network rows, kW."""
 
 
 class SiteSpec(StrictModel):
@@ -123,22 +137,28 @@ def _worst_ups_kw(ups: str, all_ups: list[str], rows: list[tuple[tuple[str, str]
     return worst
 
 
+def _pod_network_kw(spec: BuildingSpec) -> float:
+    """Design load of one pod's network: its network rows, or its network rack, kW."""
+    return spec.network_rows_per_pod * spec.network_row_kw if spec.network_rows_per_pod else spec.network_rack_kw
+
+
 def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str) -> Hall:
     h_id = f"{b_id}-H{h_no}"
     rows: list[Row] = []
     pods: list[Pod] = []
     zones: list[CoolingZone] = []
-    per_pod_positions = spec.rows_per_pod * spec.positions_per_row - 1
+    net_rows = spec.network_rows_per_pod
+    per_pod_positions = spec.rows_per_pod * spec.positions_per_row - (0 if net_rows else 1)
     pod_load = per_pod_positions * spec.design_kw_per_position
     ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
     row_pairs: list[tuple[tuple[str, str], float]] = []
     busways: list[PowerNode] = []
-    pod_width = spec.positions_per_row * site.pitch_m + site.pod_gap_m
+    pod_width = max(spec.positions_per_row, spec.network_row_positions if net_rows else 0) * site.pitch_m + site.pod_gap_m
     row_no = 0
     for p in range(spec.pods_per_hall):
         pod_id = f"{h_id}-P{p + 1}"
         air_share = 1 - spec.liquid_share if spec.liquid else 1.0
-        air_kw = pod_load * air_share + spec.network_rack_kw
+        air_kw = pod_load * air_share + _pod_network_kw(spec)
         zones.append(
             CoolingZone(
                 id=f"{pod_id}-AIR",
@@ -161,17 +181,21 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
                     redundant_units=1,
                 )
             )
-        mid_row = spec.rows_per_pod // 2
-        for r in range(spec.rows_per_pod):
-            row_id = f"{pod_id}-R{r + 1:02d}"
+        mid_row = -1 if net_rows else spec.rows_per_pod // 2
+        layout = [(f"{pod_id}-R{r + 1:02d}", spec.positions_per_row, False) for r in range(spec.rows_per_pod)]
+        layout += [(f"{pod_id}-N{k + 1}", spec.network_row_positions, True) for k in range(net_rows)]
+        for r, (row_id, positions, network) in enumerate(layout):
             pair = (
                 (ups_ids[0], ups_ids[1])
                 if spec.power_design == "2n"
                 else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
             )
             row_no += 1
-            usable = spec.positions_per_row - (1 if r == mid_row else 0)
-            row_kw = usable * spec.design_kw_per_position + (spec.network_rack_kw if r == mid_row else 0.0)
+            if network:
+                row_kw = spec.network_row_kw
+            else:
+                usable = positions - (1 if r == mid_row else 0)
+                row_kw = usable * spec.design_kw_per_position + (spec.network_rack_kw if r == mid_row else 0.0)
             row_pairs.append((pair, row_kw))
             feeds = []
             for side, ups in zip("AB", pair, strict=True):
@@ -181,35 +205,31 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             rows.append(
                 Row(
                     id=row_id,
-                    positions=spec.positions_per_row,
+                    positions=positions,
                     origin_x_m=round(p * pod_width, 3),
                     origin_y_m=round(r * site.row_spacing_m, 3),
                     pitch_m=site.pitch_m,
                     direction="+x",
-                    max_rack_power_kw=spec.max_rack_power_kw,
+                    max_rack_power_kw=spec.network_rack_max_kw if network else spec.max_rack_power_kw,
                     max_rack_weight_kg=spec.max_rack_weight_kg,
                     feeds=feeds,
                     redundant=True,
                     air_zone=f"{pod_id}-AIR",
-                    liquid_loop=loop,
+                    liquid_loop=None if network else loop,
                     pod=pod_id,
+                    network="pod" if network else None,
                 )
             )
-        pods.append(
-            Pod(
-                id=pod_id,
-                network_rack=Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2),
-                max_gpus=spec.pod_max_gpus,
-                max_racks=spec.pod_max_racks,
-            )
-        )
+        spot = (Location(row=f"{pod_id}-N1", position=0) if net_rows
+                else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2))
+        pods.append(Pod(id=pod_id, network_rack=spot, max_gpus=spec.pod_max_gpus, max_racks=spec.pod_max_racks))
     nodes = [
         PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), derate=DERATE, parent=parent)
         for u in ups_ids
     ]
     nodes += busways
     width = spec.pods_per_hall * pod_width
-    depth = spec.rows_per_pod * site.row_spacing_m + 2 * site.pod_gap_m
+    depth = (spec.rows_per_pod + net_rows) * site.row_spacing_m + 2 * site.pod_gap_m
     return Hall(
         id=h_id,
         floor_area_m2=round(width * depth, 1),
@@ -230,9 +250,9 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
             b_id = f"B{n}"
             util = f"{b_id}-UTIL"
             halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
-            usable = sum(r.positions for h in halls for r in h.rows) - sum(len(h.pods) for h in halls)
             pods = sum(len(h.pods) for h in halls)
-            util_kw = _size(usable * bspec.design_kw_per_position + pods * bspec.network_rack_kw)
+            usable = sum(r.positions for h in halls for r in h.rows if r.network is None) - (0 if bspec.network_rows_per_pod else pods)
+            util_kw = _size(usable * bspec.design_kw_per_position + pods * _pod_network_kw(bspec))
             buildings.append(
                 Building(
                     id=b_id,

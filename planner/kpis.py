@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -38,7 +39,7 @@ from planner.costs import (
 from planner.enums import LimitKind
 from planner.fabric import design_of, fabric_sizes
 from planner.reliability import cluster_goodput
-from planner.schema import Kpis, PhaseSummary, PlacedRack, Scenario
+from planner.schema import Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
 from planner.site_index import fits, index_site, network_racks
 
 
@@ -56,7 +57,7 @@ def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]])
 
 
 def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
-                 chosen: dict[str, str] | None = None) -> Kpis:
+                 chosen: dict[str, str] | None = None, network: Iterable[NetworkRack] = ()) -> Kpis:
     """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
     ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several). Racks
     alike in type, link class, phase, cluster and standing cost the same: each kind is costed once."""
@@ -72,12 +73,17 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     kinds: dict[tuple[str, str | None, str | None, bool, bool, str], int] = defaultdict(int)
     cable_m = 0.0
     halls_used: set[str] = set()
+    design = {c.id: design_of(scenario, c, chosen or {}) for c in scenario.clusters}
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
             continue
         kinds[r.rack_type, r.link_class, None if r.existing else r.phase, r.existing, r.spare, r.cluster] += 1
-        cable_m += t.links * r.cable_length_m
+        d = design.get(r.cluster)
+        if d is not None and d.leaf_in_rack and t.gpus and not r.spare:  # GPU links stay in the rack; its uplinks leave it
+            cable_m += math.ceil(t.gpus * d.nics_per_gpu / d.oversubscription[0]) * r.cable_length_m
+        else:
+            cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
     gpus = n = spares = optics = 0
     racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
@@ -85,7 +91,8 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
         t = types[tid]
         kw = scenario.rack_power_kw(t)
-        link = classes.get(lc or "")
+        in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's (planner.fabric)
+        link = None if in_fabric else classes.get(lc or "")
         n += k
         racks_kw += k * kw
         max_kw = max(max_kw, kw)
@@ -115,7 +122,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
     sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
     switches = sum(sum(z.switches) for z in sizes.values())
-    optics += sum(2 * c for z in sizes.values() for cls, c in z.links.items() if classes[cls].optical)
+    optics += sum(z.optics for z in sizes.values())
     fabric_kw = sum(z.kw for z in sizes.values())
     designed_capex = sum(z.capex_usd for z in sizes.values())
     capex_fabric += designed_capex
@@ -153,6 +160,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         switches=switches,
         optics=optics,
         fabric_kw=round(fabric_kw, 6),
+        fabric_racks=sum(1 for _ in network),
         fabric_capex_usd=round(capex_fabric, 2),
         fabric_usd_per_gpu=round(capex_fabric / gpus, 6) if gpus else 0.0,
         capex_racks_usd=round(capex_racks, 2),

@@ -21,6 +21,7 @@ from planner.figures import plan_figures
 from planner.kpis import objective_value
 from planner.loader import scenario_hash
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
+from planner.netfill import fill_network
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.schema import FailoverGain, RackCount, Scenario
 from planner.site_index import place
@@ -164,9 +165,11 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
     s = m.scenario
     racks = fill(m, result.counts, result.values) if result.objective is not None else []
     fabric = None
+    network = []
     if s.fabrics and result.objective is not None:
         picked = {c: d for (c, d), y in m.fabric_pick.items() if result.values.get(y.name, 0.0) > 0.5}
         fabric = [ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0])) for c in s.clusters if c.fabrics]
+        network = fill_network(m, result.values, racks, {f.cluster: f.design for f in fabric})
     bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
               if result.objective is not None and result.values.get(v.name, 0.0) > 0.5]
     plan = Plan(
@@ -184,6 +187,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         build_time_s=round(build_time_s, 4),
         solve_time_s=round(result.solve_time_s, 4),
         racks=racks,
+        network_racks=network,
         retrofits=bought,
         fabric=fabric,
         notes=result.stages,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from planner.asks import goodput, rate_per_hour, units_of
 from planner.enums import FailoverPolicy
-from planner.schema import BlastRow, ClusterReliability, PlacedRack, ReliabilityReport, Scenario
+from planner.schema import BlastRow, ClusterReliability, NetworkRack, PlacedRack, ReliabilityReport, Scenario
 from planner.site_index import SiteIndex, index_site, network_racks
 
 TOL = 1e-6
@@ -78,9 +78,10 @@ def domain_rows(ix: SiteIndex) -> dict[str, dict[str, list[str]]]:
     return {"cooling_zone": dict(zones), "pod": dict(pods), "row": {rid: [rid] for rid in ix.rows}}
 
 
-def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None) -> list[Blast]:
+def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, network: Iterable[NetworkRack] = ()) -> list[Blast]:
     """Blast radius of every power node that can fail, cooling zone, pod and row (module
-    docstring), over the racks standing at the end of the plan."""
+    docstring), over the racks standing at the end of the plan and the designed fabrics' network
+    racks (their load moves with their rows' feeds like any rack's; never capped or shed)."""
 
     ix = ix or index_site(scenario.site)
     types = scenario.catalog.by_id()
@@ -102,6 +103,10 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
     for _, row, t in network_racks(scenario):
         kw_full[row] += scenario.rack_power_kw(t)
         kw_policy[row] += scenario.rack_power_kw(t)
+    for nr in network:
+        if nr.row in ix.rows:
+            kw_full[nr.row] += nr.kw
+            kw_policy[nr.row] += nr.kw
     by_pol: dict[str, dict[str, dict[str, int]]] = {"cap": defaultdict(dict), "shed": defaultdict(dict)}
     for row, per in gpus_in.items():
         for c, g in per.items():
@@ -208,13 +213,14 @@ def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, blasts: list[Blast] | None = None):
+def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, blasts: list[Blast] | None = None,
+                       network: Iterable[NetworkRack] = ()):
     """The plan's reliability section: blast radius of every element that takes something down,
     and per cluster its MTBF, checkpoint interval and goodput (module docstring). ``blasts``: the
     blast radius when the caller already has it."""
 
     ix = ix or index_site(scenario.site)
-    blasts = blasts if blasts is not None else blast_radius(scenario, racks, ix)
+    blasts = blasts if blasts is not None else blast_radius(scenario, racks, ix, network)
     totals = cluster_gpus(scenario, racks)
     worst: dict[tuple[str, str], float] = defaultdict(float)
     for b in blasts:

@@ -106,9 +106,11 @@ def floor_load_kg_per_m2(rack: RackType, row: Row) -> float:
 def fits(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> bool:
     """Row-level fit: the rack's limit power (nameplate, or planning power when the scenario says
     so) ≤ max_rack_power_kw, weight ≤ max_rack_weight_kg, floor load ≤ the hall's rating,
-    liquid-cooled types only in rows with a liquid loop."""
+    liquid-cooled types only in rows with a liquid loop; nothing in a network row."""
     ref = ix.rows[row_id]
     row = ref.row
+    if row.network is not None:
+        return False  # network rows hold the network racks of designed fabrics only
     rating = ix.halls[ref.hall][1].floor_rating_kg_per_m2
     return (
         scenario.rack_limit_power_kw(t) <= row.max_rack_power_kw + 1e-9

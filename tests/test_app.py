@@ -412,8 +412,11 @@ def test_failover_policy_knob_on_the_scenario_page() -> None:
 
 
 def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
-    """meta-24k-roce-vs-ib: variant A on the Meta-style RoCE design, B on the QM9700 fat tree
-    (benchmarks/RESULTS.md: 21,632 and 23,936 GPUs on this site's network-row power)."""
+    """meta-24k-roce-vs-ib: variant A on the Meta-style RoCE design, B on the QM9700 fat tree.
+    Both place the site's 8 pods × 3,072 GPUs (the pods' port budget; each pod's network row has
+    its own 480 kW). Switches by hand: RoCE 1,536 RTSW (one per rack) + ⌈1,536·32 / ⌊576·7/8⌋⌉ =
+    98 CTSW + ⌈98·72 / 576⌉ = 13 ATSW = 1,647; InfiniBand 24,576 / 32 = 768 leaves, 768 spines,
+    768·32 / 64 = 384 cores = 1,920."""
     at = app(scenario="meta-24k-roce-vs-ib").run()
     at.switch_page("ui/compare_page.py").run()
     assert at.selectbox(key="v0_fabric").value == "meta-roce"
@@ -423,5 +426,5 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
     assert not at.error, errors(at)
     table = at.dataframe[0].value
     assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
-    assert list(table["gpus"]) == [21632, 23936]
-    assert list(table["switches"]) == [1449, 1880]
+    assert list(table["gpus"]) == [24576, 24576]
+    assert list(table["switches"]) == [1647, 1920]

@@ -28,8 +28,31 @@ def test_meta_building_shape() -> None:
     ix = index_site(site)
     assert len(ix.pods) == 8
     assert all(p.max_gpus == 3072 for p in ix.pods.values())
-    usable = sum(r.row.positions for r in ix.rows.values()) - len(ix.pods)
-    assert usable == 8 * (12 * 17 - 1)
+    gpu_rows = [r.row for r in ix.rows.values() if r.row.network is None]
+    net_rows = [r.row for r in ix.rows.values() if r.row.network is not None]
+    assert sum(r.positions for r in gpu_rows) == 8 * 12 * 17  # the pods' network racks stand in their network rows
+    assert [(r.network, r.positions, r.max_rack_power_kw) for r in net_rows] == [("pod", 16, 40.0)] * 8
+    assert {p.network_rack.row for p in ix.pods.values()} == {r.id for r in net_rows}
+
+
+def test_network_rows_are_sized_into_busways_ups_and_air() -> None:
+    """A 1-pod 2N hall of 2 rows × 4 positions at 10 kW and one network row at 100 kW: GPU
+    busways 40 / 0.8 = 50 kW, network busways 100 / 0.8 = 125 kW, each UPS the hall's
+    (80 + 100) / 0.8 = 225 kW, the air zone ⌈180 / 400⌉ + 1 = 2 units, the utility 225 kW."""
+    from planner.generate import BuildingSpec, SiteSpec, generate_site
+
+    site = generate_site(SiteSpec(buildings=[BuildingSpec(rows_per_pod=2, positions_per_row=4, design_kw_per_position=10,
+                                                          network_rows_per_pod=1, network_row_positions=3, network_row_kw=100,
+                                                          network_rack_max_kw=30)]))
+    h = site.buildings[0].halls[0]
+    cap = {n.id: n.capacity_kw for n in h.power_nodes}
+    assert [r.id for r in h.rows] == ["B1-H1-P1-R01", "B1-H1-P1-R02", "B1-H1-P1-N1"]
+    assert [(r.network, r.positions, r.max_rack_power_kw) for r in h.rows] == [(None, 4, 25.0), (None, 4, 25.0), ("pod", 3, 30.0)]
+    assert (cap["B1-H1-P1-R01-BW-A"], cap["B1-H1-P1-N1-BW-B"]) == (50.0, 125.0)
+    assert cap["B1-H1-UPS-A"] == cap["B1-H1-UPS-B"] == 225.0
+    assert h.cooling_zones[0].units == 2
+    assert site.buildings[0].power_nodes[0].capacity_kw == 225.0
+    assert (h.pods[0].network_rack.row, h.pods[0].network_rack.position) == ("B1-H1-P1-N1", 0)
 
 
 def test_region_has_100k_gpus_of_positions() -> None:

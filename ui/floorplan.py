@@ -11,6 +11,7 @@ from planner.site_index import index_site
 from ui.colors import PALETTE, cluster_colors, rack_type_colors
 
 EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"
+FABRIC, NET_FREE = "fabric switches", "network position (free)"
 
 
 FEED_BUCKETS = [(0.5, "feeds ≤ 50% (worst N-1)"), (0.8, "feeds 50–80%"), (0.95, "feeds 80–95%"), (1.0 + 1e-9, "feeds 95–100%")]
@@ -38,6 +39,7 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
     cut = order.get(phase, len(order))
     racks = [r for r in (plan.racks if plan else []) if phase is None or r.existing or order.get(r.phase, 0) <= cut]
     placed = {(r.row, r.position): r for r in racks}
+    switch_racks = {(r.row, r.position): r for r in (plan.network_racks if plan else [])}
     spots = ix.pod_locations()
     feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node}
     out = []
@@ -48,8 +50,13 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
         for i in range(row.positions):
             x, y = row.position_xy(i)
             rack = placed.get((rid, i))
+            net = switch_racks.get((rid, i))
             if (rid, i) in spots:
                 label = NETWORK
+            elif net is not None:
+                label = FABRIC
+            elif row.network is not None and i not in row.reserved:
+                label = NET_FREE
             elif i in row.reserved:
                 label = RESERVED
             elif rack is None:
@@ -73,6 +80,9 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
                 hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
                          f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *([when] if when else []), *hover]
+            elif net is not None:
+                held = ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches) or "transceivers and patching only"
+                hover = [f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)", held, *hover]
             out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover)})
     return out
 
@@ -83,12 +93,12 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
     ``phase``, the hall at that phase's end, retrofits in effect then marked beside their rows."""
     records = floor_positions(scenario, plan, hall_id, color_by, phase, marks)
     ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
-    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
+    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", FABRIC: "#3f007d", NET_FREE: "#cbc9e2", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
              **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids, **BLAST_COLORS}
     if color_by == "marks":
         fixed[NETWORK] = "#3b6fb6"  # dark squares mean "goes dark" here
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
-    labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK), order.get(s, -1), s))
+    labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK, FABRIC, NET_FREE), order.get(s, -1), s))
     fig = go.Figure()
     for k, label in enumerate(labels):
         pts = [r for r in records if r["label"] == label]

@@ -94,8 +94,13 @@ if plan.fabric:
 
         st.dataframe(pd.DataFrame([{"cluster": f.cluster, "design": f.design, "endpoints": f.endpoints,
                                     "switches per tier": " / ".join(f"{n:,}" for n in f.switches), "links": ", ".join(f"{c} {n:,}" for c, n in f.links.items()),
-                                    "kW": f.kw, "capex USD": f.capex_usd, "network racks": f.network_racks, "max endpoints": f.max_endpoints,
-                                    "max hops": f.max_hops} for f in plan.fabric]), key="plan_fabric", hide_index=True, width="stretch")
+                                    "optics": f.optics, "kW": f.kw, "capex USD": f.capex_usd, "network racks placed": f.racks_placed,
+                                    "max endpoints": f.max_endpoints, "max hops": f.max_hops} for f in plan.fabric]),
+                     key="plan_fabric", hide_index=True, width="stretch")
+        st.caption("Network positions and power per pod (the pod of each network row):")
+        st.dataframe(pd.DataFrame([{"cluster": f.cluster, "pod": pod, "network positions": n, "MW": round(f.kw_by_pod.get(pod, 0.0) / 1000, 4)}
+                                   for f in plan.fabric for pod, n in f.positions_by_pod.items()]),
+                     key="plan_fabric_pods", hide_index=True, width="stretch")
 st.subheader("Utilisation against limits")
 utilisation(plan)
 if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded is None:

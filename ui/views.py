@@ -53,6 +53,13 @@ def kpi_cards(plan: Plan) -> None:
     worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == LimitKind.power_node and u.limit > 0), default=0.0)
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
+    if plan.fabric:
+        cols = st.columns(5)
+        cols[0].metric("Fabric", ", ".join(sorted({f.design for f in plan.fabric})), border=True)
+        cols[1].metric("Fabric MW", f"{k.fabric_kw / 1000:,.2f}", help="switches outside the GPU racks and every transceiver", border=True)
+        cols[2].metric("Network positions", f"{k.fabric_racks:,}", help="network racks of the designed fabrics at network-row positions", border=True)
+        cols[3].metric("Switches", f"{k.switches:,}", help=f"{k.optics:,} optical transceivers", border=True)
+        cols[4].metric("Fabric $ / GPU", f"${k.fabric_usd_per_gpu:,.0f}", border=True)
 
 
 def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
@@ -67,7 +74,8 @@ def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
             kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in mine)
             power = [usage[(LimitKind.power_node, n.id)].worst_share for n in h.power_nodes if (LimitKind.power_node, n.id) in usage]
             cool = [usage[(LimitKind.cooling_zone, z.id)].share for z in h.cooling_zones if (LimitKind.cooling_zone, z.id) in usage]
-            positions = sum(r.positions - len(r.reserved) for r in h.rows) - len(h.pods)
+            positions = sum(r.positions - len(r.reserved) for r in h.rows if r.network is None) - sum(
+                1 for p in h.pods if any(r.id == p.network_rack.row and r.network is None for r in h.rows))
             rows.append({
                 "building": b.id, "hall": h.id, "positions": positions, "racks": len(mine),
                 "GPUs": sum(types[r.rack_type].gpus for r in mine), "IT MW": round(kw / 1000, 3),

@@ -50,7 +50,7 @@ import pulp
 from planner.clock import Deadline
 from planner.enums import Objective
 from planner.fileio import atomic_write_with
-from planner.model.classes import cluster_groups, position_classes
+from planner.model.classes import cluster_groups, network_positions, position_classes
 from planner.model.cooling import add_cooling_constraints
 from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass
 from planner.model.fabric import add_fabric_constraints
@@ -111,6 +111,7 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
         objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
     )
     m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
+    m.network_rows = network_positions(scenario, ix)
     return m
 
 

@@ -29,6 +29,8 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
     spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
     out: dict[ClassKey, PositionClass] = {}
     for rid, ref in ix.rows.items():
+        if ref.row.network is not None:
+            continue  # network rows hold network racks only (planner.model.fabric)
         groups: dict[int, list[tuple[float, int]]] = defaultdict(list)
         reserved = set(ref.row.reserved)
         for i in range(ref.row.positions):
@@ -53,6 +55,13 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
                     cable[t.id] = sum(p[0] for p in pos) / len(pos)
             out[key] = PositionClass(key, pos, link, cable)
     return out
+
+
+def network_positions(scenario: Scenario, ix: SiteIndex) -> dict[str, list[int]]:
+    """Network row → its free positions (not reserved, not a pod's network rack, not installed)."""
+    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
+    return {rid: [i for i in range(ref.row.positions) if i not in set(ref.row.reserved) and (rid, i) not in spots]
+            for rid, ref in ix.rows.items() if ref.row.network is not None}
 
 
 def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] | frozenset[str] = frozenset()) -> dict[str, ClusterGroup]:

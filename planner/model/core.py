@@ -167,8 +167,16 @@ class Model:
     """(class, rack type) → the retrofits it needs there (empty Needs: fits as built): counts."""
     n: dict[CountKey, pulp.LpVariable] = field(default_factory=dict)
     """Rack counts: counts."""
+    network_rows: dict[str, list[int]] = field(default_factory=dict)
+    """Network row → its free positions, in order: new_model."""
+    network_racks: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design, network row, tier) → network racks holding that tier's switches: fabric."""
+    network_switches: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design, network row, tier) → switches of that tier standing there: fabric."""
+    network_kw: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, network row) → the cluster's transceiver kW charged to that row: fabric."""
     fabric_rows: dict[str, list[tuple[pulp.LpVariable, float]]] = field(default_factory=dict)
-    """Network-rack row → (variable, kW) terms of the designed fabrics' power charged to it: fabric."""
+    """Network row → (variable, kW) terms of the designed fabrics' power drawn there: fabric."""
     fabric_pick: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, design) → 1 when the cluster is built on that design (clusters with a choice): fabric."""
     fabric_capex: pulp.LpAffineExpression | None = None

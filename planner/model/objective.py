@@ -32,7 +32,8 @@ def add_expressions(m: Model) -> None:
         rt = types[key.rack_type]
         cls = m.classes[key.cls]
         lc = cls.link.get(key.rack_type)
-        link = classes[lc] if lc else None
+        in_fabric = bool(m.groups[key.group].head.fabrics) and rt.gpus and not key.role  # links priced by planner.model.fabric
+        link = classes[lc] if lc and not in_fabric else None
         kw = s.rack_power_kw(rt)
         per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
         cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0))

@@ -19,12 +19,14 @@ from planner.schema.plan import (
     ClusterReliability,
     FailoverGain,
     Kpis,
+    NetworkRack,
     PhaseSummary,
     PlacedRack,
     Plan,
     RackCount,
     ReliabilityReport,
     StrandedPower,
+    SwitchCount,
     Usage,
 )
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
@@ -36,6 +38,7 @@ from planner.schema.scenario import (
     Phase,
     RaiseCapacity,
     RaiseRackPower,
+    RegionTier,
     Retrofit,
     Scenario,
 )
@@ -57,7 +60,7 @@ from planner.schema.solver import SolverSettings
 
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
-    "ClusterFabric", "ClusterReliability", "FailoverGain", "RackCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
+    "ClusterFabric", "ClusterReliability", "FailoverGain", "NetworkRack", "RackCount", "RegionTier", "SwitchCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
     "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",

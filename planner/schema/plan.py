@@ -43,6 +43,35 @@ class PlacedRack(StrictModel):
     """A hot spare of its cluster (§11): powered, cooled and paid for, not counted in its GPUs."""
 
 
+class SwitchCount(StrictModel):
+    """Switches of one model and tier in a network rack."""
+
+    tier: Int = Field(ge=1, le=4)
+    """1 leaf, 2 spine, 3 core, 4 region (aggregation) tier."""
+    model: Id
+    """Switch model (catalog)."""
+    count: Int = Field(ge=1, le=1000)
+
+
+class NetworkRack(StrictModel):
+    """A network rack of a designed fabric placed at a network row's position (§13)."""
+
+    building: Id
+    hall: Id
+    row: Id
+    position: Int = Field(ge=0, le=100_000)
+    x_m: Coordinate
+    y_m: Coordinate
+    cluster: Id
+    """Cluster whose fabric it holds (``region`` for the region tier)."""
+    design: Id
+    """Fabric design (or ``region`` for the region tier)."""
+    switches: list[SwitchCount] = Field(default_factory=list, max_length=100)
+    """Switches it holds."""
+    kw: Float = Field(ge=0, le=10_000)
+    """Power it draws, kW: its switches and its share of the fabric's transceivers."""
+
+
 class Usage(StrictModel):
     """Use of one limit: a power node, cooling zone, pod or hall."""
 
@@ -119,6 +148,8 @@ class Kpis(StrictModel):
     """Optical transceivers: two per optical link (racks' links and designed fabrics' links)."""
     fabric_kw: Float = 0
     """Switches (not in GPU racks) and transceivers of the designed fabrics, kW."""
+    fabric_racks: Int = 0
+    """Network racks of the designed fabrics standing at network positions (positions they take)."""
     fabric_capex_usd: Float = 0
     """Fabric capex: designed fabrics' switches and links above the racks, plus the per-GPU fabric
     cost of clusters without a design, USD."""
@@ -254,18 +285,40 @@ class ClusterFabric(StrictModel):
     """GPUs × NICs per GPU."""
     switches: list[Int] = Field(default_factory=list, max_length=3)
     """Switches per tier, leaf first."""
+    leaves_per_pod: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """Leaves standing in each pod's network rows (leaves in network racks)."""
     links: dict[Id, Int] = Field(default_factory=dict, max_length=100)
-    """Leaf-to-spine and spine-to-core links by link class."""
+    """Every fabric link by link class: GPU to leaf (in-rack copper when the leaf is in the rack,
+    else cabled by length), leaf to spine, spine to core."""
     kw: Float = 0
     """Switches (not in GPU racks) and transceivers, kW."""
     capex_usd: Float = 0
-    """Switches (not in GPU racks) and links above the racks, USD."""
+    """Switches (not in GPU racks) and every fabric link, USD."""
+    optics: Int = 0
+    """Transceivers: two per link of an optical class (copper has none)."""
     network_racks: Int = 0
-    """Network racks its switches fill."""
+    """Network racks its switches fill at least (by rack units)."""
+    racks_placed: Int = 0
+    """Network racks the plan stands at network positions for it (power also limits what a rack holds)."""
+    positions_by_pod: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """Pod of the network row → network positions its racks take there."""
+    kw_by_pod: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
+    """Pod of the network row → kW its network racks draw there."""
     max_endpoints: Int = 0
     """Largest fabric the design can build."""
     max_hops: Int = 0
     """Switch hops between its two farthest GPUs."""
+    endpoints_by_building: dict[Id, Int] = Field(default_factory=dict, max_length=100_000)
+    """Building → its endpoints there."""
+    region_links: Int = 0
+    """Links from its buildings' top tiers up to the region tier (a cluster spanning buildings;
+    counted in ``links`` under the longest class, whose optics they use)."""
+    region_switches: Int = 0
+    """Switches of the region tier it needs (tier 4 of its network racks)."""
+    fibre_km: Float = 0
+    """Σ region links × their building's distance to the tier's building, km."""
+    latency_us: Float = 0
+    """Longest one-way fibre delay between two of its buildings, through the tier's building, µs."""
 
 
 class ReliabilityReport(StrictModel):
@@ -346,6 +399,8 @@ class Plan(StrictModel):
     """How a phased scenario was solved: joint (all phases at once) or rolling (phase by phase)."""
     racks: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
     """Placed racks (installed ones included, marked existing)."""
+    network_racks: list[NetworkRack] = Field(default_factory=list, max_length=1_000_000)
+    """Network racks of designed fabrics at network rows' positions, with their switches."""
     retrofits: list[BoughtRetrofit] = Field(default_factory=list, max_length=10_000)
     """Retrofits bought and when."""
     phases: list[PhaseSummary] = Field(default_factory=list, max_length=100)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope
-from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, StrictModel, Text
+from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, NonNegFloat, PositiveFloat, StrictModel, Text
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
 from planner.schema.plan import PlacedRack
@@ -55,6 +55,9 @@ class Cluster(StrictModel):
     fails beyond its redundant units takes down all its racks)."""
     max_share_per_pod: Float | None = Field(None, gt=0, le=1)
     """The largest share of the cluster's GPUs in any one network pod."""
+    max_latency_us: Float | None = Field(None, gt=0, le=1e6)
+    """Longest one-way propagation delay between two of its GPUs, µs: with a region tier, the fibre
+    between the buildings it stands in (5 µs per km) must stay within it. None: no limit."""
     on_power_failure: FailoverPolicy = FailoverPolicy.keep
     """keep (default, strict N-1), cap (its racks in rows a failure hits draw at most
     ``cap_ratio`` of planning power) or shed (they may lose power): SPEC §4, after Flex (ISCA 2021)."""
@@ -182,6 +185,14 @@ class FabricDesign(StrictModel):
     """Fabric ports per GPU."""
     rack_units: Int = Field(42, ge=1, le=100)
     """Usable units of one network rack."""
+    spines_for: Literal["cluster", "largest_build"] = "cluster"
+    """Size the spine tier for the cluster as it is (``cluster``: ⌈leaf uplinks ÷ spine ports⌉) or
+    for the largest build of its growth step (``largest_build``: leaves rounded up to a power of
+    two, so every leaf's uplinks spread evenly and the fabric grows without recabling; NVIDIA's
+    DGX SuperPOD H100 reference keeps 16 spines from 3 scalable units on)."""
+    in_rack_link: Id = "dac"
+    """Link class of a GPU's link to a leaf in its own rack (``leaf_in_rack``): in-rack copper,
+    priced and powered per link, with no cable length (default passive DAC)."""
 
     @model_validator(mode="after")
     def _shape(self) -> FabricDesign:
@@ -192,6 +203,25 @@ class FabricDesign(StrictModel):
         if any(x <= 0 or x > 1000 for x in self.oversubscription):
             raise ValueError("oversubscription: each ratio is down:up bandwidth, > 0 and ≤ 1000")
         return self
+
+
+class RegionTier(StrictModel):
+    """An aggregation tier above the building fabrics (§13; Meta's backend aggregation, 2026): a
+    cluster whose racks stand in more than one building reaches across through it."""
+
+    switch: Id
+    """Switch model of the tier (catalog; Meta: modular chassis of up to 432 × 800G ports)."""
+    oversubscription: Float = Field(4.5, gt=0, le=1000)
+    """Bandwidth of a building's spines (GPU endpoints) to the tier's (Meta: about 4.5:1)."""
+    building: Id
+    """Building whose network rows hold the tier's racks."""
+    fibre_usd_per_km: NonNegFloat = 1500.0
+    """Fibre between buildings per link per km, USD (estimate, with its two single-mode optics
+    priced by the longest link class)."""
+    us_per_km: PositiveFloat = 5.0
+    """Propagation delay of fibre, µs per km (light in glass: about 5 µs/km)."""
+    hops: Int = Field(2, ge=0, le=10)
+    """Switch hops the tier adds between two GPUs in different buildings (up into it and down)."""
 
 
 class Scenario(StrictModel):
@@ -232,6 +262,9 @@ class Scenario(StrictModel):
     """Cost parameters (§10)."""
     fabrics: list[FabricDesign] = Field(default_factory=list, max_length=100)
     """Fabric designs clusters may be built on (§13)."""
+    region_tier: RegionTier | None = None
+    """The aggregation tier joining the buildings' fabrics (§13); none: clusters on designed fabrics
+    stay in one building."""
     reliability: Reliability = Reliability()
     """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate

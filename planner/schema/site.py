@@ -3,6 +3,8 @@ network pods and link classes: what a user writes in a ``*.site.yaml`` file."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from planner.enums import Direction, FabricKind, Medium, NodeKind, Scope
@@ -240,6 +242,10 @@ class Row(StrictModel):
     """Floor depth each position of the row takes: the rack's depth plus half of each
     neighbouring aisle, m (default 2.4 m: a 1.2 m rack and 1.2 m of aisle). A rack's floor
     load is its weight over pitch_m × depth_m."""
+    network: Literal["pod", "hall", "building"] | None = None
+    """A network row (§13): only the network racks of designed fabrics stand in it, serving its
+    pod (``pod``), every pod of its hall (``hall``) or of its building (``building``); their
+    switches' power is on its feeds, their heat in its air zone. None: a row for GPU and storage racks."""
 
     @property
     def position_area_m2(self) -> float:
@@ -284,6 +290,9 @@ class Building(StrictModel):
     """Building-level power nodes (utility feed, substations, shared UPS)."""
     halls: list[Hall] = Field(min_length=1, max_length=10_000)
     """Halls in the building."""
+    location_km: list[Coordinate] = Field(default_factory=lambda: [0.0, 0.0], min_length=2, max_length=2)
+    """Where the building stands in its region, (x, y) km: fibre between buildings runs the
+    straight-line distance (a region tier, §13)."""
 
 
 class Site(StrictModel):

@@ -42,7 +42,7 @@ from planner.schema import Plan, Scenario
 from planner.verifier.capacity import cooling_checks, hall_usage, pod_checks, power_checks
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
-from planner.verifier.placement import existing_checks, rack_checks, retrofit_checks
+from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
 from planner.verifier.report import TOL, VerifyReport, Violation
 from planner.verifier.site import phase_states, site_view
 
@@ -68,6 +68,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     site = site_view(scenario)
     states = phase_states(plan, scenario, site)
     rack_checks(plan, scenario, site, rep, states)
+    network_rack_checks(plan, scenario, site, rep)
     existing_checks(plan, scenario, rep)
     retrofit_checks(plan, scenario, site, rep)
     for st in states:
@@ -86,7 +87,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     hall_usage(plan, site, rep)
     cluster_checks(plan, scenario, site, rep, states)
     spread_checks(plan, scenario, site, rep)
-    fabric_checks(plan, scenario, rep)
+    fabric_checks(plan, scenario, rep, site)
     budget_checks(plan, scenario, rep)
     claim_checks(plan, scenario, rep)
     return rep

@@ -20,6 +20,8 @@ def _same(a, b) -> bool:
     """Equal, with floats within the claim tolerance."""
     if isinstance(a, float) or isinstance(b, float):
         return close(float(a), float(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return a == b
 
 
@@ -60,7 +62,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             elif not close(g.kw, w[0]) or g.reason != w[1]:
                 rep.add(f"stranded {node}", "claim", f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})")
     if plan.kpis is not None:
-        kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+        kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks)
         kpis = kpis.model_copy(update={"stranded_kw": total_stranded})
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
@@ -91,19 +93,30 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                     rep.add(f"phases {w.phase}", "claim", diff)
     if plan.fabric is not None:
         want_f = all_figures(scenario, plan.racks, chosen(plan))
+        row_pod = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
         got_f = {f.cluster: f for f in plan.fabric}
         for cid in sorted(set(want_f) | set(got_f)):
             g, z = got_f.get(cid), want_f.get(cid)
             if g is None or z is None:
                 rep.add(f"fabric {cid}", "claim", "missing from the plan" if g is None else "the cluster has no fabric design")
                 continue
-            w = ClusterFabric(cluster=cid, design=z.design, endpoints=z.endpoints, switches=z.switches, links=z.links, kw=z.kw,
-                              capex_usd=z.capex_usd, network_racks=z.network_racks, max_endpoints=z.max_endpoints, max_hops=z.max_hops)
+            mine = [nr for nr in plan.network_racks if nr.cluster == cid]
+            positions: dict[str, int] = {}
+            kw: dict[str, float] = {}
+            for nr in mine:
+                pod = row_pod.get(nr.row, "")
+                positions[pod] = positions.get(pod, 0) + 1
+                kw[pod] = kw.get(pod, 0.0) + nr.kw
+            w = ClusterFabric(cluster=cid, design=z.design, endpoints=z.endpoints, switches=z.switches, leaves_per_pod=z.leaves_per_pod,
+                              links=z.links, kw=z.kw, capex_usd=z.capex_usd, optics=z.optics, network_racks=z.network_racks,
+                              racks_placed=len(mine), positions_by_pod=dict(sorted(positions.items())), kw_by_pod=dict(sorted(kw.items())),
+                              max_endpoints=z.max_endpoints, max_hops=z.max_hops, endpoints_by_building=z.endpoints_by_building,
+                              region_links=z.region_links, region_switches=z.region_switches, fibre_km=z.fibre_km, latency_us=z.latency_us)
             diff = ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if not _same(getattr(g, k), getattr(w, k)))
             if diff:
                 rep.add(f"fabric {cid}", "claim", diff)
     if plan.reliability is not None:
-        want_r = reliability_report(scenario, plan.racks)
+        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks)
         got_c = {c.cluster: c for c in plan.reliability.clusters}
         for w in want_r.clusters:
             g = got_c.get(w.cluster)

@@ -10,7 +10,7 @@ from planner.schema import Plan, Scenario
 from planner.verifier.asks import spares_wanted, storage_wanted
 from planner.verifier.fabric import all_figures, chosen
 from planner.verifier.report import VerifyReport
-from planner.verifier.site import PhaseState, SiteView
+from planner.verifier.site import PhaseState, SiteView, served_pods, site_view
 
 
 def hops_between(scenario: Scenario, site: SiteView, racks) -> tuple[int, str, int]:
@@ -115,8 +115,10 @@ def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
                         f"more than max_share_per_{kind} {share:g}")
 
 
-def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
-    """Each designed cluster names an allowed design and stays within what it can build."""
+def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteView | None = None) -> None:
+    """Each designed cluster names an allowed design and stays within what it can build; its
+    network racks hold exactly the switches its design needs (tiers not in the GPU racks), the
+    leaves of each pod in rows serving that pod, and draw exactly the fabric's power."""
     picks = chosen(plan)
     for c in scenario.clusters:
         pick = picks.get(c.id)
@@ -124,6 +126,53 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             rep.add(f"cluster {c.id}", "fabric", f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})")
         elif pick is None and c.fabrics and len(c.fabrics) > 1 and any(r.cluster == c.id for r in plan.racks):
             rep.add(f"cluster {c.id}", "fabric", f"the plan does not say which of {', '.join(c.fabrics)} it is built on")
+    site = site or site_view(scenario)
+    served = served_pods(site)
+    designs = {d.id: d for d in scenario.fabrics}
+    tier = scenario.region_tier
+    limits = {c.id: c.max_latency_us for c in scenario.clusters}
     for cid, z in all_figures(scenario, plan.racks, picks).items():
-        if z.endpoints > z.max_endpoints:
-            rep.add(f"cluster {cid}", "fabric", f"{z.endpoints:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}")
+        biggest = max(z.endpoints_by_building.values(), default=0) if z.per_building else z.endpoints
+        if biggest > z.max_endpoints:
+            rep.add(f"cluster {cid}", "fabric", f"{biggest:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}")
+        if len(z.endpoints_by_building) > 1 and tier is None:
+            rep.add(f"cluster {cid}", "fabric", f"stands in {len(z.endpoints_by_building)} buildings on a designed fabric, but the scenario has "
+                                                "no region tier to join them")
+        if limits.get(cid) is not None and z.latency_us > limits[cid] + 1e-9:
+            rep.add(f"cluster {cid}", "latency", f"{z.latency_us:,.1f} µs of fibre between its farthest buildings, max_latency_us {limits[cid]:,.1f}")
+        d = designs[z.design]
+        mine = [nr for nr in plan.network_racks if nr.cluster == cid]
+        per_tier: dict[int, int] = defaultdict(int)
+        leaves_in: dict[str, int] = defaultdict(int)
+        in_building: dict[tuple[str, int], int] = defaultdict(int)
+        for nr in mine:
+            for sc in nr.switches:
+                per_tier[sc.tier] += sc.count
+                in_building[nr.building, sc.tier] += sc.count
+                if sc.tier == 1:
+                    for pod in served.get(nr.row, ()):
+                        leaves_in[pod] += sc.count
+        for b, counts in z.per_building.items():
+            for t_no in range(2, d.tiers + 1):
+                if in_building.get((b, t_no), 0) != counts[t_no - 1]:
+                    rep.add(f"cluster {cid}", "network racks", f"building {b}'s tree needs {counts[t_no - 1]:,} tier-{t_no} switches there, "
+                                                               f"its network racks there hold {in_building.get((b, t_no), 0):,}")
+        if per_tier.get(4, 0) != z.region_switches:
+            rep.add(f"cluster {cid}", "network racks", f"its network racks hold {per_tier.get(4, 0):,} region-tier switches, it needs "
+                                                       f"{z.region_switches:,}")
+        elsewhere = sum(n for (b, t_no), n in in_building.items() if t_no == 4 and (tier is None or b != tier.building))
+        if elsewhere:
+            rep.add(f"cluster {cid}", "network racks", f"{elsewhere:,} region-tier switches stand outside the tier's building "
+                                                       f"{tier.building if tier else '(none)'}")
+        for tier in range(2 if d.leaf_in_rack else 1, d.tiers + 1):
+            want = z.switches[tier - 1]
+            if per_tier.get(tier, 0) != want:
+                rep.add(f"cluster {cid}", "network racks", f"its network racks hold {per_tier.get(tier, 0):,} tier-{tier} switches, "
+                        f"its fabric needs {want:,}")
+        for pod, want in z.leaves_per_pod.items():
+            if leaves_in.get(pod, 0) < want:
+                rep.add(f"cluster {cid}", "network racks", f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there "
+                        f"hold {leaves_in.get(pod, 0):,}")
+        kw = sum(nr.kw for nr in mine)
+        if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
+            rep.add(f"cluster {cid}", "network racks", f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW")

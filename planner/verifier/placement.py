@@ -5,12 +5,13 @@ cluster that may use it; installed racks untouched; retrofits bought once, in ti
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 
 from planner.enums import RackLimitBasis
 from planner.schema import Plan, RackType, Scenario
 from planner.verifier.asks import storage_wanted
 from planner.verifier.report import TOL, VerifyReport, fmt
-from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
+from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name, served_pods
 
 
 def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
@@ -127,6 +128,75 @@ def link_check(name, link_class, t: RackType, length: float, site: SiteView, rep
     best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id))
     if best.id != link_class:
         rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {fmt(length)} m ('{best.id}')")
+
+
+def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """Every network rack of a designed fabric stands at a free position of a network row serving
+    a pod where its cluster has GPU racks, holds its design's switches of one tier each within
+    the rack's units, and draws at least its switches' power and at most the row's rack limit."""
+    if not plan.network_racks:
+        return
+    types = scenario.catalog.by_id()
+    designs = {d.id: d for d in scenario.fabrics}
+    sw = scenario.catalog.switch_by_id()
+    picks = {f.cluster: f.design for f in plan.fabric or []}
+    served = served_pods(site)
+    pods_of: dict[str, set[str]] = defaultdict(set)
+    for r in plan.racks:
+        t = types.get(r.rack_type)
+        if t is not None and t.gpus and r.row in site.rows:
+            pods_of[r.cluster].add(site.rows[r.row][2].pod)
+    taken = {(r.row, r.position) for r in plan.racks} | {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()}
+    seen: set[tuple[str, int]] = set()
+    for i, nr in enumerate(plan.network_racks):
+        name = f"network_racks[{i}] ({nr.row}/{nr.position})"
+        ref = site.rows.get(nr.row)
+        if ref is None:
+            rep.add(name, "placement", f"unknown row '{nr.row}'")
+            continue
+        building, hall, row = ref
+        if row.network is None:
+            rep.add(name, "placement", f"row '{nr.row}' is not a network row")
+        if (building, hall) != (nr.building, nr.hall):
+            rep.add(name, "placement", f"row '{nr.row}' is in {building}/{hall}, not {nr.building}/{nr.hall}")
+        if nr.position >= row.positions or nr.position in row.reserved:
+            rep.add(name, "placement", f"position {nr.position} is {'reserved' if nr.position in row.reserved else 'outside the row'}")
+        elif (nr.row, nr.position) in taken or (nr.row, nr.position) in seen:
+            rep.add(name, "placement", f"position {nr.position} already holds a rack")
+        seen.add((nr.row, nr.position))
+        x, y = site.xy(nr.row, nr.position) if nr.position < row.positions else (nr.x_m, nr.y_m)
+        if abs(x - nr.x_m) > TOL or abs(y - nr.y_m) > TOL:
+            rep.add(name, "geometry", f"coordinates ({nr.x_m}, {nr.y_m}) differ from the site's ({x}, {y})")
+        d = designs.get(nr.design)
+        if d is None or picks.get(nr.cluster, (next((c.fabrics for c in scenario.clusters if c.id == nr.cluster), None) or [None])[0]) != nr.design:
+            rep.add(name, "network racks", f"cluster '{nr.cluster}' is not built on design '{nr.design}'")
+            continue
+        tiers = {sc.tier for sc in nr.switches}
+        region = scenario.region_tier
+        if tiers == {4}:  # the region tier's switches stand in its building's network rows
+            if region is None or building != region.building:
+                rep.add(name, "network racks", f"region-tier switches in building {building}, not the tier's "
+                                               f"({region.building if region else 'no region tier'})")
+        elif row.network is not None and not (served.get(nr.row, set()) & pods_of.get(nr.cluster, set())):
+            rep.add(name, "network racks", f"row '{nr.row}' serves no pod where cluster '{nr.cluster}' has GPU racks")
+        units = 0
+        kw = 0.0
+        for sc in nr.switches:
+            if sc.tier == 4 and region is not None and sc.model == region.switch:
+                pass
+            elif sc.tier > d.tiers or d.switches[sc.tier - 1] != sc.model or (sc.tier == 1 and d.leaf_in_rack):
+                rep.add(name, "network racks", f"tier-{sc.tier} switch '{sc.model}' is not in design '{d.id}' outside the GPU racks")
+                continue
+            units += sc.count * sw[sc.model].height_u
+            kw += sc.count * sw[sc.model].power_w / 1000
+        if len(tiers) > 1:
+            rep.add(name, "network racks", "holds switches of more than one tier")
+        if units > d.rack_units:
+            rep.add(name, "network racks", f"its switches take {units} U, a network rack of design '{d.id}' has {d.rack_units} U")
+        if nr.kw < kw - 1e-6:
+            rep.add(name, "network racks", f"draws {fmt(nr.kw)} kW, less than its switches' {fmt(kw)} kW")
+        if nr.kw > row.max_rack_power_kw + TOL:
+            rep.add(name, "rack power", f"draws {fmt(nr.kw)} kW, row limit {fmt(row.max_rack_power_kw)} kW")
 
 
 def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:

@@ -7,7 +7,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from planner.schema import CoolingZone, LinkClass, Plan, Pod, PowerNode, RackType, Row, Scenario
-from planner.verifier.fabric import chosen, network_row_kw
 
 
 @dataclass
@@ -71,6 +70,27 @@ class SiteView:
     def row_pods(self) -> dict[str, str]:
         """Row → its pod."""
         return {rid: row.pod for rid, (_, _, row) in self.rows.items()}
+
+
+def served_pods(site: SiteView) -> dict[str, set[str]]:
+    """Network row → the pods whose switches it may hold (its pod, every pod of its hall, or of
+    its building: ``Row.network``)."""
+    halls: dict[str, set[str]] = defaultdict(set)
+    buildings: dict[str, set[str]] = defaultdict(set)
+    for b, h, row in site.rows.values():
+        halls[h].add(row.pod)
+        buildings[b].add(row.pod)
+    for pid in site.pods:
+        buildings[site.pod_building[pid]].add(pid)
+    out: dict[str, set[str]] = {}
+    for rid, (b, h, row) in site.rows.items():
+        if row.network == "pod":
+            out[rid] = {row.pod}
+        elif row.network == "hall":
+            out[rid] = halls[h]
+        elif row.network == "building":
+            out[rid] = buildings[b]
+    return out
 
 
 def site_view(scenario: Scenario) -> SiteView:
@@ -142,7 +162,7 @@ class PhaseState:
     rack_kw: dict[str, float] = field(default_factory=dict)
     """Row → raised per-rack limit in effect."""
     fabric_kw: dict[str, float] = field(default_factory=dict)
-    """Network-rack row → designed-fabric power charged to it (switches and optics), kW."""
+    """Network row → the power of the designed fabrics' network racks standing in it, kW."""
 
     @property
     def where(self) -> str:
@@ -154,13 +174,14 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
     retrofits in effect (bought lead_phases before or earlier), designed-fabric power."""
     ids: list[str | None] = [p.id for p in scenario.phases] or [None]
     by_id = {r.id: r for r in scenario.retrofits}
-    picks = chosen(plan)
+    network: dict[str, float] = defaultdict(float)
+    for nr in plan.network_racks:
+        network[nr.row] += nr.kw
     out = []
     for i, ph in enumerate(ids):
         racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
-        if scenario.fabrics:
-            st.fabric_kw = network_row_kw(scenario, racks, picks, site.pod_network_rows(), site.row_pods())
+        st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
         for b in plan.retrofits:
             r = by_id.get(b.id)
             if r is None or site.phase_index.get(b.phase, 0) + r.lead_phases > i:
