@@ -176,7 +176,8 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         out.update(total_s=time.perf_counter() - t0, status=str(plan.status), gap=plan.gap, gpus=k.gpus, design=f.design, tiers=f.switches,
                    switches=k.switches, optics=k.optics, fabric_kw=k.fabric_kw, fabric_capex_usd=k.fabric_capex_usd,
                    fabric_usd_per_gpu=k.fabric_usd_per_gpu, max_hops=f.max_hops, network_racks=f.racks_placed,
-                   positions_by_pod=f.positions_by_pod, mw_by_pod=f.kw_by_pod, capex_usd=k.capex_usd)
+                   positions_by_pod=f.positions_by_pod, mw_by_pod=f.kw_by_pod, capex_usd=k.capex_usd, region_links=f.region_links,
+                   region_switches=f.region_switches, fibre_km=f.fibre_km, latency_us=f.latency_us, buildings=f.endpoints_by_building)
     elif kind == "blast":
         from planner.pipeline import plan_scenario
         from planner.reliability import reliability_report
@@ -299,6 +300,7 @@ def main() -> None:
     reliab = {"strict": measure("policy", "dr-hall-flex", "strict"), "shed": measure("policy", "dr-hall-flex", "shed"),
               "spread": measure("plan", "meta-24k-spread", "full", time_limit=60), "blast": measure("blast", "region-100k")}
     fabrics = {m_: measure("fabric", "meta-24k-roce-vs-ib", m_) for m_ in ("meta-roce", "ib-3tier", "choice", "choice-capex")}
+    fabrics["region"] = measure("fabric", "region-2bldg-bag", "choice")
     limited = time_limited_cli("1m-per-pod", 10.0)
     if args.full:
         for n in ("small-hall", "dr-hall", "meta-24k-building"):
@@ -320,6 +322,8 @@ def fabric_table(fabrics: dict) -> list[str]:
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     labels = {"choice": "optimiser's choice, max GPUs: {}", "choice-capex": "optimiser's choice, min capex: {}"}
     for name, x in fabrics.items():
+        if name == "region":
+            continue
         if "error" in x:
             out.append(f"| {name} | error: {x['error']} |")
             continue
@@ -437,6 +441,17 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
           "The switches stand in network racks in each pod's network row (480 kW, 16 positions of up to 40 kW: "
           "datasets/meta-24k-building.gen.yaml), their power on those rows' feeds and air zones; GPU-to-leaf links inside a rack "
           "are in-rack copper. Switch power and prices are planning estimates (datasets/catalog.yaml).", "", *fabric_table(fabrics)]
+    rg = fabrics.get("region", {})
+    if "error" not in rg:
+        L += ["", "## Region tier: one 49,152-GPU job across two buildings 2 km apart (datasets/region-2bldg-bag.yaml)", "",
+              "Each building its own Meta-style RoCE tree; their top tiers joined by a backend-aggregation tier (432 x 800G chassis, "
+              "4.5:1) in B1, fibre by distance; max_latency_us 12.", "",
+              "| status | GPUs | GPUs per building | switches per tier | region links | tier chassis | fibre km | latency µs | max hops "
+              "| fabric MW | fabric capex USD | network racks placed | time s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+              f"| {rg.get('status')} | {_n(rg.get('gpus'))} | {' / '.join(f'{v:,}' for v in (rg.get('buildings') or {}).values())} | "
+              f"{' / '.join(f'{n:,}' for n in rg.get('tiers') or [])} | {_n(rg.get('region_links'))} | {_n(rg.get('region_switches'))} | "
+              f"{_f(rg.get('fibre_km'), '{:,.0f}')} | {_f(rg.get('latency_us'), '{:.1f}')} | {rg.get('max_hops')} | {(rg.get('fabric_kw') or 0) / 1000:.2f} | "
+              f"{(rg.get('fabric_capex_usd') or 0):,.0f} | {rg.get('network_racks')} | {_f(rg.get('total_s'))} |"]
     L += ["", "## Targets", "", f"A time in seconds is an absolute target, measured on this machine ({MACHINE}); a ratio compares two "
           "rows of this run.", "", "| target | measured | met |", "|---|---|---|"]
 
@@ -459,6 +474,10 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
       g4.get("gap") is not None and g4["gap"] <= 0.005 and (g4.get("total_s") or 1e9) <= 30)
     t("meta-24k-spread: within 0.5% in ≤ 30 s", f"{sp.get('status')}, gap {_gap(sp)}, {_f(sp.get('total_s'))} s",
       sp.get("gap") is not None and sp["gap"] <= 0.005 and (sp.get("total_s") or 1e9) <= 30)
+    rg = fabrics.get("region", {})
+    t("region-2bldg-bag: 49,152 GPUs across two buildings within 0.1% in ≤ 10 s", f"{_n(rg.get('gpus'))} GPUs, {rg.get('status')}, "
+      f"gap {_gap(rg)}, {_f(rg.get('total_s'))} s", rg.get("gpus") == 49_152 and rg.get("gap") is not None and rg["gap"] <= 0.001
+      and (rg.get("total_s") or 1e9) <= 10)
     for name in ("meta-roce", "ib-3tier", "choice"):
         fc = fabrics.get(name, {})
         t(f"meta-24k-roce-vs-ib ({name}): 24,576 GPUs within 0.1% in ≤ 10 s", f"{_n(fc.get('gpus'))} GPUs, {fc.get('status')}, gap {_gap(fc)}, "

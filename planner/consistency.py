@@ -266,6 +266,18 @@ def check_fabrics(scenario: Scenario) -> list[Problem]:
                                                                           f"up ports on its rack switch; {d.switches[0]} has {k}"))
         if c.fabrics and scenario.phases:
             out.append(Problem(f"clusters[{ci}].fabrics", "fabric designs are sized for single-phase scenarios (this one has phases)"))
+        if c.max_latency_us is not None and scenario.region_tier is None:
+            out.append(Problem(f"clusters[{ci}].max_latency_us", "a latency budget needs a region tier (region_tier:): without one a cluster "
+                                                                 "on a designed fabric stays in one building"))
+    rt = scenario.region_tier
+    if rt is not None:
+        if rt.switch not in switches:
+            out.append(Problem("region_tier.switch", f"unknown switch '{rt.switch}' {known(switches)}"))
+        buildings = {b.id: b for b in scenario.site.buildings}
+        if rt.building not in buildings:
+            out.append(Problem("region_tier.building", f"unknown building '{rt.building}' {known(buildings)}"))
+        elif not any(r.network is not None for h in buildings[rt.building].halls for r in h.rows):
+            out.append(Problem("region_tier.building", f"building '{rt.building}' has no network rows for the tier's switches to stand in"))
     return out
 
 

@@ -142,6 +142,8 @@ class Size:
     fibre_km: float = 0.0
     """Σ region links × their building's distance to the tier's building, km."""
     latency_us: float = 0.0
+    per_building: dict[str, list[int]] = field(default_factory=dict)
+    """Building → its tree's switches per tier (border switches in the top tier)."""
 
 
 def _classes(scenario: Scenario) -> tuple[dict[str, LinkClass], LinkClass, LinkClass]:
@@ -173,9 +175,20 @@ def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], pod_
     if len(by_building) <= 1 or scenario.region_tier is None:
         out = _block(scenario, design, gpu_racks, pod_of_row)
         out.endpoints_by_building = {b: sum(types[r.rack_type].gpus for r in rs) * design.nics_per_gpu for b, rs in sorted(by_building.items())}
+        if len(by_building) == 1:
+            out.per_building = {next(iter(by_building)): list(out.switches)}
         return out
     blocks = {b: _block(scenario, design, rs, pod_of_row) for b, rs in sorted(by_building.items())}
     return _joined(scenario, design, blocks)
+
+
+def tier_switch(scenario: Scenario, design: FabricDesign, tier: int) -> SwitchModel:
+    """Switch model of a tier: the design's (1 leaf, 2 spine, 3 core) or the region tier's (4)."""
+    sw = scenario.catalog.switch_by_id()
+    if tier == 4:
+        assert scenario.region_tier is not None
+        return sw[scenario.region_tier.switch]
+    return sw[design.switches[tier - 1]]
 
 
 def building_km(scenario: Scenario) -> dict[str, tuple[float, float]]:
@@ -238,6 +251,7 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
         out.region_links += n
         out.border_switches[b] = border
         out.switches[-1] += border
+        out.per_building[b] = [*z.switches[:-1], z.switches[-1] + border]
         out.fibre_km += n * km
         links[longest.id] += n
         out.capex_usd += border * top.price_usd + n * (longest.cost_usd_per_link + tier.fibre_usd_per_km * km)

@@ -99,6 +99,9 @@ class BuildingSpec(StrictModel):
     (includes the pod's network rack when it stands there)."""
     network_rack_max_kw: Float = Field(40.0, gt=0, le=10_000)
     """Per-rack power limit of network rows, kW."""
+    building_network_rows: Int = Field(0, ge=0, le=16)
+    """Network rows serving the whole building (``network: building``; e.g. for a region tier),
+    in its first hall beyond the pods, sized like the pods' network rows, in their own air zone."""
 
 
 class SiteSpec(StrictModel):
@@ -118,6 +121,9 @@ class SiteSpec(StrictModel):
     """Distance between neighbouring rows, m (one rack depth plus one aisle)."""
     pod_gap_m: Float = Field(3.0, ge=0, le=1000)
     """Aisle between neighbouring pods, m."""
+    building_spacing_km: Float = Field(0.0, ge=0, le=1000)
+    """Distance between neighbouring buildings in the region, km: building n stands at
+    ((n − 1) · spacing, 0) (fibre of a region tier runs the straight line)."""
 
 
 def _size(load_kw: float) -> float:
@@ -223,13 +229,32 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
         spot = (Location(row=f"{pod_id}-N1", position=0) if net_rows
                 else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2))
         pods.append(Pod(id=pod_id, network_rack=spot, max_gpus=spec.pod_max_gpus, max_racks=spec.pod_max_racks))
+    hub = spec.building_network_rows if h_no == 1 else 0
+    if hub:
+        zone = f"{h_id}-NET-AIR"
+        zones.append(CoolingZone(id=zone, medium="air", units=max(1, math.ceil(hub * spec.network_row_kw / spec.air_unit_capacity_kw)) + 1,
+                                 unit_capacity_kw=spec.air_unit_capacity_kw, redundant_units=1))
+    for k in range(hub):
+        row_id = f"{h_id}-BN{k + 1}"
+        pair = (ups_ids[0], ups_ids[1]) if spec.power_design == "2n" else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
+        row_no += 1
+        row_pairs.append((pair, spec.network_row_kw))
+        feeds = []
+        for side, ups in zip("AB", pair, strict=True):
+            bw = f"{row_id}-BW-{side}"
+            busways.append(PowerNode(id=bw, kind="busway", capacity_kw=_size(spec.network_row_kw), parent=f"{h_id}-UPS-{ups}"))
+            feeds.append(bw)
+        rows.append(Row(id=row_id, positions=spec.network_row_positions, origin_x_m=0.0,
+                        origin_y_m=round((spec.rows_per_pod + net_rows + k) * site.row_spacing_m + site.pod_gap_m, 3), pitch_m=site.pitch_m,
+                        direction="+x", max_rack_power_kw=spec.network_rack_max_kw, max_rack_weight_kg=spec.max_rack_weight_kg, feeds=feeds,
+                        redundant=True, air_zone=zone, pod=pods[0].id, network="building"))
     nodes = [
         PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), derate=DERATE, parent=parent)
         for u in ups_ids
     ]
     nodes += busways
     width = spec.pods_per_hall * pod_width
-    depth = (spec.rows_per_pod + net_rows) * site.row_spacing_m + 2 * site.pod_gap_m
+    depth = (spec.rows_per_pod + net_rows + hub) * site.row_spacing_m + (3 if hub else 2) * site.pod_gap_m
     return Hall(
         id=h_id,
         floor_area_m2=round(width * depth, 1),
@@ -252,12 +277,14 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
             halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
             pods = sum(len(h.pods) for h in halls)
             usable = sum(r.positions for h in halls for r in h.rows if r.network is None) - (0 if bspec.network_rows_per_pod else pods)
-            util_kw = _size(usable * bspec.design_kw_per_position + pods * _pod_network_kw(bspec))
+            util_kw = _size(usable * bspec.design_kw_per_position + pods * _pod_network_kw(bspec)
+                            + bspec.building_network_rows * bspec.network_row_kw)
             buildings.append(
                 Building(
                     id=b_id,
                     power_nodes=[PowerNode(id=util, kind="utility", capacity_kw=util_kw, derate=DERATE, can_fail=False)],
                     halls=halls,
+                    location_km=[round((n - 1) * spec.building_spacing_km, 6), 0.0],
                 )
             )
     return Site(

@@ -116,7 +116,7 @@ def test_superpod_h100_table(units: int, leaves: int, spines_now: int, spines_la
 @pytest.mark.parametrize(("change", "message"), [
     ({"switches": ["qm9700", "qm9700"]}, "fabrics[0]: switches: 2 given, a 3-tier design names one per tier"),
     ({"oversubscription": [1.0]}, "fabrics[0]: oversubscription: 1 given, a 3-tier design states 2 (every tier below the top)"),
-    ({"switches": ["qm9700", "qm9700", "nope"]}, "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, minipack2, qm9700, sn5600)"),
+    ({"switches": ["qm9700", "qm9700", "nope"]}, "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, qm9700, sn5600)"),
     ({"switches": ["qm9700", "qm9700", "sn5600"]}, "fabrics[0].switches[2]: 'sn5600' is a roce switch; design 'ib3' is infiniband"),
 ])
 def test_design_errors_name_the_field(change: dict, message: str) -> None:

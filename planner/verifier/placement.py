@@ -11,7 +11,7 @@ from planner.enums import RackLimitBasis
 from planner.schema import Plan, RackType, Scenario
 from planner.verifier.asks import storage_wanted
 from planner.verifier.report import TOL, VerifyReport, fmt
-from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name, served_pods
+from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
 
 
 def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
@@ -140,12 +140,11 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
     designs = {d.id: d for d in scenario.fabrics}
     sw = scenario.catalog.switch_by_id()
     picks = {f.cluster: f.design for f in plan.fabric or []}
-    served = served_pods(site)
-    pods_of: dict[str, set[str]] = defaultdict(set)
+    buildings_of: dict[str, set[str]] = defaultdict(set)
     for r in plan.racks:
         t = types.get(r.rack_type)
         if t is not None and t.gpus and r.row in site.rows:
-            pods_of[r.cluster].add(site.rows[r.row][2].pod)
+            buildings_of[r.cluster].add(site.rows[r.row][0])
     taken = {(r.row, r.position) for r in plan.racks} | {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()}
     seen: set[tuple[str, int]] = set()
     for i, nr in enumerate(plan.network_racks):
@@ -177,8 +176,8 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
             if region is None or building != region.building:
                 rep.add(name, "network racks", f"region-tier switches in building {building}, not the tier's "
                                                f"({region.building if region else 'no region tier'})")
-        elif row.network is not None and not (served.get(nr.row, set()) & pods_of.get(nr.cluster, set())):
-            rep.add(name, "network racks", f"row '{nr.row}' serves no pod where cluster '{nr.cluster}' has GPU racks")
+        elif row.network is not None and building not in buildings_of.get(nr.cluster, set()):
+            rep.add(name, "network racks", f"row '{nr.row}' is in building {building}, where cluster '{nr.cluster}' has no GPU racks")
         units = 0
         kw = 0.0
         for sc in nr.switches:
