@@ -28,6 +28,13 @@ class when the leaves are in the racks, else within the network rows (the shorte
 spine-to-core links leave the pod (single-mode, the longest class). Power: switches not in a GPU
 rack plus every link's transceivers. Switches stand in network racks of ``rack_units`` at
 network rows (:mod:`planner.model.fabric` places them).
+
+A cluster standing in several buildings under a region tier (``Scenario.region_tier``) is one
+tree per building, joined above: building b sends ℓ_b = ⌈E_b · g_e / (r · g_R)⌉ links (g_e the
+leaf's port speed, g_R the tier switch's, r the tier's oversubscription) over fibre of b's
+straight-line distance to the tier's building, on ⌈ℓ_b / k_top⌉ more top-tier switches; the tier
+has ⌈Σ ℓ_b / k_R⌉ switches; hops add the tier's; the delay between two buildings is their fibre
+distance through the tier's building × ``us_per_km``.
 """
 
 from __future__ import annotations
