@@ -144,6 +144,8 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
 
     if args.output:
         check_writable(args.output)
+    if args.scenario:
+        check_writable(args.scenario)
     if args.spec:
         spec = validate_model(SiteSpec, read_yaml_file(args.spec), "", args.spec)
         command = f"planner generate-site --spec {args.spec}"
@@ -160,6 +162,7 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
             raise InputError([_flag_problem(p) for p in e.problems], "command line") from None
         command = "planner generate-site " + " ".join(sys.argv[2:])
     site = generate_site(spec, command)
+    fleet = _fleet(args, spec, site) if args.scenario else None  # every refusal before the first write
     text = dump_yaml(site.model_dump(mode="json", exclude_defaults=True))
     if args.output and args.output != "-":
         atomic_write(args.output, text)
@@ -167,7 +170,31 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}: {len(site.buildings)} buildings, {n_rows} rows")
     else:
         sys.stdout.write(text)
+    if fleet is not None:
+        atomic_write(args.scenario, f"# planner generate-site --spec {args.spec} -o {args.output} --scenario {args.scenario}\n" + dump_yaml(fleet))
+        print(f"wrote {args.scenario}: {len(fleet['clusters'])} clusters, {sum(c['gpus'] for c in fleet['clusters']):,} GPUs wanted")
+    elif args.spec and spec.fleet is not None and args.output and args.output != "-":
+        print("the spec has a fleet: add --scenario FILE to write its clusters", file=sys.stderr)
     return EXIT_OK
+
+
+def _fleet(args: argparse.Namespace, spec, site) -> dict:
+    """Scenario data of a spec's fleet (:mod:`planner.fleetgen`), naming the site written by -o."""
+    import os
+
+    from planner.fleetgen import generate_fleet
+
+    if spec.fleet is None:
+        raise InputError([Problem("--scenario", "the spec has no fleet: section to draw clusters from")], "command line")
+    if not args.output or args.output == "-":
+        raise InputError([Problem("--scenario", "needs -o SITE.yaml: the scenario names the site file it stands on")], "command line")
+    site_ref = os.path.relpath(os.path.abspath(args.output), os.path.dirname(os.path.abspath(args.scenario)))
+    name = os.path.basename(args.scenario).removesuffix(".yaml")
+    try:
+        data = generate_fleet(site, spec.fleet, site_ref, name if name else "fleet")
+    except ValueError as e:
+        raise InputError([Problem("fleet", str(e))], args.spec) from None
+    return data
 
 
 def _flag_problem(p: Problem) -> Problem:
@@ -485,6 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
     g.add_argument("--spec", help="generator spec YAML (mixed buildings)")
     g.add_argument("-o", "--output", help="site YAML to write: a regular file or a new path (default, or -: standard output)")
+    g.add_argument("--scenario", help="with a spec that has fleet: the scenario YAML to write (its clusters; it names the site by -o)")
     g.add_argument("--id", default="generated")
     g.add_argument("--buildings", type=_positive_int, default=1)
     g.add_argument("--halls", type=_positive_int, default=1)

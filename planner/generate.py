@@ -30,6 +30,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from planner.fleetgen import FleetSpec
 from planner.schema import (
     Bool,
     Building,
@@ -121,6 +122,9 @@ class SiteSpec(StrictModel):
     """Distance between neighbouring rows, m (one rack depth plus one aisle)."""
     pod_gap_m: Float = Field(3.0, ge=0, le=1000)
     """Aisle between neighbouring pods, m."""
+    fleet: FleetSpec | None = None
+    """Clusters to draw for the site (a distinct fleet, :mod:`planner.fleetgen`): with it,
+    ``planner generate-site --spec`` also writes the scenario (``--scenario``)."""
     building_spacing_km: Float = Field(0.0, ge=0, le=1000)
     """Distance between neighbouring buildings in the region, km: building n stands at
     ((n − 1) · spacing, 0) (fibre of a region tier runs the straight line)."""

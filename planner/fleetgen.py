@@ -1,0 +1,142 @@
+"""Distinct fleets for scale tests (§14): a generated site and, from one seed, clusters that all
+differ — sizes, rack types, demands, hop budgets and spread limits.
+
+Clusters are drawn one by one until their GPUs reach ``fill`` × the GPU positions the site offers:
+- size log-uniform in [min_gpus, max_gpus], rounded to whole racks of its rack type;
+- a building kind by its share of the positions, and its rack types from those that kind's rows
+  carry (one, or two of a family: DGX H100 / H200);
+- hop budget: one pod (``pod_share``, sizes up to the pod's GPU ports) or one building;
+- demand: ``exact`` / ``at_least`` / ``max`` in the stated mix (exact and at-least clusters are
+  kept to ``fixed_share`` of the site's GPU positions, so the fleet stays feasible);
+- a failure-domain spread limit (``max_share_per_pod``) on ``spread_share`` of building-scoped
+  clusters;
+- no two clusters alike: a draw that repeats an earlier cluster's size, rack types, demand, hop
+  budget and spread limit is drawn again.
+
+The same spec and seed always give the same fleet.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Literal
+
+from pydantic import Field
+
+from planner.schema import Float, Id, Int, Site, StrictModel
+
+RACKS_BY_ROW_KW = [  # (the least row rack limit a rack type needs, kW; rack type; GPUs per rack; liquid?)
+    (21.4, "grand-teton-h100", 16, False),
+    (40.8, "dgx-h100-4", 32, False),
+    (40.8, "dgx-h200-4", 32, False),
+    (132.0, "gb200-nvl72", 72, True),
+]
+"""Rack types a generated fleet uses (catalog figures: rated power of each)."""
+
+
+class FleetSpec(StrictModel):
+    """How to draw a fleet of distinct clusters for a generated site."""
+
+    seed: Int = Field(1, ge=0, le=2**31)
+    """Random seed: the same spec and seed give the same fleet."""
+    fill: Float = Field(0.9, gt=0, le=2)
+    """Clusters are drawn until their GPUs reach this share of the site's GPU positions."""
+    min_gpus: Int = Field(256, ge=1, le=10_000_000)
+    """Smallest cluster, GPUs."""
+    max_gpus: Int = Field(16_384, ge=1, le=10_000_000)
+    """Largest cluster, GPUs (pod-scoped ones at most a pod's GPU ports)."""
+    pod_share: Float = Field(0.5, ge=0, le=1)
+    """Share of clusters kept in one pod (max_hops 3); the rest in one building (max_hops 5)."""
+    demand_mix: dict[Literal["exact", "at_least", "max"], Float] = Field(default_factory=lambda: {"exact": 0.3, "at_least": 0.2, "max": 0.5})
+    """Relative weights of the demand kinds."""
+    fixed_share: Float = Field(0.5, ge=0, le=1)
+    """Exact and at-least clusters stop at this share of the site's GPU positions (later ones become max)."""
+    spread_share: Float = Field(0.15, ge=0, le=1)
+    """Share of building-scoped clusters with a spread limit (max_share_per_pod 0.5)."""
+    objective: Literal["max_gpus", "max_pflops"] = "max_gpus"
+    """Objective of the generated scenario."""
+    time_limit_s: Float = Field(600, gt=0, le=86_400)
+    """Solver time limit of the generated scenario, s."""
+    rel_gap: Float = Field(0.01, ge=0, le=1)
+    """Relative gap of the generated scenario."""
+
+
+def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, int]]:
+    """Building kinds: (row rack limit, usable rack types, GPU positions, pod GPU ports) by the
+    largest rack type each kind's rows carry."""
+    out: dict[tuple[float, bool], list] = {}
+    kind_of_pod: dict[str, tuple[float, bool]] = {}
+    for b in site.buildings:
+        for h in b.halls:
+            for r in h.rows:
+                if r.network is not None:
+                    continue
+                key = (r.max_rack_power_kw, r.liquid_loop is not None)
+                fits = [(t, g, liq) for need, t, g, liq in RACKS_BY_ROW_KW if need <= r.max_rack_power_kw + 1e-9 and liq == key[1]]
+                if not fits:
+                    continue
+                slot = out.setdefault(key, [key[0], fits, 0, 0])
+                slot[2] += r.positions * max(g for _, g, _ in fits)
+                kind_of_pod[r.pod] = key
+            for p in h.pods:
+                if p.id in kind_of_pod:
+                    slot = out[kind_of_pod[p.id]]
+                    slot[3] = max(slot[3], p.max_gpus)
+    return [tuple(v) for v in out.values()]  # type: ignore[misc]
+
+
+def _draw(rng: random.Random, spec: FleetSpec, kinds: list, weights: list[int], mix: list[tuple[str, float]], fixed: int,
+          capacity: int, n: int) -> dict:
+    """One cluster drawn by the rules of the module docstring."""
+    _, fits, _, pod_ports = rng.choices(kinds, weights=weights)[0]
+    t, per_rack, _ = rng.choice(fits)
+    types = [t]
+    if t.startswith("dgx-") and any(f[0].startswith("dgx-") and f[0] != t for f in fits) and rng.random() < 0.5:
+        types = sorted(f[0] for f in fits if f[0].startswith("dgx-"))
+    pod = rng.random() < spec.pod_share
+    top = min(spec.max_gpus, pod_ports) if pod else spec.max_gpus
+    lo = math.log(spec.min_gpus)
+    size = max(per_rack, int(round(math.exp(rng.uniform(lo, math.log(max(spec.min_gpus, top)))) / per_rack)) * per_rack)
+    size = min(size, top // per_rack * per_rack)
+    demand = rng.choices([d for d, _ in mix], weights=[w for _, w in mix])[0]
+    if demand != "max" and fixed + size > spec.fixed_share * capacity:
+        demand = "max"
+    c: dict = {"id": f"job-{n:04d}", "gpus": size, "demand": demand, "rack_types": types, "max_hops": 3 if pod else 5}
+    if not pod and rng.random() < spec.spread_share:
+        c["max_share_per_pod"] = 0.5
+    return c
+
+
+def generate_fleet(site: Site, spec: FleetSpec, site_file: str, name: Id) -> dict:
+    """Scenario data (module docstring) for ``site``, which the scenario names as ``site_file``."""
+    rng = random.Random(spec.seed)
+    kinds = _kinds(site)
+    if not kinds:
+        raise ValueError("the site has no rows any fleet rack type fits")
+    capacity = sum(k[2] for k in kinds)
+    weights = [k[2] for k in kinds]
+    mix = [(d, w) for d, w in spec.demand_mix.items() if w > 0] or [("max", 1.0)]
+    clusters: list[dict] = []
+    total = fixed = 0
+    seen: set[tuple] = set()
+    while total < spec.fill * capacity and len(clusters) < 100_000:
+        for _ in range(50):
+            c = _draw(rng, spec, kinds, weights, mix, fixed, capacity, len(clusters) + 1)
+            sig = (c["gpus"], tuple(c["rack_types"]), c["demand"], c["max_hops"], c.get("max_share_per_pod"))
+            if sig not in seen:
+                break
+        seen.add(sig)
+        size, demand = c["gpus"], c["demand"]
+        clusters.append(c)
+        total += size
+        if demand != "max":
+            fixed += size
+    return {
+        "name": name,
+        "description": f"{len(clusters)} distinct clusters, {total:,} GPUs wanted on {capacity:,} GPU positions (seed {spec.seed})",
+        "site": site_file,
+        "clusters": clusters,
+        "objective": spec.objective,
+        "solver": {"name": "highs", "time_limit_s": spec.time_limit_s, "rel_gap": spec.rel_gap},
+    }
