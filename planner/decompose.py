@@ -46,20 +46,24 @@ from typing import Any
 
 import pulp
 
+from planner.clock import Deadline
 from planner.enums import Objective, Scope, Status
 from planner.errors import InputError, SolverFailure
-from planner.kpis import objective_value
+from planner.kpis import compute_kpis, objective_value
 from planner.loader import scenario_from_data, scenario_hash
 from planner.model import build, cluster_groups
 from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
+from planner.site_index import SiteIndex, fits, index_site, place
 from planner.solvers import SolveRequest, from_name
 from planner.solving import evaluate, gap_of
 from planner.sweep import run_jobs
 from planner.variants import scenario_data
 from planner.version import __version__
 
+POLISH_S = 5.0
+"""Least time left for the whole model to be set against a joined plan short of its gap, s."""
 ROUNDS = 6
 """Most master ↔ building rounds before giving up."""
 CUT = 0.9
@@ -94,6 +98,11 @@ class Group:
     spanning: bool
     unit: int
     """GPUs per rack step of its rack types (gcd), the rounding unit of a spanning share."""
+    types: list[str] = field(default_factory=list)
+    """GPU rack types its clusters may use."""
+    scope: Scope = Scope.building
+    share: float | None = None
+    """Its clusters' max_share_per_pod, if any."""
 
 
 @dataclass
@@ -105,6 +114,8 @@ class Proposal:
     capex: float = 0.0
     tco: float = 0.0
     pflops: float = 0.0
+    most: float = 0.0
+    """The most GPUs one of its clusters can take there (a pod's room for one-pod scope)."""
 
 
 @dataclass
@@ -116,6 +127,8 @@ class Decomposition:
     rounds: int = 0
     bound: float | None = None
     parts: int = 0
+    fell_back: str | None = None
+    """Why the whole model answered instead, if it did."""
 
 
 def _groups(scenario: Scenario, data: dict) -> list[Group]:
@@ -130,7 +143,91 @@ def _groups(scenario: Scenario, data: dict) -> list[Group]:
         chunks = [[m] for m in g.members] if spanning else [g.members]
         for chunk in chunks:
             gid = chunk[0].id if spanning else g.id
-            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, chunk[0].gpus, spanning, unit))
+            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, chunk[0].gpus, spanning, unit,
+                             list(g.gpu_types), g.scope, chunk[0].max_share_per_pod))
+    return out
+
+
+def _pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str, int]]]:
+    """Building → pod → rack type → positions that type fits in (rows of the pod, less reserved
+    positions, pod network racks and installed racks)."""
+    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
+    types = scenario.catalog.by_id()
+    gpu = [t for t in types.values() if t.gpus > 0]
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for rid, ref in ix.rows.items():
+        free = ref.row.positions - len(set(ref.row.reserved)) - sum(1 for (r, i) in spots if r == rid and i not in ref.row.reserved)
+        room = out.setdefault(ref.building, {}).setdefault(ref.row.pod, {})
+        for t in gpu:
+            if fits(scenario, ix, rid, t):
+                room[t.id] = room.get(t.id, 0) + free
+    return out
+
+
+def _per_gpu(scenario: Scenario, ix: SiteIndex, t: str, cluster: str, building: str) -> tuple[float, float, float, float]:
+    """Marginal IT kW, capex, TCO and PFLOPS of one more GPU of rack type ``t`` in ``building``:
+    the KPIs of two racks less those of one, per GPU (fixed items cancel)."""
+    rt = scenario.catalog.by_id()[t]
+    spots = ix.pod_locations()
+    where = [(rid, i) for rid, ref in ix.rows.items() if ref.building == building and fits(scenario, ix, rid, rt)
+             for i in range(min(ref.row.positions, 4)) if (rid, i) not in spots and i not in ref.row.reserved][:2]
+    if len(where) < 2 or rt.gpus <= 0:
+        return rt.rated_power_kw / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.pflops_bf16 / max(rt.gpus, 1)
+    one = compute_kpis(scenario, [place(ix, *where[0], rt, cluster)])
+    two = compute_kpis(scenario, [place(ix, *where[0], rt, cluster), place(ix, *where[1], rt, cluster)])
+    g = rt.gpus
+    return ((two.racks_kw - one.racks_kw) / g, (two.capex_usd - one.capex_usd) / g, (two.tco_usd - one.tco_usd) / g,
+            (two.pflops_bf16 - one.pflops_bf16) / g)
+
+
+def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> dict[tuple[str, str], Proposal]:
+    """What each building could host of each group alone, counted from the site, no solve:
+
+        pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t)
+        cap[g,b]    = Σ_p room[p]   (a spread limit s caps each pod at s × size)
+        whole[g,b]  = Σ_p ⌊room[p]/size⌋ (one-pod scope), ⌊cap/size⌋ (building), |g| (as many as fit)
+
+    with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs). An estimate the
+    building solves then check: a building that cannot host its share is repaired."""
+    ix = index_site(scenario.site)
+    rooms = _pod_room(scenario, ix)
+    types = scenario.catalog.by_id()
+    pods = ix.pods
+    figures: dict[tuple[str, str], tuple[float, float, float, float]] = {}
+    out: dict[tuple[str, str], Proposal] = {}
+    for g in groups:
+        for b in buildings:
+            per_pod = []
+            best = None
+            for pid, room in rooms.get(b, {}).items():
+                pod = pods.get(pid)
+                caps = [(min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t) for t in g.types if room.get(t, 0) > 0] if pod else []
+                if not caps:
+                    continue
+                c, t = max(caps)
+                c = min(c, pod.max_gpus)
+                if g.share is not None and g.gpus:
+                    c = min(c, int(g.share * g.gpus))
+                if c > 0:
+                    per_pod.append(c)
+                    best = best or t
+            cap = float(sum(per_pod))
+            if cap <= 0 or best is None:
+                continue
+            size = g.gpus or 0
+            if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
+                whole = len(g.members)
+            elif g.scope in (Scope.pod, Scope.rack):
+                whole = min(len(g.members), sum(c // size for c in per_pod))
+            else:
+                whole = min(len(g.members), int(cap // size))
+            if g.demand == Demand.max and g.gpus is not None and not g.spanning:
+                whole = max(whole, min(len(g.members), len(per_pod)))  # a part of each fits
+            if (best, b) not in figures:
+                figures[best, b] = _per_gpu(scenario, ix, best, g.members[0]["id"], b)
+            kw, capex, tco, pf = figures[best, b]
+            most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else cap
+            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most)
     return out
 
 
@@ -180,9 +277,15 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
                     continue
                 n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
                 counts[g.id, b] = n
+                most = p.most or p.cap
                 if g.demand == Demand.max:
                     q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
-                    prob += q <= (g.gpus if g.gpus is not None else p.cap) * n, f"fill_{gi}_{bi}"
+                    prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{gi}_{bi}"
+                    gpus[g.id, b] = pulp.LpAffineExpression(q)
+                elif g.demand == Demand.at_least and most > (g.gpus or 0):
+                    q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
+                    prob += q >= (g.gpus or 0) * n, f"least_{gi}_{bi}"
+                    prob += q <= most * n, f"grow_{gi}_{bi}"
                     gpus[g.id, b] = pulp.LpAffineExpression(q)
                 else:
                     gpus[g.id, b] = (g.gpus or 0) * n
@@ -256,6 +359,34 @@ def _shares(groups: list[Group], buildings: list[str], alloc: dict[tuple[str, st
     return subs, fixed
 
 
+def _offer_left(groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal],
+                alloc: dict[tuple[str, str], float], subs: dict[str, list[dict]]) -> int:
+    """Clusters of "as many as fit" the master left out, each offered to the one building with the
+    most estimated room left for its rack types (room = largest cap there less the master's use):
+    a building solve places what fits and never fails for it. Returns how many were offered."""
+    used = {b: sum(v for (_, bb), v in alloc.items() if bb == b) for b in buildings}
+    given = {c["id"] for cs in subs.values() for c in cs}
+    room = {b: max([p.cap for (_, bb), p in props.items() if bb == b] or [0.0]) for b in buildings}
+    offered = 0
+    for g in sorted(groups, key=lambda g: -(g.gpus or 0)):
+        if g.spanning or g.demand != Demand.max:
+            continue
+        for c in g.members:
+            if c["id"] in given:
+                continue
+            spare = {b: min(room[b] - used[b], props[g.id, b].most or props[g.id, b].cap) for b in buildings
+                     if (g.id, b) in props and props[g.id, b].cap > 0}
+            if not spare:
+                continue
+            b = max(spare, key=lambda b: (spare[b], b))
+            if spare[b] < (g.unit or 1):
+                continue
+            subs[b].append(c)
+            used[b] += min(spare[b], c.get("gpus") or spare[b])
+            offered += 1
+    return offered
+
+
 def _as_exact(c: dict) -> dict:
     """A fixed-demand cluster at exactly its figure (what it must at least cost)."""
     return {k: v for k, v in {**c, "demand": "exact"}.items() if k != "gpus_by_phase"}
@@ -308,51 +439,53 @@ def _round_share(total: int | None, shares: dict[str, float], unit: int, demand:
     return {b: k * unit for b, k in floors.items() if k > 0}
 
 
+def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
+    """Seconds each of ``jobs`` parallel solves may take: ``part`` of what is left, over the waves
+    the executor runs them in (one worker when serial); at least 1 s."""
+    lanes = 1 if executor == "serial" else max(1, workers)
+    return max(1.0, part * deadline.left() / max(1, math.ceil(jobs / lanes)))
+
+
+def _whole(scenario: Scenario, deadline: Deadline, stages: dict[str, float], rounds: int, why: str,
+           say: Callable[[str], None]) -> Decomposition:
+    """The fallback: the whole scenario as one model in the time left. Its answer stands, infeasible
+    included (the whole model proves it); the note says why the decomposition handed over."""
+    say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
+    tw = time.perf_counter()
+    plan = plan_scenario(scenario, deadline=deadline)
+    stages["whole_s"] = time.perf_counter() - tw
+    stages["total_s"] = deadline.elapsed()
+    note = f"decomposition handed over to the whole model: {why}"
+    return Decomposition(plan.model_copy(update={"notes": [note, *plan.notes]}), stages, rounds, plan.bound, 0, fell_back=why)
+
+
 def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
-                    time_limit_s: float | None = None, progress: Callable[[str], None] | None = None) -> Decomposition:
-    """Decomposition by building (module docstring): a verified plan of the whole scenario."""
+                    time_limit_s: float | None = None, progress: Callable[[str], None] | None = None,
+                    polish: bool = True) -> Decomposition:
+    """Decomposition by building (module docstring): a verified plan of the whole scenario, never
+    wrong: whatever the decomposition cannot settle (its master or a building without a solution
+    after its repairs, phases, retrofits, installed racks) goes to the whole model, which alone may
+    say infeasible; with ``polish``, a joined plan further than the requested gap from the bound
+    is set against the whole model's plan in the time left, and the better one returned."""
     say = progress or (lambda _m: None)
-    if scenario.phases or scenario.retrofits or scenario.existing:
-        raise InputError("--decompose plans single-phase greenfield scenarios: this one has phases, retrofits or installed racks "
-                         "(plan it whole)")
     if len(scenario.site.buildings) < 2:
         raise InputError("--decompose building needs at least two buildings (plan a one-building site whole)")
-    t0 = time.perf_counter()
     limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
+    deadline = Deadline(limit)
+    t0 = deadline.t0
     stages: dict[str, float] = {}
+    if scenario.phases or scenario.retrofits or scenario.existing:
+        return _whole(scenario, deadline, stages, 0, "phases, retrofits and installed racks couple the buildings over time", say)
     data = scenario_data(scenario)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     buildings = list(bdata)
     groups = _groups(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
 
-    # 1. proposals
-    jobs = [(f"{g.id}@{b}", json.dumps(_sub(data, bdata[b], [_as_max(c) for c in g.members], f"{scenario.name}-{b}", objective="max_gpus")),
-             limit) for g in groups for b in buildings]
-    say(f"proposals: {len(jobs)} building × cluster-group solves on {executor}")
-    props: dict[tuple[str, str], Proposal] = {}
-    members = {g.id: g for g in groups}
-
-    def took(r: dict) -> None:
-        gid, b = r["part"].rsplit("@", 1)
-        if "plan" not in r:
-            props[gid, b] = Proposal()
-            return
-        p = Plan.model_validate(r["plan"])
-        k = p.kpis
-        if k is None or not p.status.has_plan or k.gpus <= 0:
-            props[gid, b] = Proposal()
-            return
-        want = members[gid].gpus
-        per_cluster: dict[str, int] = {}
-        types = scenario.catalog.by_id()
-        for rack in p.racks:
-            per_cluster[rack.cluster] = per_cluster.get(rack.cluster, 0) + types[rack.rack_type].gpus
-        whole = sum(1 for v in per_cluster.values() if want is not None and v >= want)
-        props[gid, b] = Proposal(k.gpus, whole, k.racks_kw / k.gpus, k.capex_usd / k.gpus, k.tco_usd / k.gpus, k.pflops_bf16 / k.gpus)
-
-    run_jobs(solve_part, jobs, took, **run)
+    # 1. proposals, counted from the site
+    props = proposals(scenario, groups, buildings)
     stages["proposals_s"] = time.perf_counter() - t0
+    say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
 
     # 2-3. master and buildings, in rounds
     solved: dict[str, tuple[str, Plan | None, str]] = {}  # building → (sub-scenario JSON, plan, error)
@@ -364,27 +497,33 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
     while True:
         rounds += 1
+        if deadline.left() < 0.25 * limit:
+            return _whole(scenario, deadline, stages, rounds, f"round {rounds} would start with {deadline.left():.0f} s left", say)
         tm = time.perf_counter()
-        master = _master(scenario, groups, buildings, props, min(limit, 120))
+        master = _master(scenario, groups, buildings, props, max(1.0, min(0.1 * deadline.left(), 60)))
         stages["master_s"] += time.perf_counter() - tm
         if master is None:
-            return _empty(scenario, Status.infeasible, [f"decomposition: the master problem has no solution (round {rounds}): the "
-                                                       "buildings' proposals cannot meet the demands within the site budgets"], stages, rounds)
+            return _whole(scenario, deadline, stages, rounds, f"the master has no solution in round {rounds} (the buildings' "
+                          "estimated room cannot meet the demands within the site budgets)", say)
         alloc, whole, use = master
         subs, fixed = _shares(groups, buildings, alloc, whole)
-        say(f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs")
+        offered = _offer_left(groups, buildings, props, alloc, subs)
+        say(f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) it left out offered to the "
+            "buildings with room")
         bad: list[str] = []
         floor: dict[str, dict[str, float]] = {b: {"kw": 0.0, "capex": 0.0} for b in buildings}
         if budgeted:
             # wave 1: each building's fixed demands at least cost, no budget: what they must spend
             obj = "min_capex" if scenario.budgets.capex_usd is not None else "min_tco"
-            jobs = []
+            pending = []
             for b in buildings:
                 text = json.dumps(_sub(data, bdata[b], [_as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
                 if fixed[b] and committed.get(b, ("", None))[0] != text:
-                    jobs.append((b, text, limit))
+                    pending.append((b, text))
                 elif not fixed[b]:
                     committed.pop(b, None)
+            each = _job_limit(deadline, len(pending), executor, workers, 0.3)
+            jobs = [(b, text, each) for b, text in pending]
             texts.clear()
             texts.update({j[0]: j[1] for j in jobs})
 
@@ -406,11 +545,11 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                 # the master under-estimated what fixed demands cost: charge them what they do cost
                 changed = _recalibrate(groups, props, alloc, fixed, floor)
                 if not changed or rounds >= ROUNDS:
-                    return _empty(scenario, Status.infeasible, ["decomposition: the fixed demands alone exceed the site budgets "
-                                                               f"({', '.join(f'{w} by {v:,.1f}' for w, v in over.items() if v > 0)})"], stages, rounds)
+                    return _whole(scenario, deadline, stages, rounds, "the fixed demands as split exceed the site budgets ("
+                                  + ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0) + ")", say)
                 continue
         if not bad:
-            jobs = []
+            pending = []
             flex = {b: {w: max(0.0, use[b][w] - floor[b][w]) for w in ("kw", "capex")} for b in buildings}
             for b in buildings:
                 if not subs[b]:
@@ -426,8 +565,10 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                         budgets[key] = floor[b][w] + rest * share
                 text = json.dumps(_sub(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None))
                 if b not in solved or solved[b][0] != text:
-                    jobs.append((b, text, limit))
-            say(f"round {rounds}: {len(jobs)} building solve(s) on {executor}")
+                    pending.append((b, text))
+            each = _job_limit(deadline, len(pending), executor, workers)
+            jobs = [(b, text, each) for b, text in pending]
+            say(f"round {rounds}: {len(jobs)} building solve(s) on {executor}, {each:.0f} s each at most")
             texts.clear()
             texts.update({j[0]: j[1] for j in jobs})
 
@@ -443,8 +584,9 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                 final = {b: p for b, (_, p, _) in solved.items() if p is not None}
                 break
         if rounds >= ROUNDS:
-            return _empty(scenario, Status.no_solution, [f"decomposition: after {rounds} rounds buildings {', '.join(bad[:10])} still "
-                                                         "cannot meet their share"], stages, rounds)
+            return _whole(scenario, deadline, stages, rounds, f"after {rounds} rounds buildings {', '.join(bad[:10])} still cannot "
+                          "meet their share", say)
+        say(f"round {rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving clusters")
         for b in bad:
             for g in groups:
                 if (g.id, b) in props and alloc.get((g.id, b), 0) > 0:
@@ -456,7 +598,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     tw = time.perf_counter()
     racks = sorted((r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position))
     value = objective_value(scenario, racks)
-    bound = lp_bound(scenario, limit)
+    bound = lp_bound(scenario, max(1.0, 0.5 * deadline.left()))
     stages["bound_s"] = time.perf_counter() - tw
     bound = None if bound is None else round(bound, 6)
     maximise = Objective(scenario.objective).maximise
@@ -477,17 +619,41 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     tv = time.perf_counter()
     plan = finish_plan(plan, scenario)
     stages["verify_s"] = time.perf_counter() - tv
+    if polish and status != Status.optimal and deadline.left() >= POLISH_S:
+        plan = _polish(scenario, plan, deadline, stages, say)
     stages["total_s"] = time.perf_counter() - t0
-    return Decomposition(plan, stages, rounds, bound, len(final))
+    return Decomposition(plan, stages, rounds, plan.bound, len(final))
 
 
-def _empty(scenario: Scenario, status: Status, notes: list[str], stages: dict[str, float], rounds: int) -> Decomposition:
-
-    plan = Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
-                status=status, objective=scenario.objective, notes=notes)
-    return Decomposition(finish_plan(plan, scenario), stages, rounds)
+def _polish(scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]) -> Plan:
+    """The joined plan against the whole model's plan in the time left: the better objective wins
+    (both verified); the bound is the tighter of the two stated."""
+    say(f"joined plan at gap {joined.gap if joined.gap is not None else '?'}: the whole model gets the {deadline.left():.0f} s left")
+    tp = time.perf_counter()
+    try:
+        other = plan_scenario(scenario, deadline=deadline)
+    except SolverFailure:
+        other = None
+    stages["polish_s"] = time.perf_counter() - tp
+    maximise = Objective(scenario.objective).maximise
+    if other is None or not other.status.has_plan or other.objective_value is None:
+        return joined
+    bounds = [b for b in (joined.bound, other.bound) if b is not None]
+    bound = (min(bounds) if maximise else max(bounds)) if bounds else None
+    better = other.objective_value > joined.objective_value + 1e-9 if maximise else other.objective_value < joined.objective_value - 1e-9
+    best = other if better else joined
+    value = best.objective_value
+    gap = None if bound is None else gap_of(value, bound)
+    status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
+    who = "the whole model's plan" if better else "the joined plan"
+    note = (f"decomposition polished: joined {joined.objective_value:,.6g}, whole model {other.objective_value:,.6g} in the time left; "
+            f"{who} kept")
+    return best.model_copy(update={"bound": None if bound is None else round(bound, 6), "gap": gap, "status": status,
+                                   "optimality": "proven" if status == Status.optimal else None,
+                                   "notes": [note, *[n for n in best.notes if not n.startswith("decomposed by")], *joined.notes[:1]]})
 
 
 def describe(d: Decomposition) -> dict[str, Any]:
     """Stage times and counts of a decomposed solve, for the CLI and benchmark."""
-    return {**{k: round(v, 3) for k, v in d.stages.items()}, "rounds": d.rounds, "buildings": d.parts, "bound": d.bound}
+    return {**{k: round(v, 3) for k, v in d.stages.items()}, "rounds": d.rounds, "buildings": d.parts, "bound": d.bound,
+            **({"whole_model": d.fell_back} if d.fell_back else {})}

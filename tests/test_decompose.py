@@ -101,16 +101,30 @@ def test_process_executor_gives_the_same_plan_as_serial() -> None:
     assert a.gap == b.gap
 
 
-def test_phased_and_one_building_scenarios_are_refused() -> None:
+def test_one_building_is_refused_and_phases_go_to_the_whole_model() -> None:
     one = scenario_from_data({"name": "one", "site": SITE.model_copy(update={"buildings": SITE.buildings[:1]}).model_dump(mode="json"),
                               "clusters": POD_JOBS[:1]})
     with pytest.raises(InputError) as err:
         plan_decomposed(one)
     assert err.value.lines() == ["--decompose building needs at least two buildings (plan a one-building site whole)"]
-    phased = scenario([{**POD_JOBS[0], "gpus_by_phase": {"q1": 512}}], phases=[{"id": "q1", "start": "2027-01-01"}])
-    with pytest.raises(InputError) as err:
-        plan_decomposed(phased)
-    assert "--decompose plans single-phase greenfield scenarios" in str(err.value)
+
+
+PHASES = [{"id": "q1", "start": "2027-01-01"}, {"id": "q2", "start": "2027-04-01"}, {"id": "q3", "start": "2027-07-01"}]
+
+
+def test_a_two_building_three_phase_case_matches_the_single_model() -> None:
+    """Phases couple the buildings over time: the whole model plans it, the note says so, and the
+    answer is the single model's: 512 GPUs from q1, 1,024 from q2 and 1,536 from q3 of a job
+    allowed anywhere (exact figures), 96 racks in all, objective 512·3 + 512·2 + 512·1 = 3,072."""
+    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 7,
+                   "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1536}}], phases=PHASES)
+    mono = plan_scenario(s)
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back == "phases, retrofits and installed racks couple the buildings over time"
+    assert d.plan.notes[0] == "decomposition handed over to the whole model: " + d.fell_back
+    assert d.plan.objective_value == mono.objective_value == 3072
+    assert len(d.plan.racks) == 96
 
 
 def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
