@@ -234,6 +234,12 @@ def _progress(args: argparse.Namespace):
     return show
 
 
+def stage_shares(stages: dict[str, float]) -> str:
+    """Stage times with their share of the whole: ``build 8.0 s (7%) · solve 95.1 s (85%)``."""
+    total = sum(v for k, v in stages.items() if not k.startswith("whole_")) or 1.0
+    return " · ".join(f"{k.replace('_', ' ')} {v:,.1f} s ({v / total:.0%})" for k, v in stages.items() if not k.startswith("whole_"))
+
+
 def _summary(plan, out=None) -> None:
     from planner.kpis import capex_parts
 
@@ -247,6 +253,8 @@ def _summary(plan, out=None) -> None:
             ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
             ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
             ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
+    if plan.stage_times_s:
+        rows.append(("time by stage", stage_shares(plan.stage_times_s)))
     if plan.phases:
         rows.insert(0, ("mode", plan.mode))
         rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]

@@ -46,7 +46,7 @@ from typing import Any
 
 import pulp
 
-from planner.clock import Deadline
+from planner.clock import Deadline, TimeUp
 from planner.enums import Objective, Scope, Status
 from planner.errors import InputError, SolverFailure
 from planner.kpis import compute_kpis, objective_value
@@ -184,8 +184,9 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
     """What each building could host of each group alone, counted from the site, no solve:
 
         pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t)
-        cap[g,b]    = Σ_p room[p]   (a spread limit s caps each pod at s × size)
+        cap[g,b]    = Σ_p room[p]
         whole[g,b]  = Σ_p ⌊room[p]/size⌋ (one-pod scope), ⌊cap/size⌋ (building), |g| (as many as fit)
+        most[g,b]   = max_p room[p] (one-pod scope), Σ_p min(room[p], s × size) (building, spread limit s)
 
     with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs). An estimate the
     building solves then check: a building that cannot host its share is repaired."""
@@ -206,8 +207,6 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
                     continue
                 c, t = max(caps)
                 c = min(c, pod.max_gpus)
-                if g.share is not None and g.gpus:
-                    c = min(c, int(g.share * g.gpus))
                 if c > 0:
                     per_pod.append(c)
                     best = best or t
@@ -215,18 +214,19 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
             if cap <= 0 or best is None:
                 continue
             size = g.gpus or 0
+            spread = cap if g.share is None or not size else float(sum(min(c, int(g.share * size)) for c in per_pod))
             if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
                 whole = len(g.members)
             elif g.scope in (Scope.pod, Scope.rack):
                 whole = min(len(g.members), sum(c // size for c in per_pod))
             else:
-                whole = min(len(g.members), int(cap // size))
+                whole = min(len(g.members), int(cap // size)) if spread >= size else 0
             if g.demand == Demand.max and g.gpus is not None and not g.spanning:
                 whole = max(whole, min(len(g.members), len(per_pod)))  # a part of each fits
             if (best, b) not in figures:
                 figures[best, b] = _per_gpu(scenario, ix, best, g.members[0]["id"], b)
             kw, capex, tco, pf = figures[best, b]
-            most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else cap
+            most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else spread
             out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most)
     return out
 
@@ -420,13 +420,60 @@ def _recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], al
 def lp_bound(scenario: Scenario, time_limit_s: float) -> float | None:
     """Objective of the LP relaxation of the monolithic model, recomputed from the values the solver
     returns: a bound on any plan only when the LP was solved to optimality (a simplex stopped early
-    gives a feasible point of the relaxation, no bound); none otherwise."""
-    m = build(scenario)
+    gives a feasible point of the relaxation, no bound); none otherwise, or when building the model
+    alone takes the time."""
+    try:
+        m = build(scenario, deadline=Deadline(time_limit_s))
+    except TimeUp:
+        return None
     res = from_name("highs").solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0,
                                                 relax_integrality=True))
     if res.values is None or not res.claims_optimal:
         return None
     return evaluate(m.prob.objective, res.values)
+
+
+def merged(scenario: Scenario) -> Scenario | None:
+    """A relaxation of a max_gpus / max_pflops scenario the size of its rack-type mix: clusters alike
+    in rack types and power-failure policy merged into one that may stand anywhere (max_hops 7),
+    wanting "as many as fit" up to what its members may take together: an exact or as-many-as-fit
+    member its figure, an at-least or uncapped member the most its scope holds (the largest pod's
+    room for one pod, the largest building's for one building, no cap for the site: see
+    :func:`proposals`, whose room counts are upper bounds); spread limits, spares and storage
+    dropped. Every plan of the scenario is a plan of the merged one (same racks, each counted to its
+    merged cluster), so the merged LP optimum bounds every plan. None for other objectives, phases,
+    installed racks or designed fabrics."""
+    if not Objective(scenario.objective).maximise or scenario.phases or scenario.existing or any(c.fabrics for c in scenario.clusters):
+        return None
+    data = scenario_data(scenario)
+    buildings = [b.id for b in scenario.site.buildings]
+    groups = _groups(scenario, data)
+    props = proposals(scenario, groups, buildings)
+    room: dict[str, float | None] = {}
+    for g in groups:
+        if g.scope not in (Scope.rack, Scope.pod, Scope.building):
+            most = None
+        else:
+            one = [(p.most if g.scope != Scope.building else p.cap) for b in buildings if (p := props.get((g.id, b))) is not None]
+            most = max(one, default=0.0)
+        for c in g.members:
+            room[c["id"]] = most
+    buckets: dict[tuple, dict] = {}
+    for c in scenario.clusters:
+        key = (tuple(scenario.gpu_types_for(c)), str(c.on_power_failure), c.cap_ratio)
+        b = buckets.setdefault(key, {"id": f"merged-{len(buckets) + 1}", "demand": "max", "rack_types": list(key[0]), "max_hops": 7,
+                                     "on_power_failure": key[1], "cap_ratio": key[2], "gpus": 0})
+        most = room.get(c.id)
+        take = c.gpus if c.demand != Demand.at_least and c.gpus is not None else None
+        if take is None or (most is not None and most < take):
+            take = None if most is None else int(math.floor(most))
+        b["gpus"] = None if b["gpus"] is None or take is None else b["gpus"] + take
+    data["clusters"] = [{k: v for k, v in b.items() if v is not None} for b in buckets.values()]
+    if any(c.get("gpus", 1) == 0 for c in data["clusters"]):
+        data["clusters"] = [c for c in data["clusters"] if c.get("gpus", 1) > 0]
+        if not data["clusters"]:
+            return None
+    return scenario_from_data(data)
 
 
 def _round_share(total: int | None, shares: dict[str, float], unit: int, demand: Demand) -> dict[str, int]:
@@ -456,7 +503,16 @@ def _whole(scenario: Scenario, deadline: Deadline, stages: dict[str, float], rou
     stages["whole_s"] = time.perf_counter() - tw
     stages["total_s"] = deadline.elapsed()
     note = f"decomposition handed over to the whole model: {why}"
-    return Decomposition(plan.model_copy(update={"notes": [note, *plan.notes]}), stages, rounds, plan.bound, 0, fell_back=why)
+    plan = plan.model_copy(update={"notes": [note, *plan.notes]})
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
+
+
+def _timed(plan: Plan, stages: dict[str, float]) -> Plan:
+    """The plan with the decomposition's stage times (the whole model's own stages, when it ran,
+    under ``whole_``)."""
+    own = {k.removesuffix("_s"): round(v, 4) for k, v in stages.items() if k != "total_s" and v > 0}
+    inner = {f"whole_{k}": v for k, v in plan.stage_times_s.items()}
+    return plan.model_copy(update={"stage_times_s": {**own, **inner}})
 
 
 def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
@@ -579,6 +635,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             tb = time.perf_counter()
             run_jobs(solve_part, jobs, done, **run)
             stages["buildings_s"] += time.perf_counter() - tb
+            say(f"round {rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
             bad = [b for b, (_, p, _) in solved.items() if p is None or not p.status.has_plan]
             if not bad:
                 final = {b: p for b, (_, p, _) in solved.items() if p is not None}
@@ -598,10 +655,19 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     tw = time.perf_counter()
     racks = sorted((r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position))
     value = objective_value(scenario, racks)
-    bound = lp_bound(scenario, max(1.0, 0.5 * deadline.left()))
+    bounds = []
+    relaxed = merged(scenario)
+    if relaxed is not None:
+        bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
+    stages["merged_bound_s"] = time.perf_counter() - tw
+    if bounds[0][0] is None or gap_of(value, bounds[0][0]) > scenario.solver.rel_gap if bounds else True:
+        # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
+        bounds.append((lp_bound(scenario, max(1.0, 0.4 * deadline.left())), "the LP relaxation of the whole"))
     stages["bound_s"] = time.perf_counter() - tw
-    bound = None if bound is None else round(bound, 6)
     maximise = Objective(scenario.objective).maximise
+    found = [(b, why) for b, why in bounds if b is not None]
+    bound, bound_from = (min(found) if maximise else max(found)) if found else (None, "")
+    bound = None if bound is None else round(bound, 6)
     if bound is not None and ((maximise and bound < value - 1e-6 * max(1.0, abs(value))) or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))):
         bound = None  # on the wrong side of a verified plan: not a bound
     gap = None if bound is None else gap_of(value, bound)
@@ -613,8 +679,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
         bound=bound, gap=gap,
         build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks,
         notes=[f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
-               + ("gap measured against the LP relaxation of the whole" if bound is not None
-                  else "no bound: the LP relaxation of the whole was not solved to optimality in time")],
+               + (f"gap measured against {bound_from}" if bound is not None
+                  else "no bound: no relaxation was solved to optimality in time")],
     )
     tv = time.perf_counter()
     plan = finish_plan(plan, scenario)
@@ -622,7 +688,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     if polish and status != Status.optimal and deadline.left() >= POLISH_S:
         plan = _polish(scenario, plan, deadline, stages, say)
     stages["total_s"] = time.perf_counter() - t0
-    return Decomposition(plan, stages, rounds, plan.bound, len(final))
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
 
 
 def _polish(scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]) -> Plan:

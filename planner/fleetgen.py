@@ -5,7 +5,8 @@ Clusters are drawn one by one until their GPUs reach ``fill`` × the GPU positio
 - size log-uniform in [min_gpus, max_gpus], rounded to whole racks of its rack type;
 - a building kind by its share of the positions, and its rack types from those that kind's rows
   carry (one, or two of a family: DGX H100 / H200);
-- hop budget: one pod (``pod_share``, sizes up to the pod's GPU ports) or one building;
+- hop budget: one pod (``pod_share``, sizes up to what the least pod of its kind holds of its
+  rack type: free positions, rack limit, GPU ports) or one building;
 - demand: ``exact`` / ``at_least`` / ``max`` in the stated mix (exact and at-least clusters are
   kept to ``fixed_share`` of the site's GPU positions, so the fleet stays feasible);
 - a failure-domain spread limit (``max_share_per_pod``) on ``spread_share`` of building-scoped
@@ -63,10 +64,13 @@ class FleetSpec(StrictModel):
 
 
 def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, int]]:
-    """Building kinds: (row rack limit, usable rack types, GPU positions, pod GPU ports) by the
-    largest rack type each kind's rows carry."""
+    """Building kinds: (row rack limit, usable rack types, GPU positions, pod room in racks and GPU
+    ports) by the largest rack type each kind's rows carry. Pod room is the least pod's: free
+    positions (less reserved ones and the pod's network rack), its rack limit and its GPU ports."""
     out: dict[tuple[float, bool], list] = {}
     kind_of_pod: dict[str, tuple[float, bool]] = {}
+    free: dict[str, int] = {}
+    spots = {(p.network_rack.row, p.network_rack.position) for b in site.buildings for h in b.halls for p in h.pods}
     for b in site.buildings:
         for h in b.halls:
             for r in h.rows:
@@ -76,21 +80,24 @@ def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, in
                 fits = [(t, g, liq) for need, t, g, liq in RACKS_BY_ROW_KW if need <= r.max_rack_power_kw + 1e-9 and liq == key[1]]
                 if not fits:
                     continue
-                slot = out.setdefault(key, [key[0], fits, 0, 0])
+                slot = out.setdefault(key, [key[0], fits, 0, (10**9, 10**9)])
                 slot[2] += r.positions * max(g for _, g, _ in fits)
                 kind_of_pod[r.pod] = key
+                free[r.pod] = free.get(r.pod, 0) + r.positions - len(set(r.reserved)) - sum(1 for (row, _) in spots if row == r.id)
             for p in h.pods:
                 if p.id in kind_of_pod:
                     slot = out[kind_of_pod[p.id]]
-                    slot[3] = max(slot[3], p.max_gpus)
+                    racks = min(free[p.id], p.max_racks or 10**9)
+                    slot[3] = (min(slot[3][0], racks), min(slot[3][1], p.max_gpus))
     return [tuple(v) for v in out.values()]  # type: ignore[misc]
 
 
 def _draw(rng: random.Random, spec: FleetSpec, kinds: list, weights: list[int], mix: list[tuple[str, float]], fixed: int,
           capacity: int, n: int) -> dict:
     """One cluster drawn by the rules of the module docstring."""
-    _, fits, _, pod_ports = rng.choices(kinds, weights=weights)[0]
+    _, fits, _, (pod_racks, pod_ports) = rng.choices(kinds, weights=weights)[0]
     t, per_rack, _ = rng.choice(fits)
+    pod_ports = min(pod_ports, pod_racks * per_rack)  # what the least pod can hold of this type
     types = [t]
     if t.startswith("dgx-") and any(f[0].startswith("dgx-") and f[0] != t for f in fits) and rng.random() < 0.5:
         types = sorted(f[0] for f in fits if f[0].startswith("dgx-"))

@@ -288,6 +288,7 @@ def plan_scenario(
         return finish_plan(_no_plan(scenario, Status.time_limit, [note], elapsed()), scenario)
     build_s = elapsed()
     touch_s = build_s
+    stages = {"build": build_s}
     if progress:
         size = m.size
         progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
@@ -299,20 +300,27 @@ def plan_scenario(
         t_ff = time.perf_counter()
         greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
         touch_s = max(touch_s, time.perf_counter() - t_ff)
+        stages["first_fit"] = time.perf_counter() - t_ff
         start = start_from_racks(m, greedy) if greedy else None
         if progress:
             progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
     keep = reserve_s(touch_s, deadline.left())
+    t_solve = time.perf_counter()
     result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0)
     if warm_start and greedy_meets_demands(scenario, greedy):
         result = _with_first_fit(m, result, greedy, progress, elapsed())
+    stages["solve"] = time.perf_counter() - t_solve
     if progress:
         progress(Progress("filling positions and verifying the plan", elapsed()))
+    t_fill = time.perf_counter()
     plan = to_plan(m, result, build_s, scenario.solver.name)
+    stages["fill_verify"] = time.perf_counter() - t_fill
     if plan.status.has_plan and plan.racks and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters):
+        t_fail = time.perf_counter()
         gain = failover_gain(scenario, plan, deadline, touch_s, progress)
         plan = plan.model_copy(update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]})
-    return plan
+        stages["failover"] = time.perf_counter() - t_fail
+    return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 
 
 FIRST_FIT_SHARE = 0.35

@@ -110,6 +110,7 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
         cluster_groups(scenario, group_clusters and not elastic, installed), power_model(ix), tl, aggregate=aggregate, elastic=elastic,
         objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
     )
+    m.deadline = deadline
     m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
     m.network_rows = network_positions(scenario, ix)
     return m

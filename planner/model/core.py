@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
+from planner.clock import Deadline
 from planner.enums import LimitKind, Scope
 from planner.model.keys import BuyKey, ClassKey, CountKey, LimitKey, ScopeKey, lp_name
 from planner.power_model import PowerModel
@@ -122,6 +123,10 @@ class OrderError(RuntimeError):
     """A constraint family was called before a family it needs (a bug in the build recipe)."""
 
 
+TICK = 2048
+"""Steps of building between two looks at the clock."""
+
+
 @dataclass
 class Model:
     """A built MILP and the maps from its pieces back to the site."""
@@ -138,6 +143,10 @@ class Model:
     """Give every capacity limit a slack (for explaining infeasibility)."""
     objective_name: str = ""
     """What the model's objective is, in words (the scenario's objective, or the elastic one)."""
+    deadline: Deadline | None = None
+    """The run's time limit: every :data:`TICK` variables or constraints added check it (a build
+    stops within moments of the limit, not at the end of a family)."""
+    ticks: int = 0
     from_phase: int = 0
     """First phase index the model may add racks or buy retrofits in (rolling: the current one)."""
     fixed_buys: tuple = ()
@@ -200,6 +209,8 @@ class Model:
     slack: dict[LimitKey, pulp.LpVariable] = field(default_factory=dict)
     steps: set[str] = field(default_factory=set)
     """Families added so far."""
+    _by_group: dict[str, list] | None = field(default=None, repr=False)
+    _by_group_n: int = field(default=0, repr=False)
 
     # ---------------------------------------------------------------- recipe order
 
@@ -235,11 +246,29 @@ class Model:
         ints = sum(1 for v in variables if v.cat == pulp.LpInteger)
         return {"variables": len(variables), "integers": ints, "constraints": self.prob.numConstraints()}
 
+    def tick(self) -> None:
+        """Count one step of building; every :data:`TICK` steps, stop with
+        :class:`~planner.clock.TimeUp` when the deadline has passed."""
+        self.ticks += 1
+        if self.deadline is not None and self.ticks % TICK == 0:
+            self.deadline.check("building the model")
+
     def var(self, name: str, low: float | None = 0, up: float | None = None, integer: bool = False) -> pulp.LpVariable:
+        self.tick()
         return self.prob.add_variable(name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous)
 
     def add(self, constraint: pulp.LpConstraint, name: str) -> None:
+        self.tick()
         self.prob.addConstraint(constraint, name)
+
+    def counts_of(self, group: str) -> list[tuple[CountKey, pulp.LpVariable]]:
+        """Count variables of one cluster group (an index built once the counts are all made)."""
+        if self._by_group is None or self._by_group_n != len(self.n):
+            by: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
+            for key, var in self.n.items():
+                by[key.group].append((key, var))
+            self._by_group, self._by_group_n = dict(by), len(self.n)
+        return self._by_group.get(group, [])
 
     def add_limit(self, key: LimitKey, kind: LimitKind, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
         """Add lhs ≤ limit (with a slack in an elastic model) and record it."""

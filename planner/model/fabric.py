@@ -110,7 +110,7 @@ def add_fabric_constraints(m: Model) -> None:
         if not c.fabrics:
             continue
         designs = [by_id[d] for d in c.fabrics]
-        keys = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus and not key.role]
+        keys = [(key, var) for key, var in m.counts_of(g.id) if types[key.rack_type].gpus and not key.role]
         kinds = sorted({key.rack_type for key, _ in keys})
         here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)  # (type, pod) → counts
         for key, var in keys:

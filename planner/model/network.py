@@ -39,7 +39,7 @@ def add_pod_constraints(m: Model) -> None:
 
 def group_counts(m: Model, g: ClusterGroup) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
     """A group's (racks, hot spares) counts."""
-    every = [(key, var) for key, var in m.n.items() if key.group == g.id]
+    every = m.counts_of(g.id)
     return [(k, v) for k, v in every if k.role != "spare"], [(k, v) for k, v in every if k.role == "spare"]
 
 

@@ -29,6 +29,7 @@ def add_expressions(m: Model) -> None:
     n_ph = len(m.tl.phases)
     e: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     for key, var in m.n.items():
+        m.tick()
         rt = types[key.rack_type]
         cls = m.classes[key.cls]
         lc = cls.link.get(key.rack_type)

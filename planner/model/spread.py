@@ -69,7 +69,7 @@ def add_spread_constraints(m: Model) -> None:
         limits = {"power_node": head.max_share_per_power_node, "cooling_zone": head.max_share_per_cooling_zone, "pod": head.max_share_per_pod}
         if all(v is None for v in limits.values()):
             continue
-        mine = [(key, var) for key, var in m.n.items() if key.group == g.id and types[key.rack_type].gpus and not key.role]
+        mine = [(key, var) for key, var in m.counts_of(g.id) if types[key.rack_type].gpus and not key.role]
         total = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine])
         by_row: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in mine:

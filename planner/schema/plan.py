@@ -395,6 +395,10 @@ class Plan(StrictModel):
     """Model build time, s."""
     solve_time_s: Float = 0
     """Solver wall time, s."""
+    stage_times_s: dict[Id, Float] = Field(default_factory=dict, max_length=100)
+    """Wall time of each stage of the run that made the plan, s, in order (``build``, ``first_fit``,
+    ``solve``, ``fill_verify``, ``failover``; a decomposition's ``proposals``, ``master``,
+    ``buildings``, ``bound``, ``verify``, ``polish`` or ``whole``): where the time went."""
     mode: Text = "joint"
     """How a phased scenario was solved: joint (all phases at once) or rolling (phase by phase)."""
     racks: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
