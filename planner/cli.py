@@ -290,7 +290,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from planner.decompose import describe, plan_decomposed
 
         say = _progress(args)
-        d = plan_decomposed(s, args.executor, args.workers, args.scheduler, progress=(lambda m: say(m)) if say else None)
+        d = plan_decomposed(s, args.executor, args.workers, args.scheduler, progress=(lambda m: say(m)) if say else None, deadline=deadline)
         plan = d.plan
         if say:
             say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))

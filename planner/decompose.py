@@ -517,17 +517,19 @@ def _timed(plan: Plan, stages: dict[str, float]) -> Plan:
 
 def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
                     time_limit_s: float | None = None, progress: Callable[[str], None] | None = None,
-                    polish: bool = True) -> Decomposition:
+                    polish: bool = True, deadline: Deadline | None = None) -> Decomposition:
     """Decomposition by building (module docstring): a verified plan of the whole scenario, never
     wrong: whatever the decomposition cannot settle (its master or a building without a solution
     after its repairs, phases, retrofits, installed racks) goes to the whole model, which alone may
     say infeasible; with ``polish``, a joined plan further than the requested gap from the bound
-    is set against the whole model's plan in the time left, and the better one returned."""
+    is set against the whole model's plan in the time left, and the better one returned.
+    ``deadline`` (default: the time limit from this call) bounds the whole run."""
     say = progress or (lambda _m: None)
     if len(scenario.site.buildings) < 2:
         raise InputError("--decompose building needs at least two buildings (plan a one-building site whole)")
-    limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
-    deadline = Deadline(limit)
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    limit = deadline.limit_s
     t0 = deadline.t0
     stages: dict[str, float] = {}
     if scenario.phases or scenario.retrofits or scenario.existing:

@@ -87,3 +87,25 @@ def test_scenario_flag_needs_a_fleet_and_a_site_file(tmp_path: Path, capsys: pyt
     assert "--scenario: needs -o SITE.yaml: the scenario names the site file it stands on" in err.err
     assert err.out == ""
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
+    """The 250k distinct fleet's model takes seconds to build; with 3 s for the whole run the build
+    stops by the limit less its reserve (building looks at the clock every 2,048 steps) and the
+    answer is time_limit with no plan, within the 3 s (a quarter second of slack for the clock)."""
+    import time
+
+    from planner.clock import Deadline
+    from planner.pipeline import plan_scenario
+
+    site, scen = tmp_path / "s.yaml", tmp_path / "f.yaml"
+    assert main(["generate-site", "--spec", "datasets/fleet-mixed-250k.gen.yaml", "-o", str(site), "--scenario", str(scen)]) == 0
+    s = load_scenario(scen)
+    t0 = time.perf_counter()
+    plan = plan_scenario(s, deadline=Deadline(3.0))
+    took = time.perf_counter() - t0
+    assert plan.status == "time_limit"
+    assert plan.racks == []
+    assert plan.notes == ["time limit reached while building the model: no plan (raise --time-limit)"]
+    assert took <= 3.25

@@ -52,7 +52,7 @@ from planner.enums import Objective
 from planner.fileio import atomic_write_with
 from planner.model.classes import cluster_groups, network_positions, position_classes
 from planner.model.cooling import add_cooling_constraints
-from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass
+from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass, build_until
 from planner.model.fabric import add_fabric_constraints
 from planner.model.keys import BuyKey, ClassKey, CountKey, Family, LimitKey, ScopeKey, class_label, lp_name
 from planner.model.network import add_cluster_constraints, add_pod_constraints
@@ -104,13 +104,15 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
     sense = pulp.LpMaximize if objective.maximise and not elastic else pulp.LpMinimize
     installed = {c.id for c in scenario.clusters if any(r.cluster == c.id for r in scenario.existing)}
     if deadline is not None:
-        deadline.check("building the model")
+        deadline.check("building the model", build_until(deadline))
     m = Model(
         scenario, ix, pulp.LpProblem("plan", sense), position_classes(scenario, ix, aggregate),
         cluster_groups(scenario, group_clusters and not elastic, installed), power_model(ix), tl, aggregate=aggregate, elastic=elastic,
         objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
     )
     m.deadline = deadline
+    if deadline is not None:
+        deadline.check("building the model", build_until(deadline))  # the classes and power models took their time
     m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
     m.network_rows = network_positions(scenario, ix)
     return m
@@ -145,7 +147,7 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase, deadline)
     for family in RECIPE:
         if deadline is not None:
-            deadline.check("building the model")
+            deadline.check("building the model", build_until(deadline))
         family(m)
     if elastic:
         m.prob.setObjective(pulp.lpSum(m.slack[k] * (1.0 / max(m.limits[k].limit, 1.0)) for k in m.slack))
