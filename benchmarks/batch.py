@@ -209,7 +209,7 @@ def write(sweeps: dict, gen: dict, fleet: dict) -> None:
             continue
         L.append(f"| {name} | {how} | {r['status']} | {_f(r.get('gap'), '{:.3%}')} | {r['gpus']:,} | {_f(r.get('bound'), '{:,.0f}')} | "
                  f"{r.get('rounds', '-')} | {_f(r['load_s'])} | {_f(r.get('proposals_s'))} | {_f(r.get('master_s'), '{:.3f}')} | {_f(r.get('fixed_s'))} | "
-                 f"{_f(r.get('buildings_s'))} | {_f(r.get('bound_s'))} | {_f(r.get('verify_s'))} | {_f(r['plan_s'])} | {_f(r['save_s'])} | "
+                 f"{_f(r.get('buildings_s'))} | {_f((r.get('merged_bound_s') or 0) + (r.get('lp_bound_s') or 0) or r.get('bound_s'))} | {_f(r.get('verify_s'))} | {_f(r['plan_s'])} | {_f(r['save_s'])} | "
                  f"{_f(r['verify_cli_s'])} | {r['verify_ok']} | {r['peak_mb']:.0f} | {r['workers_peak_mb']:.0f} |")
     L += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
 

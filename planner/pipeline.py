@@ -15,7 +15,7 @@ import pulp
 from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
-from planner.enums import FailoverPolicy, Objective, Scope, Status
+from planner.enums import Demand, FailoverPolicy, Objective, Scope, Status
 from planner.errors import SolverFailure
 from planner.figures import plan_figures
 from planner.kpis import objective_value
@@ -26,6 +26,7 @@ from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.schema import FailoverGain, RackCount, Scenario
 from planner.site_index import place
 from planner.solving import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
+from planner.verifier import verify
 from planner.version import __version__
 
 
@@ -226,6 +227,25 @@ def _better(maximise: bool, a: float, b: float) -> bool:
     return a > b + tol if maximise else a < b - tol
 
 
+def demand_bound(scenario: Scenario) -> tuple[float, str] | None:
+    """A bound from the demands alone (max_gpus / max_pflops, single phase): every cluster takes at
+    most its figure (exact, or as many as fit up to it), so no plan places more than Σ figures (×
+    the best PFLOPS per GPU of its rack types). None once a cluster is uncapped (at-least, or as
+    many as fit with no figure)."""
+    objective = Objective(scenario.objective)
+    if scenario.phases or objective not in (Objective.max_gpus, Objective.max_pflops):
+        return None
+    types = scenario.catalog.by_id()
+    total = 0.0
+    for c in scenario.clusters:
+        if c.gpus is None or c.demand == Demand.at_least:
+            return None
+        per = 1.0 if objective == Objective.max_gpus else max((types[t].pflops_bf16 / types[t].gpus for t in scenario.gpu_types_for(c)
+                                                                 if types[t].gpus), default=0.0)
+        total += c.gpus * per
+    return total, "the sum of the demands"
+
+
 def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float) -> SolveResult:
     """Fall back on the first-fit plan when it meets every demand and the solver returned
     nothing, or something worse (status feasible; gap against the solver's bound if it has one)."""
@@ -306,7 +326,10 @@ def plan_scenario(
             progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
-    result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0)
+    known = demand_bound(scenario) if start else None
+    if known is not None and not (greedy_meets_demands(scenario, greedy) and verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok):
+        known = None  # only a start the verifier accepts whole may stand without a search
+    result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
     if warm_start and greedy_meets_demands(scenario, greedy):
         result = _with_first_fit(m, result, greedy, progress, elapsed())
     stages["solve"] = time.perf_counter() - t_solve

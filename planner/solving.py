@@ -228,10 +228,13 @@ def solve(
     tie_breaks: bool = True,
     start: dict | None = None,
     t0: float | None = None,
+    known_bound: tuple[float, str] | None = None,
 ) -> SolveResult:
     """Solve stage: primary objective, checked (module docstring), then the tie-breaks.
 
     ``start`` (variable → value) is offered to the solver as a first incumbent.
+    ``known_bound`` (value, what proves it): a bound proven without the solver; a start whose
+    objective (recomputed) meets it is optimal as it stands and no search runs for the primary.
     ``time_limit_s`` (default: the scenario's) counts from ``t0`` (default: now), so a
     caller can make it bound the whole run.
     """
@@ -243,10 +246,19 @@ def solve(
     name = m.objective_name
     rel_gap = run.settings.rel_gap
     named_start = {v.name: float(x) for v, x in start.items()} if start else None
-    run.say(f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else ""))
-    res = run.run(name, objective, maximise, start=named_start)
-    j = judge(res, objective, maximise, rel_gap)
     notes: list[str] = []
+    met = _start_meets(objective, maximise, named_start, known_bound)
+    if met is not None:
+        assert named_start is not None
+        assert known_bound is not None
+        res = BackendResult(values=dict(named_start), reported_objective=None, bound=known_bound[0], claims_optimal=False)
+        j = Judgement(Status.optimal, met, known_bound[0], gap_of(met, known_bound[0]))
+        notes.append(f"the first-fit start meets {known_bound[1]} ({known_bound[0]:,.6g}): optimal without a search")
+        run.say(notes[-1])
+    else:
+        run.say(f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else ""))
+        res = run.run(name, objective, maximise, start=named_start)
+        j = judge(res, objective, maximise, rel_gap)
     if j.doubt and named_start and run.left() > 0.05:
         note = f"{j.doubt}; re-solving without the start"
         notes.append(note)
@@ -271,6 +283,16 @@ def solve(
         _tie_breaks(run, result, objective, maximise)
     result.solve_time_s = time.perf_counter() - t0
     return result
+
+
+def _start_meets(objective: pulp.LpAffineExpression, maximise: bool, start: dict[str, float] | None,
+                 known: tuple[float, str] | None) -> float | None:
+    """The start's objective (recomputed) when it reaches a known bound, else none."""
+    if not start or known is None:
+        return None
+    value = evaluate(objective, start)
+    tol = OBJ_TOL * max(1.0, abs(known[0]))
+    return value if (value >= known[0] - tol if maximise else value <= known[0] + tol) else None
 
 
 def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression, maximise: bool) -> None:

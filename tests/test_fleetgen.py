@@ -91,9 +91,10 @@ def test_scenario_flag_needs_a_fleet_and_a_site_file(tmp_path: Path, capsys: pyt
 
 @pytest.mark.slow
 def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
-    """The 250k distinct fleet's model takes seconds to build; with 3 s for the whole run the build
-    stops by the limit less its reserve (building looks at the clock every 2,048 steps) and the
-    answer is time_limit with no plan, within the 3 s (a quarter second of slack for the clock)."""
+    """The 250k distinct fleet's model takes about 8 s to build; with 4 s for the whole run the
+    build stops by the limit less its 0.4 s reserve (building looks at the clock every 2,048
+    steps) and the answer is time_limit with no plan, within the 4 s (half a second of slack for
+    a loaded machine's clock)."""
     import time
 
     from planner.clock import Deadline
@@ -103,9 +104,9 @@ def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
     assert main(["generate-site", "--spec", "datasets/fleet-mixed-250k.gen.yaml", "-o", str(site), "--scenario", str(scen)]) == 0
     s = load_scenario(scen)
     t0 = time.perf_counter()
-    plan = plan_scenario(s, deadline=Deadline(3.0))
+    plan = plan_scenario(s, deadline=Deadline(4.0))
     took = time.perf_counter() - t0
     assert plan.status == "time_limit"
     assert plan.racks == []
     assert plan.notes == ["time limit reached while building the model: no plan (raise --time-limit)"]
-    assert took <= 3.25
+    assert took <= 4.5

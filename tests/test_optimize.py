@@ -15,7 +15,7 @@ import pytest
 
 from planner.enums import SolverName
 from planner.explainer import explain_infeasible
-from planner.loader import load_scenario
+from planner.loader import load_scenario, scenario_from_data
 from planner.pipeline import plan_scenario
 from planner.schema import Scenario
 from planner.solvers import available as available_solvers
@@ -353,3 +353,32 @@ def test_exact_jobs_that_must_be_packed_start_from_the_repaired_first_fit() -> N
     plan = plan_scenario(s)
     assert (plan.status, plan.kpis.gpus) == ("optimal", 24576)
     assert verify(plan, s).ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_sixty_four_exact_one_pod_jobs_of_five_sizes_pack_32_pods_proven_optimal(solver: str) -> None:
+    """Four Meta-shaped buildings: 32 pods of 3,072 GPU ports (192 Grand Teton racks each). 64
+    exact one-pod jobs, smallest first: 8 × 512, 10 × 1,024, 28 × 1,536, 10 × 2,048, 8 × 2,560 =
+    98,304 GPUs, every port. They fit only as pairs that sum to 3,072 (2,560 + 512, 2,048 + 1,024,
+    1,536 + 1,536), so every pod holds exactly 3,072. The demands cap the objective at 98,304 and
+    the repaired first-fit (largest first) reaches it: optimal, proven by that bound, no search."""
+    from planner.generate import BuildingSpec, SiteSpec, generate_site
+
+    site = generate_site(SiteSpec(id="four", buildings=[BuildingSpec(count=4, halls=2, pods_per_hall=4, rows_per_pod=12, positions_per_row=17,
+                                                                     pod_max_gpus=3072, pod_max_racks=200)]))
+    jobs = [(512, 8), (1024, 10), (1536, 28), (2048, 10), (2560, 8)]
+    clusters = [{"id": f"j{size}-{i}", "demand": "exact", "gpus": size, "rack_types": ["grand-teton-h100"], "max_hops": 3}
+                for size, n in jobs for i in range(n)]
+    s = scenario_from_data({"name": "pack64", "site": site.model_dump(mode="json"), "clusters": clusters,
+                            "solver": {"name": solver, "time_limit_s": 60, "rel_gap": 0.0}})
+    plan = plan_scenario(s, tie_breaks=False)
+    assert (plan.status, plan.optimality, plan.kpis.gpus, plan.bound, plan.gap) == ("optimal", "proven", 98_304, 98_304, 0.0)
+    assert "the first-fit start meets the sum of the demands (98,304): optimal without a search" in plan.notes
+    assert verify(plan, s).ok
+    pod_of = {row.id: row.pod for b in site.buildings for h in b.halls for row in h.rows}
+    per_pod: dict[str, int] = {}
+    for r in plan.racks:
+        if r.cluster:
+            per_pod[pod_of[r.row]] = per_pod.get(pod_of[r.row], 0) + 16
+    assert sorted(per_pod.values()) == [3072] * 32
