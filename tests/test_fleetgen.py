@@ -92,8 +92,8 @@ def test_scenario_flag_needs_a_fleet_and_a_site_file(tmp_path: Path, capsys: pyt
 @pytest.mark.slow
 def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
     """The 250k distinct fleet's model takes about 8 s to build; with 4 s for the whole run the
-    build stops by the limit less its 0.4 s reserve (building looks at the clock every 2,048
-    steps) and the answer is time_limit with no plan, within the 4 s (half a second of slack for
+    build stops by the limit less its 0.4 s reserve (building looks at the clock at every
+    step) and the answer is time_limit with no plan, within the 4 s (half a second of slack for
     a loaded machine's clock)."""
     import time
 

@@ -53,7 +53,10 @@ def add_expressions(m: Model) -> None:
         r = m.retrofit(key.retrofit)
         e["capex_usd"].append((var, r.cost_usd))
         e["tco_usd"].append((var, r.cost_usd * discount(years.get(key.phase, 0.0), s.costs.discount_rate)))
-    m.exprs = {name: pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c]) for name, items in e.items()}
+    m.exprs = {}
+    for name, items in e.items():
+        m.tick()
+        m.exprs[name] = pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c])
     for key in ("gpus", "gpu_phases", "pflops", "pflop_phases", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
         m.exprs.setdefault(key, pulp.LpAffineExpression())
     for g in m.groups:
