@@ -197,8 +197,9 @@ def write(sweeps: dict, gen: dict, fleet: dict) -> None:
           f"peak {_f(gen.get('peak_mb'), '{:.0f}')} MB.", ""]
     for name, (what, budget) in FLEET.items():
         L.append(f"- **{name}**: {what}" + (f", site IT power budget {budget:,} kW" if budget else ", no site budget") + "; 1% gap, 600 s.")
-    L += ["", "Decomposition stages (s): proposals (building × cluster group, parallel), master MILP, fixed demands at least cost "
-          "(budgets only), building solves (parallel), LP bound of the whole, join + verify. 'verify CLI' = `planner verify` of the "
+    L += ["", "Decomposition stages (s): proposals (counted from the site, no solve), master MILP, fixed demands at least cost "
+          "(budgets only), building solves (parallel), bound (merged relaxation; the LP of the whole only when that does not "
+          "prove the gap), join + verify. 'verify CLI' = `planner verify` of the "
           "written plan in a fresh process.", "",
           "| scenario | method | status | gap | GPUs | bound | rounds | load s | proposals s | master s | fixed s | buildings s | bound s | verify s | "
           "plan total s | save s | verify CLI s | verified | peak MB | peak MB of child processes (workers, verify CLI) |",
