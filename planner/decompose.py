@@ -33,9 +33,14 @@ Stages (``planner plan --decompose building``), all within one deadline:
    their scope's room; seconds at a million GPUs) and, only when that does not prove the gap,
    the LP relaxation of the monolithic model; the plan reports its gap to it.
 
-Never wrong: when the master has no solution, the repairs run out, or the scenario has phases,
-retrofits or installed racks (their coupling across buildings over time is not decomposed), the
-whole model answers in the time left and the plan's first note says why; only it may say
+Phases, retrofits and installed racks decompose too: each building plans its own clusters over
+every phase (room counted for a cluster's largest figure), the retrofits that change something in
+it and its installed racks (a cluster with racks installed stays in their building); the plans'
+racks and retrofits are joined. With site budgets or clusters spanning buildings they couple the
+buildings over time, and the whole model plans them.
+
+Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
+over time (above), the whole model answers in the time left and the plan's first note says why; only it may say
 infeasible. A joined plan further than the requested gap from its bound is set against the
 whole model's plan in the time left (``polish``) and the better kept. Every job carries its
 scenario as JSON (any executor).
@@ -150,7 +155,10 @@ def _groups(scenario: Scenario, data: dict) -> list[Group]:
         chunks = [[m] for m in g.members] if spanning else [g.members]
         for chunk in chunks:
             gid = chunk[0].id if spanning else g.id
-            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, chunk[0].gpus, spanning, unit,
+            head = chunk[0]
+            figures = [f for f in (head.gpus, *(head.gpus_by_phase or {}).values()) if f is not None]
+            peak = max(figures) if figures else None  # a phased cluster needs room for its largest figure
+            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, peak, spanning, unit,
                              list(g.gpu_types), g.scope, chunk[0].max_share_per_pod))
     return out
 
@@ -238,13 +246,28 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
     return out
 
 
+def _ids(building: dict) -> set[str]:
+    """IDs a building's data holds: itself, its halls, rows, power nodes and cooling zones."""
+    out = {building["id"], *(n["id"] for n in building.get("power_nodes", []))}
+    for h in building.get("halls", []):
+        out.add(h["id"])
+        out.update(x["id"] for key in ("rows", "power_nodes", "cooling_zones", "pods") for x in h.get(key, []))
+    return out
+
+
 def _sub(data: dict, building: dict, clusters: list[dict], name: str, budgets: dict | None = None,
          objective: str | None = None) -> dict:
-    """Scenario data of one building with the given clusters (and budget share)."""
-    out = {k: v for k, v in data.items() if k not in ("site", "clusters", "budgets", "name")}
+    """Scenario data of one building with the given clusters (and budget share): its own installed
+    racks and the retrofits that change something in it (phases as in the whole)."""
+    out = {k: v for k, v in data.items() if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits")}
     out["name"] = name
     out["site"] = {**data["site"], "buildings": [building]}
     out["clusters"] = clusters
+    mine = _ids(building)
+    if data.get("existing"):
+        out["existing"] = [r for r in data["existing"] if r["building"] == building["id"]]
+    if data.get("retrofits"):
+        out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine]
     if budgets:
         out["budgets"] = budgets
     if objective:
@@ -539,23 +562,32 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     limit = deadline.limit_s
     t0 = deadline.t0
     stages: dict[str, float] = {}
-    if scenario.phases or scenario.retrofits or scenario.existing:
-        return _whole(scenario, deadline, stages, 0, "phases, retrofits and installed racks couple the buildings over time", say)
+    over_time = bool(scenario.phases or scenario.retrofits or scenario.existing)
+    budgeted = scenario.budgets.it_power_kw is not None or scenario.budgets.capex_usd is not None
     data = scenario_data(scenario)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     buildings = list(bdata)
     groups = _groups(scenario, data)
+    if over_time and (budgeted or any(g.spanning for g in groups)):
+        return _whole(scenario, deadline, stages, 0, "site budgets or clusters spanning buildings couple the buildings across "
+                      "phases, retrofits or installed racks", say)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
 
-    # 1. proposals, counted from the site
+    # 1. proposals, counted from the site; a cluster with racks installed stays in their building
     props = proposals(scenario, groups, buildings)
+    home = {r.cluster: r.building for r in scenario.existing if r.cluster}
+    for g in groups:
+        pinned = {home[c["id"]] for c in g.members if c["id"] in home}
+        if pinned:
+            for b in buildings:
+                if b not in pinned:
+                    props.pop((g.id, b), None)
     stages["proposals_s"] = time.perf_counter() - t0
     say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
 
     # 2-3. master and buildings, in rounds
     solved: dict[str, tuple[str, Plan | None, str]] = {}  # building → (sub-scenario JSON, plan, error)
     committed: dict[str, tuple[str, dict[str, float] | None]] = {}  # building → (JSON, use of its fixed demands)
-    budgeted = scenario.budgets.it_power_kw is not None or scenario.budgets.capex_usd is not None
     rounds = 0
     stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
     final: dict[str, Plan] = {}
@@ -573,6 +605,11 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
         alloc, whole, use = master
         subs, fixed = _shares(groups, buildings, alloc, whole)
         offered = _offer_left(groups, buildings, props, alloc, subs)
+        given = {c["id"] for cs in subs.values() for c in cs}
+        for g in groups:  # a cluster with racks installed always stands in its building (its racks name it)
+            for c in g.members:
+                if c["id"] in home and c["id"] not in given:
+                    subs[home[c["id"]]].append(c)
         say(f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) it left out offered to the "
             "buildings with room")
         bad: list[str] = []
@@ -663,7 +700,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     # 4. the whole
     tw = time.perf_counter()
     racks = sorted((r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position))
-    value = objective_value(scenario, racks)
+    bought = [b for p in final.values() for b in p.retrofits]
+    value = objective_value(scenario, racks, [(b.id, b.phase) for b in bought])
     bounds = []
     relaxed = merged(scenario)
     if relaxed is not None:
@@ -687,7 +725,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
         status=status, optimality="proven" if status == Status.optimal else None, mode="joint", objective=scenario.objective,
         objective_value=round(value, 6),
         bound=bound, gap=gap,
-        build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks,
+        build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks, retrofits=bought,
         notes=[f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
                + (f"gap measured against {bound_from}" if bound is not None
                   else "no bound: no relaxation was solved to optimality in time")],

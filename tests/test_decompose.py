@@ -113,18 +113,32 @@ PHASES = [{"id": "q1", "start": "2027-01-01"}, {"id": "q2", "start": "2027-04-01
 
 
 def test_a_two_building_three_phase_case_matches_the_single_model() -> None:
-    """Phases couple the buildings over time: the whole model plans it, the note says so, and the
-    answer is the single model's: 512 GPUs from q1, 1,024 from q2 and 1,536 from q3 of a job
-    allowed anywhere (exact figures), 96 racks in all, objective 512·3 + 512·2 + 512·1 = 3,072."""
-    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 7,
-                   "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1536}}], phases=PHASES)
+    """Three phases, two buildings of 1,248 GPU positions, no site budget: two one-building jobs
+    growing 512 → 1,024 → 1,248 and 256 → 768 → 1,248 GPUs (exact). Each needs a building of its
+    own by q3; decomposed, each building plans its job over the phases, and the GPU-phases are the
+    single model's: (512 + 256)·3 + (512 + 512)·2 + (224 + 480)·1 = 2,304 + 2,048 + 704 = 5,056."""
+    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1248}},
+                  {"id": "late", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 256, "q2": 768, "q3": 1248}}],
+                 phases=PHASES)
     mono = plan_scenario(s)
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
-    assert d.fell_back == "phases, retrofits and installed racks couple the buildings over time"
+    assert d.fell_back is None
+    assert d.plan.objective_value == mono.objective_value == 5056
+    homes = {}
+    for r in d.plan.racks:
+        homes.setdefault(r.cluster, set()).add(r.building)
+    assert sorted(map(sorted, homes.values())) == [["B1"], ["B2"]]
+
+
+def test_phases_with_a_site_budget_go_to_the_whole_model() -> None:
+    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1024}}],
+                 phases=PHASES, budgets={"it_power_kw": 5000})
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back == ("site budgets or clusters spanning buildings couple the buildings across phases, retrofits or installed racks")
     assert d.plan.notes[0] == "decomposition handed over to the whole model: " + d.fell_back
-    assert d.plan.objective_value == mono.objective_value == 3072
-    assert len(d.plan.racks) == 96
+    assert d.plan.objective_value == plan_scenario(s).objective_value == 512 * 3 + 512 * 2
 
 
 def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
@@ -283,3 +297,36 @@ def test_the_merged_relaxation_bounds_by_rack_type_and_scope() -> None:
     capped = merged(scenario([*POD_JOBS, {**SPANNING, "gpus": 100}]))
     assert lp_bound(capped, 30) == pytest.approx(1636)
     assert merged(scenario(POD_JOBS, objective="min_capex")) is None
+
+
+def test_retrofits_and_phases_decompose_building_by_building() -> None:
+    """datasets/fleet-expansion.yaml with both jobs kept in one building (max_hops 5): four phases,
+    liquid-loop retrofits in B1, a second building from q3. Each building plans its own phases and
+    retrofits; the result verifies and equals the single model's GPU-phases."""
+    from planner.loader import load_scenario
+
+    s = load_scenario(ROOT / "datasets" / "fleet-expansion.yaml")
+    s = s.model_copy(update={"clusters": [c.model_copy(update={"max_hops": 5}) for c in s.clusters]})
+    mono = plan_scenario(s)
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back is None
+    assert d.plan.objective_value == mono.objective_value
+    assert d.plan.status == "optimal"
+
+
+def test_installed_racks_keep_their_cluster_in_their_building() -> None:
+    """Brownfield: a 256-GPU job already stands in some building; growing it to 512 and adding a
+    job of 1,248 GPUs, the installed job stays where its racks are, the new one takes the other
+    building whole: 512 + 1,248 GPUs, the single model's answer."""
+    first = plan_scenario(scenario([{"id": "old", "demand": "exact", "gpus": 256, "rack_types": [GT], "max_hops": 5}]))
+    installed = [r.model_copy(update={"existing": True}).model_dump(mode="json") for r in first.racks if r.cluster == "old"]
+    s = scenario([{"id": "old", "demand": "exact", "gpus": 512, "rack_types": [GT], "max_hops": 5},
+                  {"id": "new", "demand": "exact", "gpus": 1248, "rack_types": [GT], "max_hops": 5}], existing=installed)
+    mono = plan_scenario(s)
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back is None
+    there = {r["building"] for r in installed}
+    assert {r.building for r in d.plan.racks if r.cluster == "old"} == there
+    assert d.plan.kpis.gpus == mono.kpis.gpus == 512 + 1248
