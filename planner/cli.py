@@ -90,6 +90,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a verified plan's placement as CSV, XLSX or a NetBox device import CSV."""
+    from planner.exports import export_plan
+    from planner.fileio import check_writable
+    from planner.plan import load_plan
+
+    check_writable(args.output)
+    scenario = _load(args)
+    plan = load_plan(args.plan)
+    n = export_plan(plan, scenario, args.format, args.output)
+    print(f"wrote {args.output}: {n:,} racks ({args.format})")
+    return EXIT_OK
+
+
 def cmd_blast_radius(args: argparse.Namespace) -> int:
     """What each element's failure takes down, per cluster; and each cluster's MTBF and goodput."""
     from planner.plan import load_plan
@@ -507,6 +521,15 @@ def build_parser() -> argparse.ArgumentParser:
     vf.add_argument("scenario")
     _data_root_flag(vf)
     vf.set_defaults(func=cmd_verify)
+
+    xp = sub.add_parser("export", help="a verified plan's racks for other tools: placement CSV or XLSX, NetBox device import CSV")
+    xp.add_argument("plan", help="plan YAML (planner plan -o)")
+    xp.add_argument("scenario", help="the scenario it was made for (gives each rack's power and feeds)")
+    xp.add_argument("--format", choices=["csv", "xlsx", "netbox"], default="csv",
+                    help="csv: one row per rack; xlsx: one sheet per hall plus KPIs; netbox: NetBox device bulk-import CSV")
+    xp.add_argument("-o", "--output", required=True, help="file to write (a regular file or a new path)")
+    _data_root_flag(xp)
+    xp.set_defaults(func=cmd_export)
 
     br = sub.add_parser("blast-radius", help="what each power node, cooling zone, pod and row takes down when it fails")
     br.add_argument("plan")

@@ -79,6 +79,8 @@ def test_solve_matches_cli_engine() -> None:
     assert values["GPUs"] == f"{expected.kpis.gpus:,}"
     assert values["Status"] == "Optimal"
     assert expected.status == "optimal"
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert labels[:3] == ["Placement, one row per rack (CSV)", "Placement by hall (XLSX)", "NetBox device import (CSV)"]
 
 
 def test_bad_yaml_lists_path() -> None:

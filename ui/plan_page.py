@@ -108,4 +108,4 @@ if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded 
         if st.button("Explain", key="explain") or (my_entry(text) or {}).get("binding"):
             with st.spinner("Screening every limit, re-solving the most valuable ones…"):
                 explain_table(explain_binding(text, scenario, plan))
-downloads(text, plan, scenario.name)
+downloads(text, plan, scenario.name, scenario)

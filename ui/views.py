@@ -126,8 +126,19 @@ def explain_table(binding: dict) -> None:
         st.code(binding.get("text", ""), language=None)
 
 
-def downloads(scenario_yaml: str, plan: Plan, name: str) -> None:
-    """Plan YAML, scenario YAML and KPI CSV downloads."""
+def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
+    """Plan YAML, scenario YAML and KPI CSV downloads; with the scenario, the placement table
+    (CSV, XLSX: a sheet per hall plus KPIs) and the NetBox device import CSV, made on click."""
+    if scenario is not None and plan.racks:
+        from planner.exports import to_bytes
+
+        e1, e2, e3 = st.columns(3)
+        e1.download_button("Placement, one row per rack (CSV)", lambda: to_bytes(plan, scenario, "csv"), file_name=f"{name}.placement.csv",
+                           mime="text/csv", key="dl_placement_csv", on_click="ignore")
+        e2.download_button("Placement by hall (XLSX)", lambda: to_bytes(plan, scenario, "xlsx"), file_name=f"{name}.placement.xlsx",
+                           mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", key="dl_placement_xlsx", on_click="ignore")
+        e3.download_button("NetBox device import (CSV)", lambda: to_bytes(plan, scenario, "netbox"), file_name=f"{name}.netbox.csv",
+                           mime="text/csv", key="dl_netbox", on_click="ignore")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Download plan YAML", plan_to_yaml(plan), file_name=f"{name}.plan.yaml", mime="application/x-yaml", key="dl_plan")
     c2.download_button("Download scenario YAML", scenario_yaml, file_name=f"{name}.yaml", mime="application/x-yaml", key="dl_scenario")

@@ -22,6 +22,8 @@ class RackType(StrictModel):
     """What the rack holds."""
     description: Text = ""
     """Free text."""
+    manufacturer: Text = ""
+    """Who makes it (exports name it, e.g. NetBox's device type manufacturer); empty: unstated."""
     servers_per_rack: Int = Field(0, ge=0, le=1000)
     """Servers (or compute trays) per rack."""
     gpus_per_server: Int = Field(0, ge=0, le=1000)

@@ -1,0 +1,99 @@
+"""Exports (planner/exports.py): placement CSV and XLSX, one row per rack; NetBox device import CSV."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+from planner.exports import NETBOX_COLUMNS, PLACEMENT_COLUMNS
+from planner.loader import load_scenario
+from planner.pipeline import plan_scenario
+from planner.plan import save_plan
+
+DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+
+NETBOX_DEVICE_IMPORT_FIELDS = [
+    # NetBox's device bulk-import form (netbox/dcim/forms/bulk_import.py, DeviceImportForm.Meta.fields)
+    "name", "role", "tenant", "manufacturer", "device_type", "platform", "serial", "asset_tag", "status",
+    "site", "location", "rack", "position", "face", "latitude", "longitude", "parent", "device_bay", "airflow",
+    "virtual_chassis", "vc_position", "vc_priority", "cluster", "description", "config_template", "owner",
+    "comments", "tags",
+]
+NETBOX_REQUIRED = ["role", "manufacturer", "device_type", "status", "site"]  # the form's fields without required=False
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory):
+    s = load_scenario(DATASETS / "small-hall.yaml")
+    plan = plan_scenario(s)
+    path = tmp_path_factory.mktemp("plan") / "small.plan.yaml"
+    save_plan(plan, path)
+    return s, plan, path
+
+
+def _export(tmp_path: Path, plan_path: Path, fmt: str, name: str) -> Path:
+    out = tmp_path / name
+    assert main(["export", str(plan_path), str(DATASETS / "small-hall.yaml"), "--format", fmt, "-o", str(out)]) == 0
+    return out
+
+
+def test_placement_csv_has_one_row_per_rack_and_a_row_by_hand(small, tmp_path: Path) -> None:
+    """Small hall: every rack of the plan once; the rack at R02 position 1 is a Grand Teton rack of
+    train-gt at (1.8 m, 3.6 m) (row origin 1.2 m + 1 × 0.6 m pitch, row y 3.6 m), 21.4 kW (2 ×
+    (8 × 0.7 + 4.6) + 1 kW ToR), fed by busways BW-A1 and BW-B1."""
+    s, plan, path = small
+    rows = list(csv.DictReader(_export(tmp_path, path, "csv", "p.csv").open()))
+    assert list(rows[0]) == PLACEMENT_COLUMNS
+    assert len(rows) == len(plan.racks) + len(plan.network_racks)
+    assert {(r["row"], r["position"]) for r in rows} == {(r.row, str(r.position)) for r in plan.racks}
+    r = next(x for x in rows if (x["row"], x["position"]) == ("R02", "1"))
+    assert r == {"building": "B1", "hall": "H1", "row": "R02", "position": "1", "x_m": "1.8", "y_m": "3.6", "rack_type": "grand-teton-h100",
+                 "kind": "gpu", "cluster": "train-gt", "phase": "", "kw": "21.4", "feeds": "BW-A1+BW-B1", "link_class": r["link_class"],
+                 "existing": "False"}
+    assert r["link_class"] in {"dac", "aec", "mmf", "smf"}
+    assert sum(float(x["kw"]) for x in rows) == pytest.approx(plan.kpis.racks_kw)
+
+
+def test_xlsx_has_a_sheet_per_hall_and_the_kpis(small, tmp_path: Path) -> None:
+    import openpyxl
+
+    s, plan, path = small
+    wb = openpyxl.load_workbook(_export(tmp_path, path, "xlsx", "p.xlsx"), read_only=True)
+    assert wb.sheetnames == ["KPIs", "H1"]
+    hall = list(wb["H1"].values)
+    assert list(hall[0]) == PLACEMENT_COLUMNS
+    assert len(hall) - 1 == len(plan.racks)
+    kpis = {row[0]: row[1] for row in list(wb["KPIs"].values)[1:]}
+    assert kpis["gpus"] == plan.kpis.gpus == 1080
+    assert kpis["status"] == "optimal"
+
+
+def test_netbox_csv_uses_netbox_import_fields_and_a_row_by_hand(small, tmp_path: Path) -> None:
+    s, plan, path = small
+    text = _export(tmp_path, path, "netbox", "nb.csv").read_text()
+    rows = list(csv.DictReader(text.splitlines()))
+    assert NETBOX_COLUMNS == list(rows[0])
+    assert set(NETBOX_COLUMNS) <= set(NETBOX_DEVICE_IMPORT_FIELDS)
+    assert set(NETBOX_REQUIRED) <= set(NETBOX_COLUMNS)
+    assert len(rows) == len(plan.racks)
+    assert len({r["name"] for r in rows}) == len(rows)  # NetBox device names are unique per site
+    r = next(x for x in rows if x["name"] == "R02-01")
+    assert r == {"name": "R02-01", "role": "gpu", "manufacturer": "generic", "device_type": "grand-teton-h100", "status": "planned",
+                 "site": "B1", "location": "H1", "rack": "R02-01", "position": "1", "face": "front", "description": "cluster train-gt"}
+    assert {x["face"] for x in rows} == {"front"}
+    assert {x["status"] for x in rows} <= {"planned", "active"}  # NetBox DeviceStatusChoices values
+
+
+def test_a_plan_for_another_scenario_is_not_exported(small, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, plan, path = small
+    out = tmp_path / "x.csv"
+    assert main(["export", str(path), str(DATASETS / "dr-hall.yaml"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the plan does not verify against scenario 'dr-hall'" in err
+    assert "export only a plan made for it" in err
+    assert not out.exists()
+    assert main(["export", str(path), str(DATASETS / "small-hall.yaml"), "--format", "pdf", "-o", str(out)]) == 2
+    assert "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox')" in capsys.readouterr().err
