@@ -412,23 +412,44 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def different_questions(names: list[str], plans: list) -> str | None:
+    """One line when plans answer different scenarios (name or hash differ), else none: said before
+    any difference is listed, since their racks and KPIs then differ for that reason first."""
+    keys = {(p.scenario_name, p.scenario_hash) for p in plans}
+    if len(keys) <= 1:
+        return None
+    return "note: these plans answer different scenarios: " + "; ".join(
+        f"{n}: '{p.scenario_name}' (hash {p.scenario_hash or 'none'})" for n, p in zip(names, plans, strict=True))
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Plans side by side: KPIs, costs, tightest limits."""
+    """Plans side by side: KPIs, costs, tightest limits (with two plans, a B − A column)."""
     from planner.kpis import CAPEX_PARTS
     from planner.plan import load_plan
 
     plans = [load_plan(p) for p in args.plans]
-    rows = [("", *(Path(p).name for p in args.plans)), ("scenario", *(p.scenario_name for p in plans)), ("status", *(p.status.value for p in plans))]
+    names = [Path(p).name for p in args.plans]
+    if (line := different_questions(names, plans)) is not None:
+        print(line)
+    two = len(plans) == 2
+    rows = [("", *names, *(["B - A"] if two else [])), ("scenario", *(p.scenario_name for p in plans), *([""] if two else [])),
+            ("status", *(p.status.value for p in plans), *([""] if two else []))]
     fields = ["gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", *(f for _, f in CAPEX_PARTS), "opex_usd_per_year", "tco_usd",
               "usd_per_gpu_hour", "usd_per_useful_gpu_hour", "stranded_kw"]
     for f in fields:
-        rows.append((f, *("-" if p.kpis is None else f"{getattr(p.kpis, f):,.3f}" if f.startswith("usd_per") else f"{getattr(p.kpis, f):,.0f}" for p in plans)))
+        fmt = "{:,.3f}" if f.startswith("usd_per") else "{:,.0f}"
+        cells = ["-" if p.kpis is None else fmt.format(getattr(p.kpis, f)) for p in plans]
+        if two:
+            a, b = plans
+            cells.append("-" if a.kpis is None or b.kpis is None else
+                         ("+" if getattr(b.kpis, f) - getattr(a.kpis, f) >= 0 else "") + fmt.format(getattr(b.kpis, f) - getattr(a.kpis, f)))
+        rows.append((f, *cells))
     for i in range(3):
         cells = []
         for p in plans:
             tight = sorted((u for u in p.utilisation or [] if u.limit > 0), key=lambda u: -u.worst_share)
             cells.append(f"{tight[i].id} {tight[i].worst_share:.0%}" if len(tight) > i else "-")
-        rows.append((f"tightest {i + 1}", *cells))
+        rows.append((f"tightest {i + 1}", *cells, *([""] if two else [])))
     _print_table(rows)
     return EXIT_OK
 
@@ -438,6 +459,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from planner.plan import load_plan
 
     a, b = load_plan(args.plan_a), load_plan(args.plan_b)
+    if (line := different_questions([args.plan_a, args.plan_b], [a, b])) is not None:
+        print(line)
 
     def key(r):
         return (r.rack_type, r.cluster)

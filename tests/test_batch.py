@@ -155,7 +155,9 @@ def test_cli_batch_frontier_and_compare(tmp_path: Path) -> None:
     plans = [str(out / p) for p in t["plan"][:2]]
     r = subprocess.run([sys.executable, "-m", "planner.cli", "compare", *plans], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0
-    assert r.stdout.splitlines()[3].split()[0] == "gpus"
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("note: these plans answer different scenarios: ")  # two sweep points: two questions
+    assert lines[4].split()[0] == "gpus"
 
 
 @settings(max_examples=200, deadline=None)

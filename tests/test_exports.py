@@ -97,3 +97,25 @@ def test_a_plan_for_another_scenario_is_not_exported(small, tmp_path: Path, caps
     assert not out.exists()
     assert main(["export", str(path), str(DATASETS / "small-hall.yaml"), "--format", "pdf", "-o", str(out)]) == 2
     assert "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox')" in capsys.readouterr().err
+
+
+def test_compare_and_diff_say_first_when_plans_answer_different_scenarios(small, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """small-hall places 1,080 GPUs, dr-hall 864: compare's B − A column says -216, and both
+    commands open with the line naming the two scenarios and their hashes; a plan compared with
+    itself gets no such line and a zero delta."""
+    s, plan, path = small
+    other = tmp_path / "dr.plan.yaml"
+    dr = plan_scenario(load_scenario(DATASETS / "dr-hall.yaml"))
+    save_plan(dr, other)
+    assert main(["compare", str(path), str(other)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"note: these plans answer different scenarios: small.plan.yaml: 'small-hall' (hash {plan.scenario_hash}); "
+                      f"dr.plan.yaml: 'dr-hall' (hash {dr.scenario_hash})")
+    gpus = next(line for line in out if line.startswith("gpus "))
+    assert gpus.split()[1:] == ["1,080", "864", "-216"]
+    assert main(["diff", str(path), str(other)]) == 0
+    assert capsys.readouterr().out.startswith("note: these plans answer different scenarios: ")
+    assert main(["compare", str(path), str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert not out[0].startswith("note:")
+    assert next(line for line in out if line.startswith("gpus ")).split()[1:] == ["1,080", "1,080", "+0"]
