@@ -275,11 +275,6 @@ def _sub(data: dict, building: dict, clusters: list[dict], name: str, budgets: d
     return out
 
 
-def _as_max(c: dict) -> dict:
-    """A cluster as "as many as fit, up to its own figure"."""
-    return {k: v for k, v in {**c, "demand": "max"}.items() if k != "gpus_by_phase"}
-
-
 # ------------------------------------------------------------------ master
 
 
