@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.state import pending_banner, sync_url
+
 st.set_page_config(page_title="GPU fleet planner", layout="wide")
 page = st.navigation(
     [
@@ -18,7 +20,12 @@ page = st.navigation(
     ]
 )
 try:
-    page.run()
+    if page.title != "Scenario":
+        pending_banner()
+    try:
+        page.run()
+    finally:
+        sync_url()  # a page switch drops the query: the URL names the scenario again
 except Exception as e:  # noqa: BLE001 - Streamlit's own stop/rerun signals are not Exceptions
     st.error(f"Something went wrong on this page ({type(e).__name__}: {str(e)[:300]}). The scenario is unchanged; "
              "reload the page or load a shipped scenario.")

@@ -32,7 +32,7 @@ def open_page(page: str, **params: str) -> AppTest:
 
 def load(at: AppTest, name: str) -> AppTest:
     at.switch_page("ui/scenario_page.py").run()
-    at.selectbox(key="shipped").select(name).run()
+    at.selectbox(key=next(w.key for w in at.selectbox if w.key and w.key.startswith("shipped_"))).select(name).run()
     at.button(key="load_shipped").click().run()
     return at
 
@@ -43,6 +43,13 @@ def form_key(at: AppTest, prefix: str) -> str:
     keys = [w.key for w in widgets if w.key and w.key.startswith(prefix + "_") and len(w.key) == len(prefix) + 13]
     assert len(keys) == 1, keys
     return keys[0]
+
+
+def apply_knobs(at: AppTest) -> AppTest:
+    """Press the Scenario page's Apply changes (its key is tied to the loaded scenario), after the
+    rerun a browser makes for the last widget change."""
+    at.run()
+    return at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("apply_") and b.key != "apply_upload")).click().run()
 
 
 def _param(at: AppTest, name: str) -> str:
@@ -119,7 +126,7 @@ def test_form_changes_reach_the_solve() -> None:
     at = open_page("ui/scenario_page.py")
     at.selectbox(key=form_key(at, "demand_nvl-infer")).select("exact")
     at.number_input(key=form_key(at, "gpus_nvl-infer")).set_value(72)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    apply_knobs(at)
     assert not at.exception
     edited = load_scenario_text(at.session_state.scenario_yaml)
     assert (edited.clusters[1].demand.value, edited.clusters[1].gpus) == ("exact", 72)
@@ -135,7 +142,7 @@ def test_form_changes_reach_the_solve() -> None:
 def test_loading_another_scenario_resets_the_form_and_the_plan_page_says_what_is_active() -> None:
     at = open_page("ui/scenario_page.py")
     at.number_input(key=form_key(at, "capex")).set_value(30e6)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    apply_knobs(at)
     assert load_scenario_text(at.session_state.scenario_yaml).budgets.capex_usd == 30e6
     at.switch_page("ui/plan_page.py").run()
     assert "capex budget **$30,000,000**" in at.markdown[0].value
@@ -164,7 +171,7 @@ def test_a_reload_keeps_the_loaded_and_the_edited_scenario() -> None:
     again = app(scenario="dr-hall").run()
     assert again.title[0].value == "Plan: dr-hall"
     at.number_input(key=form_key(at, "capex")).set_value(12e6)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    apply_knobs(at)
     key = _param(at, "s")
     assert "scenario" not in at.query_params
     reloaded = app(s=key).run()
@@ -176,7 +183,7 @@ def test_every_shipped_scenario_is_in_the_picker() -> None:
     at = open_page("ui/scenario_page.py")
     shipped = sorted(p.name.removesuffix(".yaml") for p in (ROOT / "datasets").glob("*.yaml")
                      if not p.name.endswith((".site.yaml", ".gen.yaml")) and p.name != "catalog.yaml")
-    assert sorted(at.selectbox(key="shipped").options) == shipped
+    assert sorted(next(w for w in at.selectbox if w.key and w.key.startswith("shipped_")).options) == shipped
     assert "region-100k-pods" in shipped
 
 
@@ -407,7 +414,7 @@ def test_failover_policy_knob_on_the_scenario_page() -> None:
     at.selectbox(key=key).select("cap")
     ratio = [w.key for w in at.number_input if w.key and w.key.startswith("capratio_infer_")][0]
     at.number_input(key=ratio).set_value(0.5)
-    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("FormSubmitter:knobs_"))).click().run()
+    apply_knobs(at)
     assert not at.error, errors(at)
     assert "on_power_failure: cap" in at.session_state.scenario_yaml
     assert "cap_ratio: 0.5" in at.session_state.scenario_yaml
@@ -430,3 +437,72 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
     assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
     assert list(table["gpus"]) == [24576, 24576]
     assert list(table["switches"]) == [1647, 1920]
+
+
+def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_plan() -> None:
+    # (a sidebar page switch that drops the query is a browser matter: tests/test_browser.py)
+    at = load(app(), "dr-hall")
+    for page in ("ui/plan_page.py", "ui/phases_page.py", "ui/compare_page.py", "ui/reliability_page.py", "ui/sweep_page.py"):
+        at.switch_page(page).run()
+        assert dict(at.query_params) == {"scenario": "dr-hall"}, page
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    assert dict(at.query_params) == {"scenario": "dr-hall", "plan": "1"}
+    # the copied link in a fresh browser: same scenario, its plan shown again without pressing Solve
+    fresh = app(scenario="dr-hall", plan="1").run()
+    assert fresh.title[0].value == "Plan: dr-hall"
+    assert {m.label: m.value for m in fresh.metric}["GPUs"] == "864"
+    # an unsolved link stays unsolved
+    assert not app(scenario="dr-hall").run().metric
+
+
+def test_an_edited_scenarios_link_reopens_it_and_a_lost_one_says_so() -> None:
+    at = open_page("ui/scenario_page.py")
+    at.number_input(key=form_key(at, "capex")).set_value(12e6)
+    apply_knobs(at)
+    key = _param(at, "s")
+    at.switch_page("ui/phases_page.py").run()
+    assert _param(at, "s") == key
+    reopened = open_page("ui/scenario_page.py", s=key)
+    assert reopened.subheader[0].value == "In effect: small-hall (reopened from a link)"
+    lost = app(s="f" * 32).run()
+    assert [w.value for w in lost.warning] == [
+        "The link names a scenario this server no longer keeps (key ffffffffffff…, kept only while the server runs); "
+        "opened small-hall instead. Upload the scenario YAML again on the Scenario page."]
+    assert lost.title[0].value == "Plan: small-hall"
+    assert _param(lost, "scenario") == "small-hall"
+    wrong = app(scenario="no-such").run()
+    assert [w.value for w in wrong.warning] == ["The link names no shipped scenario ('no-such'); opened small-hall instead."]
+
+
+def test_the_scenario_page_names_what_is_in_effect_and_keeps_unapplied_edits_visible() -> None:
+    at = open_page("ui/scenario_page.py")
+    assert at.subheader[0].value == "In effect: small-hall (shipped)"
+    # small-hall by hand: 8 rows x 20 positions less 2 reserved less 2 pods' network-rack spots = 156;
+    # one root, the 2,500 kW utility; two pods; clusters: max (no figure) and 144 GPUs
+    assert [(m.label, m.value) for m in at.metric] == [
+        ("buildings", "1"), ("halls", "1"), ("rack positions", "156"), ("power MW (rated, roots)", "2.5"), ("pods", "2"),
+        ("clusters (GPUs asked)", "2 (144)")]
+    at.number_input(key=form_key(at, "capex")).set_value(12e6).run()
+    at.selectbox(key=form_key(at, "demand_nvl-infer")).select("exact").run()
+    pending = "- capex budget (USD) none → 12,000,000\n- cluster nvl-infer: demand at_least → exact"
+    assert pending in at.warning[0].value
+    assert at.warning[0].value.startswith("**2 unapplied edits**")
+    at.switch_page("ui/plan_page.py").run()
+    assert [w.value for w in at.sidebar.warning] == ["2 unapplied edits on the Scenario page: kept there; apply or discard them."]
+    assert "no capex budget" in at.markdown[0].value  # the Plan page solves the scenario in effect
+    at.switch_page("ui/scenario_page.py").run()
+    assert at.number_input(key=form_key(at, "capex")).value == 12e6
+    assert pending in at.warning[0].value
+    apply_knobs(at)
+    assert at.subheader[0].value == "In effect: small-hall (edited from the shipped small-hall)"
+    assert [s.value for s in at.success] == [
+        "Applied to small-hall: capex budget (USD) none → 12,000,000; cluster nvl-infer: demand at_least → exact. "
+        "The Plan page now solves this edited scenario."]
+    assert not at.warning
+    # discard drops the edits and puts the widgets back to the scenario's values
+    at.number_input(key=form_key(at, "itkw")).set_value(500.0).run()
+    assert at.warning
+    at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("discard_"))).click().run()
+    assert not at.warning
+    assert at.number_input(key=form_key(at, "itkw")).value == 0.0

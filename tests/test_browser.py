@@ -165,3 +165,61 @@ def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
         page.screenshot(path=str(OUT / "6-reliability.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def _launch(p):
+    return p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+
+
+def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_links(server: str, tmp_path: Path) -> None:
+    """Shipped: solve dr-hall-flex, switch pages in the sidebar, reload, open the copied URL in a
+    fresh browser: same scenario, plan shown again. Uploaded: the copied URL reopens it too."""
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.goto(f"{server}/?scenario=dr-hall-flex")
+        page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Phases").click()
+        page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
+        page.wait_for_function("() => location.search.includes('scenario=dr-hall-flex')", timeout=10_000)
+        assert "plan=1" in page.url
+        page.reload()
+        page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Plan").click()
+        page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)  # the plan, shown again after the reload
+        copied = page.url
+        fresh = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+        fresh.goto(copied)
+        fresh.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
+        fresh.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        fresh.screenshot(path=str(OUT / "7-copied-link.png"), full_page=True)
+
+        # an uploaded scenario: renamed so nothing shipped carries its name
+        up = tmp_path / "my-hall.yaml"
+        up.write_text((ROOT / "datasets/dr-hall.yaml").read_text().replace("name: dr-hall", "name: my-hall", 1))
+        page.get_by_role("link", name="Scenario").click()
+        page.get_by_role("heading", name="In effect: dr-hall-flex (shipped)").wait_for(timeout=60_000)
+        page.get_by_text("Upload YAML (scenario, site or catalog)").click()
+        page.locator('input[type="file"]').set_input_files(str(up))
+        page.wait_for_timeout(1000)
+        page.get_by_role("button", name="Apply", exact=True).click()
+        page.get_by_role("heading", name="In effect: my-hall (uploaded)").wait_for(timeout=60_000)
+        page.wait_for_function("() => location.search.includes('s=')", timeout=10_000)
+        page.screenshot(path=str(OUT / "8-scenario-uploaded.png"), full_page=True)
+        page.get_by_role("link", name="Compare").click()
+        page.get_by_role("heading", name="Compare variants of my-hall").wait_for(timeout=60_000)
+        page.wait_for_function("() => location.search.includes('s=')", timeout=10_000)
+        other = browser.new_context().new_page()
+        other.goto(page.url)
+        other.get_by_role("heading", name="Compare variants of my-hall").wait_for(timeout=60_000)
+        other.get_by_role("link", name="Scenario").click()
+        other.get_by_role("heading", name="In effect: my-hall (reopened from a link)").wait_for(timeout=60_000)
+        for pg in (page, fresh, other):
+            assert pg.locator('[data-testid="stException"]').count() == 0
+        browser.close()

@@ -41,9 +41,10 @@ with st.expander("Open a plan YAML"):
                 show_problems([str(v) for v in rep.violations], f"The plan {up.name}")
 
 entry = my_entry(text)
-if st.button("Solve", type="primary", key="solve"):
+again = entry is None and st.session_state.pop("resolve", False)  # a reload or shared link of a solved plan
+if st.button("Solve", type="primary", key="solve") or again:
     st.session_state.pop("uploaded_plan", None)
-    with st.status("Solving…", expanded=True) as box:
+    with st.status("Solving…" if not again else "Showing the plan this link was solved to (cached, or solved again)…", expanded=True) as box:
         entry = solve_text(text, scenario, box)
         done = plan_of(entry)
         if done is None:

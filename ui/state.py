@@ -77,16 +77,42 @@ def remember_upload(name: str, data: bytes) -> None:
 
 def set_current(text: str, source: str) -> None:
     """Make a self-contained scenario text the current one; the URL remembers it."""
-    key = scenario_key(text)
     st.session_state.scenario_yaml = text
     st.session_state.scenario_source = source
     st.session_state.pop("uploaded_plan", None)
-    texts().put(key, text)
-    st.query_params.clear()
-    if source in SHIPPED:
-        st.query_params["scenario"] = source
-    else:
-        st.query_params["s"] = key
+    texts().put(scenario_key(text), text)
+    sync_url()
+
+
+def pending_banner() -> None:
+    """In the sidebar of every page: the Scenario page's edits not yet applied, if any."""
+    held = st.session_state.get("pending_edits") or {}
+    text = st.session_state.get("scenario_yaml")
+    n = len(held.get("values", {}))
+    if n and text is not None and held.get("key") == scenario_key(text)[:12]:
+        st.sidebar.warning(f"{n} unapplied edit{'s' if n != 1 else ''} on the Scenario page: kept there; apply or discard them.")
+
+
+def url_params() -> dict[str, str]:
+    """What the URL says about this session: the shipped scenario's name (``scenario``) or the
+    key of an edited or uploaded one (``s``), and ``plan=1`` once the session solved it
+    (a reload or a shared link then shows the plan again: cached, or solved anew)."""
+    text = st.session_state.get("scenario_yaml")
+    if text is None:
+        return {}
+    source = st.session_state.get("scenario_source")
+    params = {"scenario": source} if source in SHIPPED else {"s": scenario_key(text)}
+    if my_entry(text) is not None and "plan" in (my_entry(text) or {}):
+        params["plan"] = "1"
+    return params
+
+
+def sync_url() -> None:
+    """Put the session's scenario back in the URL (a page switch in the sidebar drops the query;
+    app.py calls this after every page run)."""
+    want = url_params()
+    if want:  # always written: the server's copy of the query may be stale after a page switch
+        st.query_params.from_dict(want)
 
 
 def load_shipped(name: str) -> None:
@@ -123,15 +149,22 @@ def show_problems(problems: list[str], what: str = "The scenario") -> None:
 
 
 def _restore() -> None:
-    """A fresh session: the scenario the URL names (after a reload), else the default."""
+    """A fresh session (a reload, a shared link): the scenario the URL names, else the default
+    with a warning saying why; ``plan=1`` asks the Plan page to show its plan again."""
     params = st.query_params
     key = params.get("s")
+    name = params.get("scenario")
+    st.session_state.resolve = params.get("plan") == "1"
     text = texts().get(key) if key else None
     if text is not None:
         st.session_state.scenario_yaml = text
         st.session_state.scenario_source = "restored"
         return
-    name = params.get("scenario")
+    if key:
+        st.session_state.url_warning = (f"The link names a scenario this server no longer keeps (key {key[:12]}…, kept only while the "
+                                        f"server runs); opened {DEFAULT_SCENARIO} instead. Upload the scenario YAML again on the Scenario page.")
+    elif name and name not in SHIPPED:
+        st.session_state.url_warning = f"The link names no shipped scenario ('{name[:60]}'); opened {DEFAULT_SCENARIO} instead."
     load_shipped(name if name in SHIPPED else DEFAULT_SCENARIO)
 
 
@@ -139,6 +172,9 @@ def current_scenario() -> Scenario | None:
     """The scenario being worked on."""
     if "scenario_yaml" not in st.session_state:
         _restore()
+    warning = st.session_state.pop("url_warning", None)
+    if warning:
+        st.warning(warning)
     scenario, problems = parse_scenario_text(st.session_state.scenario_yaml)
     if problems:
         show_problems(problems)
