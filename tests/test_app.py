@@ -217,8 +217,12 @@ def test_explain_table_in_dashboard() -> None:
     table = at.dataframe[-1].value
     first = table.iloc[0]
     assert first["limit"].startswith("power UPS-")
-    assert first["+GPUs"] == 96
+    assert first["+GPUs"] == "96"
     assert list(table.columns[:4]) == ["limit", "use %", "when", "relaxation"]
+    assert "0" not in set(table["+GPUs"])  # rows that buy nothing are folded away
+    # pressing anything else keeps the explanation open with its result
+    at.radio(key="plan_color").set_value("cluster").run()
+    assert at.dataframe[-1].value.iloc[0]["+GPUs"] == "96"
 
 
 def test_large_site_shows_an_overview_and_says_top_n() -> None:
@@ -228,7 +232,7 @@ def test_large_site_shows_an_overview_and_says_top_n() -> None:
     assert any(s.value.startswith("Site overview: 4 buildings, ") for s in at.subheader)
     overview = at.dataframe[0].value
     assert list(overview.columns) == ["building", "hall", "positions", "racks", "GPUs", "IT MW", "worst power use %", "worst cooling use %"]
-    assert overview["GPUs"].sum() == int({m.label: m.value for m in at.metric}["GPUs"].replace(",", ""))
+    assert sum(int(g.replace(",", "")) for g in overview["GPUs"]) == int({m.label: m.value for m in at.metric}["GPUs"].replace(",", ""))
     assert len(overview) == sum(len(b.halls) for b in load_scenario(ROOT / "datasets/region-100k.yaml").site.buildings)
 
 
@@ -241,8 +245,8 @@ def test_compare_two_variants() -> None:
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table.index) == ["A", "B"]
-    assert table.loc["A", "gpus"] == 1080
-    assert 0 < table.loc["B", "gpus"] < 1080
+    assert table.loc["A", "GPUs"] == "1,080"
+    assert 0 < int(table.loc["B", "GPUs"].replace(",", "")) < 1080
     assert list(table["status"]) == ["optimal", "optimal"]
 
 
@@ -331,7 +335,7 @@ def test_phases_page_compares_joint_and_rolling() -> None:
     at.button(key="solve_rolling").click().run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == (2216, 1768)
+    assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == ("2,216", "1,768")
     assert any("Regret of rolling against joint: **+448 GPUs**" in m.value for m in at.markdown)
     assert len(at.dataframe) >= 2
     assert list(at.dataframe[1].value["phase"]) == ["q1", "q2", "q3", "q4"]
@@ -360,16 +364,20 @@ def test_sweep_page_runs_a_grid_shows_the_frontier_and_opens_a_point(tmp_path: P
     assert not at.error, errors(at)
     table = at.dataframe[0].value
     assert list(table["point"]) == ["p0001", "p0002"]
-    gpus = list(table["gpus"])  # p0001: no cap (TDP), p0002: 600 W
-    assert table["gpu_power_cap_w"].isna().tolist() == [True, False]
+    gpus = [int(g.replace(",", "")) for g in table["GPUs"]]  # p0001: no cap (TDP), p0002: 600 W
+    assert list(table["GPU power cap W"]) == ["—", "600"]
     assert gpus[0] == 1080
     assert gpus[1] >= 1080
     assert set(table["status"]) == {"optimal"}
     at.selectbox(key="sweep_pick").select("p0001").run()
     at.button(key="sweep_open").click().run()
     assert not at.exception, at.exception
-    assert at.title[0].value == "Plan: small-hall"
+    assert at.title[0].value == "Plan: small-hall · sweep variant p0001"
+    assert [i.value for i in at.info][0] == ("The sweep's variant p0001 (gpu_power_cap_w = as in the scenario, power_budget_ratio = as in the scenario) replaced the scenario in effect "
+                                             "(was small-hall); the Scenario page shows it and this page's URL reopens it.")
     assert any("Showing the opened plan" in s.value for s in at.success)
+    at.switch_page("ui/scenario_page.py").run()
+    assert at.subheader[0].value == "In effect: small-hall (the sweep's variant p0001)"
 
 
 def test_sweep_page_reports_a_bad_value() -> None:
@@ -435,8 +443,8 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
     assert not at.error, errors(at)
     table = at.dataframe[0].value
     assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
-    assert list(table["gpus"]) == [24576, 24576]
-    assert list(table["switches"]) == [1647, 1920]
+    assert list(table["GPUs"]) == ["24,576", "24,576"]
+    assert list(table["switches"]) == ["1,647", "1,920"]
 
 
 def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_plan() -> None:

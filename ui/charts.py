@@ -24,8 +24,14 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def _amount(v: float) -> str:
+    """A bar label: thousands separators, no decimals at 100 and above."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}".removesuffix(".0")
+
+
 def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None:
-    """Horizontal bars of use ÷ limit for one kind of limit: normal and worst single failure."""
+    """Horizontal bars of use ÷ limit for one kind of limit, normal and worst single failure, each
+    labelled with the use and the limit in their unit (kW, ports, racks, USD)."""
     every = sorted((u for u in plan.utilisation or [] if u.kind == kind and u.limit > 0), key=lambda u: (-u.worst_share, u.id))
     items = every[:top]
     if not items:
@@ -34,12 +40,16 @@ def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None
     names = [u.id for u in items][::-1]
     fig = go.Figure()
     fig.add_bar(y=names, x=[u.share * 100 for u in items][::-1], orientation="h", name="normal",
-                hovertext=[f"{u.value:,.1f} of {u.limit:,.1f} {u.unit}" for u in items][::-1], marker_color="#1f5fa8")
+                text=[f"{_amount(u.value)} of {_amount(u.limit)} {u.unit}" for u in items][::-1], textposition="auto", cliponaxis=False,
+                hovertext=[f"{u.value:,.1f} of {u.limit:,.1f} {u.unit} ({u.share:.0%})" for u in items][::-1], marker_color="#1f5fa8")
     if kind == LimitKind.power_node:
+        worst = [max(u.value, u.worst_value or 0) for u in items]
         fig.add_bar(y=names, x=[u.worst_share * 100 for u in items][::-1], orientation="h", name="worst N-1",
-                    hovertext=[f"{max(u.value, u.worst_value or 0):,.1f} of {u.limit:,.1f} kW when {u.worst_failure or '-'} fails" for u in items][::-1],
+                    text=[f"{_amount(w)} of {_amount(u.limit)} kW" for w, u in zip(worst, items, strict=True)][::-1], textposition="auto", cliponaxis=False,
+                    hovertext=[f"{w:,.1f} of {u.limit:,.1f} kW when {u.worst_failure or 'nothing'} fails ({u.worst_share:.0%})"
+                               for w, u in zip(worst, items, strict=True)][::-1],
                     marker_color="#e07b00")
     fig.add_vline(x=100, line_dash="dash", line_color="#c23b3b")
     fig.update_layout(title=title, barmode="group", height=120 + 22 * len(items) * (2 if kind == LimitKind.power_node else 1),
-                      xaxis={"title": "% of usable limit", "range": [0, 110]}, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})
+                      xaxis={"title": "% of usable limit (bar labels: use of limit)", "range": [0, 125]}, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h"})
     return fig

@@ -9,6 +9,7 @@ from planner.errors import InputError
 from planner.variants import apply_changes, scenario_yaml
 from ui.charts import kpi_table
 from ui.floorplan import floor_figure
+from ui.format import show_table
 from ui.state import current_scenario, plan_of, show_problems, solve_text
 
 scenario = current_scenario()
@@ -61,7 +62,8 @@ if results:
     plans = {n: p for n, (_, p, _) in results.items() if p is not None}
     if plans:
         st.subheader("KPIs")
-        st.dataframe(kpi_table(plans), key="compare_kpis", width="stretch")
+        show_table(kpi_table(plans), "compare_kpis", why_empty="not stated for this plan (no fabric designed, or no gap: not a MIP answer)",
+                   hide_index=False)
     cols = st.columns(len(results))
     for col, (name, (v, p, entry)) in zip(cols, results.items(), strict=True):
         col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status.value}" if p and p.kpis else f"**{name}**: {entry.get('error', 'no plan')}")

@@ -121,6 +121,8 @@ def in_effect(scenario: Scenario) -> None:
     Apply or load said in words."""
     source = st.session_state.get("scenario_source", "")
     origin = ORIGIN.get(source, "shipped")
+    if source.startswith("sweep "):
+        origin = f"the sweep's variant {source.removeprefix('sweep ')}"
     if source == "edited" and st.session_state.get("edited_from"):
         origin = f"edited from the shipped {st.session_state.edited_from}"
     st.subheader(f"In effect: {scenario.name} ({origin})")

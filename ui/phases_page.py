@@ -10,6 +10,7 @@ from planner.enums import Status
 from planner.kpis import capex_parts
 from ui.colors import cluster_colors
 from ui.floorplan import floor_figure
+from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
 
 scenario = current_scenario()
@@ -44,11 +45,11 @@ if len(plans) == 2:
     rows = {}
     for mode, p in plans.items():
         k = p.kpis
-        rows[mode] = {"status": p.status.value, "GPUs": k.gpus if p.status.has_plan else 0, "objective": p.objective_value,
-                      "capex USD": round(k.capex_usd), "TCO USD": round(k.tco_usd), "USD per GPU-hour": round(k.usd_per_gpu_hour, 3),
-                      "retrofits": ", ".join(f"{b.id} ({b.phase})" for b in p.retrofits) or "-"}
+        rows[mode] = {"status": p.status.value, "gpus": k.gpus if p.status.has_plan else 0, f"objective ({scenario.objective})": p.objective_value,
+                      "capex_usd": k.capex_usd, "tco_usd": k.tco_usd, "usd_per_gpu_hour": k.usd_per_gpu_hour,
+                      "retrofits": ", ".join(f"{b.id} ({b.phase})" for b in p.retrofits) or None}
     table = pd.DataFrame.from_dict(rows, orient="index")
-    st.dataframe(table, key="modes_table", width="stretch")
+    show_table(table, "modes_table", why_empty="no retrofit bought, or no objective value (no plan)", hide_index=False)
     j, r = plans["joint"], plans["rolling"]
     if j.status.has_plan and r.status.has_plan:
         st.markdown(f"Regret of rolling against joint: **{j.kpis.gpus - r.kpis.gpus:+,} GPUs** at the end, "
@@ -78,7 +79,7 @@ if plan.phases:
                       yaxis={"title": "GPUs"}, yaxis2={"title": "MW", "overlaying": "y", "side": "right"}, legend={"orientation": "h"},
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
     st.plotly_chart(fig, key="timeline", width="stretch")
-    st.dataframe(pd.DataFrame([p.model_dump() for p in plan.phases]), key="phase_table", width="stretch", hide_index=True)
+    show_table(pd.DataFrame([p.model_dump() for p in plan.phases]), "phase_table", why_empty="nothing near its limit in this phase")
 
     st.subheader("Floor plan at a phase")
     c1, c2 = st.columns([1, 2])

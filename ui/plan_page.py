@@ -9,6 +9,7 @@ from planner.errors import InputError
 from planner.figures import plan_figures
 from planner.plan import plan_from_text
 from planner.verifier import verify
+from ui.format import show_table
 from ui.state import UPLOAD_MB, current_scenario, explain_binding, my_entry, plan_of, scenario_key, show_problems, solve_text
 from ui.views import active_settings, downloads, explain_table, floor_plan, kpi_cards, site_overview, utilisation
 
@@ -17,7 +18,10 @@ if scenario is None:
     st.stop()
 text = st.session_state.scenario_yaml
 skey = scenario_key(text)[:12]
-st.title(f"Plan: {scenario.name}")
+source = st.session_state.get("scenario_source", "")
+st.title(f"Plan: {scenario.name}" + (f" · sweep variant {source.removeprefix('sweep ')}" if source.startswith("sweep ") else ""))
+if st.session_state.get("sweep_opened") and source.startswith("sweep "):
+    st.info(st.session_state.sweep_opened)
 if scenario.description:
     st.caption(scenario.description)
 st.markdown("Active settings: " + active_settings(scenario))
@@ -93,20 +97,20 @@ if plan.fabric:
     with st.expander(f"Fabric ({', '.join(sorted({f.design for f in plan.fabric}))})", expanded=False):
         import pandas as pd
 
-        st.dataframe(pd.DataFrame([{"cluster": f.cluster, "design": f.design, "endpoints": f.endpoints,
-                                    "switches per tier": " / ".join(f"{n:,}" for n in f.switches), "links": ", ".join(f"{c} {n:,}" for c, n in f.links.items()),
-                                    "optics": f.optics, "kW": f.kw, "capex USD": f.capex_usd, "network racks placed": f.racks_placed,
-                                    "max endpoints": f.max_endpoints, "max hops": f.max_hops} for f in plan.fabric]),
-                     key="plan_fabric", hide_index=True, width="stretch")
+        show_table(pd.DataFrame([{"cluster": f.cluster, "design": f.design, "endpoints": f.endpoints,
+                                  "switches per tier": " / ".join(f"{n:,}" for n in f.switches), "links": ", ".join(f"{c} {n:,}" for c, n in f.links.items()),
+                                  "optics": f.optics, "fabric_kw": f.kw, "capex_usd": f.capex_usd, "network racks placed": f.racks_placed,
+                                  "max endpoints": f.max_endpoints, "max hops": f.max_hops} for f in plan.fabric]), "plan_fabric")
         st.caption("Network positions and power per pod (the pod of each network row):")
-        st.dataframe(pd.DataFrame([{"cluster": f.cluster, "pod": pod, "network positions": n, "MW": round(f.kw_by_pod.get(pod, 0.0) / 1000, 4)}
-                                   for f in plan.fabric for pod, n in f.positions_by_pod.items()]),
-                     key="plan_fabric_pods", hide_index=True, width="stretch")
+        show_table(pd.DataFrame([{"cluster": f.cluster, "pod": pod, "network positions": n, "network_kw": f.kw_by_pod.get(pod, 0.0)}
+                                 for f in plan.fabric for pod, n in f.positions_by_pod.items()]), "plan_fabric_pods")
 st.subheader("Utilisation against limits")
 utilisation(plan)
 if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded is None:
-    with st.expander("Binding limits and what relaxing them buys"):
-        if st.button("Explain", key="explain") or (my_entry(text) or {}).get("binding"):
-            with st.spinner("Screening every limit, re-solving the most valuable ones…"):
-                explain_table(explain_binding(text, scenario, plan))
+    st.subheader("Binding limits and what relaxing them buys")
+    if (my_entry(text) or {}).get("binding") or st.button("Explain", key="explain"):
+        with st.spinner("Screening every limit, re-solving the most valuable ones…"):
+            explain_table(explain_binding(text, scenario, plan))  # kept with the result: stays open on every rerun
+    else:
+        st.caption("Screens every limit with the LP's dual values, then re-solves the most valuable relaxations exactly.")
 downloads(text, plan, scenario.name, scenario)

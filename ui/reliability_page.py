@@ -11,6 +11,7 @@ from planner.enums import FailoverPolicy, Status
 from planner.reliability import blast_states
 from planner.site_index import index_site
 from ui.floorplan import floor_figure
+from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, solve_text
 
 scenario = current_scenario()
@@ -56,12 +57,14 @@ if gain:
     st.info(gain)
 
 st.subheader("Clusters")
-st.dataframe(pd.DataFrame([{
+pct = lambda v: None if v is None else 100 * v  # noqa: E731 - shares shown in %
+show_table(pd.DataFrame([{
     "cluster": c.cluster, "policy": policies.get(c.cluster, FailoverPolicy.keep).value, "GPUs": c.gpus, "MTBF h": c.mtbf_h,
     "interruptions / day": c.interruptions_per_day, "storage racks": c.storage_racks, "write GB/s": c.write_gb_per_s,
-    "checkpoint s": c.checkpoint_s, "interval h": c.interval_h, "goodput": c.goodput, "GPU-h lost / day": c.gpu_hours_lost_per_day,
-    "spares": c.spare_racks, "worst power share": c.worst_power_share, "worst zone share": c.worst_zone_share, "worst pod share": c.worst_pod_share,
-} for c in rep.clusters]), key="rel_clusters", hide_index=True, width="stretch")
+    "checkpoint s": c.checkpoint_s, "interval h": c.interval_h, "goodput %": pct(c.goodput), "GPU-h lost / day": c.gpu_hours_lost_per_day,
+    "spares": c.spare_racks, "worst power share %": pct(c.worst_power_share), "worst zone share %": pct(c.worst_zone_share),
+    "worst pod share %": pct(c.worst_pod_share),
+} for c in rep.clusters]), "rel_clusters", why_empty="not computed: the cluster states no checkpoint size (checkpoint_gb_per_gpu) or asks no storage")
 
 st.subheader("Blast radius")
 if not rep.blast_radius:
@@ -70,9 +73,9 @@ if not rep.blast_radius:
 table = pd.DataFrame([{
     "element": f"{b.kind} {b.id}", "GPUs lost": b.gpus_lost,
     "lost": ", ".join(f"{c} {g:,}" for c, g in b.lost.items()), "capped": ", ".join(f"{c} {g:,}" for c, g in b.capped.items()),
-    "shed": ", ".join(f"{c} {g:,}" for c, g in b.shed.items()), "N-1": "-" if b.n1_holds is None else ("holds" if b.n1_holds else "FAILS"),
+    "shed": ", ".join(f"{c} {g:,}" for c, g in b.shed.items()), "N-1": None if b.n1_holds is None else ("holds" if b.n1_holds else "FAILS"),
 } for b in rep.blast_radius])
-st.dataframe(table, key="rel_blast", hide_index=True, width="stretch", height=260)
+show_table(table, "rel_blast", why_empty="none of its racks in this state; N-1 is judged for power nodes only", height=260)
 options = [f"{b.kind} {b.id}" for b in rep.blast_radius]
 pick = st.selectbox("Element to fail", options, key="rel_pick")
 kind, element = pick.split(" ", 1)

@@ -17,6 +17,7 @@ from planner.plan import load_plan
 from planner.sweep import COLUMNS, MAXIMISE, frontier_figure, grid_sweep, read_table, run_batch, set_path
 from planner.variants import scenario_data, scenario_yaml
 from planner.verifier import verify
+from ui.format import show_table
 from ui.state import current_scenario, parse_scenario_text, scenario_key, set_current, show_problems
 
 MAX_UI_POINTS = 24  # most points a dashboard sweep may have (larger sweeps: planner batch)
@@ -100,7 +101,8 @@ st.subheader(f"Results: {len(table)} variants of {run['name']}")
 failed = table[table["error"].notna()] if "error" in table else table.iloc[0:0]
 if len(failed):
     st.warning(f"{len(failed)} variant(s) failed; their errors are in the table.")
-st.dataframe(table.drop(columns=[c for c in ("scenario_hash", "run_hash", "plan") if c in table]), key="sweep_table", hide_index=True, width="stretch")
+show_table(table.drop(columns=[c for c in ("scenario_hash", "run_hash", "plan") if c in table]), "sweep_table",
+           why_empty="as in the scenario (an axis not varied, a cap not set), or not reached (a failed variant)")
 
 numeric = [c for c in COLUMNS if c in table and c not in ("point", "status", "scenario_hash", "run_hash", "plan", "error") and table[c].notna().any()]
 if not numeric:
@@ -139,6 +141,10 @@ if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
     if not rep.ok:
         show_problems([str(v) for v in rep.violations], f"The plan of {choice}")
         st.stop()
+    was = base_scenario.name
     set_current(scenario_yaml(variant), f"sweep {choice}")
+    shown = ", ".join(f"{fp} = {'as in the scenario' if v is None else v}" for fp, v in values.items())
+    st.session_state.sweep_opened = (f"The sweep's variant {choice} ({shown}) replaced the scenario in effect (was {was}); "
+                                     "the Scenario page shows it and this page's URL reopens it.")
     st.session_state.uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
     st.switch_page("ui/plan_page.py")

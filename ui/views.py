@@ -13,6 +13,7 @@ from planner.plan import Plan, plan_to_yaml
 from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
 from ui.floorplan import floor_figure
+from ui.format import show_table
 
 COLOR_BY = {"rack type": "rack_type", "cluster": "cluster", "feed utilisation": "feed_utilisation"}
 STATUS_WORDS = {
@@ -94,7 +95,7 @@ def site_overview(scenario: Scenario, plan: Plan | None, key: str) -> None:
         fig = go.Figure(go.Bar(x=df["hall"], y=df["GPUs"], marker_color="#1f5fa8", hovertext=[f"{m:.2f} MW" for m in df["IT MW"]]))
         fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title="GPUs per hall", yaxis={"title": "GPUs"})
         st.plotly_chart(fig, key=f"{key}_overview_chart", width="stretch")
-    st.dataframe(df, key=f"{key}_overview", width="stretch", hide_index=True)
+    show_table(df, f"{key}_overview")
 
 
 def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
@@ -116,12 +117,34 @@ def utilisation(plan: Plan, top: int = 25) -> None:
             cols[i % 2].plotly_chart(fig, key=f"util_{kind}", width="stretch")
 
 
+LP_SCREEN_HELP = ("First-order estimate from the LP relaxation's dual values (shadow price × step), used only to pick which limits "
+                  "to re-solve exactly; the re-solved gain is the answer.")
+
+
 def explain_table(binding: dict) -> None:
-    """The binding limits as a sortable table, the text below it."""
+    """The binding limits that buy something when relaxed, largest gain first; those that buy
+    nothing folded under "no gain"; the text below."""
     rows = binding.get("rows", [])
-    if rows:
-        df = pd.DataFrame(rows).rename(columns={"gain": f"+{binding.get('unit', 'GPUs')}", "gain up to": f"+{binding.get('unit', 'GPUs')} up to"})
-        st.dataframe(df, key="explain_table", width="stretch", hide_index=True)
+    unit = binding.get("unit", "GPUs")
+
+    def gains(r: dict) -> bool:
+        return (r.get("gain") or 0) > 0 or (r.get("gain up to") or 0) > 0
+
+    def frame(rs: list[dict]) -> pd.DataFrame:
+        return pd.DataFrame(rs).rename(columns={"gain": f"+{unit}", "gain up to": f"+{unit} up to", "cost USD": "cost_usd",
+                                                "LP screen": f"LP screen (+{unit})"})
+
+    why = "not re-solved (the LP screen ranked it below the limits re-solved), or no upper bound found"
+    tips = {f"LP screen (+{unit})": LP_SCREEN_HELP, "cost $M": "what one step of the relaxation costs, at the scenario's cost figures"}
+    useful = sorted((r for r in rows if gains(r)), key=lambda r: -max(r.get("gain") or 0, r.get("gain up to") or 0))
+    idle = [r for r in rows if not gains(r)]
+    if useful:
+        show_table(frame(useful), "explain_table", why_empty=why, help=tips)
+    elif rows:
+        st.info(f"Relaxing no single limit by one step buys more {unit}: several limits bind together.")
+    if idle:
+        with st.expander(f"No gain: {len(idle)} limit{'s' if len(idle) != 1 else ''} that buy nothing when relaxed alone"):
+            show_table(frame(idle), "explain_nogain", why_empty=why, help=tips)
     with st.expander("As text"):
         st.code(binding.get("text", ""), language=None)
 
