@@ -336,9 +336,38 @@ def test_phases_page_compares_joint_and_rolling() -> None:
     assert not at.exception
     table = at.dataframe[0].value
     assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == ("2,216", "1,768")
-    assert any("Regret of rolling against joint: **+448 GPUs**" in m.value for m in at.markdown)
+    # by hand from the per-phase GPUs (joint 1,136 + 1,136 + 2,216 + 2,216 = 6,704; rolling 1,136 + 1,264 + 1,768 + 1,768 = 5,936)
+    # and the plans' capex ($153.74M vs $115.88M) and TCO ($172.77M vs $131.54M)
+    assert "Regret of rolling against joint: joint places **448 more GPUs** by q4 (+768 GPU-phases); rolling spends **$37.9M less** capex; " \
+           "rolling spends **$41.2M less** TCO." in [m.value for m in at.markdown]
+    joint_fig, rolling_fig = (at.get("plotly_chart")[i].proto.spec for i in (-3, -2))
+    assert '"joint, B1-H1, end of q4"' in joint_fig
+    assert '"rolling, B1-H1, end of q4"' in rolling_fig
     assert len(at.dataframe) >= 2
     assert list(at.dataframe[1].value["phase"]) == ["q1", "q2", "q3", "q4"]
+
+
+def test_joint_vs_rolling_marks_agree_with_the_plans() -> None:
+    """fleet-expansion at q2: every standing rack of each plan is marked once; "both" is the same set on
+    each side; rolling's racks where joint has none yet are named by the phase joint fills them, or empty."""
+    from ui.floorplan import BOTH, JOINT_ONLY, joint_vs_rolling
+
+    s = load_scenario(ROOT / "datasets/fleet-expansion.yaml")
+    from planner.pipeline import plan_mode
+
+    j, r = plan_mode(s, "joint"), plan_mode(s, "rolling")
+    order = {p.id: i for i, p in enumerate(s.phases)}
+    jm, rm = joint_vs_rolling(s, j, r, "q2")
+    j_spots = {(x.row, x.position) for x in j.racks if x.existing or order[x.phase] <= 1}
+    r_spots = {(x.row, x.position) for x in r.racks if x.existing or order[x.phase] <= 1}
+    assert set(jm) == j_spots
+    assert set(rm) == r_spots
+    assert {k for k, v in jm.items() if v == BOTH} == {k for k, v in rm.items() if v == BOTH} == j_spots & r_spots
+    assert {k for k, v in jm.items() if v == JOINT_ONLY} == j_spots - r_spots
+    later = {(x.row, x.position): x.phase for x in j.racks if not x.existing and order[x.phase] > 1}
+    for spot in r_spots - j_spots:
+        assert rm[spot] == (f"rolling only: joint fills it in {later[spot]}" if spot in later else "rolling only: joint leaves it empty")
+    assert r_spots - j_spots  # rolling stands 1,264 GPUs at q2 against joint's 1,136: it must use spots joint does not
 
 
 def test_phases_page_on_a_scenario_without_phases() -> None:
@@ -403,7 +432,11 @@ def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Gain of failover policies"] == "+336 GPUs"
     assert metrics["Worst single failure"] == "1,200 GPUs"
-    assert metrics["N-1 for every power node"] == "holds"
+    assert metrics["Power N-1"] == "holds"
+    captions = [c.value for c in at.caption]
+    assert "**cooling zone CZ-AIR**: the whole zone failing (not one unit: its spare units cover that) stops every rack it cools." in captions
+    # dr-hall-flex by hand: 3 UPS + 16 busways can fail (the utility cannot)
+    assert any(c.startswith("Any one of the 19 power nodes can fail") for c in captions)
     clusters = at.dataframe[0].value
     assert list(clusters["cluster"]) == ["train", "infer"]
     assert list(clusters["policy"]) == ["keep", "shed"]

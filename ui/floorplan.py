@@ -24,8 +24,11 @@ def _bucket(share: float) -> str:
 
 
 INSTALLED, EARLIER = "installed before", "placed earlier"
+NEW_OUTLINE = "#e6550d"
+"""Outline of the racks placed in the phase shown (colour by rack type or cluster)."""
 KEEPS = "keeps running"
-BLAST_COLORS = {"goes dark": "#111111", "may be shed": "#d7191c", "capped": "#fdae61", KEEPS: "#a6d96a"}
+BLAST_COLORS = {"goes dark": "#111111", "may be shed": "#d7191c", "capped": "#fdae61", KEEPS: "#a6d96a",
+                "both": "#9ecae1", "joint only": "#1f5fa8", "rolling only: joint leaves it empty": "#d7191c"}
 
 
 def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
@@ -83,15 +86,19 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
             elif net is not None:
                 held = ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches) or "transceivers and patching only"
                 hover = [f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)", held, *hover]
-            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover)})
+            new = bool(rack is not None and phase is not None and not rack.existing and rack.phase == phase)
+            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new})
     return out
 
 
 def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
                  marks: dict[tuple[str, int], str] | None = None, title: str | None = None) -> go.Figure:
     """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``; with
-    ``phase``, the hall at that phase's end, retrofits in effect then marked beside their rows."""
+    ``phase``, the hall at that phase's end (racks new in it outlined when coloured by rack type or
+    cluster), retrofits in effect then marked beside their rows."""
     records = floor_positions(scenario, plan, hall_id, color_by, phase, marks)
+    outline = phase is not None and color_by in ("rack_type", "cluster")
+    n_new = sum(r["new"] for r in records)
     ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
     fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", FABRIC: "#3f007d", NET_FREE: "#cbc9e2", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
              **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids, **BLAST_COLORS}
@@ -106,14 +113,16 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
             go.Scatter(
                 x=[p["x"] for p in pts], y=[p["y"] for p in pts], mode="markers", name=f"{label} ({len(pts)})",
                 marker={"symbol": "square", "size": 11, "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
-                        "line": {"width": 0.5, "color": "#555"}},
+                        "line": {"width": [2.5 if p["new"] and outline else 0.5 for p in pts],
+                                 "color": [NEW_OUTLINE if p["new"] and outline else "#555" for p in pts]}},
                 hovertext=[p["hover"] for p in pts], hoverinfo="text",
             )
         )
     if plan is not None and plan.retrofits:
         _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
-        title=title or (f"Hall {hall_id}" + (f" at the end of {phase}" if phase else "")), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title=title or (f"Hall {hall_id}" + (f" at the end of {phase}" if phase else "")
+                        + (f" (outlined: {n_new:,} racks new in {phase})" if outline and n_new else "")), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
         legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
     )
@@ -142,3 +151,33 @@ def _mark_retrofits(fig: go.Figure, scenario: Scenario, plan: Plan, hall_id: str
     if xs:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=f"retrofit ({len(xs)})", hovertext=texts, hoverinfo="text",
                                  marker={"symbol": "diamond", "size": 13, "color": "#6a3d9a"}))
+
+
+JOINT_ONLY, ROLLING_ONLY, BOTH = "joint only", "rolling only", "both"
+
+
+def joint_vs_rolling(scenario: Scenario, joint: Plan, rolling: Plan, phase: str) -> tuple[dict, dict]:
+    """Marks for the two floor plans at the end of ``phase``: positions both plans fill, positions
+    only one fills, and for rolling's, positions joint keeps free until a later phase (named)."""
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    cut = order.get(phase, len(order))
+
+    def standing(plan: Plan) -> dict[tuple[str, int], int]:
+        return {(r.row, r.position): (-1 if r.existing else order.get(r.phase, 0)) for r in plan.racks}
+
+    j, r = standing(joint), standing(rolling)
+    joint_marks, rolling_marks = {}, {}
+    for spot, when in j.items():
+        if when <= cut:
+            joint_marks[spot] = BOTH if r.get(spot, cut + 1) <= cut else JOINT_ONLY
+    for spot, when in r.items():
+        if when > cut:
+            continue
+        later = j.get(spot)
+        if later is not None and later <= cut:
+            rolling_marks[spot] = BOTH
+        elif later is not None:
+            rolling_marks[spot] = f"rolling only: joint fills it in {scenario.phases[later].id}"
+        else:
+            rolling_marks[spot] = f"{ROLLING_ONLY}: joint leaves it empty"
+    return joint_marks, rolling_marks

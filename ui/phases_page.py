@@ -9,9 +9,20 @@ import streamlit as st
 from planner.enums import Status
 from planner.kpis import capex_parts
 from ui.colors import cluster_colors
-from ui.floorplan import floor_figure
+from ui.floorplan import floor_figure, joint_vs_rolling
 from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
+
+def regret_line(scenario, j, r) -> str:
+    """Joint vs rolling in words with signs and units: GPUs by the last phase, GPU-phases, capex, TCO."""
+    last = scenario.phases[-1].id if scenario.phases else "the end"
+    dg = j.kpis.gpus - r.kpis.gpus
+    dgp = sum(p.gpus for p in j.phases) - sum(p.gpus for p in r.phases)
+    parts = [f"joint places **{abs(dg):,} {'more' if dg >= 0 else 'fewer'} GPUs** by {last} ({dgp:+,} GPU-phases)"]
+    for what, dv in (("capex", r.kpis.capex_usd - j.kpis.capex_usd), ("TCO", r.kpis.tco_usd - j.kpis.tco_usd)):
+        parts.append(f"rolling spends **${abs(dv) / 1e6:,.1f}M {'less' if dv < 0 else 'more'}** {what}" if abs(dv) >= 5e4 else f"the same {what}")
+    return "; ".join(parts) + "."
+
 
 scenario = current_scenario()
 if scenario is None:
@@ -52,9 +63,7 @@ if len(plans) == 2:
     show_table(table, "modes_table", why_empty="no retrofit bought, or no objective value (no plan)", hide_index=False)
     j, r = plans["joint"], plans["rolling"]
     if j.status.has_plan and r.status.has_plan:
-        st.markdown(f"Regret of rolling against joint: **{j.kpis.gpus - r.kpis.gpus:+,} GPUs** at the end, "
-                    f"**{(j.objective_value or 0) - (r.objective_value or 0):+,.0f}** in the objective ({scenario.objective}), "
-                    f"capex {r.kpis.capex_usd - j.kpis.capex_usd:+,.0f} USD, TCO {r.kpis.tco_usd - j.kpis.tco_usd:+,.0f} USD.")
+        st.markdown("Regret of rolling against joint: " + regret_line(scenario, j, r))
     elif j.status.has_plan:
         st.markdown(f"Rolling planning ends **{r.status.value}**: {r.notes[-1] if r.notes else ''}")
 
@@ -82,11 +91,22 @@ if plan.phases:
     show_table(pd.DataFrame([p.model_dump() for p in plan.phases]), "phase_table", why_empty="nothing near its limit in this phase")
 
     st.subheader("Floor plan at a phase")
-    c1, c2 = st.columns([1, 2])
+    c1, c2, c3 = st.columns([1, 1, 1])
     chosen = c1.select_slider("Phase", phases, value=phases[-1], key=f"phase_pick_{mode}")
     halls = [h.id for b in scenario.site.buildings for h in b.halls]
     hall = c2.selectbox("Hall", halls, key=f"phase_hall_{mode}")
-    st.plotly_chart(floor_figure(scenario, plan, hall, "new", chosen), key="phase_floor", width="stretch")
+    color = c3.radio("Colour by", ["rack type", "cluster", "new or earlier"], horizontal=True, key="phase_color")
+    by = {"rack type": "rack_type", "cluster": "cluster", "new or earlier": "new"}[color]
+    st.plotly_chart(floor_figure(scenario, plan, hall, by, chosen), key="phase_floor", width="stretch")
+    if len(plans) == 2 and all(p.status.has_plan for p in plans.values()):
+        st.subheader(f"Joint vs rolling at the end of {chosen}")
+        st.caption("Where rolling (deciding each phase without seeing the next) put racks that joint kept free for a later phase.")
+        jm, rm = joint_vs_rolling(scenario, plans["joint"], plans["rolling"], chosen)
+        left, right = st.columns(2)
+        left.plotly_chart(floor_figure(scenario, plans["joint"], hall, "marks", chosen, jm, title=f"joint, {hall}, end of {chosen}"),
+                          key="phase_joint", width="stretch")
+        right.plotly_chart(floor_figure(scenario, plans["rolling"], hall, "marks", chosen, rm, title=f"rolling, {hall}, end of {chosen}"),
+                           key="phase_rolling", width="stretch")
 
 st.subheader("Costs")
 k = plan.kpis
