@@ -244,10 +244,27 @@ def test_compare_two_variants() -> None:
     at.button(key="FormSubmitter:variants-Solve variants").click().run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert list(table.index) == ["A", "B"]
+    assert list(table.index) == ["A", "B", "B − A"]
     assert table.loc["A", "GPUs"] == "1,080"
     assert 0 < int(table.loc["B", "GPUs"].replace(",", "")) < 1080
-    assert list(table["status"]) == ["optimal", "optimal"]
+    assert list(table["status"]) == ["optimal", "optimal", "—"]
+
+
+def test_compare_starts_with_two_different_variants_and_a_delta_row() -> None:
+    """small-hall has no fabric designs: B starts with racks budgeted at 80 % of rated power. By hand: a
+    grand-teton rack budgeted at 0.8 x 21.4 = 17.12 kW, so more racks fit under the same busways; the
+    delta row is B's figures less A's, signed."""
+    at = open_page("ui/compare_page.py")
+    assert at.number_input(key="v1_ratio").value == 0.8
+    assert at.number_input(key="v0_ratio").value == 0.0
+    at.button(key="FormSubmitter:variants-Solve variants").click().run()
+    table = at.dataframe[0].value
+    assert list(table.index) == ["A", "B", "B − A"]
+    a, b = (int(table.loc[v, "GPUs"].replace(",", "")) for v in ("A", "B"))
+    assert a == 1080
+    assert b > a
+    assert table.loc["B − A", "GPUs"] == f"+{b - a:,}"
+    assert table.loc["B − A", "status"] == "—"
 
 
 def test_colours_are_fixed_per_rack_type_and_cluster() -> None:
@@ -475,9 +492,9 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
     assert not at.exception, errors(at)
     assert not at.error, errors(at)
     table = at.dataframe[0].value
-    assert list(table["fabric"]) == ["meta-roce", "ib-3tier"]
-    assert list(table["GPUs"]) == ["24,576", "24,576"]
-    assert list(table["switches"]) == ["1,647", "1,920"]
+    assert list(table["fabric"]) == ["meta-roce", "ib-3tier", "—"]
+    assert list(table["GPUs"]) == ["24,576", "24,576", "0"]
+    assert list(table["switches"]) == ["1,647", "1,920", "+273"]
 
 
 def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_plan() -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
+
 import pandas as pd
 import plotly.graph_objects as go
 
 from planner.enums import LimitKind
 from planner.plan import Plan
+from ui.format import EMPTY, cell, header
 
 KIND_TITLES = {LimitKind.power_node: "Power nodes (kW)", LimitKind.cooling_zone: "Cooling zones (kW)", LimitKind.pod_gpus: "Pod GPU ports", LimitKind.pod_racks: "Pod racks", LimitKind.budget: "Budgets"}
 
@@ -27,6 +30,26 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
 def _amount(v: float) -> str:
     """A bar label: thousands separators, no decimals at 100 and above."""
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}".removesuffix(".0")
+
+
+def with_deltas(table: pd.DataFrame) -> pd.DataFrame:
+    """The KPI table with a row per later variant: its difference from the first ("B − A") in each
+    numeric column's display unit, signed ("+240", "−37.9"; other cells empty)."""
+    if len(table) < 2:
+        return table
+    first = table.index[0]
+    rows = {}
+    for name in table.index[1:]:
+        delta = {}
+        for col in table.columns:
+            a, b = table.at[first, col], table.at[name, col]
+            if all(isinstance(v, numbers.Number) and not isinstance(v, bool) and v == v for v in (a, b)):
+                text = cell(float(b) - float(a), header(str(col))[1])
+                delta[col] = text if text in ("0", EMPTY) else ("−" + text[1:] if text.startswith("-") else "+" + text)
+            else:
+                delta[col] = None
+        rows[f"{name} − {first}"] = delta
+    return pd.concat([table.astype(object), pd.DataFrame.from_dict(rows, orient="index", dtype=object)])
 
 
 def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None:

@@ -7,7 +7,7 @@ import streamlit as st
 from planner.enums import Status
 from planner.errors import InputError
 from planner.variants import apply_changes, scenario_yaml
-from ui.charts import kpi_table
+from ui.charts import kpi_table, with_deltas
 from ui.floorplan import floor_figure
 from ui.format import show_table
 from ui.state import current_scenario, plan_of, show_problems, solve_text
@@ -27,8 +27,10 @@ with st.form("variants"):
         use = col.checkbox("include", value=i < 2, key=f"v{i}_on")
         rt = col.selectbox("rack types of every cluster", ["(as in scenario)", *types], key=f"v{i}_rt", index=0)
         cap = col.number_input("GPU power cap W (0 = TDP)", min_value=0, max_value=2000, value=0 if i != 1 else 0, step=50, key=f"v{i}_cap")
-        ratio = col.number_input("power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=0.0, step=0.01, key=f"v{i}_ratio")
         designs = [d.id for d in scenario.fabrics]
+        # two different variants from the start: B on the second fabric design, or B's racks budgeted at 80 % of rated power
+        ratio = col.number_input("power budget ratio (0 = rated)", min_value=0.0, max_value=1.0, value=0.8 if i == 1 and len(designs) < 2 else 0.0,
+                                 step=0.01, key=f"v{i}_ratio", help="Racks budgeted at this share of their rated power (measured draw below nameplate)")
         fab = col.selectbox("fabric design", ["(as in scenario)", *designs], index=min(i + 1, len(designs)) if designs and i < 2 else 0,
                             key=f"v{i}_fabric", disabled=not designs,
                             help="Builds every cluster that has fabric designs on this one (scenario fabrics:)")
@@ -62,8 +64,11 @@ if results:
     plans = {n: p for n, (_, p, _) in results.items() if p is not None}
     if plans:
         st.subheader("KPIs")
-        show_table(kpi_table(plans), "compare_kpis", why_empty="not stated for this plan (no fabric designed, or no gap: not a MIP answer)",
+        show_table(with_deltas(kpi_table(plans)), "compare_kpis",
+                   why_empty="not stated for this plan (no fabric designed, or no gap: not a MIP answer); in a delta row, not a number",
                    hide_index=False)
+        if len(plans) >= 2:
+            st.caption("Rows \"B − A\" (and \"C − A\") give each figure's difference from variant A, in the column's unit.")
     cols = st.columns(len(results))
     for col, (name, (v, p, entry)) in zip(cols, results.items(), strict=True):
         col.markdown(f"**{name}**: {p.kpis.gpus:,} GPUs, {p.status.value}" if p and p.kpis else f"**{name}**: {entry.get('error', 'no plan')}")

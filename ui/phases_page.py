@@ -13,6 +13,7 @@ from ui.floorplan import floor_figure, joint_vs_rolling
 from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
 
+
 def regret_line(scenario, j, r) -> str:
     """Joint vs rolling in words with signs and units: GPUs by the last phase, GPU-phases, capex, TCO."""
     last = scenario.phases[-1].id if scenario.phases else "the end"
