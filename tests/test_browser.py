@@ -224,3 +224,68 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         for pg in (page, fresh, other):
             assert pg.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: str) -> None:
+    """region-100k: a click on a hall tile of the site map opens that hall's floor plan; dr-hall: the
+    explanation stays open when the floor plan's colouring changes; fleet-expansion on Phases (joint
+    and rolling side by side), Compare, Scenario: a screenshot of each page."""
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        page.goto(f"{server}/?scenario=region-100k")
+        page.get_by_role("heading", name="Plan: region-100k").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=120_000)
+        site_map = page.locator(".js-plotly-plot").filter(has_text="Site map").first
+        site_map.locator(".scatterlayer .point").nth(5).wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "9-site-map.png"), full_page=True)
+        box = site_map.locator(".scatterlayer .point").nth(5).bounding_box()  # the sixth tile: B3-H2
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.locator(".js-plotly-plot .gtitle").filter(has_text="Hall B3-H2").wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "10-site-map-clicked-hall.png"), full_page=True)
+
+        page.goto(f"{server}/?scenario=dr-hall")
+        page.get_by_role("heading", name="Plan: dr-hall").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Explain").click()
+        page.get_by_text("As text").wait_for(timeout=120_000)
+        page.get_by_text("cluster", exact=True).first.click()  # colour the floor plan by cluster: a rerun
+        page.wait_for_timeout(1500)
+        assert page.get_by_text("As text").count() == 1  # the explanation is still there
+        assert page.get_by_role("button", name="Explain").count() == 0
+        page.screenshot(path=str(OUT / "11-plan-explained.png"), full_page=True)
+
+        page.goto(f"{server}/phases_page?scenario=fleet-expansion")
+        page.get_by_role("heading", name="Phases: fleet-expansion").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve jointly (all phases at once)").click()
+        page.get_by_text("joint: optimal").wait_for(timeout=120_000)
+        page.get_by_role("button", name="Solve rolling (phase by phase)").click()
+        page.get_by_text("Regret of rolling against joint").wait_for(timeout=120_000)
+        page.get_by_text("Joint vs rolling at the end of q4").wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "12-phases.png"), full_page=True)
+
+        page.get_by_role("link", name="Compare").click()
+        page.get_by_role("heading", name="Compare variants of fleet-expansion").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve variants").click()
+        page.get_by_text("Rows \"B − A\"").wait_for(timeout=120_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "13-compare.png"), full_page=True)
+
+        page.get_by_role("link", name="Scenario").click()
+        page.get_by_role("heading", name="In effect: fleet-expansion (shipped)").wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "14-scenario.png"), full_page=True)
+        page.get_by_role("link", name="Reliability").click()
+        page.get_by_role("heading", name="Reliability: fleet-expansion").wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(OUT / "15-reliability.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()

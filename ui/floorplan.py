@@ -106,13 +106,14 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
         fixed[NETWORK] = "#3b6fb6"  # dark squares mean "goes dark" here
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
     labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK, FABRIC, NET_FREE), order.get(s, -1), s))
+    scale = hall_scale(scenario, hall_id)
     fig = go.Figure()
     for k, label in enumerate(labels):
         pts = [r for r in records if r["label"] == label]
         fig.add_trace(
             go.Scatter(
                 x=[p["x"] for p in pts], y=[p["y"] for p in pts], mode="markers", name=f"{label} ({len(pts)})",
-                marker={"symbol": "square", "size": 11, "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
+                marker={"symbol": "square", "size": scale["marker"], "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
                         "line": {"width": [2.5 if p["new"] and outline else 0.5 for p in pts],
                                  "color": [NEW_OUTLINE if p["new"] and outline else "#555" for p in pts]}},
                 hovertext=[p["hover"] for p in pts], hoverinfo="text",
@@ -122,11 +123,65 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
         _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
         title=title or (f"Hall {hall_id}" + (f" at the end of {phase}" if phase else "")
-                        + (f" (outlined: {n_new:,} racks new in {phase})" if outline and n_new else "")), height=520, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                        + (f" (outlined: {n_new:,} racks new in {phase})" if outline and n_new else "")), height=scale["height"], margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
         legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
     )
+    ticks = row_ticks(scenario, hall_id)
+    if ticks is not None:  # rows named along the axis they stack on (hover gives x, y in metres)
+        axis, vals, texts = ticks
+        fig.update_layout({f"{axis}axis": {"title": "row", "tickmode": "array", "tickvals": vals, "ticktext": texts,
+                                           "tickfont": {"size": 9 if len(vals) > 30 else 11}}})
     return fig
+
+
+PLOT_WIDTH_PX = 1200
+"""Width a hall is drawn at (the dashboard's wide layout), for sizing squares and height."""
+MIN_PITCH_PX = 9
+"""Smallest on-screen step between positions that keeps each square apart and hoverable."""
+
+
+def hall_scale(scenario: Scenario, hall_id: str) -> dict[str, float]:
+    """Height (px) and square size (px) that keep a hall readable at real coordinates: at least
+    MIN_PITCH_PX between neighbouring positions, so a hall of 800+ positions grows taller rather
+    than shrinking its squares to dots (height 360–2,400 px)."""
+    ix = index_site(scenario.site)
+    rows = [ref.row for ref in ix.rows.values() if ref.hall == hall_id]
+    if not rows:
+        return {"height": 520, "marker": 11}
+    pts = [r.position_xy(i) for r in rows for i in (0, r.positions - 1)]
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    span_x, span_y = max(xs) - min(xs) + 3.0, max(ys) - min(ys) + 3.0
+    pitch = min(r.pitch_m for r in rows)
+    px_per_m = min(PLOT_WIDTH_PX / span_x, max(MIN_PITCH_PX / pitch, 20.0))
+    height = min(2400, max(360, span_y * px_per_m + 140))
+    marker = max(4, min(14, pitch * px_per_m * 0.8))
+    return {"height": round(height), "marker": round(marker, 1)}
+
+
+def row_ticks(scenario: Scenario, hall_id: str) -> tuple[str, list[float], list[str]] | None:
+    """Row labels as axis ticks: ("y", positions, labels) when every row of the hall runs along x
+    (("x", …) along y). Rows sharing a line (pods side by side) share a tick named by their common
+    last part and count ("R12 ×4"). None when rows run both ways."""
+    ix = index_site(scenario.site)
+    rows = [(rid, ref.row) for rid, ref in ix.rows.items() if ref.hall == hall_id]
+    if not rows:
+        return None
+    along_x = {r.direction.value.endswith("x") for _, r in rows}
+    if len(along_x) != 1:
+        return None
+    axis = "y" if along_x.pop() else "x"
+    lines: dict[float, list[str]] = {}
+    for rid, r in rows:
+        x0, y0 = r.position_xy(0)
+        lines.setdefault(round(y0 if axis == "y" else x0, 2), []).append(rid)
+    vals, texts = [], []
+    for at in sorted(lines):
+        ids = lines[at]
+        tails = {i.rsplit("-", 1)[-1] for i in ids}
+        texts.append(ids[0] if len(ids) == 1 else (f"{tails.pop()} ×{len(ids)}" if len(tails) == 1 else f"{ids[0]} +{len(ids) - 1}"))
+        vals.append(at)
+    return axis, vals, texts
 
 
 def _mark_retrofits(fig: go.Figure, scenario: Scenario, plan: Plan, hall_id: str, phase: str | None) -> None:

@@ -4,7 +4,6 @@ table, downloads. Every chart takes its colours from ui.colors and says when it 
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from planner.enums import LimitKind, Status
@@ -14,6 +13,8 @@ from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
 from ui.floorplan import floor_figure
 from ui.format import show_table
+from ui.sitemap import COLOR_BY as SITE_COLOR_BY
+from ui.sitemap import site_map_figure
 
 COLOR_BY = {"rack type": "rack_type", "cluster": "cluster", "feed utilisation": "feed_utilisation"}
 STATUS_WORDS = {
@@ -86,16 +87,24 @@ def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
 
 
 def site_overview(scenario: Scenario, plan: Plan | None, key: str) -> None:
-    """Per-hall table and GPUs-per-hall chart, shown before the per-hall floor plans on sites of several halls."""
+    """On sites of several halls: a site map (buildings → hall tiles, coloured by a chosen figure;
+    a click opens the hall's floor plan below) and the per-hall table."""
     df = hall_overview(scenario, plan)
     if len(df) <= 1:
         return
     st.subheader(f"Site overview: {len(scenario.site.buildings)} buildings, {len(df)} halls")
-    if plan is not None:
-        fig = go.Figure(go.Bar(x=df["hall"], y=df["GPUs"], marker_color="#1f5fa8", hovertext=[f"{m:.2f} MW" for m in df["IT MW"]]))
-        fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10}, title="GPUs per hall", yaxis={"title": "GPUs"})
-        st.plotly_chart(fig, key=f"{key}_overview_chart", width="stretch")
-    show_table(df, f"{key}_overview")
+    color = st.radio("Colour halls by", list(SITE_COLOR_BY) if plan is not None else ["positions"], horizontal=True,
+                     key=f"{key}_map_color_{'plan' if plan is not None else 'site'}")
+    event = st.plotly_chart(site_map_figure(scenario, df, color), key=f"{key}_sitemap", on_select="rerun", selection_mode="points",
+                            width="stretch")
+    clicked = [p["customdata"] for p in (event.selection.points if event else []) if p.get("customdata")]
+    if clicked and clicked[0] != st.session_state.get(f"{key}_map_clicked"):
+        # a new click opens that hall (the hall picker below keeps its own value otherwise)
+        st.session_state[f"{key}_map_clicked"] = clicked[0]
+        st.session_state[f"{key}_hall"] = clicked[0]
+    st.caption("Click a hall to open its floor plan below.")
+    with st.expander("Per hall (table)"):
+        show_table(df, f"{key}_overview")
 
 
 def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
