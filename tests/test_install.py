@@ -57,3 +57,31 @@ def test_setup_installs_from_the_lock_into_a_venv() -> None:
     for script in ("scripts/test", "scripts/dashboard"):
         assert "scripts/setup" in (ROOT / script).read_text()
         assert ".venv/bin/python -m" in (ROOT / script).read_text()
+
+
+def test_setup_says_what_it_is_doing(tmp_path) -> None:
+    """A first start says what it installs before the quiet pip run; a later one says it is up to
+    date. Run on a copy whose stamp is stale, with pip replaced by a recorder (no network)."""
+    import shutil
+    import subprocess
+
+    work = tmp_path / "repo"
+    (work / "scripts").mkdir(parents=True)
+    for name in ("scripts/setup", "requirements.lock", "pyproject.toml"):
+        shutil.copy(ROOT / name, work / name)
+    venv_bin = work / ".venv/bin"
+    venv_bin.mkdir(parents=True)
+    fake = venv_bin / "python"
+    fake.write_text("#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/calls\"\n")
+    fake.chmod(0o755)
+    first = subprocess.run(["bash", "scripts/setup"], cwd=work, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    packages = sum(1 for line in (ROOT / "requirements.lock").read_text().splitlines() if "==" in line)
+    assert first.stderr.splitlines() == [
+        f"setup: installing {packages} pinned packages from requirements.lock into .venv (about 2 minutes on a fresh machine; pip's own output is quiet)",
+        "setup: installing the planner itself (editable: .venv/bin/planner runs this checkout)",
+        "setup: installed",
+    ]
+    assert "--require-hashes -r requirements.lock" in (venv_bin / "calls").read_text()
+    again = subprocess.run(["bash", "scripts/setup"], cwd=work, capture_output=True, text=True, timeout=60)
+    assert again.stderr.splitlines() == ["setup: packages up to date (requirements.lock unchanged since the last install)"]
