@@ -385,6 +385,19 @@ def _check_scheduler_flags(args: argparse.Namespace) -> None:
     check_scheduler(args.scheduler, args.connect_timeout)
 
 
+FRONTIER_CLICK = (
+    "var p=document.getElementsByClassName('plotly-graph-div')[0];"
+    "var box=document.createElement('div');box.id='picked';box.style.cssText='font:14px sans-serif;margin:8px 16px';"
+    "box.textContent='Click a point: its plan file opens (downloads) and its figures show here.';p.parentNode.appendChild(box);"
+    "p.on('plotly_click',function(d){var pt=d.points[0],u=pt.customdata[0];"
+    "box.textContent=pt.customdata[1]+': '+(u?'plan '+u:'no plan file')+'; '+pt.hovertext.replace(/<[^>]+>/g,' ');"
+    "if(u){var a=document.createElement('a');a.href=u;a.download=u.split('/').pop();a.textContent=' open '+a.download;"
+    "box.appendChild(a);a.click();}});"
+)
+"""The frontier page's click: name the point and its figures below the chart and open its plan file
+(a link inside the results folder: the browser opens or downloads the YAML)."""
+
+
 def cmd_frontier(args: argparse.Namespace) -> int:
     """An interactive Pareto chart of a results table (HTML)."""
     from planner.fileio import atomic_write, check_writable
@@ -405,7 +418,7 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     out_dir = Path(".") if args.output == "-" else Path(args.output).parent
     base = Path(os.path.relpath(results.parent, out_dir))
     fig, ok = frontier_figure(table, args.x, args.y, args.z, base)
-    script = "var p=document.getElementsByClassName('plotly-graph-div')[0];p.on('plotly_click',function(d){var u=d.points[0].customdata[0];if(u){window.open(u);}});"
+    script = FRONTIER_CLICK
     atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))
     print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier",
           file=sys.stderr if args.output == "-" else sys.stdout)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -723,6 +724,13 @@ def plan_link(plan: object, link_base: Path | None) -> str:
     return plan if link_base is None else (link_base / plan).as_posix()
 
 
+def readable(v: float) -> str:
+    """A figure for a hover line: thousands separators, at most two decimals, never an exponent."""
+    if not math.isfinite(v):
+        return str(v)
+    return f"{v:,.0f}" if abs(v) >= 100 or v == int(v) else f"{v:,.2f}".rstrip("0").rstrip(".")
+
+
 def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path | None = None):
     """Plotly figure of every solved point, the Pareto-optimal ones marked; hover shows the varied
     values, a click opens the point's plan (``link_base``: folder the links are relative to).
@@ -741,7 +749,7 @@ def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path
     cols = [ok["point"].astype(str), ok["status"].astype(str), *(ok[p].astype(str) for p in params), *(values[a] for a in axes)]
     names = [*params, *axes]
     hover = ["<br>".join([f"<b>{row[0]}</b> ({row[1]})", *(f"{n} = {v}" for n, v in zip(names[: len(params)], row[2: 2 + len(params)], strict=True)),
-                          *(f"{a} = {float(v):,.6g}" for a, v in zip(axes, row[2 + len(params):], strict=True))]) for row in zip(*cols, strict=True)]
+                          *(f"{a} = {readable(float(v))}" for a, v in zip(axes, row[2 + len(params):], strict=True))]) for row in zip(*cols, strict=True)]
     plans = ok["plan"].tolist() if "plan" in ok else [None] * len(ok)
     links = [plan_link(p, link_base) for p in plans]
     points = ok["point"].astype(str).tolist()

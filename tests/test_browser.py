@@ -289,3 +289,49 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
         page.screenshot(path=str(OUT / "15-reliability.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None:
+    """planner frontier's HTML in Chromium: a click on a point opens that point's plan file (a link
+    inside the results folder), as the chart's title promises."""
+    from playwright.sync_api import sync_playwright
+
+    from planner.loader import load_scenario
+    from planner.pipeline import plan_scenario
+    from planner.plan import plan_to_yaml
+    from planner.verifier import verify
+
+    scenario = load_scenario(ROOT / "datasets/small-hall.yaml")
+    plan = plan_scenario(scenario)
+    out = tmp_path / "out"
+    (out / "plans").mkdir(parents=True)
+    (out / "plans/p0001.plan.yaml").write_text(plan_to_yaml(plan))
+    (out / "results.csv").write_text(f"point,status,gpus,capex_usd,plan\np0001,optimal,{plan.kpis.gpus},{plan.kpis.capex_usd},plans/p0001.plan.yaml\n")
+    html = tmp_path / "frontier.html"
+    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(out / "results.csv"), "--x", "capex_usd", "--y", "gpus", "-o", str(html)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1000, "height": 700})
+        page.goto(html.as_uri())
+        point = page.locator(".js-plotly-plot .scatterlayer .point").first
+        point.wait_for(timeout=30_000)
+        page.get_by_text("click a point for its plan").wait_for(timeout=10_000)
+        box = point.bounding_box()
+        with page.expect_download(timeout=10_000) as dl:
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        got = tmp_path / "opened.plan.yaml"
+        dl.value.save_as(str(got))
+        picked = page.locator("#picked").inner_text()
+        page.screenshot(path=str(OUT / "16-frontier-html-clicked.png"))
+        name = dl.value.suggested_filename
+        browser.close()
+    assert name == "p0001.plan.yaml"
+    assert picked.startswith("p0001: plan out/plans/p0001.plan.yaml; p0001 (optimal)")
+    assert f"capex_usd = {plan.kpis.capex_usd:,.0f} gpus = {plan.kpis.gpus:,}" in picked
+    from planner.plan import plan_from_text
+
+    opened = plan_from_text(got.read_bytes())
+    assert opened.kpis.gpus == plan.kpis.gpus
+    assert verify(opened, scenario).ok
