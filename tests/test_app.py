@@ -539,8 +539,8 @@ def test_the_scenario_page_names_what_is_in_effect_and_keeps_unapplied_edits_vis
     # small-hall by hand: 8 rows x 20 positions less 2 reserved less 2 pods' network-rack spots = 156;
     # one root, the 2,500 kW utility; two pods; clusters: max (no figure) and 144 GPUs
     assert [(m.label, m.value) for m in at.metric] == [
-        ("buildings", "1"), ("halls", "1"), ("rack positions", "156"), ("power MW (rated, roots)", "2.5"), ("pods", "2"),
-        ("clusters (GPUs asked)", "2 (144)")]
+        ("buildings", "1"), ("halls", "1"), ("rack positions", "156"), ("MW rated", "2.5"), ("pods", "2"),
+        ("clusters", "2 (144 GPUs)")]
     at.number_input(key=form_key(at, "capex")).set_value(12e6).run()
     at.selectbox(key=form_key(at, "demand_nvl-infer")).select("exact").run()
     pending = "- capex budget (USD) none → 12,000,000\n- cluster nvl-infer: demand at_least → exact"

@@ -77,6 +77,18 @@ def test_the_formatter_by_hand() -> None:
     assert header("capex_racks_usd") == ("capex racks $M", 1e-6)
     assert header("worst power use %") == ("worst power use %", 1)
     assert cell(69_696_100.0, header("capex_usd")[1]) == "69.7"
+    assert cell(-0.001) == "-<0.01"
+
+
+def test_a_delta_row_is_signed_once() -> None:
+    import pandas as pd
+
+    from ui.charts import with_deltas
+
+    t = with_deltas(pd.DataFrame({"network_kw": [20.0, 19.0], "gpus": [2216, 2216], "capex_usd": [1e6, 3.5e6], "status": ["optimal"] * 2},
+                                 index=["A", "B"]))
+    # -1 kW is -0.001 MW: shown as "−<0.01"; equal GPUs "0"; +$2.5M; text columns empty
+    assert t.loc["B − A"].tolist() == ["−<0.01", "0", "+2.5", None]
 
 
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**15, max_value=10**15), st.none()))

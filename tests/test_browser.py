@@ -269,8 +269,10 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
         page.get_by_role("button", name="Solve rolling (phase by phase)").click()
         page.get_by_text("Regret of rolling against joint").wait_for(timeout=120_000)
         page.get_by_text("Joint vs rolling at the end of q4").wait_for(timeout=60_000)
-        page.wait_for_timeout(800)
+        page.set_viewport_size({"width": 1400, "height": 3400})  # the page scrolls inside Streamlit: a tall window shows it all
+        page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "12-phases.png"), full_page=True)
+        page.set_viewport_size({"width": 1400, "height": 1600})
 
         page.get_by_role("link", name="Compare").click()
         page.get_by_role("heading", name="Compare variants of fleet-expansion").wait_for(timeout=60_000)

@@ -60,7 +60,7 @@ def number(v: float) -> str:
     if a >= 0.005:
         text = f"{v:,.1f}" if a >= 10 else f"{v:,.2f}"
         return text.rstrip("0").rstrip(".")
-    return "0" if v == 0 else ("<0.01" if v > 0 else "−<0.01")
+    return "0" if v == 0 else ("<0.01" if v > 0 else "-<0.01")
 
 
 def cell(v, scale: float = 1) -> str:

@@ -107,9 +107,9 @@ def site_summary(scenario: Scenario) -> dict[str, str]:
     asked = sum(c.gpus or 0 for c in scenario.clusters)
     return {
         "buildings": f"{len(site.buildings):,}", "halls": f"{len(halls):,}", "rack positions": f"{positions:,}",
-        "power MW (rated, roots)": f"{sum(n.capacity_kw for n in nodes if n.parent is None) / 1000:,.1f}",
+        "MW rated": f"{sum(n.capacity_kw for n in nodes if n.parent is None) / 1000:,.1f}",
         "pods": f"{sum(len(h.pods) for h in halls):,}",
-        "clusters (GPUs asked)": f"{len(scenario.clusters):,} ({asked:,})" if asked else f"{len(scenario.clusters):,}",
+        "clusters": f"{len(scenario.clusters):,} ({asked:,} GPUs)" if asked else f"{len(scenario.clusters):,}",
     }
 
 
@@ -130,5 +130,7 @@ def in_effect(scenario: Scenario) -> None:
     if applied:
         st.success(applied)
     cols = st.columns(6)
+    tips = {"MW rated": "rated kW of the power tree's roots (utility feeds), in MW", "clusters": "clusters, and the GPUs they ask for by figure",
+            "rack positions": "positions for racks: less reserved ones and the pods' network-rack spots"}
     for col, (label, value) in zip(cols, site_summary(scenario).items(), strict=True):
-        col.metric(label, value, border=True)
+        col.metric(label, value, border=True, help=tips.get(label))

@@ -86,7 +86,7 @@ if plan.phases:
         fig.add_bar(x=phases, y=ys, name=c.id, marker_color=colors[c.id])
     fig.add_scatter(x=phases, y=[p.it_kw / 1000 for p in plan.phases], name="IT MW", yaxis="y2", mode="lines+markers", line={"color": "#333"})
     fig.update_layout(barmode="stack", height=340, title="GPUs standing per phase (stacked by cluster) and IT MW",
-                      yaxis={"title": "GPUs"}, yaxis2={"title": "MW", "overlaying": "y", "side": "right"}, legend={"orientation": "h"},
+                      yaxis={"title": "GPUs", "tickformat": ",d"}, yaxis2={"title": "MW", "overlaying": "y", "side": "right", "tickformat": ",.1f"}, legend={"orientation": "h"},
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
     st.plotly_chart(fig, key="timeline", width="stretch")
     show_table(pd.DataFrame([p.model_dump() for p in plan.phases]), "phase_table", why_empty="nothing near its limit in this phase")
