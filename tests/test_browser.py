@@ -132,7 +132,8 @@ def test_sweep_frontier_click_opens_the_plan(server: str) -> None:
         page.get_by_role("button", name="Open this variant's plan on the Plan page").click()
         page.get_by_text("every constraint holds for this scenario").wait_for(timeout=60_000)
         assert page.get_by_role("heading", name="Plan: small-hall · sweep variant p0002").count() == 1
-        page.get_by_text("The sweep's variant p0002 (gpu_power_cap_w = 600)").wait_for(timeout=10_000)
+        alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
+        assert any(a.startswith("The sweep's variant p0002 (gpu_power_cap_w = 600, ") for a in alerts), alerts
         # the clicked point is the 600 W variant (the later, higher point): its scenario and plan open
         page.get_by_text("GPU cap 600 W").wait_for(timeout=10_000)
         metric = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first

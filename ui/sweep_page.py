@@ -17,7 +17,7 @@ from planner.plan import load_plan
 from planner.sweep import COLUMNS, MAXIMISE, frontier_figure, grid_sweep, read_table, run_batch, set_path
 from planner.variants import scenario_data, scenario_yaml
 from planner.verifier import verify
-from ui.format import show_table
+from ui.format import cell, show_table
 from ui.state import current_scenario, parse_scenario_text, scenario_key, set_current, show_problems
 
 MAX_UI_POINTS = 24  # most points a dashboard sweep may have (larger sweeps: planner batch)
@@ -143,7 +143,7 @@ if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
         st.stop()
     was = base_scenario.name
     set_current(scenario_yaml(variant), f"sweep {choice}")
-    shown = ", ".join(f"{fp} = {'as in the scenario' if v is None else v}" for fp, v in values.items())
+    shown = ", ".join(f"{fp} = {'as in the scenario' if v is None else cell(v)}" for fp, v in values.items())
     st.session_state.sweep_opened = (f"The sweep's variant {choice} ({shown}) replaced the scenario in effect (was {was}); "
                                      "the Scenario page shows it and this page's URL reopens it.")
     st.session_state.uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
