@@ -357,7 +357,8 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
 
 
 def check_phases(scenario: Scenario) -> list[Problem]:
-    """Phase IDs unique and in date order; every online_phase and gpus_by_phase key names a phase."""
+    """Phase IDs unique and in date order; every online_phase, gpus_by_phase key and power_arrival
+    phase names a phase (and a scenario without phases gives power_arrival no phase)."""
     out = []
     ids = [p.id for p in scenario.phases]
     seen: set[str] = set()
@@ -384,6 +385,12 @@ def check_phases(scenario: Scenario) -> list[Problem]:
                 bad(f"{hp}.cooling_zones[{zi}].online_phase", z.online_phase)
             for ri, r in enumerate(h.rows):
                 bad(f"{hp}.rows[{ri}].online_phase", r.online_phase)
+    for si, step in enumerate(scenario.power_arrival):
+        if step.phase is not None:
+            if not scenario.phases:
+                out.append(Problem(f"power_arrival[{si}].phase", "the scenario has no phases; leave phase out (power available from the start)"))
+            else:
+                bad(f"power_arrival[{si}].phase", step.phase)
     for ci, c in enumerate(scenario.clusters):
         for k in (c.gpus_by_phase or {}):
             bad(f"clusters[{ci}].gpus_by_phase.{k}", k)

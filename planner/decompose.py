@@ -563,6 +563,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     buildings = list(bdata)
     groups = _groups(scenario, data)
+    if scenario.power_arrival:
+        return _whole(scenario, deadline, stages, 0, "region power arriving over time (power_arrival) is shared by every building", say)
     if over_time and (budgeted or any(g.spanning for g in groups)):
         return _whole(scenario, deadline, stages, 0, "site budgets or clusters spanning buildings couple the buildings across "
                       "phases, retrofits or installed racks", say)

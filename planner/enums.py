@@ -208,3 +208,5 @@ class LimitKind(StrEnum):
     """A cluster's failure-domain spread limit."""
     budget = "budget"
     """Capex or IT-power budget."""
+    power_arrival = "power_arrival"
+    """Region power arrived by a phase (interconnect + on-site generation), facility kW (IT × PUE)."""

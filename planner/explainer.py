@@ -38,10 +38,11 @@ from planner.fabric import leaf_down_of, limit_text
 from planner.model import Family, Limit, Model, build
 from planner.pipeline import plan_scenario, start_from_racks
 from planner.plan import Plan
-from planner.schema import Demand, Scenario
+from planner.schema import Demand, Scenario, Usage
 from planner.site_index import index_site
 from planner.solvers import SolveRequest, from_name
 from planner.solving import Progress, ProgressFn, solve
+from planner.verifier import verify
 
 BINDING_SHARE = 0.99
 """A limit used to at least this share is binding."""
@@ -169,6 +170,8 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
         return "power", f"rows {rows} (redundant)"
     if fam == Family.cooling:
         return "cooling", f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
+    if fam == Family.power_arrival:
+        return "power arrival", f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
     words = {Family.pod_gpus: "pod GPUs", Family.pod_racks: "pod racks", Family.demand_cap: "demand cap", Family.budget: "budget"}
     return words.get(fam, fam), lim.ident
 
@@ -282,7 +285,7 @@ STEP = 0.10
 """One relaxation step: +10 % of a limit (power rating, cooling capacity, pod ports or racks, budget)."""
 TOP = 5
 """Candidates re-solved one by one (then all together)."""
-RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget)
+RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget, LimitKind.power_arrival)
 
 
 @dataclass
@@ -317,7 +320,7 @@ class Relaxation:
 
 
 KIND_WORDS = {LimitKind.power_node: "power", LimitKind.cooling_zone: "cooling", LimitKind.pod_gpus: "pod ports", LimitKind.pod_racks: "pod racks",
-              LimitKind.budget: "budget"}
+              LimitKind.budget: "budget", LimitKind.power_arrival: "power arrival"}
 MAX_UNSOLVED_LINES = 8
 """Limits listed without a re-solve, at most (the rest are counted)."""
 
@@ -329,6 +332,14 @@ def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario,
     data: dict[str, Any] = copy.deepcopy(scenario.model_dump(mode="json"))
     steps: list[str] = []
     cost = 0.0
+    if kind == LimitKind.power_arrival:  # ident: the phase (or "region"); more interconnect from then on
+        order = {p.id: i for i, p in enumerate(scenario.phases)}
+        for ident in idents:
+            mw = STEP * (scenario.power_available_kw(order.get(ident, 0)) or 0.0) / 1000
+            if mw > 0:
+                data["power_arrival"].append({"phase": ident if ident in order else None, "interconnect_mw": mw})
+                more = f"{_fmt(mw)} MW" if mw >= 1 else f"{_fmt(mw * 1000)} kW"
+                steps.append(f"{ident if ident in order else 'region'}: +{more} more interconnect")
     if kind == LimitKind.budget:
         for ident in idents:
             old = data["budgets"][ident]
@@ -409,8 +420,20 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
         if lim.kind in RELAXABLE:
             d = abs(res.duals.get(lim.name, 0.0))
             if d > 1e-9:
-                out[lim.kind, lim.ident] = out.get((lim.kind, lim.ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
+                ident = (lim.key.phase or lim.ident) if lim.kind == LimitKind.power_arrival else lim.ident
+                out[lim.kind, ident] = out.get((lim.kind, ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
     return out
+
+
+def arrival_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
+    """The region power arrival's use in every phase (one per phase, its ID as the element; "region"
+    without phases), recomputed by the verifier from the plan's racks."""
+    if not scenario.power_arrival:
+        return []
+    rep = verify(plan, scenario)
+    if not scenario.phases:
+        return [u for u in rep.usage if u.kind == LimitKind.power_arrival]
+    return [u.model_copy(update={"id": ph}) for ph, us in rep.phase_usage.items() for u in us if u.kind == LimitKind.power_arrival]
 
 
 def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float) -> tuple[float, float | None]:
@@ -439,7 +462,8 @@ def explain_feasible(
     unit = Objective(scenario.objective).unit
     screen = dual_screen(scenario, limit_s)
     room = _smallest_steps(scenario)
-    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE]
+    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind != LimitKind.power_arrival]
+    usage += arrival_usage(scenario, plan)
     tight = {u.id for u in usage if u.kind == LimitKind.power_node and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
     peers = _power_peers(scenario, tight)
     cands: list[Relaxation] = []

@@ -326,11 +326,12 @@ def plan_scenario(
             progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
-    known = demand_bound(scenario) if start else None
-    if known is not None and not (greedy_meets_demands(scenario, greedy) and verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok):
-        known = None  # only a start the verifier accepts whole may stand without a search
+    # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
+    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving)
+    greedy_ok = bool(start) and greedy_meets_demands(scenario, greedy) and verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok
+    known = demand_bound(scenario) if greedy_ok else None
     result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
-    if warm_start and greedy_meets_demands(scenario, greedy):
+    if warm_start and greedy_ok:
         result = _with_first_fit(m, result, greedy, progress, elapsed())
     stages["solve"] = time.perf_counter() - t_solve
     if progress:

@@ -141,6 +141,19 @@ def test_phases_with_a_site_budget_go_to_the_whole_model() -> None:
     assert d.plan.objective_value == plan_scenario(s).objective_value == 512 * 3 + 512 * 2
 
 
+def test_region_power_arrival_goes_to_the_whole_model() -> None:
+    """Power arriving for the region is shared by both buildings: the whole model plans it. By hand: the
+    four pods' network racks draw 4 × 12 kW × PUE 1.08 = 51.84 kW; a Grand Teton rack 21.4 × 1.08 =
+    23.112 kW; 1 MW holds ⌊948.16 / 23.112⌋ = 41 racks = 656 GPUs in q1, 2 MW from q2 on ⌊1948.16 /
+    23.112⌋ = 84 racks = 1,344 GPUs."""
+    s = scenario([{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], phases=PHASES,
+                 power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}])
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back == "region power arriving over time (power_arrival) is shared by every building"
+    assert [p.gpus for p in d.plan.phases] == [656, 1344, 1344]
+
+
 def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
     (tmp_path / "two.site.yaml").write_text(SITE.model_dump_json())
     (tmp_path / "s.yaml").write_text("name: two\nsite: two.site.yaml\nbudgets: {it_power_kw: 2500}\nclusters:\n"

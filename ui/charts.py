@@ -11,7 +11,7 @@ from planner.enums import LimitKind
 from planner.plan import Plan
 from ui.format import EMPTY, cell, header
 
-KIND_TITLES = {LimitKind.power_node: "Power nodes (kW)", LimitKind.cooling_zone: "Cooling zones (kW)", LimitKind.pod_gpus: "Pod GPU ports", LimitKind.pod_racks: "Pod racks", LimitKind.budget: "Budgets"}
+KIND_TITLES = {LimitKind.power_node: "Power nodes (kW)", LimitKind.cooling_zone: "Cooling zones (kW)", LimitKind.pod_gpus: "Pod GPU ports", LimitKind.pod_racks: "Pod racks", LimitKind.budget: "Budgets", LimitKind.power_arrival: "Region power arrived (facility kW, IT × PUE)"}
 
 
 def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:

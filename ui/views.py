@@ -118,7 +118,8 @@ def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
 
 def utilisation(plan: Plan, top: int = 25) -> None:
     """Utilisation bars against limits, normal and worst N-1 (the top ``top`` of each kind, said so)."""
-    kinds = [k for k in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget) if any(u.kind == k for u in plan.utilisation or [])]
+    kinds = [k for k in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget,
+                         LimitKind.power_arrival) if any(u.kind == k for u in plan.utilisation or [])]
     cols = st.columns(2)
     for i, kind in enumerate(kinds):
         fig = utilisation_figure(plan, kind, top)

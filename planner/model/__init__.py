@@ -59,6 +59,7 @@ from planner.model.network import add_cluster_constraints, add_pod_constraints
 from planner.model.objective import OBJECTIVES, add_budget_constraints, add_expressions, objective_expr
 from planner.model.phases import add_count_variables, add_retrofit_gates, add_retrofit_variables, retrofit_needs
 from planner.model.power import add_group_load_definitions, add_power_constraints
+from planner.model.region import add_power_arrival_constraints
 from planner.model.space import add_fixed_loads, add_space_constraints
 from planner.model.spread import add_failover_loads, add_spread_constraints, spread_domains
 from planner.model.storage import add_storage_constraints
@@ -90,6 +91,7 @@ RECIPE = (
     add_storage_constraints,
     add_spread_constraints,
     add_budget_constraints,
+    add_power_arrival_constraints,
 )
 """The families in the order :func:`build` adds them; each checks that the ones it needs came first."""
 

@@ -49,6 +49,8 @@ class Family(StrEnum):
     spread_pod = "spread_pod"
     budget = "budget"
     """Capex or IT-power budget."""
+    power_arrival = "power_arrival"
+    """Region power arrived by a phase: facility load (IT × PUE) ≤ MW available then."""
 
 
 class ClassKey(NamedTuple):

@@ -36,6 +36,7 @@ from planner.schema.scenario import (
     Cluster,
     FabricDesign,
     Phase,
+    PowerStep,
     RaiseCapacity,
     RaiseRackPower,
     RegionTier,
@@ -61,7 +62,7 @@ from planner.schema.solver import SolverSettings
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
     "ClusterFabric", "ClusterReliability", "FailoverGain", "NetworkRack", "RackCount", "RegionTier", "SwitchCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
-    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack",
+    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack", "PowerStep",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",
     "StrictModel", "SwitchModel", "Text", "Usage", "default_link_classes",

@@ -150,6 +150,20 @@ class Retrofit(StrictModel):
     """What it changes."""
 
 
+class PowerStep(StrictModel):
+    """Power that arrives for the region (§16): utility interconnect and on-site generation that
+    become available from a phase on (added to what arrived before)."""
+
+    phase: Id | None = None
+    """First phase it is available in; none: from the start."""
+    interconnect_mw: Float = Field(0.0, ge=0, le=1e6)
+    """Utility interconnect added, MW."""
+    generation_mw: Float = Field(0.0, ge=0, le=1e6)
+    """On-site generation added, MW."""
+    source: Text = ""
+    """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
+
+
 class Budgets(StrictModel):
     """Caps on the whole expansion; none means no cap."""
 
@@ -255,6 +269,10 @@ class Scenario(StrictModel):
     """Fleet-expansion phases in time order; none for a single placement question."""
     retrofits: list[Retrofit] = Field(default_factory=list, max_length=10_000)
     """Changes the optimiser may buy."""
+    power_arrival: list[PowerStep] = Field(default_factory=list, max_length=1000)
+    """Region power arriving over time (§16): in each phase the facility load, IT × PUE (racks,
+    installed racks and network racks standing then), fits the MW arrived by then. None: no
+    region-level power limit beyond the power tree."""
     existing: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
     """Racks already installed (brownfield): fixed, counted in every load, positions taken. In a
     scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
@@ -273,6 +291,14 @@ class Scenario(StrictModel):
     the site plans its rack feeds on measured peak)."""
     solver: SolverSettings = SolverSettings()
     """Solver, time limit and gap."""
+
+    def power_available_kw(self, phase_index: int) -> float | None:
+        """Facility power arrived by the phase with this index (0 without phases), kW; None when
+        the scenario states no arrival."""
+        if not self.power_arrival:
+            return None
+        order = {p.id: i for i, p in enumerate(self.phases)}
+        return 1000 * sum(s.interconnect_mw + s.generation_mw for s in self.power_arrival if order.get(s.phase, 0) <= phase_index)
 
     def rack_power_kw(self, rack: RackType) -> float:
         """Planning power of one rack of this type under this scenario, kW: GPUs at

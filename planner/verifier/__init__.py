@@ -39,7 +39,7 @@ Checks:
 from __future__ import annotations
 
 from planner.schema import Plan, Scenario
-from planner.verifier.capacity import cooling_checks, hall_usage, pod_checks, power_checks
+from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
@@ -77,12 +77,14 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             before = len(rep.usage)
             power_checks(scenario, site, rep, st, usage=True)
             cooling_checks(scenario, site, rep, st, usage=True)
+            arrival_checks(scenario, site, rep, st, usage=True)
             rep.phase_usage[st.id] = rep.usage[before:]
             if not last:
                 del rep.usage[before:]
         else:
             power_checks(scenario, site, rep, st, usage=last)
             cooling_checks(scenario, site, rep, st, usage=last)
+            arrival_checks(scenario, site, rep, st, usage=last)
     pod_checks(plan, scenario, site, rep)
     hall_usage(plan, site, rep)
     cluster_checks(plan, scenario, site, rep, states)

@@ -101,6 +101,20 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
                                    worst_value=round(w, 6), worst_failure=f))
 
 
+def arrival_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+    """Region power arrived by the phase (§16): PUE × (every load standing: racks, installed and
+    network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
+    available = scenario.power_available_kw(st.index)
+    if available is None:
+        return
+    facility = scenario.pue * sum(row_loads(st.racks, scenario, site, st).values())
+    if facility > available + TOL:
+        rep.add("power_arrival", "power arrival", f"facility load {fmt(facility)} kW (IT × PUE {fmt(scenario.pue)}) exceeds the "
+                                                  f"{fmt(available)} kW of interconnect and generation arrived{st.where}")
+    if usage:
+        rep.usage.append(Usage(kind=LimitKind.power_arrival, id="region", value=round(facility, 6), limit=available, unit="kW"))
+
+
 def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
     types = scenario.catalog.by_id()
     heat: dict[str, float] = defaultdict(float)

@@ -1,0 +1,96 @@
+"""Region power arriving over time (§16): every phase's facility load (IT × PUE) fits the
+interconnect and on-site generation arrived by then; hand-solved instances, verifier, explain."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.enums import Status
+from planner.errors import InputError
+from planner.loader import scenario_from_data
+from planner.verifier import verify
+from tests.conftest import tiny_scenario
+from tests.test_optimize import SOLVERS, solved
+from tests.test_phases import PHASES
+
+GT = "grand-teton-h100"  # 21.4 kW, 16 GPUs
+FEED = [{"id": "F", "capacity_kw": 10_000}]
+
+
+def arrival_site(steps, phases=PHASES, pue=1.25, positions=10):
+    """One row of ``positions`` positions, power and cooling to spare; one 'air' cluster of as many
+    Grand Teton racks as fit; region power arriving by ``steps``."""
+    rows = [{"id": "R", "positions": positions, "feeds": ["F"], "max_rack_power_kw": 25}]
+    return tiny_scenario(rows, FEED, [{"id": "air", "demand": "max", "rack_types": [GT]}], phases=phases, pue=pue,
+                         power_arrival=steps)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_power_arrival_binds_in_each_phase(solver: str) -> None:
+    """A rack draws 21.4 kW × PUE 1.25 = 26.75 kW of facility power. 0.1 MW from the start: ⌊100 /
+    26.75⌋ = 3 racks in p1; +0.1 MW in p2: ⌊200 / 26.75⌋ = 7 racks (the row holds 10). GPU-phases
+    3 × 16 + 7 × 16 = 160."""
+    s = arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}])
+    plan = solved(s, solver)
+    assert [(p.phase, p.racks, p.gpus) for p in plan.phases] == [("p1", 3, 48), ("p2", 7, 112)]
+    assert plan.objective_value == 160
+    use = next(u for u in plan.utilisation if u.kind == "power_arrival")
+    assert (use.value, use.limit) == (pytest.approx(7 * 26.75), 200.0)
+
+
+def test_without_phases_the_arrival_is_one_region_limit() -> None:
+    """0.5 MW, PUE 1.08: ⌊500 / (21.4 × 1.08 = 23.112)⌋ = 21 racks, but the row holds 10: the row binds,
+    not power. At 0.2 MW: ⌊200 / 23.112⌋ = 8 racks."""
+    assert solved(arrival_site([{"interconnect_mw": 0.5}], phases=[], pue=1.08), "highs").kpis.racks == 10
+    assert solved(arrival_site([{"interconnect_mw": 0.2}], phases=[], pue=1.08), "highs").kpis.racks == 8
+
+
+def test_the_verifier_rejects_a_plan_over_the_power_arrived() -> None:
+    """The p1 plan of 3 racks, checked against a region where p1 has only 0.05 MW: 80.25 kW > 50 kW."""
+    s = arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}])
+    plan = solved(s, "highs")
+    tighter = arrival_site([{"interconnect_mw": 0.05}, {"phase": "p2", "generation_mw": 0.15}])
+    rep = verify(plan.model_copy(update={"scenario_hash": None}), tighter)
+    assert "power_arrival: facility load 80.25 kW (IT × PUE 1.25) exceeds the 50 kW of interconnect and generation arrived in phase p1" in [
+        str(v) for v in rep.violations]
+
+
+def test_explain_names_the_power_arrival_that_binds() -> None:
+    from planner.explainer import explain_feasible
+
+    s = arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}])
+    plan = solved(s, "highs")
+    ex = explain_feasible(s, plan, time_limit_s=20)
+    # by hand: +10 % of p2's 200 kW from p2: 220 / 26.75 → 8 racks (+16 GPU-phases); +10 % of p1's 100 kW
+    # from p1: 110 / 26.75 → 4 racks in p1, p2 still 210 / 26.75 → 7 (+16)
+    got = {(r.label, r.step, r.gain) for r in ex.relaxations}
+    assert got == {("power arrival p2", "p2: +20 kW more interconnect", 16.0), ("power arrival p1", "p1: +10 kW more interconnect", 16.0)}
+    assert "  - power arrival p2: 187.2 of 200 kW used (93.6%); p2: +20 kW more interconnect → +16 GPUs" in ex.render()
+
+
+@pytest.mark.parametrize(("steps", "phases", "expected"), [
+    ([{"phase": "q9", "interconnect_mw": 1}], PHASES, "power_arrival[0].phase: unknown phase 'q9'"),
+    ([{"phase": "p1", "interconnect_mw": 1}], [], "power_arrival[0].phase: the scenario has no phases; leave phase out"),
+    ([{"interconnect_mw": -1}], PHASES, "power_arrival[0].interconnect_mw"),
+])
+def test_bad_power_arrival_names_the_field(steps, phases, expected) -> None:
+    s = arrival_site([{"interconnect_mw": 1}], phases=phases)
+    data = s.model_dump(mode="json")
+    data["power_arrival"] = steps
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert any(expected in line for line in e.value.lines()), e.value.lines()
+
+
+def test_a_fixed_demand_over_the_power_arrived_is_infeasible_and_explained_by_phase() -> None:
+    """48 GPUs = 3 racks = 80.25 kW of facility power from p1, with 50 kW arrived in p1: short by 30.25 kW."""
+    from planner.explainer import explain_infeasible
+    from planner.pipeline import plan_scenario
+
+    s = arrival_site([{"interconnect_mw": 0.05}, {"phase": "p2", "interconnect_mw": 0.05}])
+    data = s.model_dump(mode="json")
+    data["clusters"][0] = {"id": "air", "demand": "exact", "gpus": 48, "rack_types": [GT]}
+    short = scenario_from_data(data)
+    assert plan_scenario(short).status == Status.infeasible
+    assert "  - power arrival (interconnect + generation) in p1: short by 30.2 kW for air (limit 50 kW, needs 80.2 kW)" in (
+        explain_infeasible(short).render().splitlines())
