@@ -356,6 +356,18 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def check_units(scenario: Scenario) -> list[Problem]:
+    """Multi-rack units (§18): the rack types clusters may use take at most one width beyond a single
+    position (the optimiser's count of unit slots per run is exact for one width)."""
+    types = scenario.catalog.by_id()
+    used = {t for c in scenario.clusters for t in c.rack_types if t in types}
+    wide = sorted({(types[t].width, t) for t in used if types[t].width > 1})
+    if len({w for w, _ in wide}) > 1:
+        return [Problem("clusters", "the rack types clusters may use span different widths ("
+                        + ", ".join(f"{t}: {w} positions" for w, t in wide) + "); give every multi-rack unit in use one width")]
+    return []
+
+
 def check_phases(scenario: Scenario) -> list[Problem]:
     """Phase IDs unique and in date order; every online_phase, gpus_by_phase key and power_arrival
     phase names a phase (and a scenario without phases gives power_arrival no phase)."""
@@ -486,4 +498,4 @@ def check_fixed_loads_in_dropped_rows(scenario: Scenario) -> list[Problem]:
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
     return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
-            *check_phases(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]
+            *check_phases(scenario), *check_units(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]

@@ -21,6 +21,7 @@ from planner.figures import plan_figures
 from planner.kpis import objective_value
 from planner.loader import scenario_hash
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
+from planner.model.core import runs
 from planner.netfill import fill_network
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.schema import FailoverGain, RackCount, Scenario
@@ -106,11 +107,23 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
         by_class[k].append((ph, c, t, role, n))
     racks: list[PlacedRack] = list(m.scenario.existing)
     for k in sorted(by_class):
-        free = iter(m.classes[k].positions)
-        for ph, c, t, role, n in sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]], x[3])):
+        items = sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]], x[3]))
+        units = [x for x in items if types[x[2]].width > 1]
+        taken: set[int] = set()
+        if units:  # multi-rack units first, whole slots of the runs (one width per class), for every phase
+            width = types[units[0][2]].width
+            slots = iter([run[j * width] for run in runs(pos for _, pos in m.classes[k].positions) for j in range(len(run) // width)])
+            for ph, c, t, role, n in units:
+                for _ in range(n):
+                    first = next(slots)
+                    taken.update(range(first, first + width))
+                    racks.append(place(m.ix, k.row, first, types[t], c, ph, role == "spare"))
+        free = iter(pos for _, pos in m.classes[k].positions if pos not in taken)
+        for ph, c, t, role, n in items:
+            if types[t].width > 1:
+                continue
             for _ in range(n):
-                _, pos = next(free)
-                racks.append(place(m.ix, k.row, pos, types[t], c, ph, role == "spare"))
+                racks.append(place(m.ix, k.row, next(free), types[t], c, ph, role == "spare"))
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
 

@@ -99,13 +99,15 @@ class SiteIndex:
 
 
 def floor_load_kg_per_m2(rack: RackType, row: Row) -> float:
-    """Floor load of a rack at a position of ``row``: weight_kg / (pitch_m × depth_m), kg/m²."""
-    return rack.weight_kg / row.position_area_m2
+    """Floor load of a rack at a position of ``row``: weight_kg / (pitch_m × depth_m), kg/m²; a
+    multi-rack unit's heaviest part on its own position."""
+    return rack.position_weight_kg / row.position_area_m2
 
 
 def fits(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> bool:
-    """Row-level fit: the rack's limit power (nameplate, or planning power when the scenario says
-    so) ≤ max_rack_power_kw, weight ≤ max_rack_weight_kg, floor load ≤ the hall's rating,
+    """Row-level fit, per position (a multi-rack unit's heaviest-drawing and heaviest part): the
+    rack's limit power (nameplate, or planning power when the scenario says so) ≤
+    max_rack_power_kw, weight ≤ max_rack_weight_kg, floor load ≤ the hall's rating,
     liquid-cooled types only in rows with a liquid loop; nothing in a network row."""
     ref = ix.rows[row_id]
     row = ref.row
@@ -113,8 +115,8 @@ def fits(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> bool:
         return False  # network rows hold the network racks of designed fabrics only
     rating = ix.halls[ref.hall][1].floor_rating_kg_per_m2
     return (
-        scenario.rack_limit_power_kw(t) <= row.max_rack_power_kw + 1e-9
-        and t.weight_kg <= row.max_rack_weight_kg + 1e-9
+        scenario.position_limit_power_kw(t) <= row.max_rack_power_kw + 1e-9
+        and t.position_weight_kg <= row.max_rack_weight_kg + 1e-9
         and (rating is None or floor_load_kg_per_m2(t, row) <= rating + 1e-9)
         and (t.liquid_fraction == 0 or row.liquid_loop is not None)
     )

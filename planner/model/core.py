@@ -45,6 +45,26 @@ class PositionClass:
         return len(self.positions)
 
 
+def runs(positions) -> list[list[int]]:
+    """Maximal runs of consecutive position indices (reserved positions and network-rack spots are
+    not in a class, so they break runs), in index order."""
+    out: list[list[int]] = []
+    for q in sorted(positions):
+        if out and q == out[-1][-1] + 1:
+            out[-1].append(q)
+        else:
+            out.append([q])
+    return out
+
+
+def unit_slots(cls: PositionClass, width: int) -> int:
+    """Units of ``width`` adjacent positions a class holds: Σ over its runs of ⌊run / width⌋ (the
+    class size for width 1)."""
+    if width <= 1:
+        return cls.size
+    return sum(len(r) // width for r in runs(pos for _, pos in cls.positions))
+
+
 @dataclass
 class ClusterGroup:
     """Clusters the model treats as one (:mod:`planner.model` docstring); ``members`` in scenario order."""

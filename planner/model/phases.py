@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulp
 
 from planner.enums import RetrofitKind
-from planner.model.core import Model, Needs
+from planner.model.core import Model, Needs, unit_slots
 from planner.model.keys import BuyKey, CountKey, class_label, lp_name
 from planner.schema import RackType, Scenario
 from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2
@@ -25,7 +25,7 @@ def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) 
         needs.loop = [r.id for r in scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop and r.effect.row == row_id]
         if not needs.loop:
             return None
-    limit_kw = scenario.rack_limit_power_kw(t)
+    limit_kw = scenario.position_limit_power_kw(t)
     if limit_kw > row.max_rack_power_kw + 1e-9:
         needs.power = [r.id for r in scenario.retrofits
                        if r.effect.kind == RetrofitKind.raise_rack_power and r.effect.row == row_id and r.effect.max_rack_power_kw + 1e-9 >= limit_kw]
@@ -35,7 +35,7 @@ def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) 
                                    "max_rack_power_kw": max(row.max_rack_power_kw, limit_kw)})
     hall = ix.halls[ix.rows[row_id].hall][1]
     rating = hall.floor_rating_kg_per_m2
-    ok = t.weight_kg <= probe.max_rack_weight_kg + 1e-9 and (rating is None or floor_load_kg_per_m2(t, probe) <= rating + 1e-9)
+    ok = t.position_weight_kg <= probe.max_rack_weight_kg + 1e-9 and (rating is None or floor_load_kg_per_m2(t, probe) <= rating + 1e-9)
     return needs if ok else None
 
 
@@ -79,9 +79,12 @@ def add_count_variables(m: Model) -> None:
             for t, role in wanted:
                 if t not in fitting:
                     continue
+                slots = unit_slots(cls, types[t].width)
+                if slots == 0:
+                    continue  # a multi-rack unit wider than every run of the class
                 m.needs[k, t] = fitting[t]
                 for p in range(start, m.horizon + 1):
-                    up = None if m.elastic else cls.size
+                    up = None if m.elastic else slots
                     ph = m.tl.phases[p]
                     m.n[CountKey(k, t, g.id, ph, role)] = m.var(lp_name("n" + ("_spare" if role else ""), class_label(k), t, g.id, *([ph] if ph else [])),
                                                                 0, up, integer=True)

@@ -9,8 +9,8 @@ from collections import defaultdict
 import pulp
 
 from planner.enums import LimitKind
-from planner.model.core import FixedItem, Model
-from planner.model.keys import ClassKey, Family, LimitKey, class_label
+from planner.model.core import FixedItem, Model, unit_slots
+from planner.model.keys import ClassKey, Family, LimitKey, class_label, lp_name
 from planner.site_index import network_racks
 
 
@@ -43,13 +43,24 @@ def add_fixed_loads(m: Model) -> None:
 
 
 def add_space_constraints(m: Model) -> None:
-    """Space: Σ_{t,G,p} n[k,t,G,p] ≤ size_k for every class k (racks never leave, so the last
-    phase's count bounds every earlier one); named ``space(R01@2)``."""
+    """Space: Σ_{t,G,p} w_t · n[k,t,G,p] ≤ size_k for every class k, w_t the positions a rack type
+    takes (1, or a multi-rack unit's width); racks never leave, so the last phase's count bounds
+    every earlier one; named ``space(R01@2)``. Units of width w > 1 also fit whole in the class's
+    runs of adjacent positions: Σ_{t: w_t = w} n ≤ Σ_runs ⌊run / w⌋, named ``units(R01@2,6)``. With
+    one unit width per class (checked on input) the two are exact: units take whole slots of the
+    runs, plain racks the positions left."""
     m.needs_done("space", "counts")
     m.done("space")
-    by_class: dict[ClassKey, list[pulp.LpVariable]] = defaultdict(list)
+    types = m.scenario.catalog.by_id()
+    by_class: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
     for key, var in m.n.items():
-        by_class[key.cls].append(var)
-    for k, vars_ in by_class.items():
-        if len(vars_) > 1 or m.elastic:
-            m.add_limit(LimitKey(Family.space, class_label(k)), LimitKind.row_positions, pulp.lpSum(vars_), m.classes[k].size, "positions")
+        by_class[key.cls].append((var, types[key.rack_type].width))
+    for k, items in by_class.items():
+        wide = sorted({w for _, w in items if w > 1})
+        if len(items) > 1 or m.elastic or wide:
+            m.add_limit(LimitKey(Family.space, class_label(k)), LimitKind.row_positions, pulp.LpAffineExpression(items), m.classes[k].size,
+                        "positions")
+        for w in wide:
+            units = [var for var, vw in items if vw == w]
+            if len(units) > 1 or m.elastic:  # one variable is bounded by the slots already
+                m.add(pulp.lpSum(units) <= unit_slots(m.classes[k], w), lp_name("units", class_label(k), w))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from planner.enums import Demand
 from planner.schema.base import MAX_ITEMS, Bool, Coordinate, Day, Float, Id, Int, NonNegFloat, PositiveFloat, StrictModel, Text
-from planner.schema.catalog import Catalog, RackType, SwitchModel
+from planner.schema.catalog import Catalog, RackType, SwitchModel, UnitPart
 from planner.schema.costs import Costs
 from planner.schema.plan import (
     BlastRow,
@@ -65,5 +65,5 @@ __all__ = [
     "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack", "PowerStep",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",
-    "StrictModel", "SwitchModel", "Text", "Usage", "default_link_classes",
+    "StrictModel", "SwitchModel", "Text", "UnitPart", "Usage", "default_link_classes",
 ]

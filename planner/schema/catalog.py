@@ -3,10 +3,21 @@ Rated power is derived from a rack's parts, never typed in."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from planner.enums import FabricKind, RackKind
 from planner.schema.base import Float, Id, Int, NonNegFloat, StrictModel, Text
+
+
+class UnitPart(StrictModel):
+    """One position of a multi-rack unit (§18): what stands there and its share of the unit."""
+
+    role: Text
+    """What the position holds (GPU rack, CDU sidecar …)."""
+    power_share: Float = Field(ge=0, le=1)
+    """Share of the unit's power drawn at this position (the shares add up to 1)."""
+    weight_kg: Float = Field(gt=0, le=100_000)
+    """Weight standing on this position, kg."""
 
 
 class RackType(StrictModel):
@@ -58,8 +69,38 @@ class RackType(StrictModel):
     """Usable storage capacity, PB (storage racks)."""
     storage_write_gb_per_s: Float = Field(0, ge=0, le=1e7)
     """Sustained write bandwidth, GB/s (storage racks)."""
+    parts: list[UnitPart] | None = Field(None, min_length=2, max_length=16)
+    """A multi-rack unit (§18): one part per adjacent position of one row it takes, in order (e.g.
+    CDU·CDU·GPU·GPU·CDU·CDU); its power and weight split over them as stated. None: one position.
+    The unit's figures (GPUs, power, weight, capex) are its whole."""
     sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
     """Field name → where its figure comes from."""
+
+    @model_validator(mode="after")
+    def _parts_add_up(self):
+        if self.parts is not None:
+            share = sum(p.power_share for p in self.parts)
+            if abs(share - 1.0) > 1e-6:
+                raise ValueError(f"parts: the power shares add up to {share:g}, not 1")
+            weight = sum(p.weight_kg for p in self.parts)
+            if abs(weight - self.weight_kg) > 1e-6 * max(1.0, self.weight_kg):
+                raise ValueError(f"parts: the parts weigh {weight:g} kg in all, the unit's weight_kg is {self.weight_kg:g}")
+        return self
+
+    @property
+    def width(self) -> int:
+        """Adjacent positions of one row the rack type takes (1 for a plain rack)."""
+        return len(self.parts) if self.parts else 1
+
+    @property
+    def position_power_share(self) -> float:
+        """Largest share of the rack's power drawn at one of its positions (1 for a plain rack)."""
+        return max(p.power_share for p in self.parts) if self.parts else 1.0
+
+    @property
+    def position_weight_kg(self) -> float:
+        """Heaviest weight standing on one of its positions, kg."""
+        return max(p.weight_kg for p in self.parts) if self.parts else self.weight_kg
 
     @property
     def gpus(self) -> int:

@@ -311,6 +311,11 @@ class Scenario(StrictModel):
             return self.rack_power_kw(rack)
         return rack.nameplate_power_kw(self.gpu_power_cap_w)
 
+    def position_limit_power_kw(self, rack: RackType) -> float:
+        """Power at one position checked against a row's per-rack limit, kW: the rack's, or a
+        multi-rack unit's largest part (its share of the unit's power)."""
+        return self.rack_limit_power_kw(rack) * rack.position_power_share
+
     def gpu_types_for(self, cluster: Cluster) -> list[str]:
         """A cluster's rack types that exist and meet its HBM need, in its order."""
         types = self.catalog.by_id()

@@ -86,7 +86,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             cooling_checks(scenario, site, rep, st, usage=last)
             arrival_checks(scenario, site, rep, st, usage=last)
     pod_checks(plan, scenario, site, rep)
-    hall_usage(plan, site, rep)
+    hall_usage(plan, scenario, site, rep)
     cluster_checks(plan, scenario, site, rep, states)
     spread_checks(plan, scenario, site, rep)
     fabric_checks(plan, scenario, rep, site)

@@ -159,11 +159,13 @@ def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport
             rep.usage.append(Usage(kind=LimitKind.pod_racks, id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
 
 
-def hall_usage(plan: Plan, site: SiteView, rep: VerifyReport) -> None:
+def hall_usage(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """Positions used per hall (a multi-rack unit uses its width) against the usable ones."""
+    width = {t.id: t.width for t in scenario.catalog.rack_types}
     used: dict[str, int] = defaultdict(int)
     for r in plan.racks:
         if r.row in site.rows:
-            used[site.rows[r.row][1]] += 1
+            used[site.rows[r.row][1]] += width.get(r.rack_type, 1)
     spots: dict[str, set[int]] = defaultdict(set)
     for p in site.pods.values():
         spots[p.network_rack.row].add(p.network_rack.position)

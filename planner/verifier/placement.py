@@ -53,6 +53,8 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
         if t is None:
             rep.add(name, "rack type", f"unknown rack type '{r.rack_type}'")
             continue
+        if t.width > 1:
+            _unit_span(name, r, t, row, pod_spots, taken, i, rep)
         if r.phase is not None and r.phase not in site.phase_index:
             rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})")
             continue
@@ -75,6 +77,27 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
                 link_check(name, r.link_class, t, length, site, rep)
 
 
+def _unit_span(name: str, r, t, row, pod_spots: dict, taken: dict, i: int, rep: VerifyReport) -> None:
+    """A multi-rack unit (§18) stands on ``width`` adjacent usable positions of its row from its
+    position on, in its parts' order: none past the row's end, reserved, a pod's network-rack spot
+    or holding another rack."""
+    last = r.position + t.width - 1
+    what = f"{r.rack_type} takes {t.width} adjacent positions {r.position}..{last} ({'·'.join(p.role for p in t.parts)})"
+    if last >= row.positions:
+        rep.add(name, "unit", f"{what}; row '{r.row}' ends at position {row.positions - 1}")
+        return
+    span = range(r.position + 1, last + 1)
+    breaks = [q for q in span if q in row.reserved or (r.row, q) in pod_spots]
+    if breaks:
+        rep.add(name, "unit", f"{what}: split by {'reserved position' if breaks[0] in row.reserved else 'the network rack at'} "
+                              f"{', '.join(map(str, breaks))}")
+    clash = [q for q in span if (r.row, q) in taken]
+    if clash:
+        rep.add(name, "unit", f"{what}: position {clash[0]} already holds racks[{taken[r.row, clash[0]]}]")
+    for q in span:
+        taken.setdefault((r.row, q), i)
+
+
 def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict[str, bool]):
     """The checks of one kind of rack in one row and phase: (check, message) of each violation."""
 
@@ -91,18 +114,19 @@ def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict
             elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
                 out.append(("cluster", f"{rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB"))
         on_planning = scenario.rack_limit_on == RackLimitBasis.planning
-        kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None)
+        kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None) * t.position_power_share
         row_limit = max(row.max_rack_power_kw, at.rack_kw.get(row_id, 0.0))
         if kw > row_limit + TOL:
             basis = "planning" if on_planning else "nameplate"
             out.append(("rack power", f"{rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}"))
-        if t.weight_kg > row.max_rack_weight_kg + TOL:
-            out.append(("rack weight", f"{rack_type} weighs {fmt(t.weight_kg)} kg, row limit {fmt(row.max_rack_weight_kg)} kg"))
+        if t.position_weight_kg > row.max_rack_weight_kg + TOL:
+            out.append(("rack weight", f"{rack_type} weighs {fmt(t.position_weight_kg)} kg{' on one position' if t.parts else ''}, "
+                                       f"row limit {fmt(row.max_rack_weight_kg)} kg"))
         rating = site.hall_rating.get(hall)
-        load = t.weight_kg / (row.pitch_m * row.depth_m)
+        load = t.position_weight_kg / (row.pitch_m * row.depth_m)
         if rating is not None and load > rating + TOL:
             out.append(("floor load", f"{rack_type} loads the floor with {fmt(load)} kg/m² "
-                                      f"({fmt(t.weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²"))
+                                      f"({fmt(t.position_weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²"))
         if t.liquid_fraction > 0 and row.liquid_loop is None and row_id not in at.loops:
             out.append(("cooling medium", f"{rack_type} needs a liquid loop; row '{row_id}' has none{at.where}"))
         return out

@@ -1,0 +1,89 @@
+"""Multi-rack units (SPEC §18): a rack type that takes adjacent positions of one row (Meta's
+Catalina pod: CDU·CDU·GPU·GPU·CDU·CDU). Hand-solved instances, the verifier, the catalog entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import InputError
+from planner.loader import scenario_from_data
+from planner.verifier import verify
+from tests.conftest import tiny_scenario
+from tests.test_optimize import SOLVERS, solved
+
+FEED = [{"id": "F", "capacity_kw": 10_000}]
+ROLES = ["CDU", "CDU", "GPU", "GPU", "CDU", "CDU"]
+POD6 = {"id": "pod6", "servers_per_rack": 18, "gpus_per_server": 4, "gpu_power_w": 1000, "overhead_power_kw": 8.0,
+        "weight_kg": 4400, "capex_usd": 3_600_000,
+        "parts": [{"role": r, "power_share": 0.46 if r == "GPU" else 0.02, "weight_kg": 1000 if r == "GPU" else 600} for r in ROLES]}
+"""A 6-wide unit: 72 GPUs at 1 kW + 8 kW = 80 kW; each GPU position 0.46 × 80 = 36.8 kW, each CDU 1.6 kW."""
+ONE = {"id": "one", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300, "capex_usd": 100_000}
+"""A plain 8-GPU, 4 kW rack."""
+
+
+def unit_site(reserved=(4,), positions=14, clusters=None, max_kw=40.0):
+    rows = [{"id": "R", "positions": positions, "feeds": ["F"], "max_rack_power_kw": max_kw, "reserved": list(reserved)}]
+    clusters = clusters or [{"id": "big", "demand": "max", "rack_types": ["pod6"]}]
+    return tiny_scenario(rows, FEED, clusters, rack_types=[POD6, ONE])
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_one_unit_fits_in_the_run_after_the_reserved_position(solver: str) -> None:
+    """14 positions, position 4 reserved: runs 0..3 (4) and 5..13 (9). A 6-wide unit fits once, in
+    5..10, not twice as 13 free positions would suggest: 72 GPUs."""
+    plan = solved(unit_site(), solver)
+    assert [(r.rack_type, r.position) for r in plan.racks] == [("pod6", 5)]
+    assert plan.kpis.gpus == 72
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_units_and_plain_racks_share_a_row(solver: str) -> None:
+    """The same row, both types for one max cluster (GPUs): plain racks alone give 13 × 8 = 104; one
+    unit in 5..10 (72 GPUs) and plain racks on the 13 − 6 = 7 positions left (0..3, 11..13), 7 × 8 =
+    56: 128. Two units would need two runs of 6."""
+    s = unit_site(clusters=[{"id": "big", "demand": "max", "rack_types": ["pod6", "one"]}])
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 72 + 7 * 8
+    assert sorted(r.position for r in plan.racks if r.rack_type == "one") == [0, 1, 2, 3, 11, 12, 13]
+    assert [r.position for r in plan.racks if r.rack_type == "pod6"] == [5]
+
+
+def test_without_the_reserved_position_two_units_fit() -> None:
+    """14 free positions in one run: ⌊14 / 6⌋ = 2 units (0..5, 6..11): 144 GPUs."""
+    plan = solved(unit_site(reserved=()), "highs")
+    assert [r.position for r in plan.racks] == [0, 6]
+
+
+def test_a_unit_position_over_the_rows_rack_limit_keeps_it_out() -> None:
+    """A GPU position draws 36.8 kW: a row limited to 30 kW per position takes no unit."""
+    plan = solved(unit_site(reserved=(), max_kw=30.0), "highs")
+    assert plan.racks == []
+
+
+@pytest.mark.parametrize(("position", "message"), [
+    (2, "racks[0] (R/2): pod6 takes 6 adjacent positions 2..7 (CDU·CDU·GPU·GPU·CDU·CDU): split by reserved position 4"),
+    (9, "racks[0] (R/9): pod6 takes 6 adjacent positions 9..14 (CDU·CDU·GPU·GPU·CDU·CDU); row 'R' ends at position 13"),
+])
+def test_the_verifier_rejects_a_split_unit(position: int, message: str) -> None:
+    s = unit_site()
+    plan = solved(s, "highs")
+    moved = plan.model_copy(update={"racks": [plan.racks[0].model_copy(update={"position": position, "x_m": 0.6 * position})],
+                                    "kpis": None, "utilisation": None})
+    assert message in [str(v) for v in verify(moved, s).violations]
+
+
+def test_the_verifier_rejects_a_rack_inside_a_unit() -> None:
+    s = unit_site(clusters=[{"id": "big", "demand": "max", "rack_types": ["pod6", "one"]}])
+    plan = solved(s, "highs")
+    one = next(r for r in plan.racks if r.rack_type == "one")
+    inside = one.model_copy(update={"position": 7, "x_m": 0.6 * 7})
+    bad = plan.model_copy(update={"racks": [*(r for r in plan.racks if r is not one), inside], "kpis": None, "utilisation": None})
+    messages = [str(v) for v in verify(bad, s).violations]
+    assert any("position 7 already holds" in m or "position already holds" in m for m in messages), messages
+
+
+def test_parts_must_add_up() -> None:
+    bad = {**POD6, "parts": [{**p, "power_share": 0.5} for p in POD6["parts"]]}
+    with pytest.raises(InputError) as e:
+        scenario_from_data({**unit_site().model_dump(mode="json"), "catalog": {"rack_types": [bad, ONE]}})
+    assert any("parts: the power shares add up to 3, not 1" in line for line in e.value.lines()), e.value.lines()
