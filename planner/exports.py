@@ -4,7 +4,8 @@ CSV or XLSX (one sheet per hall plus the KPIs), and a NetBox device bulk-import 
 Every export is of a plan the verifier accepts against its scenario (the scenario gives each
 rack's power and feeds); files are written atomically.
 
-Placement columns (:data:`PLACEMENT_COLUMNS`): building, hall, row, position, x_m, y_m, rack_type,
+Placement columns (:data:`PLACEMENT_COLUMNS`): building, hall, row, position, width (positions a
+multi-rack unit takes from there), x_m, y_m, rack_type,
 kind (gpu, storage, network), cluster, phase, kw (the rack's power as the scenario counts it; a
 network rack's switches and optics), feeds (the row's feeds, ``+``-joined), link_class, existing.
 
@@ -28,25 +29,26 @@ from planner.plan import Plan
 from planner.schema import Scenario
 from planner.verifier import verify
 
-PLACEMENT_COLUMNS = ["building", "hall", "row", "position", "x_m", "y_m", "rack_type", "kind", "cluster", "phase", "kw", "feeds",
+PLACEMENT_COLUMNS = ["building", "hall", "row", "position", "width", "x_m", "y_m", "rack_type", "kind", "cluster", "phase", "kw", "feeds",
                      "link_class", "existing"]
 NETBOX_COLUMNS = ["name", "role", "manufacturer", "device_type", "status", "site", "location", "rack", "position", "face", "description"]
 FORMATS = ("csv", "xlsx", "netbox")
 
 
 def placement_rows(plan: Plan, scenario: Scenario) -> list[dict]:
-    """One row per rack of the plan (GPU and storage racks, then network racks), in site order."""
+    """One row per rack of the plan (GPU and storage racks, then network racks), in site order; a
+    multi-rack unit is one row at its first position with its width in positions."""
     types = scenario.catalog.by_id()
     rows = {r.id: r for b in scenario.site.buildings for h in b.halls for r in h.rows}
     out = []
     for r in plan.racks:
         t = types[r.rack_type]
-        out.append({"building": r.building, "hall": r.hall, "row": r.row, "position": r.position, "x_m": round(r.x_m, 3),
+        out.append({"building": r.building, "hall": r.hall, "row": r.row, "position": r.position, "width": t.width, "x_m": round(r.x_m, 3),
                     "y_m": round(r.y_m, 3), "rack_type": r.rack_type, "kind": "gpu" if t.gpus else str(t.kind), "cluster": r.cluster,
                     "phase": r.phase or "", "kw": round(scenario.rack_power_kw(t), 3), "feeds": "+".join(rows[r.row].feeds),
                     "link_class": r.link_class or "", "existing": r.existing})
     for n in plan.network_racks:
-        out.append({"building": n.building, "hall": n.hall, "row": n.row, "position": n.position, "x_m": round(n.x_m, 3),
+        out.append({"building": n.building, "hall": n.hall, "row": n.row, "position": n.position, "width": 1, "x_m": round(n.x_m, 3),
                     "y_m": round(n.y_m, 3), "rack_type": n.design, "kind": "network", "cluster": n.cluster, "phase": "",
                     "kw": round(n.kw, 3), "feeds": "+".join(rows[n.row].feeds), "link_class": "", "existing": False})
     return sorted(out, key=lambda x: (x["building"], x["hall"], x["row"], x["position"]))

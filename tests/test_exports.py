@@ -50,7 +50,7 @@ def test_placement_csv_has_one_row_per_rack_and_a_row_by_hand(small, tmp_path: P
     assert len(rows) == len(plan.racks) + len(plan.network_racks)
     assert {(r["row"], r["position"]) for r in rows} == {(r.row, str(r.position)) for r in plan.racks}
     r = next(x for x in rows if (x["row"], x["position"]) == ("R02", "1"))
-    assert r == {"building": "B1", "hall": "H1", "row": "R02", "position": "1", "x_m": "1.8", "y_m": "3.6", "rack_type": "grand-teton-h100",
+    assert r == {"building": "B1", "hall": "H1", "row": "R02", "position": "1", "width": "1", "x_m": "1.8", "y_m": "3.6", "rack_type": "grand-teton-h100",
                  "kind": "gpu", "cluster": "train-gt", "phase": "", "kw": "21.4", "feeds": "BW-A1+BW-B1", "link_class": r["link_class"],
                  "existing": "False"}
     assert r["link_class"] in {"dac", "aec", "mmf", "smf"}

@@ -82,7 +82,7 @@ BAD = [
     _case("bad-medium", {f"{HALL}.cooling_zones[0].medium": "water"}, f"{HALL}.cooling_zones[0].medium: input should be 'air' or 'liquid', got 'water'"),
     _case("bad-direction", {f"{ROW3}.direction": "up"}, f"{ROW3}.direction: input should be '+x', '-x', '+y' or '-y', got 'up'"),
     _case("positions-text", {f"{ROW3}.positions": "twenty"}, f"{ROW3}.positions: expected a whole number, got 'twenty' (a string)"),
-    _case("cluster-unknown-rack", {"clusters[0].rack_types[0]": "h100-magic"}, "clusters[0].rack_types[0]: unknown rack type 'h100-magic' (known: dgx-h100-4, dgx-h200-4, gb200-nvl72, grand-teton-h100, network-rack, storage-rack)"),
+    _case("cluster-unknown-rack", {"clusters[0].rack_types[0]": "h100-magic"}, "clusters[0].rack_types[0]: unknown rack type 'h100-magic' (known: catalina-gb200-pod, dgx-h100-4, dgx-h200-4, gb200-nvl72, grand-teton-h100, network-rack, storage-rack)"),
     _case("cluster-gpus-missing", {"clusters[1].gpus": ...}, "clusters[1]: gpus is required when demand is 'at_least'"),
     _case("cluster-bad-demand", {"clusters[0].demand": "lots"}, "clusters[0].demand: input should be 'exact', 'at_least' or 'max', got 'lots'"),
     _case("cluster-duplicate", {"clusters[1].id": "train-gt"}, "clusters[1].id: duplicate cluster ID 'train-gt'"),

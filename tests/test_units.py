@@ -87,3 +87,34 @@ def test_parts_must_add_up() -> None:
     with pytest.raises(InputError) as e:
         scenario_from_data({**unit_site().model_dump(mode="json"), "catalog": {"rack_types": [bad, ONE]}})
     assert any("parts: the power shares add up to 3, not 1" in line for line in e.value.lines()), e.value.lines()
+
+
+def test_the_floor_plan_draws_a_unit_as_one_block() -> None:
+    from ui.floorplan import floor_figure, floor_positions
+
+    s = unit_site()
+    plan = solved(s, "highs")
+    records = {(round(r["x"], 1)): r for r in floor_positions(s, plan, "H1")}
+    # positions 5..10 hold the unit (pitch 0.6 m from x = 0): all six coloured as pod6, one block
+    assert [records[round(0.6 * q, 1)]["label"] for q in range(4, 12)] == ["reserved", *["pod6"] * 6, "empty"]
+    assert "part 3 of 6: GPU, 36.8 kW (unit at positions 5..10)" in records[round(0.6 * 7, 1)]["hover"]
+    fig = floor_figure(s, plan, "H1")
+    rects = [sh for sh in fig.layout.shapes if sh.type == "rect"]
+    assert len(rects) == 1
+    assert (round(rects[0].x0, 2), round(rects[0].x1, 2)) == (round(0.6 * 5 - 0.35, 2), round(0.6 * 10 + 0.35, 2))
+
+
+def test_the_catalina_pod_runs_in_an_air_hall_where_an_nvl72_cannot() -> None:
+    """The shipped catalog's Catalina-style pod (six positions, 120 kW, sidecars rejecting into room
+    air) in a row of 12 positions limited to 60 kW per position, with an air zone and no liquid loop:
+    ⌊12 / 6⌋ = 2 pods = 144 GPUs and 240 kW of air heat; a GB200 NVL72 rack needs a liquid loop, and
+    a plain row can take none."""
+    rows = [{"id": "R", "positions": 12, "feeds": ["F"], "max_rack_power_kw": 60}]
+    s = tiny_scenario(rows, FEED, [{"id": "big", "demand": "max", "rack_types": ["catalina-gb200-pod", "gb200-nvl72"]}])
+    plan = solved(s, "highs")
+    assert [(r.rack_type, r.position) for r in plan.racks] == [("catalina-gb200-pod", 0), ("catalina-gb200-pod", 6)]
+    assert plan.kpis.gpus == 144
+    air = next(u for u in plan.utilisation if u.kind == "cooling_zone" and u.id == "AIR")
+    assert air.value == pytest.approx(240.0)
+    t = s.catalog.by_id()["catalina-gb200-pod"]
+    assert ([p.role for p in t.parts], t.rated_power_kw) == (ROLES, pytest.approx(120.0))

@@ -42,6 +42,13 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
     cut = order.get(phase, len(order))
     racks = [r for r in (plan.racks if plan else []) if phase is None or r.existing or order.get(r.phase, 0) <= cut]
     placed = {(r.row, r.position): r for r in racks}
+    part_of: dict[tuple[str, int], tuple[int, int]] = {}  # (row, position) → (part index, first position) of a multi-rack unit
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is not None and t.width > 1:
+            for j in range(t.width):
+                placed[r.row, r.position + j] = r
+                part_of[r.row, r.position + j] = (j, r.position)
     switch_racks = {(r.row, r.position): r for r in (plan.network_racks if plan else [])}
     spots = ix.pod_locations()
     feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node}
@@ -79,6 +86,10 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
             if rack is not None:
                 t = types.get(rack.rack_type)
                 kw = scenario.rack_power_kw(t) if t else 0.0
+                if (rid, i) in part_of and t is not None and t.parts:
+                    j, first = part_of[rid, i]
+                    hover = [f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
+                             f"(unit at positions {first}..{first + t.width - 1})", *hover]
                 when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
                 when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
                 hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
@@ -87,7 +98,8 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 held = ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches) or "transceivers and patching only"
                 hover = [f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)", held, *hover]
             new = bool(rack is not None and phase is not None and not rack.existing and rack.phase == phase)
-            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new})
+            unit = (rid, part_of[rid, i][1]) if (rid, i) in part_of else None
+            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new, "unit": unit})
     return out
 
 
@@ -119,6 +131,7 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
                 hovertext=[p["hover"] for p in pts], hoverinfo="text",
             )
         )
+    _outline_units(fig, records)
     if plan is not None and plan.retrofits:
         _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
@@ -157,6 +170,24 @@ def hall_scale(scenario: Scenario, hall_id: str) -> dict[str, float]:
     height = min(2400, max(360, span_y * px_per_m + 140))
     marker = max(4, min(14, pitch * px_per_m * 0.8))
     return {"height": round(height), "marker": round(marker, 1)}
+
+
+MAX_UNIT_OUTLINES = 2000
+"""Multi-rack units outlined one by one up to this many in a hall (beyond it, squares only)."""
+
+
+def _outline_units(fig: go.Figure, records: list[dict]) -> None:
+    """Each multi-rack unit drawn as one block: a rectangle around its positions."""
+    spans: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for r in records:
+        if r.get("unit") is not None:
+            spans.setdefault(r["unit"], []).append((r["x"], r["y"]))
+    if not spans or len(spans) > MAX_UNIT_OUTLINES:
+        return
+    for pts in spans.values():
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        fig.add_shape(type="rect", x0=min(xs) - 0.35, x1=max(xs) + 0.35, y0=min(ys) - 0.45, y1=max(ys) + 0.45,
+                      line={"color": "#222", "width": 2}, fillcolor="rgba(0,0,0,0)", layer="above")
 
 
 def row_ticks(scenario: Scenario, hall_id: str) -> tuple[str, list[float], list[str]] | None:
