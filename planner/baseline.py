@@ -184,7 +184,8 @@ class _FirstFit:
             return False
         ok = self.static.get((rid, t.id))
         if ok is None:
-            ok = self.static[rid, t.id] = fits(s, ix, rid, t)
+            unbuilt = any(r.effect.kind == "build_structure" and r.effect.building == ref.building for r in s.retrofits)
+            ok = self.static[rid, t.id] = fits(s, ix, rid, t) and not unbuilt  # first-fit buys no retrofit, no structure
         if not ok:
             return False
         length = self.cables.get((rid, i))

@@ -441,6 +441,16 @@ def check_retrofits(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone"))
         if e.kind == "raise_rack_power" and e.row in rows and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw:
             out.append(Problem(f"{rp}.effect.max_rack_power_kw", f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s {rows[e.row].max_rack_power_kw:g} kW"))
+        if e.kind == "build_structure":
+            bld = next((b for b in scenario.site.buildings if b.id == e.building), None)
+            if bld is None:
+                out.append(Problem(f"{rp}.effect.building", f"unknown building '{e.building}' {known([b.id for b in scenario.site.buildings])}"))
+            else:
+                if any(p.network_rack_type for h in bld.halls for p in h.pods):
+                    out.append(Problem(f"{rp}.effect.building", f"building '{e.building}' is to be built: its pods' network racks would draw power "
+                                                                 "before it stands; give them network_rack_type: null (count their switches in the build cost)"))
+                if any(x.building == e.building for x in scenario.existing):
+                    out.append(Problem(f"{rp}.effect.building", f"building '{e.building}' is to be built but has installed racks"))
         if scenario.phases and r.lead_phases >= len(scenario.phases):
             out.append(Problem(f"{rp}.lead_phases", f"{r.lead_phases} phases of lead time never take effect within the {len(scenario.phases)} phases"))
     return out

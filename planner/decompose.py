@@ -267,7 +267,8 @@ def _sub(data: dict, building: dict, clusters: list[dict], name: str, budgets: d
     if data.get("existing"):
         out["existing"] = [r for r in data["existing"] if r["building"] == building["id"]]
     if data.get("retrofits"):
-        out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine]
+        out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine
+                            or r["effect"].get("building") == building["id"]]
     if budgets:
         out["budgets"] = budgets
     if objective:

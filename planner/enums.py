@@ -165,6 +165,7 @@ class RetrofitKind(StrEnum):
     add_liquid_loop = "add_liquid_loop"
     raise_capacity = "raise_capacity"
     raise_rack_power = "raise_rack_power"
+    build_structure = "build_structure"
 
 
 class Demand(StrEnum):

@@ -123,10 +123,12 @@ class Needs:
 
     loop: list[str] = field(default_factory=list)
     power: list[str] = field(default_factory=list)
+    structure: list[str] = field(default_factory=list)
+    """Structures to build (the row's building is one)."""
 
     @property
     def any(self) -> bool:
-        return bool(self.loop or self.power)
+        return bool(self.loop or self.power or self.structure)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,20 @@ from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2
 
 def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> Needs | None:
     """What a rack type needs to fit a row: nothing (fits as built), retrofits (which ones), or
-    None (no retrofit makes it fit)."""
+    None (no retrofit makes it fit). A row of a structure to build needs it built (and the
+    structure's cooling media to include the rack's)."""
+    building = ix.rows[row_id].building
+    builds = [r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure and r.effect.building == building]
+    if builds:
+        builds = [r for r in builds if t.liquid_fraction == 0 or "liquid" in {str(m) for m in r.effect.media}]
+        if not builds:
+            return None  # the structure cannot cool this rack type
+        inner = retrofit_needs(scenario.model_copy(update={"retrofits": [r for r in scenario.retrofits if r.effect.kind != RetrofitKind.build_structure]}),
+                               ix, row_id, t)
+        if inner is None:
+            return None
+        inner.structure = [r.id for r in builds]
+        return inner
     if fits(scenario, ix, row_id, t):
         return Needs()
     row = ix.rows[row_id].row
@@ -102,7 +115,7 @@ def add_retrofit_gates(m: Model) -> None:
             placed = [var for key, var in m.upto(p) if key.cls == k and key.rack_type == t]
             if not placed:
                 continue
-            for what, alts in (("loop", need.loop), ("power", need.power)):
+            for what, alts in (("loop", need.loop), ("power", need.power), ("structure", need.structure)):
                 if alts:
                     eff = pulp.lpSum(m.effect(r, p) for r in alts)
                     m.add(pulp.lpSum(placed) - m.classes[k].size * eff <= 0, lp_name(f"needs_{what}", class_label(k), t, *m.sfx(p)))

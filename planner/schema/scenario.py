@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope
+from planner.enums import Demand, FabricKind, FailoverPolicy, Medium, Objective, RackLimitBasis, Scope
 from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, NonNegFloat, PositiveFloat, StrictModel, Text
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
@@ -136,6 +136,23 @@ class RaiseRackPower(StrictModel):
     """The new per-rack limit, kW."""
 
 
+class BuildStructure(StrictModel):
+    """Build a structure of the region (§16): a building or a temporary one (a tent) whose rows host
+    racks only once it is built; what it may cool with."""
+
+    kind: Literal["build_structure"]
+    building: Id
+    """The site building it builds (its halls, rows, power and cooling as the site describes them)."""
+    structure: Text = "building"
+    """What kind of structure (building, tent …), for people."""
+    media: list[Medium] = Field(default_factory=lambda: [Medium.air, Medium.liquid], min_length=1, max_length=2)
+    """Cooling media its rows may use: a tent is air only (liquid-cooled rack types stay out)."""
+    life_years: Float | None = Field(None, gt=0, le=100)
+    """Service life of the structure, years (a tent's is short); for people and costs."""
+    source: Text = ""
+    """Where its cost, lead time and life come from (or 'estimate')."""
+
+
 class Retrofit(StrictModel):
     """A change the optimiser may buy (§8): it costs ``cost_usd`` in the phase it is bought and
     takes effect ``lead_phases`` phases later."""
@@ -146,7 +163,7 @@ class Retrofit(StrictModel):
     """Price, USD (counted in capex in the phase it is bought)."""
     lead_phases: Int = Field(1, ge=0, le=100)
     """Phases between purchase and effect (0: effective in the phase it is bought)."""
-    effect: Annotated[AddLiquidLoop | RaiseCapacity | RaiseRackPower, Field(discriminator="kind")]
+    effect: Annotated[AddLiquidLoop | RaiseCapacity | RaiseRackPower | BuildStructure, Field(discriminator="kind")]
     """What it changes."""
 
 

@@ -21,6 +21,7 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
     seen: dict[tuple, list[tuple[str, str]]] = {}
+    structures = {r.effect.building: r.effect.structure for r in scenario.retrofits if r.effect.kind == "build_structure"}
     _fit = _fit_checks(scenario, site, clusters, stores)
     links_ok: dict[tuple, bool] = {}
     edges = sorted({c.max_length_m for c in site.links.values()} | {t.max_cable_m for t in types.values() if t.max_cable_m is not None})
@@ -61,6 +62,12 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
         at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
         if not r.existing and site.on.get(r.row, 0) > at.index:
             rep.add(name, "phase", f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
+        if building in structures:
+            e = at.built.get(building)
+            if e is None:
+                rep.add(name, "structure", f"building {building} ({structures[building]}) is not built by phase {r.phase if not r.existing else 'of installation'}")
+            elif t.liquid_fraction > 0 and "liquid" not in {str(m) for m in e.media}:
+                rep.add(name, "structure", f"{r.rack_type} is liquid-cooled; {building} ({e.structure}) cools with {', '.join(map(str, e.media))} only")
         key = (r.cluster, r.rack_type, r.row, at.index)
         found = seen.get(key)
         if found is None:  # racks alike in cluster, type, row and phase pass or fail alike: judged once

@@ -163,6 +163,8 @@ class PhaseState:
     """Row → raised per-rack limit in effect."""
     fabric_kw: dict[str, float] = field(default_factory=dict)
     """Network row → the power of the designed fabrics' network racks standing in it, kW."""
+    built: dict[str, object] = field(default_factory=dict)
+    """Building → the build_structure effect in force (structures built by this phase)."""
 
     @property
     def where(self) -> str:
@@ -194,6 +196,8 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
                 st.loops[e.row] = e.loop
             elif e.kind == "raise_rack_power":
                 st.rack_kw[e.row] = max(st.rack_kw.get(e.row, 0.0), e.max_rack_power_kw)
+            elif e.kind == "build_structure":
+                st.built[e.building] = e
         out.append(st)
     return out
 

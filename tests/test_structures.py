@@ -1,0 +1,91 @@
+"""Structures of a region (§16): a building or tent the optimiser may build, with its lead time,
+cost and cooling media, like a retrofit. Hand-solved instances (HiGHS and CBC) and the verifier."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import InputError
+from planner.loader import scenario_from_data
+from planner.pipeline import plan_rolling
+from planner.verifier import verify
+from tests.test_optimize import SOLVERS, solved
+from tests.test_phases import PHASES
+
+GT, NVL = "grand-teton-h100", "gb200-nvl72"
+
+
+def region(wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_capex", rack=GT):
+    """B1: a building online from p2 only (its hall's online_phase), nothing to pay; T1: a tent the
+    optimiser may build (air only, $``tent_cost``, ``lead`` phases). One cluster wanting
+    ``wanted`` GPUs by phase, exactly. One row of 4 positions in each, power and cooling to spare."""
+    def hall(hid, online=None):
+        return {"id": hid, "floor_area_m2": 100, **({"online_phase": online} if online else {}),
+                "power_nodes": [{"id": f"{hid}-F", "capacity_kw": 10_000}],
+                "cooling_zones": [{"id": f"{hid}-AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000},
+                                  {"id": f"{hid}-LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": 10_000}],
+                "pods": [{"id": f"{hid}-P", "network_rack": {"row": f"{hid}-NET", "position": 0}, "max_gpus": 100_000, "network_rack_type": None}],
+                "rows": [{"id": f"{hid}-R", "positions": 4, "feeds": [f"{hid}-F"], "max_rack_power_kw": 200, "air_zone": f"{hid}-AIR",
+                          "liquid_loop": f"{hid}-LQ", "pod": f"{hid}-P"},
+                         {"id": f"{hid}-NET", "positions": 1, "origin_y_m": -2.4, "feeds": [f"{hid}-F"], "max_rack_power_kw": 200,
+                          "air_zone": f"{hid}-AIR", "pod": f"{hid}-P"}]}
+    site = {"id": "region", "buildings": [{"id": "B1", "halls": [hall("B1-H1", "p2")]},
+                                          {"id": "T1", "location_km": [0.5, 0], "halls": [hall("T1-H1")]}]}
+    return scenario_from_data({
+        "name": "tent", "site": site, "phases": PHASES, "objective": objective,
+        "clusters": [{"id": "c", "demand": "exact", "gpus_by_phase": wanted, "rack_types": [rack], "max_hops": 7}],
+        "retrofits": [{"id": "tent-T1", "cost_usd": tent_cost, "lead_phases": lead,
+                       "effect": {"kind": "build_structure", "building": "T1", "structure": "tent", "media": ["air"], "life_years": 5}}],
+        "solver": {"rel_gap": 0},
+    })
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_tent_pays_only_because_it_is_online_a_phase_earlier(solver: str) -> None:
+    """16 GPUs wanted from p1: the building comes in p2, so the tent is bought in p1 ($2M) and holds
+    the rack. Wanted from p2 only: the building holds it, no tent (min capex: the tent's $2M saved)."""
+    early = solved(region({"p1": 16, "p2": 16}), solver)
+    assert [(b.id, b.phase) for b in early.retrofits] == [("tent-T1", "p1")]
+    assert [(r.building, r.phase) for r in early.racks] == [("T1", "p1")]
+    late = solved(region({"p2": 16}), solver)
+    assert late.retrofits == []
+    assert [(r.building, r.phase) for r in late.racks] == [("B1", "p2")]
+    assert early.kpis.capex_usd - late.kpis.capex_usd == pytest.approx(2_000_000)
+
+
+def test_a_tent_with_a_lead_time_is_too_late_and_the_scenario_infeasible() -> None:
+    """With one phase of lead the tent stands from p2: nothing can hold 16 GPUs in p1."""
+    s = region({"p1": 16, "p2": 16}, lead=1)
+    from planner.pipeline import plan_scenario
+
+    assert plan_scenario(s).status == "infeasible"
+
+
+def test_a_tent_cools_with_air_only() -> None:
+    """An NVL72 (liquid-cooled) wanted in p1: the tent may not take it, the building is not there yet."""
+    from planner.pipeline import plan_scenario
+
+    assert plan_scenario(region({"p1": 72, "p2": 72}, rack=NVL)).status == "infeasible"
+    assert [r.building for r in solved(region({"p2": 72}, rack=NVL), "highs").racks] == ["B1"]
+
+
+def test_the_verifier_rejects_racks_in_a_structure_not_built() -> None:
+    s = region({"p1": 16, "p2": 16})
+    plan = solved(s, "highs")
+    unbuilt = plan.model_copy(update={"retrofits": [], "kpis": None, "utilisation": None})
+    assert "racks[0] (T1-H1-R/0): building T1 (tent) is not built by phase p1" in [str(v) for v in verify(unbuilt, s).violations]
+
+
+def test_rolling_buys_the_tent_when_its_phase_comes() -> None:
+    plan = plan_rolling(region({"p1": 16, "p2": 16}))
+    assert [(b.id, b.phase) for b in plan.retrofits] == [("tent-T1", "p1")]
+
+
+def test_a_structure_to_build_with_network_racks_drawing_power_is_bad_input() -> None:
+    s = region({"p2": 16})
+    data = s.model_dump(mode="json")
+    data["site"]["buildings"][1]["halls"][0]["pods"][0]["network_rack_type"] = "network-rack"
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert any(line.startswith("retrofits[0].effect.building: building 'T1' is to be built: its pods' network racks would draw power")
+               for line in e.value.lines()), e.value.lines()
