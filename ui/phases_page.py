@@ -85,6 +85,11 @@ if plan.phases:
               for i in range(len(phases))]
         fig.add_bar(x=phases, y=ys, name=c.id, marker_color=colors[c.id])
     fig.add_scatter(x=phases, y=[p.it_kw / 1000 for p in plan.phases], name="IT MW", yaxis="y2", mode="lines+markers", line={"color": "#333"})
+    if scenario.power_arrival:  # region power arriving over time: what the facility draws against what has arrived
+        fig.add_scatter(x=phases, y=[scenario.pue * p.it_kw / 1000 for p in plan.phases], name=f"facility MW (IT × PUE {scenario.pue:g})",
+                        yaxis="y2", mode="lines+markers", line={"color": "#c23b3b"})
+        fig.add_scatter(x=phases, y=[(scenario.power_available_kw(i) or 0) / 1000 for i in range(len(phases))], name="MW arrived",
+                        yaxis="y2", mode="lines", line={"color": "#c23b3b", "dash": "dash", "shape": "hv"})
     fig.update_layout(barmode="stack", height=340, title="GPUs standing per phase (stacked by cluster) and IT MW",
                       yaxis={"title": "GPUs", "tickformat": ",d"}, yaxis2={"title": "MW", "overlaying": "y", "side": "right", "tickformat": ",.1f"}, legend={"orientation": "h"},
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
