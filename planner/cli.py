@@ -134,7 +134,8 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
         print(f"({hidden:,} more elements; --all lists every one)")
     print()
     print(f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} {'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}")
-    for c in reliability_report(scenario, plan.racks, blasts=blasts).clusters:
+    tco = plan.kpis.tco_usd if plan.kpis else None
+    for c in reliability_report(scenario, plan.racks, blasts=blasts, network=plan.network_racks, tco_usd=tco).clusters:
         def f(x, fmt):
             return "-" if x is None else fmt.format(x)
         print(f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} {c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "

@@ -356,6 +356,24 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def check_backup(scenario: Scenario) -> list[Problem]:
+    """Backup power: design IDs unique; fixed choices name real buildings and designs."""
+    bp = scenario.backup_power
+    if bp is None:
+        return []
+    out = []
+    ids = [d.id for d in bp.designs]
+    if len(set(ids)) != len(ids):
+        out.append(Problem("backup_power.designs", "duplicate design IDs"))
+    buildings = [b.id for b in scenario.site.buildings]
+    for b, d in bp.fixed.items():
+        if b not in buildings:
+            out.append(Problem(f"backup_power.fixed.{b}", f"unknown building '{b}' {known(buildings)}"))
+        if d not in ids:
+            out.append(Problem(f"backup_power.fixed.{b}", f"unknown design '{d}' {known(ids)}"))
+    return out
+
+
 def check_units(scenario: Scenario) -> list[Problem]:
     """Multi-rack units (§18): the rack types clusters may use take at most one width beyond a single
     position (the optimiser's count of unit slots per run is exact for one width)."""
@@ -508,4 +526,4 @@ def check_fixed_loads_in_dropped_rows(scenario: Scenario) -> list[Problem]:
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
     return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
-            *check_phases(scenario), *check_units(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]
+            *check_phases(scenario), *check_units(scenario), *check_backup(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]

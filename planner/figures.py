@@ -32,7 +32,7 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     kpis = compute_kpis(scenario, plan.racks, bought, chosen, plan.network_racks).model_copy(update={"stranded_kw": total})
     return bare.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage,
-        "reliability": reliability_report(scenario, plan.racks, network=plan.network_racks) if plan.racks else None,
+        "reliability": reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=kpis.tco_usd) if plan.racks else None,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     }), rep

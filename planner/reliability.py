@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from planner.asks import goodput, rate_per_hour, units_of
+from planner.backup import _loads as building_gpus
+from planner.backup import choose_backup, outage_rates
 from planner.enums import FailoverPolicy
 from planner.schema import BlastRow, ClusterReliability, NetworkRack, PlacedRack, ReliabilityReport, Scenario
 from planner.site_index import SiteIndex, index_site, network_racks
@@ -162,9 +164,16 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
                 for c, g in gpus_in.get(rid, {}).items():
                     lost[c] += g
             out.append(Blast(kind, eid, dict(lost), {}, {}, None))
-    order = {"power_node": 0, "cooling_zone": 1, "pod": 2, "row": 3}
-    out.sort(key=lambda b: (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), order[b.kind], b.id))
+    out.sort(key=_blast_order)
     return out
+
+
+KIND_ORDER = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4}
+
+
+def _blast_order(b: Blast) -> tuple:
+    """Most GPUs lost first, then most capped or shed, then by kind and ID."""
+    return (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), KIND_ORDER[b.kind], b.id)
 
 
 def cluster_gpus(scenario: Scenario, racks: Iterable[PlacedRack]) -> dict[str, int]:
@@ -181,10 +190,11 @@ def cluster_gpus(scenario: Scenario, racks: Iterable[PlacedRack]) -> dict[str, i
 # ------------------------------------------------------------------ the plan's report
 
 
-def _per_cluster(scenario: Scenario, racks: list[PlacedRack]):
+def _per_cluster(scenario: Scenario, racks: list[PlacedRack], extra: dict[str, float] | None = None):
     """Per cluster: (cluster, its racks, units of its job's racks, interruptions per hour, MTBF h,
     storage rack types, write GB/s, first-order goodput figures). Hot spares stand idle: they add
-    no interruptions."""
+    no interruptions. ``extra``: interruptions per hour added per cluster (utility outages in
+    buildings without ride-through, :mod:`planner.backup`)."""
     types = scenario.catalog.by_id()
     by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:
@@ -192,7 +202,7 @@ def _per_cluster(scenario: Scenario, racks: list[PlacedRack]):
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
         u = units_of(scenario, [r for r in mine if not r.spare])
-        rate = rate_per_hour(scenario.reliability, u)
+        rate = rate_per_hour(scenario.reliability, u) + ((extra or {}).get(c.id, 0.0) if u.gpus else 0.0)
         mtbf = 1 / rate if rate > 0 else None
         store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
         bw = sum(t.storage_write_gb_per_s for t in store)
@@ -214,13 +224,27 @@ def _r(x: float | None, nd: int = 6) -> float | None:
 
 
 def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, blasts: list[Blast] | None = None,
-                       network: Iterable[NetworkRack] = ()):
+                       network: Iterable[NetworkRack] = (), tco_usd: float | None = None):
     """The plan's reliability section: blast radius of every element that takes something down,
     and per cluster its MTBF, checkpoint interval and goodput (module docstring). ``blasts``: the
-    blast radius when the caller already has it."""
+    blast radius when the caller already has it. With backup power as a choice (``tco_usd``: the
+    plan's TCO, which the choice weighs), the design per building (:mod:`planner.backup`): a
+    utility outage in a building without ride-through interrupts its clusters (their rates) and is
+    a ``utility`` element of the blast radius."""
 
     ix = ix or index_site(scenario.site)
-    blasts = blasts if blasts is not None else blast_radius(scenario, racks, ix, network)
+    network = list(network)
+    blasts = list(blasts) if blasts is not None else blast_radius(scenario, racks, ix, network)
+    backup = choose_backup(scenario, racks, network, tco_usd) if scenario.backup_power is not None and tco_usd is not None else []
+    extra: dict[str, float] = {}
+    if backup:
+        assignment = {b.building: b.design for b in backup}
+        _, gpus = building_gpus(scenario, racks, network)
+        extra = outage_rates(scenario, assignment, gpus)
+        for b in backup:
+            if not b.ride_through and gpus.get(b.building):
+                blasts.append(Blast("utility", b.building, dict(sorted(gpus[b.building].items())), {}, {}))
+        blasts.sort(key=_blast_order)
     totals = cluster_gpus(scenario, racks)
     worst: dict[tuple[str, str], float] = defaultdict(float)
     for b in blasts:
@@ -231,7 +255,7 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
             if totals.get(c):
                 worst[c, key] = max(worst[c, key], g / totals[c])
     rows = []
-    for c, mine, u, rate, mtbf, store, bw, g in _per_cluster(scenario, racks):
+    for c, mine, u, rate, mtbf, store, bw, g in _per_cluster(scenario, racks, extra):
         rows.append(ClusterReliability(
             cluster=c.id, gpus=u.gpus, mtbf_h=_r(mtbf), interruptions_per_day=round(24 * rate, 6), storage_racks=len(store),
             write_gb_per_s=round(bw, 6), checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),
@@ -242,7 +266,7 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
             worst_pod_share=round(worst[c.id, "pod"], 6)))
     table = [BlastRow(kind=b.kind, id=b.id, gpus_lost=b.gpus_lost, lost=b.lost, capped=b.capped, shed=b.shed, n1_holds=b.n1_holds)
              for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
-    return ReliabilityReport(clusters=rows, blast_radius=table)
+    return ReliabilityReport(clusters=rows, backup=backup, blast_radius=table)
 
 
 def blast_states(scenario: Scenario, racks: list[PlacedRack], kind: str, element: str, ix: SiteIndex | None = None) -> dict[tuple[str, int], str]:

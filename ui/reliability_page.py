@@ -82,6 +82,17 @@ show_table(pd.DataFrame([{
     "worst pod share %": pct(c.worst_pod_share),
 } for c in rep.clusters]), "rel_clusters", why_empty="not computed: the cluster states no checkpoint size (checkpoint_gb_per_gpu) or asks no storage")
 
+if rep.backup:
+    st.subheader("Backup power per building")
+    st.caption("Chosen per building for the lowest $ per useful GPU-hour of the plan (TCO plus backup capex over the useful GPU-hours): "
+               "without ride-through a utility outage interrupts every cluster in the building and leaves its GPUs dark until power is back.")
+    show_table(pd.DataFrame([{
+        "building": b.building, "design": b.design + (" (fixed)" if b.fixed else ""), "it_kw": b.it_kw, "backup capex_usd": b.capex_usd,
+        "rides through": b.ride_through, "outage interruptions / year": b.outage_interruptions_per_year,
+        "GPU-hours dark / year": b.gpu_hours_dark_per_year,
+        **{f"$ per useful GPU-hour with {d}": v for d, v in b.usd_per_useful_gpu_hour.items()},
+    } for b in rep.backup]), "rel_backup")
+
 st.subheader("Blast radius")
 if not rep.blast_radius:
     st.success("No single failure takes any GPU down.")

@@ -13,6 +13,7 @@ from planner.schema.base import MAX_ITEMS, Bool, Coordinate, Day, Float, Id, Int
 from planner.schema.catalog import Catalog, RackType, SwitchModel, UnitPart
 from planner.schema.costs import Costs
 from planner.schema.plan import (
+    BackupChoice,
     BlastRow,
     BoughtRetrofit,
     ClusterFabric,
@@ -32,9 +33,12 @@ from planner.schema.plan import (
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
 from planner.schema.scenario import (
     AddLiquidLoop,
+    BackupDesign,
+    BackupPower,
     Budgets,
     Cluster,
     FabricDesign,
+    Outage,
     Phase,
     PowerStep,
     RaiseCapacity,
@@ -60,7 +64,7 @@ from planner.schema.site import (
 from planner.schema.solver import SolverSettings
 
 __all__ = [
-    "MAX_ITEMS", "AddLiquidLoop", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
+    "MAX_ITEMS", "AddLiquidLoop", "BackupChoice", "BackupDesign", "BackupPower", "Outage", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
     "ClusterFabric", "ClusterReliability", "FailoverGain", "NetworkRack", "RackCount", "RegionTier", "SwitchCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
     "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack", "PowerStep",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",

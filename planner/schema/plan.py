@@ -321,10 +321,32 @@ class ClusterFabric(StrictModel):
     """Longest one-way fibre delay between two of its buildings, through the tier's building, µs."""
 
 
+class BackupChoice(StrictModel):
+    """The backup-power design chosen for one building (§16) and what it costs and loses."""
+
+    building: Id
+    design: Id
+    fixed: Bool = False
+    """Decided by the scenario, not chosen."""
+    it_kw: Float = 0
+    """IT load it backs (racks and network racks in the building), kW."""
+    capex_usd: Float = 0
+    """usd_per_mw × IT MW."""
+    ride_through: Bool = False
+    outage_interruptions_per_year: Float = 0
+    """Interruptions a utility outage adds to each cluster with racks here (0 with ride-through)."""
+    gpu_hours_dark_per_year: Float = 0
+    """GPU-hours without power per year: outages × hours until power is back × GPUs here."""
+    usd_per_useful_gpu_hour: dict[Id, Float] = Field(default_factory=dict, max_length=10)
+    """$ per useful GPU-hour of the plan with each design here (the other buildings as chosen)."""
+
+
 class ReliabilityReport(StrictModel):
     """Blast radius and per-cluster reliability of a plan (§11)."""
 
     clusters: list[ClusterReliability] = Field(default_factory=list, max_length=100_000)
+    backup: list[BackupChoice] = Field(default_factory=list, max_length=10_000)
+    """Backup power per building, when the scenario makes it a choice (§16)."""
     blast_radius: list[BlastRow] = Field(default_factory=list, max_length=1_000_000)
     """Every element whose failure takes down, caps or sheds GPUs, most GPUs lost first (elements
     that take down nothing are left out)."""

@@ -116,7 +116,11 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             if diff:
                 rep.add(f"fabric {cid}", "claim", diff)
     if plan.reliability is not None:
-        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks)
+        tco = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks).tco_usd if scenario.backup_power else None
+        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
+        got_k = [b.model_dump() for b in plan.reliability.backup]
+        if got_k != [b.model_dump() for b in want_r.backup]:
+            rep.add("reliability backup", "claim", "the backup-power choice differs from the one the racks and costs give")
         got_c = {c.cluster: c for c in plan.reliability.clusters}
         for w in want_r.clusters:
             g = got_c.get(w.cluster)

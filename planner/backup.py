@@ -1,0 +1,145 @@
+"""Backup power as a choice per building (SPEC §16).
+
+Each building with racks gets one of the scenario's backup designs (UPS with generators, generators
+only, none): capex = usd_per_mw × the building's IT MW. Without ride-through a utility outage
+interrupts every cluster with racks in the building (each outage one more interruption of that
+cluster: rate events_per_year / 8,760 h added to its interruption rate, so its MTBF and goodput
+fall) and leaves the building's GPUs dark until power is back (restore_h, or the outage's duration).
+
+The design does not change where racks go (no capacity depends on it), so it is chosen for the
+placed racks: the assignment with the lowest $ per useful GPU-hour,
+
+    (TCO + Σ backup capex) / (horizon_years × Σ_c GPUs_c × 8,760 × goodput_c − Σ_b dark GPU-hours_b),
+
+clusters without a checkpoint size counting goodput 1. Every assignment is tried up to
+:data:`MAX_ASSIGNMENTS`; beyond that one building at a time until nothing improves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable
+
+from planner.asks import goodput, rate_per_hour, units_of
+from planner.schema import BackupChoice, NetworkRack, PlacedRack, Scenario
+
+HOURS_PER_YEAR = 8760.0
+MAX_ASSIGNMENTS = 4096
+
+
+def _loads(scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack]) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+    """IT kW per building (racks and designed-fabric network racks) and GPUs per building per cluster."""
+    types = scenario.catalog.by_id()
+    kw: dict[str, float] = defaultdict(float)
+    gpus: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None:
+            continue
+        kw[r.building] += scenario.rack_power_kw(t)
+        if t.gpus and not r.spare:
+            gpus[r.building][r.cluster] += t.gpus
+    for n in network:
+        kw[n.building] += n.kw
+    return dict(kw), {b: dict(c) for b, c in gpus.items()}
+
+
+def outage_rates(scenario: Scenario, assignment: dict[str, str], gpus: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Interruptions per hour a utility outage adds to each cluster: events_per_year / 8,760 for
+    every building holding its racks whose design does not ride through."""
+    bp = scenario.backup_power
+    if bp is None:
+        return {}
+    ride = {d.id: d.ride_through for d in bp.designs}
+    out: dict[str, float] = defaultdict(float)
+    for b, by_cluster in gpus.items():
+        if not ride.get(assignment.get(b, ""), True):
+            for c in by_cluster:
+                out[c] += bp.outage.events_per_year / HOURS_PER_YEAR
+    return dict(out)
+
+
+def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tuple[int, float, float | None, float, float]]:
+    """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h)."""
+    types = scenario.catalog.by_id()
+    by: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in racks:
+        by[r.cluster].append(r)
+    out = {}
+    for c in scenario.clusters:
+        mine = by.get(c.id, [])
+        u = units_of(scenario, [r for r in mine if not r.spare])
+        bw = sum(types[r.rack_type].storage_write_gb_per_s for r in mine if r.rack_type in types and not types[r.rack_type].gpus)
+        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
+        out[c.id] = (u.gpus, rate_per_hour(scenario.reliability, u), size, bw, c.restart_min / 60)
+    return out
+
+
+def useful_gpu_hours_per_year(scenario: Scenario, terms: dict, gpus: dict[str, dict[str, int]], assignment: dict[str, str]) -> float:
+    """Σ_c GPUs × 8,760 × goodput (outages counted) − GPU-hours dark while power is back."""
+    bp = scenario.backup_power
+    extra = outage_rates(scenario, assignment, gpus)
+    total = 0.0
+    for cid, (n, rate, size, bw, restart) in terms.items():
+        if not n:
+            continue
+        r = rate + extra.get(cid, 0.0)
+        g = goodput(1 / r, size, bw, restart).goodput if r > 0 else None
+        total += n * HOURS_PER_YEAR * (1.0 if g is None else g)
+    return total - sum(_dark(scenario, assignment.get(b, ""), sum(c.values())) for b, c in gpus.items()) if bp else total
+
+
+def _dark(scenario: Scenario, design: str, gpus: int) -> float:
+    """GPU-hours without power per year in a building of ``gpus`` GPUs under ``design``."""
+    bp = scenario.backup_power
+    d = next((x for x in bp.designs if x.id == design), None) if bp else None
+    if d is None or d.ride_through:
+        return 0.0
+    hours = d.restore_h if d.restore_h is not None else bp.outage.duration_h
+    return bp.outage.events_per_year * hours * gpus
+
+
+def choose_backup(scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack], tco_usd: float) -> list[BackupChoice]:
+    """The backup design per building with racks (module docstring), fixed ones as the scenario says."""
+    bp = scenario.backup_power
+    if bp is None or not racks:
+        return []
+    kw, gpus = _loads(scenario, racks, network)
+    buildings = sorted(b for b, v in kw.items() if v > 0)
+    designs = {d.id: d for d in bp.designs}
+    terms = _cluster_terms(scenario, racks)
+    years = scenario.costs.horizon_years
+
+    def capex(assignment: dict[str, str]) -> float:
+        return sum(designs[assignment[b]].usd_per_mw * kw[b] / 1000 for b in buildings)
+
+    def price(assignment: dict[str, str]) -> float:
+        useful = useful_gpu_hours_per_year(scenario, terms, gpus, assignment) * years
+        return (tco_usd + capex(assignment)) / useful if useful > 0 else float("inf")
+
+    free = [b for b in buildings if b not in bp.fixed]
+    base = {b: bp.fixed[b] for b in buildings if b in bp.fixed}
+    order = [d.id for d in bp.designs]
+    if len(order) ** len(free) <= MAX_ASSIGNMENTS:
+        best = min((dict(base, **dict(zip(free, combo, strict=True))) for combo in itertools.product(order, repeat=len(free))),
+                   key=lambda a: (round(price(a), 12), [order.index(a[b]) for b in free]))
+    else:  # one building at a time, from the first design everywhere, until nothing improves
+        best = dict(base, **{b: order[0] for b in free})
+        improved = True
+        while improved:
+            improved = False
+            for b in free:
+                pick = min(order, key=lambda d, b=b: (round(price({**best, b: d}), 12), order.index(d)))
+                if pick != best[b]:
+                    best[b], improved = pick, True
+    rate = bp.outage.events_per_year
+    out = []
+    for b in buildings:
+        d = designs[best[b]]
+        out.append(BackupChoice(
+            building=b, design=d.id, fixed=b in bp.fixed, it_kw=round(kw[b], 6), capex_usd=round(d.usd_per_mw * kw[b] / 1000, 2),
+            ride_through=d.ride_through, outage_interruptions_per_year=0.0 if d.ride_through else rate,
+            gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),
+            usd_per_useful_gpu_hour={x: round(price({**best, b: x}), 6) for x in order}))
+    return out
