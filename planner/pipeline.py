@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 import pulp
@@ -259,9 +260,11 @@ def demand_bound(scenario: Scenario) -> tuple[float, str] | None:
     return total, "the sum of the demands"
 
 
-def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float) -> SolveResult:
-    """Fall back on the first-fit plan when it meets every demand and the solver returned
-    nothing, or something worse (status feasible; gap against the solver's bound if it has one)."""
+def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float,
+                    accepted: Callable[[], bool] = lambda: True) -> SolveResult:
+    """Fall back on the first-fit plan when it meets every demand, the verifier accepts it
+    (``accepted``) and the solver returned nothing, or something worse (status feasible; gap
+    against the solver's bound if it has one)."""
     if not greedy or m.elastic:
         return result
     start = start_from_racks(m, greedy)
@@ -274,6 +277,8 @@ def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], pro
         return result
     if result.status == Status.infeasible:
         return result  # a proof of infeasibility beats a heuristic (the verifier would disagree loudly)
+    if not accepted():
+        return result  # first-fit missed a limit it does not model
     bound = result.bound
     if bound is not None and ((maximise and bound < obj) or (not maximise and bound > obj)):
         bound = None
@@ -340,12 +345,19 @@ def plan_scenario(
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
     # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
-    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving)
-    greedy_ok = bool(start) and greedy_meets_demands(scenario, greedy) and verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok
-    known = demand_bound(scenario) if greedy_ok else None
+    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
+    # verified only when it would stand (a verify of a large plan costs seconds)
+    meets = bool(start) and greedy_meets_demands(scenario, greedy)
+
+    def accepted() -> bool:
+        return verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok
+
+    known = demand_bound(scenario) if meets else None
+    if known is not None and not accepted():
+        known = None
     result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
-    if warm_start and greedy_ok:
-        result = _with_first_fit(m, result, greedy, progress, elapsed())
+    if warm_start and meets:
+        result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
     stages["solve"] = time.perf_counter() - t_solve
     if progress:
         progress(Progress("filling positions and verifying the plan", elapsed()))
