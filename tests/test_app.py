@@ -452,8 +452,9 @@ def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None
     assert metrics["Power N-1"] == "holds"
     captions = [c.value for c in at.caption]
     assert "**cooling zone CZ-AIR**: the whole zone failing (not one unit: its spare units cover that) stops every rack it cools." in captions
-    # dr-hall-flex by hand: 3 UPS + 16 busways can fail (the utility cannot)
-    assert any(c.startswith("Any one of the 19 power nodes can fail") for c in captions)
+    # dr-hall-flex by hand: 3 UPS + 16 busways can fail (the utility cannot); a page string literal would show as text
+    assert any(c.startswith("Any one of the 19 power nodes that can fail may fail") for c in captions)
+    assert not any("One line of why" in m.value for m in at.markdown)
     clusters = at.dataframe[0].value
     assert list(clusters["cluster"]) == ["train", "infer"]
     assert list(clusters["policy"]) == ["keep", "shed"]

@@ -40,13 +40,13 @@ rep = plan.reliability
 
 policies = {c.id: c.on_power_failure for c in scenario.clusters}
 gain = next((n for n in plan.notes if n.startswith("failover policies")), None)
+# one line of why an element's failure takes GPUs down, by kind (a comment: a bare string here would be drawn on the page)
 WHY_LOST = {
     "power_node": "the racks fed through it alone lose power (a redundant row keeps its other feed)",
     "cooling_zone": "the whole zone failing (not one unit: its spare units cover that) stops every rack it cools",
     "pod": "its racks lose the network (the pod's switches are one failure domain)",
     "row": "every rack in the row goes (a busway, a row PDU or a leak)",
 }
-"""One line of why an element's failure takes GPUs down, by kind."""
 cols = st.columns(4)
 worst = rep.blast_radius[0] if rep.blast_radius else None
 what = f"{worst.kind.replace('_', ' ')} {worst.id}" if worst else ""
@@ -54,21 +54,21 @@ cols[0].metric("Worst single failure", f"{worst.gpus_lost:,} GPUs" if worst else
                help=f"The one element whose failure takes the most GPUs down: {what}" if worst else "No single failure takes GPUs down")
 if worst:
     cols[0].caption(f"**{what}**: {WHY_LOST.get(worst.kind, 'its racks go down')}.")
-power = [b for b in rep.blast_radius if b.n1_holds is not None]
-failing = [b for b in power if not b.n1_holds]
+can_fail = sum(1 for b in scenario.site.buildings for n in [*b.power_nodes, *(x for h in b.halls for x in h.power_nodes)] if n.can_fail)
+failing = [b for b in rep.blast_radius if b.n1_holds is False]
 cols[1].metric("Power N-1", "holds" if not failing else f"fails at {len(failing):,}", border=True,
                help="Each power node failing alone: do the surviving nodes stay within their usable kW?")
 if failing:
     cols[1].caption(f"**{', '.join(b.id for b in failing[:3])}{' …' if len(failing) > 3 else ''}**: when it fails, a surviving node "
                     "carries more than its usable kW (after the clusters' failover policies).")
 else:
-    cols[1].caption(f"Any one of the {len(power):,} power nodes can fail: the others carry every rack that must keep running "
+    cols[1].caption(f"Any one of the {can_fail:,} power nodes that can fail may fail: the others carry every rack that must keep running "
                     "(keep at full power, cap at its ratio; shed may go dark).")
 m = re.match(r"failover policies: ([+-][\d,.]+) GPUs", gain or "")
-cols[2].metric("Gain of failover policies", f"{m.group(1)} GPUs" if m else ("-" if all(p == FailoverPolicy.keep for p in policies.values()) else "see note"),
+cols[2].metric("Gain of failover policies", f"{m.group(1)} GPUs" if m else ("—" if all(p == FailoverPolicy.keep for p in policies.values()) else "see note"),
                help="Against the same scenario with every cluster on keep (strict N-1), solved again", border=True)
 good = [c.goodput for c in rep.clusters if c.goodput is not None]
-cols[3].metric("Lowest goodput", f"{min(good):.2%}" if good else "-", help="Clusters with a checkpoint size (checkpoint_gb_per_gpu)", border=True)
+cols[3].metric("Lowest goodput", f"{min(good):.2%}" if good else "—", help="Clusters with a checkpoint size (checkpoint_gb_per_gpu)", border=True)
 if gain:
     st.info(gain)
 
