@@ -25,6 +25,7 @@ P(down ≤ s) ≥ the availability target.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -89,6 +90,22 @@ def units_of(scenario: Scenario, racks: Iterable[PlacedRack]) -> Units:
         if t is not None and t.gpus:
             u.add(t, r.link_class)
     return u
+
+
+def cluster_jobs(scenario: Scenario, racks: Iterable[PlacedRack]):
+    """Per cluster: (cluster, its racks, units of its job's GPU racks, interruptions per hour, its
+    storage rack types, their write GB/s, checkpoint size GB or None). Hot spares stand idle: they
+    add no interruptions."""
+    types = scenario.catalog.by_id()
+    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in racks:
+        by_cluster[r.cluster].append(r)
+    for c in scenario.clusters:
+        mine = by_cluster.get(c.id, [])
+        u = units_of(scenario, [r for r in mine if not r.spare])
+        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
+        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
+        yield c, mine, u, rate_per_hour(scenario.reliability, u), store, sum(t.storage_write_gb_per_s for t in store), size
 
 
 def planned_units(scenario: Scenario, cluster: Cluster, gpus: int | None = None) -> Units | None:

@@ -21,7 +21,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 
-from planner.asks import goodput, rate_per_hour, units_of
+from planner.asks import cluster_jobs, goodput
 from planner.schema import BackupChoice, NetworkRack, PlacedRack, Scenario
 
 HOURS_PER_YEAR = 8760.0
@@ -62,18 +62,7 @@ def outage_rates(scenario: Scenario, assignment: dict[str, str], gpus: dict[str,
 
 def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tuple[int, float, float | None, float, float]]:
     """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h)."""
-    types = scenario.catalog.by_id()
-    by: dict[str, list[PlacedRack]] = defaultdict(list)
-    for r in racks:
-        by[r.cluster].append(r)
-    out = {}
-    for c in scenario.clusters:
-        mine = by.get(c.id, [])
-        u = units_of(scenario, [r for r in mine if not r.spare])
-        bw = sum(types[r.rack_type].storage_write_gb_per_s for r in mine if r.rack_type in types and not types[r.rack_type].gpus)
-        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
-        out[c.id] = (u.gpus, rate_per_hour(scenario.reliability, u), size, bw, c.restart_min / 60)
-    return out
+    return {c.id: (u.gpus, rate, size, bw, c.restart_min / 60) for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks)}
 
 
 def useful_gpu_hours_per_year(scenario: Scenario, terms: dict, gpus: dict[str, dict[str, int]], assignment: dict[str, str]) -> float:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from planner.asks import goodput, rate_per_hour, units_of
+from planner.asks import cluster_jobs, goodput
 from planner.backup import _loads as building_gpus
 from planner.backup import choose_backup, outage_rates
 from planner.enums import FailoverPolicy
@@ -195,18 +195,9 @@ def _per_cluster(scenario: Scenario, racks: list[PlacedRack], extra: dict[str, f
     storage rack types, write GB/s, first-order goodput figures). Hot spares stand idle: they add
     no interruptions. ``extra``: interruptions per hour added per cluster (utility outages in
     buildings without ride-through, :mod:`planner.backup`)."""
-    types = scenario.catalog.by_id()
-    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
-    for r in racks:
-        by_cluster[r.cluster].append(r)
-    for c in scenario.clusters:
-        mine = by_cluster.get(c.id, [])
-        u = units_of(scenario, [r for r in mine if not r.spare])
-        rate = rate_per_hour(scenario.reliability, u) + ((extra or {}).get(c.id, 0.0) if u.gpus else 0.0)
+    for c, mine, u, base, store, bw, size in cluster_jobs(scenario, racks):
+        rate = base + ((extra or {}).get(c.id, 0.0) if u.gpus else 0.0)
         mtbf = 1 / rate if rate > 0 else None
-        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
-        bw = sum(t.storage_write_gb_per_s for t in store)
-        size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
         g = goodput(mtbf, size, bw, c.restart_min / 60) if mtbf is not None else None
         yield c, mine, u, rate, mtbf, store, bw, g
 

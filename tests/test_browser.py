@@ -28,6 +28,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _launch(p):
+    return p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+
+
+def _open_solved(page, server: str, name: str, timeout_ms: int = 60_000) -> None:
+    """Open a shipped scenario's Plan page, press Solve, wait for the KPI cards."""
+    page.goto(f"{server}/?scenario={name}")
+    page.get_by_role("heading", name=f"Plan: {name}").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Solve").click()
+    page.get_by_text("Worst power use (N-1)").wait_for(timeout=timeout_ms)
+
+
 @pytest.fixture(scope="module")
 def server():
     port = _free_port()
@@ -152,10 +164,7 @@ def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
-        page.goto(f"{server}/?scenario=dr-hall-flex")
-        page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve").click()
-        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        _open_solved(page, server, "dr-hall-flex")
         page.get_by_role("link", name="Reliability").click()
         page.get_by_role("heading", name="Reliability: dr-hall-flex").wait_for(timeout=60_000)
         page.get_by_text("+336 GPUs", exact=True).wait_for(timeout=30_000)
@@ -169,10 +178,6 @@ def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
         browser.close()
 
 
-def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-
-
 def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_links(server: str, tmp_path: Path) -> None:
     """Shipped: solve dr-hall-flex, switch pages in the sidebar, reload, open the copied URL in a
     fresh browser: same scenario, plan shown again. Uploaded: the copied URL reopens it too."""
@@ -182,10 +187,7 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
     with sync_playwright() as p:
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
-        page.goto(f"{server}/?scenario=dr-hall-flex")
-        page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve").click()
-        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        _open_solved(page, server, "dr-hall-flex")
         page.get_by_role("link", name="Phases").click()
         page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
         page.wait_for_function("() => location.search.includes('scenario=dr-hall-flex')", timeout=10_000)
@@ -237,10 +239,7 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
     with sync_playwright() as p:
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1600})
-        page.goto(f"{server}/?scenario=region-100k")
-        page.get_by_role("heading", name="Plan: region-100k").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve").click()
-        page.get_by_text("Worst power use (N-1)").wait_for(timeout=120_000)
+        _open_solved(page, server, "region-100k", 120_000)
         site_map = page.locator(".js-plotly-plot").filter(has_text="Site map").first
         site_map.locator(".scatterlayer .point").nth(5).wait_for(timeout=30_000)
         page.wait_for_timeout(800)
@@ -251,10 +250,7 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
         page.wait_for_timeout(800)
         page.screenshot(path=str(OUT / "10-site-map-clicked-hall.png"), full_page=True)
 
-        page.goto(f"{server}/?scenario=dr-hall")
-        page.get_by_role("heading", name="Plan: dr-hall").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve").click()
-        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        _open_solved(page, server, "dr-hall")
         page.get_by_role("button", name="Explain").click()
         page.get_by_text("As text").wait_for(timeout=120_000)
         page.get_by_text("cluster", exact=True).first.click()  # colour the floor plan by cluster: a rerun
