@@ -23,12 +23,16 @@ def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) 
         builds = [r for r in builds if t.liquid_fraction == 0 or "liquid" in {str(m) for m in r.effect.media}]
         if not builds:
             return None  # the structure cannot cool this rack type
-        inner = retrofit_needs(scenario.model_copy(update={"retrofits": [r for r in scenario.retrofits if r.effect.kind != RetrofitKind.build_structure]}),
-                               ix, row_id, t)
+        inner = _site_needs(scenario, ix, row_id, t)
         if inner is None:
             return None
         inner.structure = [r.id for r in builds]
         return inner
+    return _site_needs(scenario, ix, row_id, t)
+
+
+def _site_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> Needs | None:
+    """The row's own needs (as built, or a liquid loop or higher rack limit a retrofit gives)."""
     if fits(scenario, ix, row_id, t):
         return Needs()
     row = ix.rows[row_id].row
