@@ -59,6 +59,10 @@ class BuildingSpec(StrictModel):
 
     count: Int = Field(1, ge=1, le=64)
     """How many identical buildings to make."""
+    prefix: Id = "B"
+    """Building IDs: the prefix and a running number per prefix (B1, B2 …; T1, T2 … for tents)."""
+    online_phase: Id | None = None
+    """Phase from which the buildings' halls are online (none: from the start)."""
     halls: Int = Field(1, ge=1, le=32)
     """Halls per building."""
     pods_per_hall: Int = Field(1, ge=1, le=64)
@@ -90,6 +94,9 @@ class BuildingSpec(StrictModel):
     network_rack_kw: Float = Field(12.0, ge=0, le=1000)
     """Load of each pod's network rack, kW, sized into its row's feeds, its UPS and its air zone
     (the built-in network rack: 8 switches at ~1.5 kW, an estimate)."""
+    network_rack_counted: Bool = True
+    """Whether each pod's network rack draws power as a rack (``network_rack_type: network-rack``);
+    false for a structure still to be built, whose switches are counted in its build cost."""
     network_rows_per_pod: Int = Field(0, ge=0, le=16)
     """Network rows per pod, after its GPU rows: where the switches of designed fabrics stand
     (0: none, the pod's network rack stands in its middle GPU row)."""
@@ -232,7 +239,8 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             )
         spot = (Location(row=f"{pod_id}-N1", position=0) if net_rows
                 else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2))
-        pods.append(Pod(id=pod_id, network_rack=spot, max_gpus=spec.pod_max_gpus, max_racks=spec.pod_max_racks))
+        pods.append(Pod(id=pod_id, network_rack=spot, max_gpus=spec.pod_max_gpus, max_racks=spec.pod_max_racks,
+                        **({} if spec.network_rack_counted else {"network_rack_type": None})))
     hub = spec.building_network_rows if h_no == 1 else 0
     if hub:
         zone = f"{h_id}-NET-AIR"
@@ -273,12 +281,16 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
     """Build a regular site from its parameters (layout and sizing in the module docstring)."""
     buildings: list[Building] = []
     n = 0
+    numbers: dict[str, int] = {}
     for bspec in spec.buildings:
         for _ in range(bspec.count):
             n += 1
-            b_id = f"B{n}"
+            numbers[bspec.prefix] = numbers.get(bspec.prefix, 0) + 1
+            b_id = f"{bspec.prefix}{numbers[bspec.prefix]}"
             util = f"{b_id}-UTIL"
             halls = [_hall(b_id, h + 1, bspec, spec, util) for h in range(bspec.halls)]
+            if bspec.online_phase is not None:
+                halls = [h.model_copy(update={"online_phase": bspec.online_phase}) for h in halls]
             pods = sum(len(h.pods) for h in halls)
             usable = sum(r.positions for h in halls for r in h.rows if r.network is None) - (0 if bspec.network_rows_per_pod else pods)
             util_kw = _size(usable * bspec.design_kw_per_position + pods * _pod_network_kw(bspec)
