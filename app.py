@@ -16,6 +16,7 @@ page = st.navigation(
         st.Page("ui/phases_page.py", title="Phases"),
         st.Page("ui/compare_page.py", title="Compare"),
         st.Page("ui/reliability_page.py", title="Reliability"),
+        st.Page("ui/region_page.py", title="Region"),
         st.Page("ui/sweep_page.py", title="Sweep"),
     ]
 )

@@ -16,7 +16,7 @@ from planner.verifier import verify
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 
-@pytest.mark.parametrize("name", ["meta-24k-building", "region-100k"])
+@pytest.mark.parametrize("name", ["meta-24k-building", "region-100k", "prometheus-1gw"])
 def test_shipped_site_matches_generator(tmp_path: Path, name: str) -> None:
     out = tmp_path / "site.yaml"
     assert main(["generate-site", "--spec", f"datasets/{name}.gen.yaml", "-o", str(out)]) == 0
@@ -110,3 +110,21 @@ def test_generate_site_flags(tmp_path: Path) -> None:
 
 def test_generate_site_bad_flag() -> None:
     assert main(["generate-site", "--positions", "0"]) == 2
+
+
+def test_prometheus_shape_prefixes_online_phases_and_tents() -> None:
+    """prometheus-1gw.gen.yaml: B1-B13 and T1-T6; B5-B6 online from q3 … B13 from q7; tents' pods
+    have no network rack drawing power. IT design: 4 × 2 × 4 × (12 × 17 − 1) × 21.4 + 9 × 4 × 4 × (12 × 18 − 1)
+    × 21.4 + 6 × 4 × (12 × 18 − 1) × 21.4 kW (one position per pod holds its network rack; 42,616
+    positions) = 912.0 MW of racks, and 12 kW per pod's switches: 914.4 MW, ~988 MW at PUE 1.08."""
+    site = load_site(DATASETS / "prometheus-1gw.site.yaml")
+    ids = [b.id for b in site.buildings]
+    assert ids == [f"B{i}" for i in range(1, 14)] + [f"T{i}" for i in range(1, 7)]
+    online = {b.id: {h.online_phase for h in b.halls} for b in site.buildings}
+    assert [online[f"B{i}"] for i in range(1, 14)] == [{None}] * 4 + [{"q3"}] * 2 + [{"q4"}] * 2 + [{"q5"}] * 2 + [{"q6"}] * 2 + [{"q7"}]
+    tents = [p for b in site.buildings if b.id.startswith("T") for h in b.halls for p in h.pods]
+    assert len(tents) == 24 and all(p.network_rack_type is None for p in tents)
+    design = 21.4 * (4 * 2 * 4 * (12 * 17 - 1) + 9 * 4 * 4 * (12 * 18 - 1) + 6 * 4 * (12 * 18 - 1))
+    assert design == pytest.approx(911_982.4)
+    usable = sum(n.usable_kw for b in site.buildings for n in b.power_nodes)
+    assert usable == pytest.approx(design + 12 * 200, abs=19 * 0.1)  # each utility rounded up to 0.1 kW of rating

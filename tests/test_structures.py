@@ -89,3 +89,43 @@ def test_a_structure_to_build_with_network_racks_drawing_power_is_bad_input() ->
         scenario_from_data(data)
     assert any(line.startswith("retrofits[0].effect.building: building 'T1' is to be built: its pods' network racks would draw power")
                for line in e.value.lines()), e.value.lines()
+
+
+def test_the_structures_of_a_plan_say_when_each_stands_and_what_it_holds() -> None:
+    """The early plan: the tent bought in p1 stands from p1 with one 16-GPU Grand Teton rack (21.4 kW,
+    catalog) in both phases; B1 comes online in p2 and stays empty. The late plan leaves the tent
+    unbuilt and puts the rack in B1 in p2. Facility kW = PUE 1.08 × the rack's 21.4 kW."""
+    from planner.structures import region_power, structures
+
+    s = region({"p1": 16, "p2": 16})
+    early = solved(s, "highs")
+    got = {x.building: x for x in structures(s, early)}
+    t, b = got["T1"], got["B1"]
+    assert (t.kind, t.built, t.retrofit, t.bought, t.online, t.gpus, t.it_kw) == ("tent", True, "tent-T1", "p1", "p1", (16, 16), (21.4, 21.4))
+    assert (b.kind, b.built, b.online, b.gpus) == ("building", True, "p2", (0, 0))
+    assert [(p.phase, round(p.facility_kw, 6), p.arrived_kw) for p in region_power(s, early)] == [("p1", 23.112, None), ("p2", 23.112, None)]
+    late = solved(region({"p2": 16}), "highs")
+    got = {x.building: x for x in structures(s, late)}
+    assert (got["T1"].built, got["T1"].online, got["T1"].gpus) == (False, None, (0, 0))
+    assert got["B1"].gpus == (0, 16)
+
+
+def test_the_region_page_shows_structures_power_and_backup() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from planner.variants import scenario_yaml
+    from tests.test_app import APP
+
+    s = region({"p1": 16, "p2": 16})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("ui/scenario_page.py").run()
+    at.text_area(key="paste").input(scenario_yaml(s)).run()
+    at.button(key="apply_upload").click().run()
+    at.switch_page("ui/region_page.py").run()
+    at.button(key="region_solve").click().run()
+    assert not at.exception
+    assert [h.value for h in at.subheader] == ["Structures", "Power: available vs used"]
+    table = at.dataframe[0].value.set_index("structure")
+    assert table.loc["T1", "online from"] == "p1" and table.loc["T1", "kind"] == "tent" and table.loc["T1", "bought in"] == "p1"
+    assert table.loc["B1", "online from"] == "p2"
+    assert [m.value for m in at.metric][:2] == ["2 of 2 stand", "16"]

@@ -4,6 +4,8 @@ retrofit it needs is in effect."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pulp
 
 from planner.enums import RetrofitKind
@@ -112,11 +114,14 @@ def add_retrofit_gates(m: Model) -> None:
     in effect in p that give it), per need (a liquid loop, a higher rack limit), per phase."""
     m.needs_done("retrofit_gates", "retrofits", "counts")
     m.done("retrofit_gates")
+    by_class: dict[tuple, list] = defaultdict(list)  # (class, type) → (phase index, var): one pass over the counts
+    for key, var in m.n.items():
+        by_class[key.cls, key.rack_type].append((m.tl.at(key.phase), var))
     for (k, t), need in m.needs.items():
         if not need.any:
             continue
         for p in range(m.horizon + 1):
-            placed = [var for key, var in m.upto(p) if key.cls == k and key.rack_type == t]
+            placed = [var for q, var in by_class.get((k, t), ()) if q <= p]
             if not placed:
                 continue
             for what, alts in (("loop", need.loop), ("power", need.power), ("structure", need.structure)):
