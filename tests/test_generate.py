@@ -123,7 +123,8 @@ def test_prometheus_shape_prefixes_online_phases_and_tents() -> None:
     online = {b.id: {h.online_phase for h in b.halls} for b in site.buildings}
     assert [online[f"B{i}"] for i in range(1, 14)] == [{None}] * 4 + [{"q3"}] * 2 + [{"q4"}] * 2 + [{"q5"}] * 2 + [{"q6"}] * 2 + [{"q7"}]
     tents = [p for b in site.buildings if b.id.startswith("T") for h in b.halls for p in h.pods]
-    assert len(tents) == 24 and all(p.network_rack_type is None for p in tents)
+    assert len(tents) == 24
+    assert all(p.network_rack_type is None for p in tents)
     design = 21.4 * (4 * 2 * 4 * (12 * 17 - 1) + 9 * 4 * 4 * (12 * 18 - 1) + 6 * 4 * (12 * 18 - 1))
     assert design == pytest.approx(911_982.4)
     usable = sum(n.usable_kw for b in site.buildings for n in b.power_nodes)
