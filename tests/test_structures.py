@@ -129,3 +129,18 @@ def test_the_region_page_shows_structures_power_and_backup() -> None:
     assert list(table.loc["T1", ["kind", "online from", "bought in"]]) == ["tent", "p1", "p1"]
     assert table.loc["B1", "online from"] == "p2"
     assert [m.value for m in at.metric][:2] == ["2 of 2 stand", "16"]
+
+
+def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
+    """datasets/sweeps/prometheus-tents.yaml: $2M and $5M per MW × 18.5 MW per tent (37,000,000 and
+    92,500,000) × lead 0 or 1 quarter, applied to all six tents: four points."""
+    from pathlib import Path
+
+    from planner.sweep import load_sweep
+
+    root = Path(__file__).resolve().parent.parent / "datasets"
+    sweep = load_sweep(root / "sweeps" / "prometheus-tents.yaml", root)
+    assert [tuple(p.values.values()) for p in sweep.points] == [(37_000_000, 0), (37_000_000, 1), (92_500_000, 0), (92_500_000, 1)]
+    data = sweep.points[3].data
+    assert {(r["cost_usd"], r["lead_phases"]) for r in data["retrofits"]} == {(92_500_000, 1)}
+    assert len(data["retrofits"]) == 6
