@@ -58,12 +58,14 @@ from typing import Any
 
 import pulp
 
+from planner import region_master
 from planner.clock import Deadline, TimeUp
 from planner.enums import Objective, Scope, Status
 from planner.errors import InputError, SolverFailure
 from planner.kpis import compute_kpis, objective_value
 from planner.loader import scenario_from_data, scenario_hash
-from planner.model import build, cluster_groups
+from planner.model import build, cluster_groups, position_classes
+from planner.model.core import unit_slots
 from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
 from planner.schema import Demand, Scenario
@@ -164,18 +166,21 @@ def _groups(scenario: Scenario, data: dict) -> list[Group]:
 
 
 def _pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str, int]]]:
-    """Building → pod → rack type → positions that type fits in (rows of the pod, less reserved
-    positions, pod network racks and installed racks)."""
-    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
+    """Building → pod → rack type → racks (or multi-rack units) of that type its rows hold, counted
+    as the model counts them: per position class (row and cable band, less reserved positions, pod
+    network racks and installed racks) its size, or for a unit its whole slots in the class's runs."""
     types = scenario.catalog.by_id()
     gpu = [t for t in types.values() if t.gpus > 0]
     out: dict[str, dict[str, dict[str, int]]] = {}
-    for rid, ref in ix.rows.items():
-        free = ref.row.positions - len(set(ref.row.reserved)) - sum(1 for (r, i) in spots if r == rid and i not in ref.row.reserved)
+    fit: dict[tuple[str, str], bool] = {}
+    for cls in position_classes(scenario, ix).values():
+        ref = ix.rows[cls.row]
         room = out.setdefault(ref.building, {}).setdefault(ref.row.pod, {})
         for t in gpu:
-            if fits(scenario, ix, rid, t):
-                room[t.id] = room.get(t.id, 0) + free
+            if (cls.row, t.id) not in fit:
+                fit[cls.row, t.id] = fits(scenario, ix, cls.row, t)
+            if fit[cls.row, t.id]:
+                room[t.id] = room.get(t.id, 0) + unit_slots(cls, t.width)
     return out
 
 
@@ -269,6 +274,9 @@ def _sub(data: dict, building: dict, clusters: list[dict], name: str, budgets: d
     if data.get("retrofits"):
         out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine
                             or r["effect"].get("building") == building["id"]]
+    if data.get("backup_power"):
+        bp = data["backup_power"]
+        out["backup_power"] = {**bp, "fixed": {k: v for k, v in bp.get("fixed", {}).items() if k == building["id"]}}
     if budgets:
         out["budgets"] = budgets
     if objective:
@@ -564,12 +572,12 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     buildings = list(bdata)
     groups = _groups(scenario, data)
-    if scenario.power_arrival:
-        return _whole(scenario, deadline, stages, 0, "region power arriving over time (power_arrival) is shared by every building", say)
+    run = dict(executor=executor, workers=workers, scheduler=scheduler)
+    if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
+        return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):
         return _whole(scenario, deadline, stages, 0, "site budgets or clusters spanning buildings couple the buildings across "
                       "phases, retrofits or installed racks", say)
-    run = dict(executor=executor, workers=workers, scheduler=scheduler)
 
     # 1. proposals, counted from the site; a cluster with racks installed stays in their building
     props = proposals(scenario, groups, buildings)
@@ -695,7 +703,76 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                     cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
                     props[g.id, b] = Proposal(cut, max(0, p.whole - (0 if g.spanning else 1)), p.kw, p.capex, p.tco, p.pflops)
 
-    # 4. the whole
+    return _join(scenario, final, rounds, deadline, stages, say, polish)
+
+
+def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: Deadline, stages: dict[str, float], run: dict,
+                 say: Callable[[str], None], polish: bool) -> Decomposition:
+    """A phased region (power arriving over time, clusters spanning buildings across phases): the
+    region master (:mod:`planner.region_master`) shares out each cluster's GPUs per phase and the
+    power arrived, each building plans alone with its shares (its share of the arrival as its own
+    ``power_arrival``), and the plans are joined (:func:`_join`). Whatever the master cannot split
+    goes to the whole model."""
+    why = region_master.unsupported(scenario)
+    if why is not None:
+        return _whole(scenario, deadline, stages, 0, why, say)
+    t0 = time.perf_counter()
+    buildings = [b.id for b in scenario.site.buildings]
+    props = proposals(scenario, groups, buildings)
+    clusters, cap = [], {}
+    for g in groups:
+        for c in g.members:
+            clusters.append((c["id"], g.scope, g.types, g.unit))
+            cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
+    stages["proposals_s"] = time.perf_counter() - t0
+    tm = time.perf_counter()
+    shares = region_master.master(scenario, index_site(scenario.site), clusters, buildings, cap, max(1.0, min(0.1 * deadline.left(), 60)))
+    stages["master_s"] = time.perf_counter() - tm
+    if shares is None:
+        return _whole(scenario, deadline, stages, 1, "the region master has no solution (the buildings' estimated room and the "
+                      "power arrived cannot be shared out)", say)
+    phases = [p.id for p in scenario.phases]
+    by_id = {c["id"]: c for c in data["clusters"]}
+    bdata = {b["id"]: b for b in data["site"]["buildings"]}
+    jobs = []
+    for b in buildings:
+        share = shares[b]
+        if not share.gpus:
+            continue
+        mine = []
+        for cid, steps in share.gpus.items():
+            c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
+            c.update({"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]})
+            mine.append(c)
+        sub = _sub(data, bdata[b], mine, f"{scenario.name}-{b}")
+        if scenario.power_arrival:
+            cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]  # MW, rounded down to the watt
+            sub["power_arrival"] = [{**({"phase": phases[i]} if i else {}), "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),
+                                     "source": "the region master's share"} for i, mw in enumerate(cumulative)]
+        jobs.append((b, json.dumps(sub)))
+    say(f"region master: {sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings):,} GPUs shared over "
+        f"{len(jobs)} buildings in {stages['master_s']:.1f} s")
+    each = _job_limit(deadline, len(jobs), run["executor"], run["workers"])
+    solved: dict[str, Plan | None] = {}
+
+    def done(r: dict) -> None:
+        solved[r["part"]] = Plan.model_validate(r["plan"]) if "plan" in r else None
+
+    tb = time.perf_counter()
+    run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
+    stages["buildings_s"] = time.perf_counter() - tb
+    bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
+    if bad:
+        return _whole(scenario, deadline, stages, 1, f"buildings {', '.join(bad[:10])} have no plan for their share", say)
+    say(f"buildings planned in {stages['buildings_s']:.1f} s")
+    return _join(scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish)
+
+
+def _join(scenario: Scenario, final: dict[str, Plan], rounds: int, deadline: Deadline, stages: dict[str, float],
+          say: Callable[[str], None], polish: bool) -> Decomposition:
+    """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
+    verified against the whole scenario and its gap measured to the tightest bound proven in time."""
+    t0 = deadline.t0
     tw = time.perf_counter()
     racks = sorted((r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position))
     bought = [b for p in final.values() for b in p.retrofits]

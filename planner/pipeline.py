@@ -16,7 +16,7 @@ import pulp
 from planner.asks import storage_racks
 from planner.baseline import greedy_meets_demands, start_racks
 from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
-from planner.enums import Demand, FailoverPolicy, Objective, Scope, Status
+from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Scope, Status
 from planner.errors import SolverFailure
 from planner.figures import plan_figures
 from planner.kpis import objective_value
@@ -225,9 +225,38 @@ def _tie_break_notes(plan: Plan) -> list[str]:
     return out
 
 
+def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
+    """Under max_gpus / max_pflops (whose objective does not count when money is spent) a structure
+    is bought as late as its first rack allows: in the phase that rack arrives less the structure's
+    lead time; one that holds no rack is not bought. The solver is indifferent between these
+    choices; the capex per phase and the TCO are not."""
+    if Objective(scenario.objective) not in (Objective.max_gpus, Objective.max_pflops) or not plan.retrofits:
+        return plan
+    builds = {r.id: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    if not any(b.id in builds for b in plan.retrofits):
+        return plan
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    first: dict[str, int] = {}
+    for r in plan.racks:
+        at = 0 if r.existing else order.get(r.phase, 0)
+        first[r.building] = min(first.get(r.building, at), at)
+    out = []
+    for b in plan.retrofits:
+        r = builds.get(b.id)
+        if r is None:
+            out.append(b)
+        elif r.effect.building in first:
+            latest = first[r.effect.building] - r.lead_phases
+            now = order.get(b.phase, 0)
+            out.append(b.model_copy(update={"phase": scenario.phases[latest].id}) if scenario.phases and latest > now else b)
+    return plan.model_copy(update={"retrofits": out})
+
+
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     """Attach every figure (:func:`planner.figures.plan_figures`: KPIs, utilisation, fabric,
-    reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not."""
+    reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not.
+    Structures are bought when needed first (:func:`structures_when_needed`)."""
+    plan = structures_when_needed(plan, scenario)
     done, rep = plan_figures(plan, scenario)
     if plan.status.has_plan and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])

@@ -141,17 +141,45 @@ def test_phases_with_a_site_budget_go_to_the_whole_model() -> None:
     assert d.plan.objective_value == plan_scenario(s).objective_value == 512 * 3 + 512 * 2
 
 
-def test_region_power_arrival_goes_to_the_whole_model() -> None:
-    """Power arriving for the region is shared by both buildings: the whole model plans it. By hand: the
-    four pods' network racks draw 4 × 12 kW × PUE 1.08 = 51.84 kW; a Grand Teton rack 21.4 × 1.08 =
-    23.112 kW; 1 MW holds ⌊948.16 / 23.112⌋ = 41 racks = 656 GPUs in q1, 2 MW from q2 on ⌊1948.16 /
-    23.112⌋ = 84 racks = 1,344 GPUs."""
+def test_region_power_arrival_is_shared_out_by_the_region_master() -> None:
+    """Power arriving for the region is shared out between the buildings by the region master. By
+    hand: the four pods' network racks draw 4 × 12 kW × PUE 1.08 = 51.84 kW; a Grand Teton rack 21.4
+    × 1.08 = 23.112 kW; 1 MW holds ⌊948.16 / 23.112⌋ = 41 racks = 656 GPUs in q1, 2 MW from q2 on
+    ⌊1948.16 / 23.112⌋ = 84 racks = 1,344 GPUs (each building holds 78): the whole model's optimum,
+    3,344 GPU-phases, and the decomposition's, without handing over."""
     s = scenario([{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], phases=PHASES,
                  power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}])
+    d = plan_decomposed(s, polish=False)
+    assert verify(d.plan, s).ok
+    assert d.fell_back is None
+    assert [p.gpus for p in d.plan.phases] == [656, 1344, 1344]
+    assert d.plan.objective_value == 3344 == plan_scenario(s).objective_value
+    assert d.plan.notes[0].startswith("decomposed by building: 2 building plans joined")
+
+
+def test_a_cluster_bound_to_one_building_stays_in_one_under_the_region_master() -> None:
+    """A 5-hop cluster wanting 1,024 GPUs (64 racks; a building holds 78) from q1 and a spanning one
+    growing into the rest from q2, 2 MW from the start: 2 MW holds ⌊1948.16 / 23.112⌋ = 84 racks, so
+    in q1 64 + 20, and from q2 the spanning cluster is held by power to 20 racks still: 84 racks,
+    1,344 GPUs in every phase, the bound one in one building."""
+    s = scenario([{"id": "one", "demand": "max", "gpus": 1024, "rack_types": [GT], "max_hops": 5},
+                  {"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], phases=PHASES,
+                 power_arrival=[{"interconnect_mw": 2.0}])
+    d = plan_decomposed(s, polish=False)
+    assert verify(d.plan, s).ok
+    assert d.fell_back is None
+    assert [p.gpus for p in d.plan.phases] == [1344, 1344, 1344]
+    assert len({r.building for r in d.plan.racks if r.cluster == "one"}) == 1
+    assert sum(16 for r in d.plan.racks if r.cluster == "one") == 1024
+
+
+def test_what_the_region_master_cannot_split_goes_to_the_whole_model() -> None:
+    s = scenario([{"id": "grow", "demand": "exact", "gpus": 320, "rack_types": [GT], "max_hops": 7}], phases=PHASES,
+                 power_arrival=[{"interconnect_mw": 1.0}])
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
-    assert d.fell_back == "region power arriving over time (power_arrival) is shared by every building"
-    assert [p.gpus for p in d.plan.phases] == [656, 1344, 1344]
+    assert d.fell_back == "cluster grow wants an exact or least figure (the phased region decomposition splits 'as many as fit' clusters)"
+    assert d.plan.kpis.gpus == 320
 
 
 def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:

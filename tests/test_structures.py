@@ -144,3 +144,26 @@ def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
     data = sweep.points[3].data
     assert {(r["cost_usd"], r["lead_phases"]) for r in data["retrofits"]} == {(92_500_000, 1)}
     assert len(data["retrofits"]) == 6
+
+
+@pytest.mark.parametrize("wanted", [{"p1": 0, "p2": 16}, {"p1": 16, "p2": 32}])
+def test_under_max_gpus_a_structure_is_bought_when_its_first_rack_arrives(wanted: dict[str, int]) -> None:
+    """max_gpus does not count when money is spent: the plan buys the tent in the phase its first
+    rack arrives (lead 0), or not at all when it holds none (p1: only the tent stands)."""
+    s = region(wanted, objective="max_gpus")
+    plan = solved(s, "highs")
+    in_tent = sorted(r.phase for r in plan.racks if r.building == "T1")
+    assert [(b.id, b.phase) for b in plan.retrofits] == ([("tent-T1", in_tent[0])] if in_tent else [])
+    assert verify(plan, s).ok
+
+
+def test_a_tent_bought_too_early_is_moved_to_its_first_racks_phase() -> None:
+    from planner.pipeline import structures_when_needed
+    from planner.schema import BoughtRetrofit
+
+    s = region({"p1": 0, "p2": 16}, objective="max_gpus")
+    plan = solved(s, "highs")
+    racks = [r.model_copy(update={"building": "T1"}) for r in plan.racks]  # only the building matters here
+    early = plan.model_copy(update={"racks": racks, "retrofits": [BoughtRetrofit(id="tent-T1", phase="p1")]})
+    assert [(b.id, b.phase) for b in structures_when_needed(early, s).retrofits] == [("tent-T1", "p2")]
+    assert structures_when_needed(early.model_copy(update={"racks": []}), s).retrofits == []
