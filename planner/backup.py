@@ -9,9 +9,13 @@ fall) and leaves the building's GPUs dark until power is back (restore_h, or the
 The design does not change where racks go (no capacity depends on it), so it is chosen for the
 placed racks: the assignment with the lowest $ per useful GPU-hour,
 
-    (TCO + Σ backup capex) / (horizon_years × Σ_c GPUs_c × 8,760 × goodput_c − Σ_b dark GPU-hours_b),
+    (TCO + Σ_b backup capex_b) / (Σ_{b,c} H_bc · goodput_c − Σ_b H_b · dark_b),
 
-clusters without a checkpoint size counting goodput 1. Every assignment is tried up to
+with H_bc the discounted GPU-hours of cluster c's racks in building b (each from its phase to the
+horizon, as the KPIs count them), goodput_c with the outages of its buildings counted (clusters
+without a checkpoint size count 1) and dark_b = events_per_year × hours dark ÷ 8,760 for a design
+without ride-through (0 with it). The backup capex is spent at the start; the plan's KPIs add it to
+capex and TCO (:func:`planner.kpis.with_backup`), so their $ per useful GPU-hour is this figure. Every assignment is tried up to
 :data:`MAX_ASSIGNMENTS`; beyond that one building at a time until nothing improves.
 """
 
@@ -22,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from planner.asks import cluster_jobs, goodput
+from planner.costs import annuity, phase_years
 from planner.schema import BackupChoice, NetworkRack, PlacedRack, Scenario
 
 HOURS_PER_YEAR = 8760.0
@@ -65,18 +70,36 @@ def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tup
     return {c.id: (u.gpus, rate, size, bw, c.restart_min / 60) for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks)}
 
 
-def useful_gpu_hours_per_year(scenario: Scenario, terms: dict, gpus: dict[str, dict[str, int]], assignment: dict[str, str]) -> float:
-    """Σ_c GPUs × 8,760 × goodput (outages counted) − GPU-hours dark while power is back."""
-    bp = scenario.backup_power
-    extra = outage_rates(scenario, assignment, gpus)
-    total = 0.0
-    for cid, (n, rate, size, bw, restart) in terms.items():
-        if not n:
+def discounted_hours(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, dict[str, float]]:
+    """H_bc: discounted GPU-hours of each cluster's GPU racks in each building (spares not counted),
+    each from its phase's start to the horizon, as :func:`planner.costs.rack_cost` counts them."""
+    types = scenario.catalog.by_id()
+    years = phase_years(scenario)
+    c = scenario.costs
+    out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None or not t.gpus or r.spare:
             continue
+        at = 0.0 if r.existing else years.get(r.phase, 0.0)
+        out[r.building][r.cluster] += t.gpus * HOURS_PER_YEAR * annuity(at, c.horizon_years, c.discount_rate)
+    return {b: dict(v) for b, v in out.items()}
+
+
+def useful_gpu_hours(scenario: Scenario, terms: dict, hours: dict[str, dict[str, float]], assignment: dict[str, str]) -> float:
+    """Σ_{b,c} H_bc · goodput_c (outages counted) − Σ_b H_b · dark_b (module docstring)."""
+    gpus = {b: {c: 1 for c in v} for b, v in hours.items()}
+    extra = outage_rates(scenario, assignment, gpus)
+    good: dict[str, float] = {}
+    for cid, (n, rate, size, bw, restart) in terms.items():
         r = rate + extra.get(cid, 0.0)
-        g = goodput(1 / r, size, bw, restart).goodput if r > 0 else None
-        total += n * HOURS_PER_YEAR * (1.0 if g is None else g)
-    return total - sum(_dark(scenario, assignment.get(b, ""), sum(c.values())) for b, c in gpus.items()) if bp else total
+        g = goodput(1 / r, size, bw, restart).goodput if n and r > 0 else None
+        good[cid] = 1.0 if g is None else g
+    total = 0.0
+    for b, by_cluster in hours.items():
+        dark = _dark(scenario, assignment.get(b, ""), 1) / HOURS_PER_YEAR
+        total += sum(h * (good.get(c, 1.0) - dark) for c, h in by_cluster.items())
+    return total
 
 
 def _dark(scenario: Scenario, design: str, gpus: int) -> float:
@@ -98,13 +121,13 @@ def choose_backup(scenario: Scenario, racks: list[PlacedRack], network: Iterable
     buildings = sorted(b for b, v in kw.items() if v > 0)
     designs = {d.id: d for d in bp.designs}
     terms = _cluster_terms(scenario, racks)
-    years = scenario.costs.horizon_years
+    hours = discounted_hours(scenario, racks)
 
     def capex(assignment: dict[str, str]) -> float:
         return sum(designs[assignment[b]].usd_per_mw * kw[b] / 1000 for b in buildings)
 
     def price(assignment: dict[str, str]) -> float:
-        useful = useful_gpu_hours_per_year(scenario, terms, gpus, assignment) * years
+        useful = useful_gpu_hours(scenario, terms, hours, assignment)
         return (tco_usd + capex(assignment)) / useful if useful > 0 else float("inf")
 
     free = [b for b in buildings if b not in bp.fixed]

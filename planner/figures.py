@@ -10,7 +10,7 @@ stated figures are ignored and replaced. Loads no solver (the dashboard calls it
 from __future__ import annotations
 
 from planner.fabric import fabric_entry, fabric_sizes
-from planner.kpis import compute_kpis, phase_summaries, stranded_power
+from planner.kpis import compute_kpis, phase_summaries, stranded_power, with_backup
 from planner.plan import Plan, StrandedPower, chosen_fabrics
 from planner.reliability import reliability_report
 from planner.schema import Scenario
@@ -30,9 +30,10 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
     kpis = compute_kpis(scenario, plan.racks, bought, chosen, plan.network_racks).model_copy(update={"stranded_kw": total})
+    reliability = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=kpis.tco_usd) if plan.racks else None
+    kpis = with_backup(kpis, reliability.backup if reliability else [])
     return bare.model_copy(update={
-        "kpis": kpis, "utilisation": rep.usage,
-        "reliability": reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=kpis.tco_usd) if plan.racks else None,
+        "kpis": kpis, "utilisation": rep.usage, "reliability": reliability,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     }), rep

@@ -39,7 +39,7 @@ from planner.costs import (
 from planner.enums import LimitKind
 from planner.fabric import design_of, fabric_sizes
 from planner.reliability import cluster_goodput
-from planner.schema import Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
+from planner.schema import BackupChoice, Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
 from planner.site_index import fits, index_site, network_racks
 
 
@@ -180,12 +180,27 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
 
 
 CAPEX_PARTS = (("racks", "capex_racks_usd"), ("fabric", "capex_fabric_usd"), ("links", "capex_links_usd"),
-               ("facility", "capex_facility_usd"), ("retrofits", "capex_retrofits_usd"))
+               ("facility", "capex_facility_usd"), ("retrofits", "capex_retrofits_usd"), ("backup power", "capex_backup_usd"))
 """The parts capex is made of (every part, so they add up to capex_usd), for every breakdown shown."""
 
 
+def with_backup(k: Kpis, choices: Iterable[BackupChoice]) -> Kpis:
+    """KPIs with the backup power chosen per building (:mod:`planner.backup`): its capex, spent at
+    the start, added to capex and TCO; $ per GPU-hour over the same discounted GPU-hours; $ per useful
+    GPU-hour the chosen assignment's (TCO + backup capex over the useful GPU-hours its outages leave)."""
+    choices = list(choices)
+    if not choices:
+        return k
+    capex = round(sum(c.capex_usd for c in choices), 2)
+    tco = k.tco_usd + capex
+    return k.model_copy(update={
+        "capex_backup_usd": capex, "capex_usd": round(k.capex_usd + capex, 2), "tco_usd": round(tco, 2),
+        "usd_per_gpu_hour": round(tco / k.gpu_hours_npv, 6) if k.gpu_hours_npv else 0.0,
+        "usd_per_useful_gpu_hour": choices[0].usd_per_useful_gpu_hour[choices[0].design]})
+
+
 def capex_parts(k: Kpis) -> dict[str, float]:
-    """Capex by part, USD: racks + fabric + links + facility + retrofits = capex_usd."""
+    """Capex by part, USD: racks + fabric + links + facility + retrofits + backup power = capex_usd."""
     return {name: getattr(k, field) for name, field in CAPEX_PARTS}
 
 

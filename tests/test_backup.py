@@ -102,3 +102,26 @@ def test_the_reliability_page_shows_the_choice_per_building() -> None:
     assert table.iloc[0]["design"] == "none (fixed)"
     assert table.iloc[0]["GPU-hours dark / year"] == "1,121"
     assert "utility B1" in list(at.dataframe[2].value["element"])
+
+
+def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() -> None:
+    """UPS fixed at $2M per MW of the building's IT (4 Grand Teton racks + the storage rack): capex and
+    TCO rise by exactly that, spent at the start. $ per useful GPU-hour = TCO ÷ (H × goodput) with H
+    the discounted GPU-hours: UPS goodput 0.988520 (above); none: goodput 0.983667 less the dark
+    share 8.76 × 2 h ÷ 8,760 h = 0.002."""
+    ups = solved(backed({"B1": "ups_generators"}), "highs")
+    none_ = solved(backed({"B1": "none"}), "highs")
+    s = backed()
+    types = s.catalog.by_id()
+    kw = 4 * s.rack_power_kw(types[GT]) + s.rack_power_kw(types["storage-rack"])
+    assert ups.reliability.backup[0].it_kw == pytest.approx(kw)
+    assert ups.kpis.capex_backup_usd == pytest.approx(2_000_000 * kw / 1000, abs=0.01)
+    assert none_.kpis.capex_backup_usd == 0
+    assert ups.kpis.capex_usd - none_.kpis.capex_usd == pytest.approx(ups.kpis.capex_backup_usd, abs=0.02)
+    assert ups.kpis.tco_usd - none_.kpis.tco_usd == pytest.approx(ups.kpis.capex_backup_usd, abs=0.02)
+    h = ups.kpis.gpu_hours_npv
+    assert h == none_.kpis.gpu_hours_npv
+    assert ups.kpis.usd_per_useful_gpu_hour == pytest.approx(ups.kpis.tco_usd / (h * 0.988520), rel=1e-6)
+    assert none_.kpis.usd_per_useful_gpu_hour == pytest.approx(none_.kpis.tco_usd / (h * (1 - 0.008 - (4 + 1 / 6) / 500 - 0.002)), rel=1e-6)
+    assert ups.kpis.usd_per_useful_gpu_hour == ups.reliability.backup[0].usd_per_useful_gpu_hour["ups_generators"]
+    assert ups.kpis.usd_per_gpu_hour == pytest.approx(ups.kpis.tco_usd / h, rel=1e-6)

@@ -137,7 +137,7 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
 @pytest.mark.parametrize("name", ["small-hall", "fleet-expansion", "meta-24k-roce-vs-ib"])
 def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
     """One list of parts (planner.kpis.CAPEX_PARTS) for the CLI summary, the dashboard's capex card
-    and the compare table: racks + fabric + links + facility + retrofits = capex."""
+    and the compare table: racks + fabric + links + facility + retrofits + backup power = capex."""
     from pathlib import Path
 
     from planner.kpis import capex_parts, capex_text
@@ -146,7 +146,8 @@ def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
 
     k = plan_scenario(load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")).kpis
     parts = capex_parts(k)
-    assert list(parts) == ["racks", "fabric", "links", "facility", "retrofits"]
+    assert list(parts) == ["racks", "fabric", "links", "facility", "retrofits", "backup power"]
+    assert parts["backup power"] == 0  # no backup_power in these scenarios
     assert sum(parts.values()) == pytest.approx(k.capex_usd, abs=0.05)
     assert capex_text(k).endswith(f" = ${k.capex_usd:,.0f}")
     assert parts["facility"] > 0

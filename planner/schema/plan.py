@@ -163,8 +163,10 @@ class Kpis(StrictModel):
     """Facility build for the IT kW (placed racks, network racks, designed fabrics), USD (0 when leased)."""
     capex_retrofits_usd: Float = 0
     """Retrofits bought, USD."""
+    capex_backup_usd: Float = 0
+    """Backup power chosen per building (scenario ``backup_power``), USD, at the start."""
     capex_usd: Float = 0
-    """Racks + fabric + links + facility + retrofits, USD."""
+    """Racks + fabric + links + facility + retrofits + backup power, USD."""
     opex_usd_per_year: Float = 0
     """Energy, colocation and maintenance at full build-out, USD per year."""
     tco_usd: Float = 0

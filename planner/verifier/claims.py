@@ -6,7 +6,7 @@ hash), and money budgets against the plan's capex and IT power."""
 from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
-from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power
+from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power, with_backup
 from planner.loader import scenario_hash
 from planner.reliability import reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
@@ -61,9 +61,13 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                 rep.add(f"stranded {node}", "claim", "missing from the plan" if g is None else "the racks strand nothing there")
             elif not close(g.kw, w[0]) or g.reason != w[1]:
                 rep.add(f"stranded {node}", "claim", f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})")
+    want_r = None  # the reliability report the racks give (the backup choice it makes enters the KPIs)
+    if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
+        tco = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks).tco_usd if scenario.backup_power else None
+        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
     if plan.kpis is not None:
         kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks)
-        kpis = kpis.model_copy(update={"stranded_kw": total_stranded})
+        kpis = with_backup(kpis, want_r.backup if want_r else []).model_copy(update={"stranded_kw": total_stranded})
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if not close(float(got), float(want)):
@@ -115,9 +119,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             diff = ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}" for k in type(w).model_fields if not _same(getattr(g, k), getattr(w, k)))
             if diff:
                 rep.add(f"fabric {cid}", "claim", diff)
-    if plan.reliability is not None:
-        tco = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks).tco_usd if scenario.backup_power else None
-        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
+    if plan.reliability is not None and want_r is not None:
         got_k = [b.model_dump() for b in plan.reliability.backup]
         if got_k != [b.model_dump() for b in want_r.backup]:
             rep.add("reliability backup", "claim", "the backup-power choice differs from the one the racks and costs give")
