@@ -118,7 +118,7 @@ class _FirstFit:
         self.racks: list[PlacedRack] = []
         for r in s.existing:
             t = types[r.rack_type]
-            self.taken.add((r.row, r.position))
+            self.taken.update((r.row, r.position + k) for k in range(t.width))
             self.fixed_items.append((r.row, t, 0))
             pod = ix.rows[r.row].row.pod
             self.pod_gpus[pod] += t.gpus

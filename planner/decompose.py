@@ -58,7 +58,6 @@ from typing import Any
 
 import pulp
 
-from planner import region_master
 from planner.clock import Deadline, TimeUp
 from planner.enums import Objective, Scope, Status
 from planner.errors import InputError, SolverFailure
@@ -68,6 +67,8 @@ from planner.model import build, cluster_groups, position_classes
 from planner.model.core import unit_slots
 from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
+from planner.region_master import master as region_master_plan
+from planner.region_master import unsupported as region_unsupported
 from planner.schema import Demand, Scenario
 from planner.site_index import SiteIndex, fits, index_site, place
 from planner.solvers import SolveRequest, from_name
@@ -713,7 +714,7 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
     power arrived, each building plans alone with its shares (its share of the arrival as its own
     ``power_arrival``), and the plans are joined (:func:`_join`). Whatever the master cannot split
     goes to the whole model."""
-    why = region_master.unsupported(scenario)
+    why = region_unsupported(scenario)
     if why is not None:
         return _whole(scenario, deadline, stages, 0, why, say)
     t0 = time.perf_counter()
@@ -726,7 +727,7 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
             cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
     stages["proposals_s"] = time.perf_counter() - t0
     tm = time.perf_counter()
-    shares = region_master.master(scenario, index_site(scenario.site), clusters, buildings, cap, max(1.0, min(0.1 * deadline.left(), 60)))
+    shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, max(1.0, min(0.1 * deadline.left(), 60)))
     stages["master_s"] = time.perf_counter() - tm
     if shares is None:
         return _whole(scenario, deadline, stages, 1, "the region master has no solution (the buildings' estimated room and the "

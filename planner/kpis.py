@@ -286,7 +286,7 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
         return 0.0, []
     ix = index_site(scenario.site)
     use = {(u.kind, u.id): u for u in usage}
-    taken = {(r.row, r.position) for r in racks} | ix.pod_locations()
+    taken = scenario.positions_held(racks) | ix.pod_locations()
     pod_gpus: dict[str, int] = {}
     pod_racks: dict[str, int] = {}
     for r in racks:

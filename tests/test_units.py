@@ -118,3 +118,21 @@ def test_the_catalina_pod_runs_in_an_air_hall_where_an_nvl72_cannot() -> None:
     assert air.value == pytest.approx(240.0)
     t = s.catalog.by_id()["catalina-gb200-pod"]
     assert ([p.role for p in t.parts], t.rated_power_kw) == (ROLES, pytest.approx(120.0))
+
+
+def test_rolling_keeps_earlier_units_whole() -> None:
+    """Rolling planning carries earlier phases' units as installed racks, each holding its six
+    positions: in a row of 14 free positions (two units) one unit stands in p1 and the second in p2
+    beside it, never in it; 72 then 144 GPUs, and the plan verifies."""
+    from planner.pipeline import plan_rolling
+    from tests.test_phases import PHASES
+
+    rows = [{"id": "R", "positions": 14, "feeds": ["F"], "max_rack_power_kw": 40.0}]
+    s = tiny_scenario(rows, FEED, [{"id": "big", "demand": "max", "gpus_by_phase": {"p1": 72, "p2": 144}, "rack_types": ["pod6"]}],
+                      rack_types=[POD6, ONE], phases=PHASES)
+    plan = plan_rolling(s)
+    assert verify(plan, s).ok
+    units = sorted((r.position, r.phase) for r in plan.racks)
+    assert [p for _, p in units] in (["p1", "p2"], ["p2", "p1"])
+    assert abs(units[0][0] - units[1][0]) >= 6
+    assert [p.gpus for p in plan.phases] == [72, 144]

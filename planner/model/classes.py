@@ -26,7 +26,7 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
     when not aggregated)."""
     edges = _bands(scenario)
     types = scenario.catalog.rack_types
-    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
+    spots = ix.pod_locations() | scenario.positions_held(scenario.existing)
     out: dict[ClassKey, PositionClass] = {}
     for rid, ref in ix.rows.items():
         if ref.row.network is not None:
@@ -59,7 +59,7 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
 
 def network_positions(scenario: Scenario, ix: SiteIndex) -> dict[str, list[int]]:
     """Network row → its free positions (not reserved, not a pod's network rack, not installed)."""
-    spots = ix.pod_locations() | {(r.row, r.position) for r in scenario.existing}
+    spots = ix.pod_locations() | scenario.positions_held(scenario.existing)
     return {rid: [i for i in range(ref.row.positions) if i not in set(ref.row.reserved) and (rid, i) not in spots]
             for rid, ref in ix.rows.items() if ref.row.network is not None}
 

@@ -3,6 +3,7 @@ objective, budgets, phases, retrofits, installed racks, fabric designs and solve
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -357,6 +358,12 @@ class Scenario(StrictModel):
             return None
         order = {p.id: i for i, p in enumerate(self.phases)}
         return 1000 * sum(s.interconnect_mw + s.generation_mw for s in self.power_arrival if order.get(s.phase, 0) <= phase_index)
+
+    def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
+        """(row, position) of every position the racks take: a multi-rack unit its width from the
+        position it is placed at."""
+        types = self.catalog.by_id()
+        return {(r.row, r.position + k) for r in racks for k in range(types[r.rack_type].width if r.rack_type in types else 1)}
 
     def rack_power_kw(self, rack: RackType) -> float:
         """Planning power of one rack of this type under this scenario, kW: GPUs at

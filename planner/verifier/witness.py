@@ -30,7 +30,7 @@ def _reach(scenario: Scenario, site: SiteView, rack_type: str) -> float:
 
 def witness_racks(gain: FailoverGain, scenario: Scenario, site: SiteView, rep: VerifyReport) -> list[PlacedRack]:
     """The witness's racks at positions of their rows (module docstring); a row too small is reported."""
-    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | {(r.row, r.position) for r in scenario.existing}
+    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | scenario.positions_held(scenario.existing)
     by_row: dict[str, list] = {}
     for w in gain.strict_racks:
         by_row.setdefault(w.row, []).append(w)
