@@ -53,24 +53,23 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import reduce
 from typing import Any
 
 import pulp
 
-from planner.clock import Deadline, TimeUp
-from planner.enums import Objective, Scope, Status
+from planner.bounds import lp_bound, merged
+from planner.clock import Deadline
+from planner.enums import Objective, Status
 from planner.errors import InputError, SolverFailure
-from planner.kpis import compute_kpis, objective_value
+from planner.kpis import objective_value
 from planner.loader import scenario_from_data, scenario_hash
-from planner.model import build, cluster_groups, position_classes
-from planner.model.core import unit_slots
 from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
+from planner.proposals import Group, Proposal, building_data, groups_of, proposals
 from planner.region_master import master as region_master_plan
 from planner.region_master import unsupported as region_unsupported
 from planner.schema import Demand, Scenario
-from planner.site_index import SiteIndex, fits, index_site, place
+from planner.site_index import index_site
 from planner.solvers import SolveRequest, from_name
 from planner.solving import evaluate, gap_of
 from planner.sweep import run_jobs
@@ -83,8 +82,6 @@ ROUNDS = 6
 """Most master ↔ building rounds before giving up."""
 CUT = 0.9
 """Factor on a building's capacity estimate for a group it could not host."""
-SPANNING = (Scope.site,)
-"""Scopes a cluster may spread across buildings in."""
 
 
 # ------------------------------------------------------------------ jobs (run on any worker)
@@ -103,34 +100,6 @@ def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
 # ------------------------------------------------------------------ data
 
 
-@dataclass
-class Group:
-    """Identical clusters (or one spanning cluster) the master places together."""
-    id: str
-    members: list[dict]
-    demand: Demand
-    gpus: int | None
-    spanning: bool
-    unit: int
-    """GPUs per rack step of its rack types (gcd), the rounding unit of a spanning share."""
-    types: list[str] = field(default_factory=list)
-    """GPU rack types its clusters may use."""
-    scope: Scope = Scope.building
-    share: float | None = None
-    """Its clusters' max_share_per_pod, if any."""
-
-
-@dataclass
-class Proposal:
-    """What a building can host of one group alone."""
-    cap: float = 0.0
-    whole: int = 0
-    kw: float = 0.0
-    capex: float = 0.0
-    tco: float = 0.0
-    pflops: float = 0.0
-    most: float = 0.0
-    """The most GPUs one of its clusters can take there (a pod's room for one-pod scope)."""
 
 
 @dataclass
@@ -146,143 +115,6 @@ class Decomposition:
     """Why the whole model answered instead, if it did."""
 
 
-def _groups(scenario: Scenario, data: dict) -> list[Group]:
-    """Groups of identical building-bound clusters; every spanning cluster alone."""
-    types = scenario.catalog.by_id()
-    by_id = {c["id"]: c for c in data["clusters"]}
-    out = []
-    for g in cluster_groups(scenario).values():
-        sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
-        unit = reduce(math.gcd, sizes) if sizes else 1
-        spanning = g.scope in SPANNING
-        chunks = [[m] for m in g.members] if spanning else [g.members]
-        for chunk in chunks:
-            gid = chunk[0].id if spanning else g.id
-            head = chunk[0]
-            figures = [f for f in (head.gpus, *(head.gpus_by_phase or {}).values()) if f is not None]
-            peak = max(figures) if figures else None  # a phased cluster needs room for its largest figure
-            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, peak, spanning, unit,
-                             list(g.gpu_types), g.scope, chunk[0].max_share_per_pod))
-    return out
-
-
-def _pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str, int]]]:
-    """Building → pod → rack type → racks (or multi-rack units) of that type its rows hold, counted
-    as the model counts them: per position class (row and cable band, less reserved positions, pod
-    network racks and installed racks) its size, or for a unit its whole slots in the class's runs."""
-    types = scenario.catalog.by_id()
-    gpu = [t for t in types.values() if t.gpus > 0]
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    fit: dict[tuple[str, str], bool] = {}
-    for cls in position_classes(scenario, ix).values():
-        ref = ix.rows[cls.row]
-        room = out.setdefault(ref.building, {}).setdefault(ref.row.pod, {})
-        for t in gpu:
-            if (cls.row, t.id) not in fit:
-                fit[cls.row, t.id] = fits(scenario, ix, cls.row, t)
-            if fit[cls.row, t.id]:
-                room[t.id] = room.get(t.id, 0) + unit_slots(cls, t.width)
-    return out
-
-
-def _per_gpu(scenario: Scenario, ix: SiteIndex, t: str, cluster: str, building: str) -> tuple[float, float, float, float]:
-    """Marginal IT kW, capex, TCO and PFLOPS of one more GPU of rack type ``t`` in ``building``:
-    the KPIs of two racks less those of one, per GPU (fixed items cancel)."""
-    rt = scenario.catalog.by_id()[t]
-    spots = ix.pod_locations()
-    where = [(rid, i) for rid, ref in ix.rows.items() if ref.building == building and fits(scenario, ix, rid, rt)
-             for i in range(min(ref.row.positions, 4)) if (rid, i) not in spots and i not in ref.row.reserved][:2]
-    if len(where) < 2 or rt.gpus <= 0:
-        return rt.rated_power_kw / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.pflops_bf16 / max(rt.gpus, 1)
-    one = compute_kpis(scenario, [place(ix, *where[0], rt, cluster)])
-    two = compute_kpis(scenario, [place(ix, *where[0], rt, cluster), place(ix, *where[1], rt, cluster)])
-    g = rt.gpus
-    return ((two.racks_kw - one.racks_kw) / g, (two.capex_usd - one.capex_usd) / g, (two.tco_usd - one.tco_usd) / g,
-            (two.pflops_bf16 - one.pflops_bf16) / g)
-
-
-def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> dict[tuple[str, str], Proposal]:
-    """What each building could host of each group alone, counted from the site, no solve:
-
-        pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t)
-        cap[g,b]    = Σ_p room[p]
-        whole[g,b]  = Σ_p ⌊room[p]/size⌋ (one-pod scope), ⌊cap/size⌋ (building), |g| (as many as fit)
-        most[g,b]   = max_p room[p] (one-pod scope), Σ_p min(room[p], s × size) (building, spread limit s)
-
-    with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs). An estimate the
-    building solves then check: a building that cannot host its share is repaired."""
-    ix = index_site(scenario.site)
-    rooms = _pod_room(scenario, ix)
-    types = scenario.catalog.by_id()
-    pods = ix.pods
-    figures: dict[tuple[str, str], tuple[float, float, float, float]] = {}
-    out: dict[tuple[str, str], Proposal] = {}
-    for g in groups:
-        for b in buildings:
-            per_pod = []
-            best = None
-            for pid, room in rooms.get(b, {}).items():
-                pod = pods.get(pid)
-                caps = [(min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t) for t in g.types if room.get(t, 0) > 0] if pod else []
-                if not caps:
-                    continue
-                c, t = max(caps)
-                c = min(c, pod.max_gpus)
-                if c > 0:
-                    per_pod.append(c)
-                    best = best or t
-            cap = float(sum(per_pod))
-            if cap <= 0 or best is None:
-                continue
-            size = g.gpus or 0
-            spread = cap if g.share is None or not size else float(sum(min(c, int(g.share * size)) for c in per_pod))
-            if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
-                whole = len(g.members)
-            elif g.scope in (Scope.pod, Scope.rack):
-                whole = min(len(g.members), sum(c // size for c in per_pod))
-            else:
-                whole = min(len(g.members), int(cap // size)) if spread >= size else 0
-            if g.demand == Demand.max and g.gpus is not None and not g.spanning:
-                whole = max(whole, min(len(g.members), len(per_pod)))  # a part of each fits
-            if (best, b) not in figures:
-                figures[best, b] = _per_gpu(scenario, ix, best, g.members[0]["id"], b)
-            kw, capex, tco, pf = figures[best, b]
-            most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else spread
-            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most)
-    return out
-
-
-def _ids(building: dict) -> set[str]:
-    """IDs a building's data holds: itself, its halls, rows, power nodes and cooling zones."""
-    out = {building["id"], *(n["id"] for n in building.get("power_nodes", []))}
-    for h in building.get("halls", []):
-        out.add(h["id"])
-        out.update(x["id"] for key in ("rows", "power_nodes", "cooling_zones", "pods") for x in h.get(key, []))
-    return out
-
-
-def _sub(data: dict, building: dict, clusters: list[dict], name: str, budgets: dict | None = None,
-         objective: str | None = None) -> dict:
-    """Scenario data of one building with the given clusters (and budget share): its own installed
-    racks and the retrofits that change something in it (phases as in the whole)."""
-    out = {k: v for k, v in data.items() if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits")}
-    out["name"] = name
-    out["site"] = {**data["site"], "buildings": [building]}
-    out["clusters"] = clusters
-    mine = _ids(building)
-    if data.get("existing"):
-        out["existing"] = [r for r in data["existing"] if r["building"] == building["id"]]
-    if data.get("retrofits"):
-        out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine
-                            or r["effect"].get("building") == building["id"]]
-    if data.get("backup_power"):
-        bp = data["backup_power"]
-        out["backup_power"] = {**bp, "fixed": {k: v for k, v in bp.get("fixed", {}).items() if k == building["id"]}}
-    if budgets:
-        out["budgets"] = budgets
-    if objective:
-        out["objective"] = objective
-    return out
 
 
 # ------------------------------------------------------------------ master
@@ -452,63 +284,6 @@ def _recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], al
 # ------------------------------------------------------------------ the whole
 
 
-def lp_bound(scenario: Scenario, time_limit_s: float) -> float | None:
-    """Objective of the LP relaxation of the monolithic model, recomputed from the values the solver
-    returns: a bound on any plan only when the LP was solved to optimality (a simplex stopped early
-    gives a feasible point of the relaxation, no bound); none otherwise, or when building the model
-    alone takes the time."""
-    try:
-        m = build(scenario, deadline=Deadline(time_limit_s))
-    except TimeUp:
-        return None
-    res = from_name("highs").solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0,
-                                                relax_integrality=True))
-    if res.values is None or not res.claims_optimal:
-        return None
-    return evaluate(m.prob.objective, res.values)
-
-
-def merged(scenario: Scenario) -> Scenario | None:
-    """A relaxation of a max_gpus / max_pflops scenario the size of its rack-type mix: clusters alike
-    in rack types and power-failure policy merged into one that may stand anywhere (max_hops 7),
-    wanting "as many as fit" up to what its members may take together: an exact or as-many-as-fit
-    member its figure, an at-least or uncapped member the most its scope holds (the largest pod's
-    room for one pod, the largest building's for one building, no cap for the site: see
-    :func:`proposals`, whose room counts are upper bounds); spread limits, spares and storage
-    dropped. Every plan of the scenario is a plan of the merged one (same racks, each counted to its
-    merged cluster), so the merged LP optimum bounds every plan. None for other objectives, phases,
-    installed racks or designed fabrics."""
-    if not Objective(scenario.objective).maximise or scenario.phases or scenario.existing or any(c.fabrics for c in scenario.clusters):
-        return None
-    data = scenario_data(scenario)
-    buildings = [b.id for b in scenario.site.buildings]
-    groups = _groups(scenario, data)
-    props = proposals(scenario, groups, buildings)
-    room: dict[str, float | None] = {}
-    for g in groups:
-        if g.scope not in (Scope.rack, Scope.pod, Scope.building):
-            most = None
-        else:
-            one = [(p.most if g.scope != Scope.building else p.cap) for b in buildings if (p := props.get((g.id, b))) is not None]
-            most = max(one, default=0.0)
-        for c in g.members:
-            room[c["id"]] = most
-    buckets: dict[tuple, dict] = {}
-    for c in scenario.clusters:
-        key = (tuple(scenario.gpu_types_for(c)), str(c.on_power_failure), c.cap_ratio)
-        b = buckets.setdefault(key, {"id": f"merged-{len(buckets) + 1}", "demand": "max", "rack_types": list(key[0]), "max_hops": 7,
-                                     "on_power_failure": key[1], "cap_ratio": key[2], "gpus": 0})
-        most = room.get(c.id)
-        take = c.gpus if c.demand != Demand.at_least and c.gpus is not None else None
-        if take is None or (most is not None and most < take):
-            take = None if most is None else int(math.floor(most))
-        b["gpus"] = None if b["gpus"] is None or take is None else b["gpus"] + take
-    data["clusters"] = [{k: v for k, v in b.items() if v is not None} for b in buckets.values()]
-    if any(c.get("gpus", 1) == 0 for c in data["clusters"]):
-        data["clusters"] = [c for c in data["clusters"] if c.get("gpus", 1) > 0]
-        if not data["clusters"]:
-            return None
-    return scenario_from_data(data)
 
 
 def _round_share(total: int | None, shares: dict[str, float], unit: int, demand: Demand) -> dict[str, int]:
@@ -572,7 +347,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     data = scenario_data(scenario)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     buildings = list(bdata)
-    groups = _groups(scenario, data)
+    groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
         return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
@@ -626,7 +401,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             obj = "min_capex" if scenario.budgets.capex_usd is not None else "min_tco"
             pending = []
             for b in buildings:
-                text = json.dumps(_sub(data, bdata[b], [_as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
+                text = json.dumps(building_data(data, bdata[b], [_as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
                 if fixed[b] and committed.get(b, ("", None))[0] != text:
                     pending.append((b, text))
                 elif not fixed[b]:
@@ -672,7 +447,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                         total_flex = sum(f[w] for f in flex.values())
                         share = flex[b][w] / total_flex if total_flex > 0 else 1 / len(buildings)
                         budgets[key] = floor[b][w] + rest * share
-                text = json.dumps(_sub(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None))
+                text = json.dumps(building_data(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None))
                 if b not in solved or solved[b][0] != text:
                     pending.append((b, text))
             each = _job_limit(deadline, len(pending), executor, workers)
@@ -745,7 +520,7 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
             c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
             c.update({"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]})
             mine.append(c)
-        sub = _sub(data, bdata[b], mine, f"{scenario.name}-{b}")
+        sub = building_data(data, bdata[b], mine, f"{scenario.name}-{b}")
         if scenario.power_arrival:
             cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]  # MW, rounded down to the watt
             sub["power_arrival"] = [{**({"phase": phases[i]} if i else {}), "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),

@@ -203,15 +203,15 @@ def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
 def test_no_lp_bound_unless_the_lp_is_solved_to_optimality(monkeypatch) -> None:
     """A relaxation stopped at its time limit returns a point, not a bound: the plan then has no
     bound and is feasible, whatever its objective."""
-    from planner import decompose
+    from planner import bounds
     from planner.solvers import BackendResult
 
     class Stopped:
         def solve(self, req):
             return BackendResult({v.name: 0.0 for v in req.prob.variables()}, 0.0, None, False, time_limited=True)
 
-    monkeypatch.setattr(decompose, "from_name", lambda name: Stopped())
-    assert decompose.lp_bound(scenario(POD_JOBS), 1.0) is None
+    monkeypatch.setattr(bounds, "from_name", lambda name: Stopped())
+    assert bounds.lp_bound(scenario(POD_JOBS), 1.0) is None
 
 
 def _first_fit_decreasing(sizes: list[int], room: int, bins: int) -> bool:
