@@ -334,3 +334,25 @@ def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None
     opened = plan_from_text(got.read_bytes())
     assert opened.kpis.gpus == plan.kpis.gpus
     assert verify(opened, scenario).ok
+
+
+def test_region_page_solves_the_gigawatt_region_building_by_building(server: str) -> None:
+    """prometheus-1gw on the Region page: solved decomposed by building in the dashboard's process,
+    the structures map, power arrived against drawn, the backup choice per structure; screenshot."""
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 3000})
+        page.goto(f"{server}/region_page?scenario=prometheus-1gw")
+        page.get_by_role("heading", name="Region: prometheus-1gw").wait_for(timeout=120_000)
+        page.get_by_role("button", name="Solve jointly, building by building").click()
+        page.get_by_role("heading", name="Backup power per structure").wait_for(timeout=600_000)
+        page.get_by_text("decomposed by building: 19 building plans joined").first.wait_for(timeout=10_000)
+        page.locator(".js-plotly-plot .gtitle").filter(has_text="Facility MW drawn per phase").wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(OUT / "16-region.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.get_by_text("509,568").count() >= 1  # GPUs by q8 (benchmarks/RESULTS.md, "Gigawatt region")
+        browser.close()

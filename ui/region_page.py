@@ -22,16 +22,24 @@ st.caption("Buildings and temporary structures (tents) of the region: when each 
 if len(scenario.site.buildings) < 2 and not scenario.power_arrival:
     st.info("This scenario is one building without power arriving over time. Load `prometheus-1gw` on the Scenario page for a region.")
 
-plan = plan_of(my_entry(text, "joint"))
+# a region of several buildings is solved decomposed by building (planner.region_master): minutes
+# for the whole model of a gigawatt region become about a minute; a joint plan from another page is shown as it is
+split = len(scenario.site.buildings) >= 2
+plan = plan_of(my_entry(text, "joint")) or plan_of(my_entry(text, "decomposed"))
 if plan is None:
-    if st.button("Solve jointly", type="primary", key="region_solve"):
+    label = "Solve jointly, building by building" if split else "Solve jointly"
+    if st.button(label, type="primary", key="region_solve",
+                 help="Decomposed by building: a master shares each cluster's GPUs and the power arrived between the buildings, each "
+                      "building is planned alone, and the joined plan is verified and measured against the LP bound of the whole" if split else None):
         with st.status("Solving…", expanded=False) as box:
-            plan = plan_of(solve_text(text, scenario, box, "joint"))
+            plan = plan_of(solve_text(text, scenario, box, "decomposed" if split else "joint"))
             ok = plan is not None and plan.status in (Status.optimal, Status.feasible)
             box.update(label=f"{plan.status.value if plan else 'failed'}", state="complete" if ok else "error")
     if plan is None:
-        st.info("Not solved yet: press **Solve jointly** (here, on the Plan page or on the Phases page).")
+        st.info(f"Not solved yet: press **{label}** (or solve jointly on the Plan or Phases page).")
         st.stop()
+if plan.notes:
+    st.caption(plan.notes[0])
 if not plan.status.has_plan:
     st.error(f"No plan ({plan.status.value}): " + "; ".join(plan.notes[-2:]))
     st.stop()
@@ -41,7 +49,7 @@ power = region_power(scenario, plan)
 phases = [p.id for p in scenario.phases] or ["all"]
 last = power[-1]
 cols = st.columns(4)
-cols[0].metric("Structures", f"{sum(s.built for s in rows)} of {len(rows)} stand", border=True,
+cols[0].metric("Structures standing", f"{sum(s.built for s in rows)} of {len(rows)}", border=True,
                help="Buildings, plus the temporary structures the plan builds (a structure not built stays empty)")
 cols[1].metric(f"GPUs by {phases[-1]}", f"{sum(s.gpus[-1] for s in rows):,}", border=True)
 cols[2].metric(f"Facility MW by {phases[-1]}", f"{last.facility_kw / 1000:,.1f}", border=True,
@@ -58,14 +66,16 @@ for kind in sorted({s.kind for s in rows}):
         x=[s.location_km[0] for s in mine], y=[s.location_km[1] for s in mine], mode="markers+text", name=kind,
         text=[f"{s.building}<br>{s.online or phases[0]}" if s.built else f"{s.building}<br>not built" for s in mine],
         textposition="top center",
-        marker={"symbol": "square" if kind == "building" else "triangle-up", "size": [14 + 26 * (s.usable_kw / max(1.0, *(x.usable_kw for x in rows))) ** 0.5 for s in mine],
+        marker={"symbol": "square" if kind == "building" else "triangle-up", "size": [12 + 18 * (s.usable_kw / max(1.0, *(x.usable_kw for x in rows))) ** 0.5 for s in mine],
                 "color": [order.get(s.online or phases[0], 0) if s.built else -1 for s in mine], "colorscale": "Viridis", "cmin": -1,
                 "cmax": max(len(phases) - 1, 1), "line": {"width": 1, "color": "#333"}},
         hovertext=[f"<b>{s.kind} {s.building}</b><br>{'online from ' + (s.online or phases[0]) if s.built else 'not built'}"
                    f"<br>{s.usable_kw / 1000:,.1f} MW usable<br>{s.gpus[-1]:,} GPUs, {s.it_kw[-1] / 1000:,.1f} MW IT by {phases[-1]}"
                    + (f"<br>backup: {s.backup}" if s.backup else "") for s in mine], hoverinfo="text")
-fig.update_layout(height=360, title="Where the structures stand (km) and the phase from which each holds racks (colour; grey: not built)",
-                  xaxis={"title": "km"}, yaxis={"title": "km", "scaleanchor": "x"}, legend={"orientation": "h"},
+in_line = len({s.location_km[1] for s in rows}) == 1  # a generated region stands on one line: no need for a square map
+fig.update_layout(height=260 if in_line else 420, title="Where the structures stand (km) and the phase from which each holds racks "
+                  "(colour; grey: not built)", xaxis={"title": "km"},
+                  yaxis={"title": "km", "range": [-1, 1.2]} if in_line else {"title": "km", "scaleanchor": "x"}, legend={"orientation": "h"},
                   margin={"l": 10, "r": 10, "t": 40, "b": 10}, plot_bgcolor="white")
 st.plotly_chart(fig, key="region_map", width="stretch")
 show_table(pd.DataFrame([{
@@ -96,8 +106,12 @@ if plan.reliability and plan.reliability.backup:
     st.subheader("Backup power per structure")
     st.caption("The design with the lowest $ per useful GPU-hour of the plan, per structure (fixed ones as given): capex saved against "
                "goodput lost when an outage without ride-through interrupts every cluster in it. Details on the Reliability page.")
+    designs = {d.id: d for d in scenario.backup_power.designs} if scenario.backup_power else {}
     show_table(pd.DataFrame([{
-        "structure": b.building, "design": b.design + (" (fixed)" if b.fixed else ""), "backup capex_usd": b.capex_usd,
-        "rides through": b.ride_through, "GPU-hours dark / year": b.gpu_hours_dark_per_year,
-        **{f"$ per useful GPU-hour with {d}": v for d, v in b.usd_per_useful_gpu_hour.items()},
-    } for b in plan.reliability.backup]), "region_backup")
+        "structure": b.building, "design": b.design + (" (fixed)" if b.fixed else ""), "rides through": b.ride_through,
+        "GPU-hours dark / year": b.gpu_hours_dark_per_year,
+        **{f"capex with {d} $M": designs[d].usd_per_mw * b.it_kw / 1e9 for d in b.usd_per_useful_gpu_hour if d in designs},
+        **{f"$ per 1,000 useful GPU-hours with {d}": 1000 * v for d, v in b.usd_per_useful_gpu_hour.items()},
+    } for b in plan.reliability.backup]), "region_backup",
+        help={f"$ per 1,000 useful GPU-hours with {d}": f"The plan's $ per useful GPU-hour × 1,000 with this structure on {d} and the others "
+                                                        "as chosen: capex saved against GPU-hours lost to outages" for d in designs})

@@ -90,7 +90,7 @@ if rep.backup:
         "building": b.building, "design": b.design + (" (fixed)" if b.fixed else ""), "it_kw": b.it_kw, "backup capex_usd": b.capex_usd,
         "rides through": b.ride_through, "outage interruptions / year": b.outage_interruptions_per_year,
         "GPU-hours dark / year": b.gpu_hours_dark_per_year,
-        **{f"$ per useful GPU-hour with {d}": v for d, v in b.usd_per_useful_gpu_hour.items()},
+        **{f"$ per 1,000 useful GPU-hours with {d}": 1000 * v for d, v in b.usd_per_useful_gpu_hour.items()},
     } for b in rep.backup]), "rel_backup")
 
 st.subheader("Blast radius")

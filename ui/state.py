@@ -202,7 +202,8 @@ def _keep(key: str, entry: dict) -> None:
 
 def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> dict:
     """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``.
-    ``mode``: joint (default) or rolling (phased scenarios, phase by phase)."""
+    ``mode``: joint (default), rolling (phased scenarios, phase by phase) or decomposed (joint,
+    decomposed by building in this process: a region's buildings one after another)."""
     from planner.enums import Status
     from planner.errors import SolverFailure
     from planner.explainer import explain_infeasible
@@ -219,7 +220,12 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
 
         entry: dict = {}
         try:
-            plan = plan_mode(scenario, mode, progress)
+            if mode == "decomposed":
+                from planner.decompose import plan_decomposed
+
+                plan = plan_decomposed(scenario, executor="serial", progress=progress).plan
+            else:
+                plan = plan_mode(scenario, mode, progress)
             entry["plan"] = plan.model_dump(mode="json")
             if plan.status == Status.infeasible and mode == "joint":
                 if box is not None:
