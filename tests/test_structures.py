@@ -128,7 +128,7 @@ def test_the_region_page_shows_structures_power_and_backup() -> None:
     table = at.dataframe[0].value.set_index("structure")
     assert list(table.loc["T1", ["kind", "online from", "bought in"]]) == ["tent", "p1", "p1"]
     assert table.loc["B1", "online from"] == "p2"
-    assert [m.value for m in at.metric][:2] == ["2 of 2 stand", "16"]
+    assert [m.value for m in at.metric][:2] == ["2 of 2", "16"]
 
 
 def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
