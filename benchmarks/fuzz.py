@@ -126,13 +126,13 @@ def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
                                                 "zip:\n  clusters[0].rack_types: [[grand-teton-h100]]\n")
         main(["batch", str(work / "mini" / "two.yaml"), "-o", str(work / "results"), "--executor", "serial", "--quiet"])
     scenarios = [f for f in work.glob("*.yaml") if not f.name.endswith((".site.yaml", ".gen.yaml", ".plan.yaml")) and f.name != "catalog.yaml"
-                 and f.name not in ("fleet-1m.gen.yaml",) and "1m" not in f.name and "100k" not in f.name]
+                 and f.name not in ("fleet-1m.gen.yaml",) and "1m" not in f.name and "100k" not in f.name and "1gw" not in f.name]
     return {
         "scenario": [(f, ["validate", "{file}"]) for f in scenarios] + [(work / "small-hall.yaml", ["plan", "{file}", "--time-limit", "5", "--quiet"])],
         "site": [(f, ["validate", str(work / f.name.replace(".site.yaml", ".yaml"))]) for f in work.glob("*.site.yaml")
-                 if (work / f.name.replace(".site.yaml", ".yaml")).exists() and "100k" not in f.name],
+                 if (work / f.name.replace(".site.yaml", ".yaml")).exists() and "100k" not in f.name and "1gw" not in f.name],
         "catalog": [(work / "catalog.yaml", ["validate", "{scenario_with_catalog}"])],
-        "generator": [(f, ["generate-site", "--spec", "{file}", "-o", "{out}"]) for f in work.glob("*.gen.yaml") if "1m" not in f.name and "100k" not in f.name],
+        "generator": [(f, ["generate-site", "--spec", "{file}", "-o", "{out}"]) for f in work.glob("*.gen.yaml") if "1m" not in f.name and "100k" not in f.name and "1gw" not in f.name],
         "sweep": [(work / "mini" / "two.yaml", ["batch", "{file}", "-o", "{outdir}", "--executor", "serial", "--quiet", "--time-limit", "5",
                                                   "--max-points", "4"])],
         "plan": [(work / "small-hall.plan.yaml", ["verify", "{file}", str(work / "small-hall.yaml")]),
