@@ -387,8 +387,9 @@ def check_units(scenario: Scenario) -> list[Problem]:
 
 
 def check_phases(scenario: Scenario) -> list[Problem]:
-    """Phase IDs unique and in date order; every online_phase, gpus_by_phase key and power_arrival
-    phase names a phase (and a scenario without phases gives power_arrival no phase)."""
+    """Phase IDs unique and in date order; every online_phase, gpus_by_phase key, power_arrival and
+    supply phase names a phase (and a scenario without phases gives them no phase); supply names
+    catalog rack types."""
     out = []
     ids = [p.id for p in scenario.phases]
     seen: set[str] = set()
@@ -421,6 +422,15 @@ def check_phases(scenario: Scenario) -> list[Problem]:
                 out.append(Problem(f"power_arrival[{si}].phase", "the scenario has no phases; leave phase out (power available from the start)"))
             else:
                 bad(f"power_arrival[{si}].phase", step.phase)
+    types = scenario.catalog.by_id()
+    for si, x in enumerate(scenario.supply):
+        if x.rack_type not in types:
+            out.append(Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}"))
+        if x.phase is not None:
+            if not scenario.phases:
+                out.append(Problem(f"supply[{si}].phase", "the scenario has no phases; leave phase out (delivered from the start)"))
+            else:
+                bad(f"supply[{si}].phase", x.phase)
     for ci, c in enumerate(scenario.clusters):
         for k in (c.gpus_by_phase or {}):
             bad(f"clusters[{ci}].gpus_by_phase.{k}", k)

@@ -349,6 +349,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     buildings = list(bdata)
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
+    if scenario.supply:
+        return _whole(scenario, deadline, stages, 0, "rack supply per phase (supply) is shared by every building", say)
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
         return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):

@@ -211,3 +211,5 @@ class LimitKind(StrEnum):
     """Capex or IT-power budget."""
     power_arrival = "power_arrival"
     """Region power arrived by a phase (interconnect + on-site generation), facility kW (IT × PUE)."""
+    supply = "supply"
+    """Racks of a type delivered by a phase (GPU allocations), racks."""

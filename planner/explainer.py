@@ -172,6 +172,8 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
         return "cooling", f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
     if fam == Family.power_arrival:
         return "power arrival", f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
+    if fam == Family.supply:
+        return "supply", f"of {lim.ident} racks" + (f" by {lim.key.phase}" if lim.key.phase else "")
     words = {Family.pod_gpus: "pod GPUs", Family.pod_racks: "pod racks", Family.demand_cap: "demand cap", Family.budget: "budget"}
     return words.get(fam, fam), lim.ident
 
@@ -285,7 +287,10 @@ STEP = 0.10
 """One relaxation step: +10 % of a limit (power rating, cooling capacity, pod ports or racks, budget)."""
 TOP = 5
 """Candidates re-solved one by one (then all together)."""
-RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget, LimitKind.power_arrival)
+RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget, LimitKind.power_arrival,
+             LimitKind.supply)
+PER_PHASE = (LimitKind.power_arrival, LimitKind.supply)
+"""Limits stated per phase: relaxed in the phase they bind (their element names it)."""
 
 
 @dataclass
@@ -320,7 +325,7 @@ class Relaxation:
 
 
 KIND_WORDS = {LimitKind.power_node: "power", LimitKind.cooling_zone: "cooling", LimitKind.pod_gpus: "pod ports", LimitKind.pod_racks: "pod racks",
-              LimitKind.budget: "budget", LimitKind.power_arrival: "power arrival"}
+              LimitKind.budget: "budget", LimitKind.power_arrival: "power arrival", LimitKind.supply: "supply"}
 MAX_UNSOLVED_LINES = 8
 """Limits listed without a re-solve, at most (the rest are counted)."""
 
@@ -340,6 +345,13 @@ def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario,
                 data["power_arrival"].append({"phase": ident if ident in order else None, "interconnect_mw": mw})
                 more = f"{_fmt(mw)} MW" if mw >= 1 else f"{_fmt(mw * 1000)} kW"
                 steps.append(f"{ident if ident in order else 'region'}: +{more} more interconnect")
+    if kind == LimitKind.supply:  # ident: "rack type@phase" (the type alone without phases); more racks allocated then
+        for ident in idents:
+            t, _, ph = ident.partition("@")
+            order = {p.id: i for i, p in enumerate(scenario.phases)}
+            more = max(1, math.ceil(STEP * (scenario.supply_upto(t, order.get(ph, 0)) or 0)))
+            data["supply"].append({"rack_type": t, **({"phase": ph} if ph else {}), "racks": more})
+            steps.append(f"{ph + ': ' if ph else ''}+{more:,} more {t} racks allocated")
     if kind == LimitKind.budget:
         for ident in idents:
             old = data["budgets"][ident]
@@ -404,6 +416,7 @@ def _smallest_steps(scenario: Scenario) -> dict[str, float]:
         LimitKind.pod_gpus: float(min((t.gpus for t in allowed if t.gpus), default=0)),
         LimitKind.pod_racks: 1.0,
         LimitKind.hall_positions: 1.0,
+        LimitKind.supply: 1.0,
     }
 
 
@@ -420,9 +433,30 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
         if lim.kind in RELAXABLE:
             d = abs(res.duals.get(lim.name, 0.0))
             if d > 1e-9:
-                ident = (lim.key.phase or lim.ident) if lim.kind == LimitKind.power_arrival else lim.ident
+                ident = _per_phase_ident(lim.kind, lim.ident, lim.key.phase)
                 out[lim.kind, ident] = out.get((lim.kind, ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
     return out
+
+
+def _per_phase_ident(kind: str, ident: str, phase: str | None) -> str:
+    """The element a per-phase limit is relaxed by: the phase for power arrival ("region" without
+    phases), "rack type@phase" for supply (the type without phases); other limits their own ID."""
+    if kind == LimitKind.power_arrival:
+        return phase or ident
+    if kind == LimitKind.supply:
+        return f"{ident}@{phase}" if phase else ident
+    return ident
+
+
+def supply_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
+    """Each supplied rack type's use in every phase (element "type@phase"; the type without phases),
+    recomputed by the verifier from the plan's racks."""
+    if not scenario.supply:
+        return []
+    rep = verify(plan, scenario)
+    if not scenario.phases:
+        return [u for u in rep.usage if u.kind == LimitKind.supply]
+    return [u.model_copy(update={"id": f"{u.id}@{ph}"}) for ph, us in rep.phase_usage.items() for u in us if u.kind == LimitKind.supply]
 
 
 def arrival_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
@@ -462,8 +496,8 @@ def explain_feasible(
     unit = Objective(scenario.objective).unit
     screen = dual_screen(scenario, limit_s)
     room = _smallest_steps(scenario)
-    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind != LimitKind.power_arrival]
-    usage += arrival_usage(scenario, plan)
+    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE]
+    usage += arrival_usage(scenario, plan) + [u for u in supply_usage(scenario, plan) if u.limit > 0]
     tight = {u.id for u in usage if u.kind == LimitKind.power_node and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
     peers = _power_peers(scenario, tight)
     cands: list[Relaxation] = []

@@ -371,3 +371,12 @@ def test_installed_racks_keep_their_cluster_in_their_building() -> None:
     there = {r["building"] for r in installed}
     assert {r.building for r in d.plan.racks if r.cluster == "old"} == there
     assert d.plan.kpis.gpus == mono.kpis.gpus == 512 + 1248
+
+
+def test_rack_supply_goes_to_the_whole_model() -> None:
+    """The supply of a rack type is shared by every building: the whole model plans it (5 racks)."""
+    s = scenario([{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], supply=[{"rack_type": GT, "racks": 5}])
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back == "rack supply per phase (supply) is shared by every building"
+    assert d.plan.kpis.racks == 5

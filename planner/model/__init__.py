@@ -63,6 +63,7 @@ from planner.model.region import add_power_arrival_constraints
 from planner.model.space import add_fixed_loads, add_space_constraints
 from planner.model.spread import add_failover_loads, add_spread_constraints, spread_domains
 from planner.model.storage import add_storage_constraints
+from planner.model.supply import add_supply_constraints
 from planner.power_model import power_model
 from planner.schema import Scenario
 from planner.site_index import index_site
@@ -92,6 +93,7 @@ RECIPE = (
     add_spread_constraints,
     add_budget_constraints,
     add_power_arrival_constraints,
+    add_supply_constraints,
 )
 """The families in the order :func:`build` adds them; each checks that the ones it needs came first."""
 

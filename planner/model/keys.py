@@ -51,6 +51,8 @@ class Family(StrEnum):
     """Capex or IT-power budget."""
     power_arrival = "power_arrival"
     """Region power arrived by a phase: facility load (IT × PUE) ≤ MW available then."""
+    supply = "supply"
+    """Racks of a type placed by a phase ≤ racks of it delivered by then."""
 
 
 class ClassKey(NamedTuple):

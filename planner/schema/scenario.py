@@ -182,6 +182,21 @@ class PowerStep(StrictModel):
     """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
 
 
+class Supply(StrictModel):
+    """Racks of one type deliverable in a phase (§17: GPU allocations). Racks delivered and not yet
+    placed stay for later phases; a rack type with supply entries gets nothing in the phases they do
+    not name; a type without entries is not limited."""
+
+    rack_type: Id
+    """Catalog rack type."""
+    phase: Id | None = None
+    """Phase of the delivery (none: the first phase, or a scenario without phases)."""
+    racks: Int = Field(ge=0, le=10_000_000)
+    """Racks (multi-rack units count one each) delivered."""
+    source: Text = ""
+    """Where the figure comes from (an allocation letter, a forecast, an estimate)."""
+
+
 class Outage(StrictModel):
     """Utility outages a region's buildings see (§16)."""
 
@@ -332,6 +347,9 @@ class Scenario(StrictModel):
     """Region power arriving over time (§16): in each phase the facility load, IT × PUE (racks,
     installed racks and network racks standing then), fits the MW arrived by then. None: no
     region-level power limit beyond the power tree."""
+    supply: list[Supply] = Field(default_factory=list, max_length=10_000)
+    """Racks of a type deliverable per phase (§17); racks placed by a phase fit what was delivered by
+    then. None: every rack type in any number."""
     existing: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
     """Racks already installed (brownfield): fixed, counted in every load, positions taken. In a
     scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
@@ -358,6 +376,15 @@ class Scenario(StrictModel):
             return None
         order = {p.id: i for i, p in enumerate(self.phases)}
         return 1000 * sum(s.interconnect_mw + s.generation_mw for s in self.power_arrival if order.get(s.phase, 0) <= phase_index)
+
+    def supply_upto(self, rack_type: str, phase_index: int) -> int | None:
+        """Racks of ``rack_type`` delivered by the phase with this index (0 without phases); None when
+        the type is not limited."""
+        mine = [s for s in self.supply if s.rack_type == rack_type]
+        if not mine:
+            return None
+        order = {p.id: i for i, p in enumerate(self.phases)}
+        return sum(s.racks for s in mine if order.get(s.phase, 0) <= phase_index)
 
     def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
         """(row, position) of every position the racks take: a multi-rack unit its width from the

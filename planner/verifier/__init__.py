@@ -25,6 +25,7 @@ Checks:
   allowed for a ``redundant`` row carrying load); every surviving node stays
   within derate × capacity. Normal loads are computed once and each failure
   is applied as a change over the rows it touches (linear in the plan);
+- supply (§17): racks of a supplied type placed by each phase ≤ racks delivered by then;
 - cooling: Σ power × (1 − liquid_fraction) per air zone and
   Σ power × liquid_fraction per liquid loop, network racks included,
   ≤ (units − redundant) × unit capacity;
@@ -39,7 +40,7 @@ Checks:
 from __future__ import annotations
 
 from planner.schema import Plan, Scenario
-from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks
+from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks, supply_checks
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
@@ -78,6 +79,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             power_checks(scenario, site, rep, st, usage=True)
             cooling_checks(scenario, site, rep, st, usage=True)
             arrival_checks(scenario, site, rep, st, usage=True)
+            supply_checks(scenario, rep, st, usage=True)
             rep.phase_usage[st.id] = rep.usage[before:]
             if not last:
                 del rep.usage[before:]
@@ -85,6 +87,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             power_checks(scenario, site, rep, st, usage=last)
             cooling_checks(scenario, site, rep, st, usage=last)
             arrival_checks(scenario, site, rep, st, usage=last)
+            supply_checks(scenario, rep, st, usage=last)
     pod_checks(plan, scenario, site, rep)
     hall_usage(plan, scenario, site, rep)
     cluster_checks(plan, scenario, site, rep, states)

@@ -115,6 +115,19 @@ def arrival_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Ph
         rep.usage.append(Usage(kind=LimitKind.power_arrival, id="region", value=round(facility, 6), limit=available, unit="kW"))
 
 
+def supply_checks(scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+    """Rack supply (§17): racks of a supplied type placed by the phase (a unit counts one; racks
+    installed before the plan do not count) ≤ racks of it delivered by then."""
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    for t in sorted({x.rack_type for x in scenario.supply}):
+        delivered = sum(x.racks for x in scenario.supply if x.rack_type == t and order.get(x.phase, 0) <= st.index)
+        placed = sum(1 for r in st.racks if r.rack_type == t and (not r.existing or r.phase is not None))
+        if placed > delivered:
+            rep.add(f"supply {t}", "supply", f"{placed:,} {t} racks placed, {delivered:,} delivered{st.where}")
+        if usage:
+            rep.usage.append(Usage(kind=LimitKind.supply, id=t, value=float(placed), limit=float(delivered), unit="racks"))
+
+
 def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
     types = scenario.catalog.by_id()
     heat: dict[str, float] = defaultdict(float)

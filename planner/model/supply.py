@@ -1,0 +1,30 @@
+"""Rack supply (§17): racks of a type placed by a phase fit what has been delivered by then."""
+
+from __future__ import annotations
+
+import pulp
+
+from planner.enums import LimitKind
+from planner.model.core import Model
+from planner.model.keys import Family, LimitKey
+
+
+def add_supply_constraints(m: Model) -> None:
+    """For every rack type t the scenario supplies and every phase p this model decides:
+
+        Σ_{k, G, q ≤ p} n[k,t,G,q] ≤ Σ_{q ≤ p} S[t,q] − E[t,p]
+
+    with S the racks delivered per phase (a multi-rack unit counts one) and E the racks of t an
+    earlier rolling step placed by p (installed racks with a phase; racks installed before the
+    plan were delivered before it). Named ``supply(grand-teton-h100,q2)``."""
+    m.needs_done("supply", "counts")
+    m.done("supply")
+    s = m.scenario
+    for t in sorted({x.rack_type for x in s.supply}):
+        for p in range(m.from_phase, m.horizon + 1):
+            items = [(var, 1) for key, var in m.upto(p) if key.rack_type == t]
+            if not items:
+                continue
+            used = sum(1 for r in s.existing if r.rack_type == t and r.phase is not None and m.tl.index.get(r.phase, 0) <= p)
+            cap = s.supply_upto(t, p) or 0
+            m.add_limit(LimitKey(Family.supply, t, phase=m.ph(p)), LimitKind.supply, pulp.LpAffineExpression(items), cap - used, "racks", used)
