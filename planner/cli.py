@@ -274,6 +274,8 @@ def _summary(plan, out=None) -> None:
         rows.insert(0, ("mode", plan.mode))
         rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]
     rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
+    rows += [(f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}") for o in plan.orders
+             if o.item == "rack" and o.ordered != o.stands]  # racks with a lead time (the rest are ordered as placed)
     rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
     _print_table(rows, out or sys.stdout)
 

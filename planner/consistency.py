@@ -423,6 +423,13 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             else:
                 bad(f"power_arrival[{si}].phase", step.phase)
     types = scenario.catalog.by_id()
+    for t, lead in scenario.lead_phases.items():
+        if t not in types:
+            out.append(Problem(f"lead_phases.{t}", f"unknown rack type '{t}' {known(types)}"))
+        elif not scenario.phases:
+            out.append(Problem(f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"))
+        elif lead < 0 or lead >= len(scenario.phases):
+            out.append(Problem(f"lead_phases.{t}", f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)"))
     for si, x in enumerate(scenario.supply):
         if x.rack_type not in types:
             out.append(Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}"))

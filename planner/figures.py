@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from planner.fabric import fabric_entry, fabric_sizes
 from planner.kpis import compute_kpis, phase_summaries, stranded_power, with_backup
+from planner.orders import order_book
 from planner.plan import Plan, StrandedPower, chosen_fabrics
 from planner.reliability import reliability_report
 from planner.schema import Scenario
@@ -25,7 +26,8 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     if scenario.fabrics and (plan.racks or plan.fabric is not None):
         pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
         fabric = [fabric_entry(cid, z, plan.network_racks, pod_of_row) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
-    bare = plan.model_copy(update={"fabric": fabric, "kpis": None, "utilisation": None, "reliability": None, "phases": [], "stranded": []})
+    bare = plan.model_copy(update={"fabric": fabric, "kpis": None, "utilisation": None, "reliability": None, "phases": [], "stranded": [],
+                                   "orders": []})
     rep = verify(bare, scenario)
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
@@ -35,5 +37,6 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     return bare.model_copy(update={
         "kpis": kpis, "utilisation": rep.usage, "reliability": reliability,
         "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
+        "orders": order_book(scenario, plan.racks, plan.retrofits),
         "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
     }), rep

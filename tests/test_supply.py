@@ -97,3 +97,59 @@ def test_a_fixed_demand_beyond_the_supply_is_infeasible_and_explained() -> None:
     assert plan_scenario(s).status == "infeasible"
     text = explain_infeasible(s).render()
     assert f"supply of {GT} racks by p1: short by 2" in text, text
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_lead_time_forces_an_earlier_order_that_rolling_never_places(solver: str) -> None:
+    """Grand Teton racks take one phase from order to standing; the row holds 10 and the cluster
+    wants 160 GPUs (10 racks) from p1. Joint: ordered in p1, they stand in p2: 0 then 160 GPUs, 160
+    GPU-phases, and the order book says 10 racks ordered in p1 for p2. Rolling orders only for the
+    phase it plans: it never places them and loses all 160 GPUs of p2."""
+    s = supplied([], gpus_by_phase={"p1": 160}).model_copy(update={"lead_phases": {GT: 1}})
+    s = type(s).model_validate(s.model_dump())
+    joint = solved(s, solver)
+    assert [p.gpus for p in joint.phases] == [0, 160]
+    assert [(o.item, o.id, o.ordered, o.stands, o.count) for o in joint.orders] == [("rack", GT, "p1", "p2", 10)]
+    rolling = plan_rolling(s)
+    assert [p.gpus for p in rolling.phases] == [0, 0]
+    assert verify(rolling, s).ok
+
+
+def test_the_verifier_rejects_a_rack_standing_before_its_lead_time() -> None:
+    s = supplied([], gpus_by_phase={"p1": 160})
+    plan = plan_scenario(s)
+    late = type(s).model_validate({**s.model_dump(), "lead_phases": {GT: 1}})
+    lines = [str(v) for v in verify(plan.model_copy(update={"scenario_hash": None}), late).violations]
+    assert f"{GT} takes 1 phase(s) from order to standing: none stands in phase p1" in " | ".join(lines), lines
+
+
+def test_an_edited_order_book_is_rejected() -> None:
+    s = type(supplied([])).model_validate({**supplied([], gpus_by_phase={"p1": 160}).model_dump(), "lead_phases": {GT: 1}})
+    plan = plan_scenario(s)
+    edited = plan.model_copy(update={"orders": [plan.orders[0].model_copy(update={"ordered": "p2"})]})
+    assert "orders: the order book differs from the one the racks and retrofits give" in [str(v) for v in verify(edited, s).violations]
+
+
+def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:
+    """Lead one phase and 12 racks delivered in p1 (the row holds 10): 10 racks ordered in p1 stand
+    in p2; supply used 0 of 12 in p1, 10 of 12 in p2."""
+    from streamlit.testing.v1 import AppTest
+
+    from planner.variants import scenario_yaml
+    from tests.test_app import APP
+
+    s = supplied([{"rack_type": GT, "phase": "p1", "racks": 12}], gpus_by_phase={"p1": 160})
+    s = type(s).model_validate({**s.model_dump(), "lead_phases": {GT: 1}})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("ui/scenario_page.py").run()
+    at.text_area(key="paste").input(scenario_yaml(s)).run()
+    at.button(key="apply_upload").click().run()
+    at.switch_page("ui/phases_page.py").run()
+    at.button(key="solve_joint").click().run()
+    assert not at.exception
+    heads = [h.value for h in at.subheader]
+    assert heads.index("Order book") < heads.index("Rack supply used")
+    book = next(d.value for d in at.dataframe if "ordered in" in d.value.columns)
+    assert book.values.tolist() == [["p1", "rack", GT, "10", "p2"]]
+    used = next(d.value for d in at.dataframe if "delivered by then" in d.value.columns)
+    assert used[["phase", "placed by then", "delivered by then", "left"]].values.tolist() == [["p1", "0", "12", "12"], ["p2", "10", "12", "2"]]

@@ -8,6 +8,7 @@ import streamlit as st
 
 from planner.enums import Status
 from planner.kpis import capex_parts
+from planner.orders import supply_use
 from ui.colors import cluster_colors
 from ui.floorplan import floor_figure, joint_vs_rolling
 from ui.format import show_table
@@ -95,6 +96,17 @@ if plan.phases:
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
     st.plotly_chart(fig, key="timeline", width="stretch")
     show_table(pd.DataFrame([p.model_dump() for p in plan.phases]), "phase_table", why_empty="nothing near its limit in this phase")
+
+    if plan.orders:
+        st.subheader("Order book")
+        st.caption("What to order in which phase: racks of a type with a lead time (lead_phases) ahead of the phase they stand in, "
+                   "retrofits in the phase they are bought; racks without a lead time are ordered in the phase they stand.")
+        show_table(pd.DataFrame([{"ordered in": o.ordered, "item": o.item, "what": o.id, "count": o.count, "stands from": o.stands}
+                                 for o in plan.orders]), "order_book")
+    if scenario.supply:
+        st.subheader("Rack supply used")
+        show_table(pd.DataFrame([{"phase": ph, "rack type": t, "placed by then": placed, "delivered by then": delivered,
+                                  "left": delivered - placed} for ph, t, placed, delivered in supply_use(scenario, plan.racks)]), "supply_use")
 
     st.subheader("Floor plan at a phase")
     c1, c2, c3 = st.columns([1, 1, 1])

@@ -81,7 +81,9 @@ def add_retrofit_variables(m: Model) -> None:
 def add_count_variables(m: Model) -> None:
     """n[k, t, G, p] racks of type t for group G added to class k in phase p (integer, 0…size_k),
     for every type allowed for G that fits k as built or after retrofits it could buy, from the
-    phase the row exists and the group wants GPUs. Gives ``m.n`` and ``m.needs``."""
+    phase the row exists, the group wants GPUs and the type's lead time allows (ordered in a phase
+    this model decides: from_phase + lead; a rolling step decides one phase, so a type with a lead
+    time never stands in it). Gives ``m.n`` and ``m.needs``."""
     m.done("counts")
     types = m.scenario.catalog.by_id()
     for k, cls in m.classes.items():
@@ -102,7 +104,9 @@ def add_count_variables(m: Model) -> None:
                 if slots == 0:
                     continue  # a multi-rack unit wider than every run of the class
                 m.needs[k, t] = fitting[t]
-                for p in range(start, m.horizon + 1):
+                # ordered in a phase this model decides, standing its lead time later (§17)
+                lead = m.from_phase + m.scenario.lead_phases.get(t, 0) if m.tl.phased else 0
+                for p in range(max(start, lead), m.horizon + 1):
                     up = None if m.elastic else slots
                     ph = m.tl.phases[p]
                     m.n[CountKey(k, t, g.id, ph, role)] = m.var(lp_name("n" + ("_spare" if role else ""), class_label(k), t, g.id, *([ph] if ph else [])),

@@ -21,6 +21,7 @@ from planner.schema.plan import (
     FailoverGain,
     Kpis,
     NetworkRack,
+    Order,
     PhaseSummary,
     PlacedRack,
     Plan,
@@ -67,7 +68,7 @@ from planner.schema.solver import SolverSettings
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BackupChoice", "BackupDesign", "BackupPower", "Outage", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
     "ClusterFabric", "ClusterReliability", "FailoverGain", "NetworkRack", "RackCount", "RegionTier", "SwitchCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
-    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Phase", "PhaseSummary", "PlacedRack", "PowerStep", "Supply",
+    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Order", "Phase", "PhaseSummary", "PlacedRack", "PowerStep", "Supply",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",
     "StrictModel", "SwitchModel", "Text", "UnitPart", "Usage", "default_link_classes",

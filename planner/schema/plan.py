@@ -205,6 +205,22 @@ class StrandedPower(StrictModel):
     """space, ports, cooling, rack limits or N-1."""
 
 
+class Order(StrictModel):
+    """One line of a phased plan's order book (§17): what must be ordered in which phase to stand
+    (or take effect) in a later one."""
+
+    item: Literal["rack", "retrofit"]
+    """A rack type (racks placed) or a retrofit bought (a structure, a liquid loop, more power …)."""
+    id: Text
+    """The rack type or retrofit ID."""
+    ordered: Text
+    """Phase in which the order must be placed."""
+    stands: Text
+    """Phase from which it stands or is in effect."""
+    count: Int = 1
+    """Racks (multi-rack units count one), or 1 for a retrofit."""
+
+
 class PhaseSummary(StrictModel):
     """What stands at the end of one phase (§8): everything online then."""
 
@@ -433,6 +449,8 @@ class Plan(StrictModel):
     """Retrofits bought and when."""
     phases: list[PhaseSummary] = Field(default_factory=list, max_length=100)
     """Per phase: what stands at its end (phased scenarios)."""
+    orders: list[Order] = Field(default_factory=list, max_length=100_000)
+    """The order book (phased scenarios): per rack type and retrofit, what to order in which phase."""
     stranded: list[StrandedPower] = Field(default_factory=list, max_length=100_000)
     """Where usable power is stranded, and why."""
     kpis: Kpis | None = None

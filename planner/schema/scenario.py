@@ -347,6 +347,10 @@ class Scenario(StrictModel):
     """Region power arriving over time (§16): in each phase the facility load, IT × PUE (racks,
     installed racks and network racks standing then), fits the MW arrived by then. None: no
     region-level power limit beyond the power tree."""
+    lead_phases: dict[Id, Int] = Field(default_factory=dict, max_length=10_000)
+    """Rack type → phases between ordering a rack and its standing (§17): racks of the type stand
+    from that many phases after the first phase the plan decides; a rolling plan, which orders only
+    for the phase it plans, cannot place them. Retrofits state their own lead time."""
     supply: list[Supply] = Field(default_factory=list, max_length=10_000)
     """Racks of a type deliverable per phase (§17); racks placed by a phase fit what was delivered by
     then. None: every rack type in any number."""

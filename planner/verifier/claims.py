@@ -8,6 +8,7 @@ from __future__ import annotations
 from planner.enums import LimitKind, Objective, Status
 from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power, with_backup
 from planner.loader import scenario_hash
+from planner.orders import order_book
 from planner.reliability import reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.verifier.fabric import all_figures, chosen
@@ -95,6 +96,10 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                     diff = "missing" if g is None else ", ".join(f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
                                                                  for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
                     rep.add(f"phases {w.phase}", "claim", diff)
+    if plan.orders:  # a plan that states no order book claims none
+        want_o = [o.model_dump() for o in order_book(scenario, plan.racks, plan.retrofits)]
+        if [o.model_dump() for o in plan.orders] != want_o:
+            rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
     if plan.fabric is not None:
         want_f = all_figures(scenario, plan.racks, chosen(plan))
         row_pod = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}

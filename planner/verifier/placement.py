@@ -60,6 +60,9 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
             rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})")
             continue
         at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
+        lead = scenario.lead_phases.get(r.rack_type, 0) if scenario.phases else 0
+        if not r.existing and at.index < lead:
+            rep.add(name, "lead time", f"{r.rack_type} takes {lead} phase(s) from order to standing: none stands in phase {r.phase}")
         if not r.existing and site.on.get(r.row, 0) > at.index:
             rep.add(name, "phase", f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
         if building in structures:
