@@ -53,6 +53,8 @@ def unsupported(scenario: Scenario) -> str | None:
         return "site budgets over phases couple the buildings"
     if scenario.existing:
         return "installed racks in a phased region"
+    if any(c.fabrics for c in scenario.clusters):
+        return "designed fabrics (a region tier is sized over the buildings together)"
     for c in scenario.clusters:
         if c.demand != Demand.max:
             return f"cluster {c.id} wants an exact or least figure (the phased region decomposition splits 'as many as fit' clusters)"
