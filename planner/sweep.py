@@ -63,7 +63,7 @@ after a crash re-solves at most this long's worth of points."""
 
 # ------------------------------------------------------------------ paths
 
-_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+|\*)\]|\.")
+_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+|\*)\]|\.")
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -91,8 +91,10 @@ def parse_path(path: str) -> list[str | int]:
     return out
 
 
-def _targets(data: Any, parts: list[str | int], here: str = "") -> list[tuple[Any, str | int, str]]:
-    """(container, key, shown path) of every place a path names; raises KeyError naming the first miss."""
+def _targets(data: Any, parts: list[str | int], here: str = "", create: bool = False) -> list[tuple[Any, str | int, str]]:
+    """(container, key, shown path) of every place a path names; raises KeyError naming the first miss.
+    With ``create``, a mapping left out of the data (a schema field at its empty default, such as
+    ``lead_phases``) is made on the way when the next part is a key."""
     if not parts:
         return []
     head, rest = parts[0], parts[1:]
@@ -108,13 +110,15 @@ def _targets(data: Any, parts: list[str | int], here: str = "") -> list[tuple[An
         if not isinstance(data, dict):
             raise KeyError(f"{here or 'the scenario'} is not a mapping")
         if head not in data and rest:
-            raise KeyError(f"{(here + '.' if here else '') + head} does not exist")
+            if not (create and isinstance(rest[0], str)):
+                raise KeyError(f"{(here + '.' if here else '') + head} does not exist")
+            data[head] = {}
         items = [(head, data.get(head))]
     out = []
     for key, value in items:
         shown = f"{here}[{key}]" if isinstance(key, int) else (f"{here}.{key}" if here else str(key))
         if rest:
-            out += _targets(value, rest, shown)
+            out += _targets(data[key] if create and isinstance(data, dict) else value, rest, shown, create)
         else:
             out.append((data, key, shown))
     return out
@@ -163,7 +167,7 @@ def path_problems(base: dict, paths: Iterable[str]) -> list[Problem]:
     for fp in paths:
         try:
             parts = parse_path(fp)
-            places = _targets(base, parts)
+            places = _targets(copy.deepcopy(base), parts, create=_model_knows(parts))
             if not places or (any(key not in box for box, key, _ in places if isinstance(box, dict)) and not _model_knows(parts)):
                 problems.append(Problem(fp, "names no field of the base scenario"))
         except (ValueError, KeyError) as e:
@@ -173,7 +177,8 @@ def path_problems(base: dict, paths: Iterable[str]) -> list[Problem]:
 
 def set_path(data: Any, path: str, value: Any) -> None:
     """Set every place a path names to a copy of ``value``."""
-    for container, key, _ in _targets(data, parse_path(path)):
+    parts = parse_path(path)
+    for container, key, _ in _targets(data, parts, create=_model_knows(parts)):
         container[key] = copy.deepcopy(value)
 
 

@@ -153,3 +153,26 @@ def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:
     assert book.values.tolist() == [["p1", "rack", GT, "10", "p2"]]
     used = next(d.value for d in at.dataframe if "delivered by then" in d.value.columns)
     assert used[["phase", "placed by then", "delivered by then", "left"]].values.tolist() == [["p1", "0", "12", "12"], ["p2", "10", "12", "2"]]
+
+
+def test_a_sweep_varies_supply_and_lead_times(tmp_path) -> None:
+    """A grid over the p1 allocation (1 or 2 racks) and the lead time (0 or 1 phase): GPUs by the end
+    16 × racks; with a lead the plans order in p1 for p2 (their order books say so), without one they
+    stand from p1."""
+    from planner.plan import load_plan
+    from planner.sweep import load_sweep, run_batch
+    from planner.variants import scenario_yaml
+
+    s = supplied([{"rack_type": GT, "phase": "p1", "racks": 1}])
+    (tmp_path / "s.yaml").write_text(scenario_yaml(s))
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "sw.yaml").write_text(f"name: supply-lead\nbase: ../s.yaml\ngrid:\n  supply[0].racks: [1, 2]\n"
+                                                 f"  lead_phases.{GT}: [0, 1]\n")
+    sweep = load_sweep(tmp_path / "sweeps" / "sw.yaml", tmp_path)
+    rows = run_batch(sweep, tmp_path / "out")
+    got = {(r["supply[0].racks"], r[f"lead_phases.{GT}"]): r for r in rows}
+    assert {k: v["gpus"] for k, v in got.items()} == {(1, 0): 16, (1, 1): 16, (2, 0): 32, (2, 1): 32}
+    with_lead = load_plan(tmp_path / "out" / got[2, 1]["plan"])
+    assert [(o.ordered, o.stands, o.count) for o in with_lead.orders] == [("p1", "p2", 2)]
+    without = load_plan(tmp_path / "out" / got[2, 0]["plan"])
+    assert [(o.ordered, o.stands, o.count) for o in without.orders] == [("p1", "p1", 2)]
