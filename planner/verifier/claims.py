@@ -62,13 +62,16 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                 rep.add(f"stranded {node}", "claim", "missing from the plan" if g is None else "the racks strand nothing there")
             elif not close(g.kw, w[0]) or g.reason != w[1]:
                 rep.add(f"stranded {node}", "claim", f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})")
-    want_r = None  # the reliability report the racks give (the backup choice it makes enters the KPIs)
+    # the KPIs before backup power (computed once), and the reliability report the racks give with
+    # them: the backup choice it makes enters the KPIs
+    base = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks) if plan.kpis is not None or (
+        plan.reliability is not None and scenario.backup_power) else None
+    want_r = None
     if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
-        tco = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks).tco_usd if scenario.backup_power else None
-        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
+        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks,
+                                    tco_usd=base.tco_usd if base is not None and scenario.backup_power else None)
     if plan.kpis is not None:
-        kpis = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks)
-        kpis = with_backup(kpis, want_r.backup if want_r else []).model_copy(update={"stranded_kw": total_stranded})
+        kpis = with_backup(base, want_r.backup if want_r else []).model_copy(update={"stranded_kw": total_stranded})
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if not close(float(got), float(want)):
