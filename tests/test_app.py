@@ -37,6 +37,20 @@ def load(at: AppTest, name: str) -> AppTest:
     return at
 
 
+def solved_on(page: str, scenario, button: str) -> AppTest:
+    """A session that pastes ``scenario`` (a Scenario) on the Scenario page, opens ``page`` and
+    presses its solve button ``button``."""
+    from planner.variants import scenario_yaml
+
+    at = app().run()
+    at.switch_page("ui/scenario_page.py").run()
+    at.text_area(key="paste").input(scenario_yaml(scenario)).run()
+    at.button(key="apply_upload").click().run()
+    at.switch_page(page).run()
+    at.button(key=button).click().run()
+    return at
+
+
 def form_key(at: AppTest, prefix: str) -> str:
     """The key of a form widget tied to the loaded scenario (prefix_<scenario key>)."""
     widgets = [*at.selectbox, *at.number_input, *at.multiselect]

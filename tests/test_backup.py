@@ -85,17 +85,9 @@ def test_a_fixed_design_must_exist() -> None:
 
 
 def test_the_reliability_page_shows_the_choice_per_building() -> None:
-    from streamlit.testing.v1 import AppTest
+    from tests.test_app import solved_on
 
-    from planner.variants import scenario_yaml
-    from tests.test_app import APP
-
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("ui/scenario_page.py").run()
-    at.text_area(key="paste").input(scenario_yaml(backed({"B1": "none"}))).run()
-    at.button(key="apply_upload").click().run()
-    at.switch_page("ui/reliability_page.py").run()
-    at.button(key="rel_solve").click().run()
+    at = solved_on("ui/reliability_page.py", backed({"B1": "none"}), "rel_solve")
     assert not at.exception
     assert [h.value for h in at.subheader] == ["Clusters", "Backup power per building", "Blast radius"]
     table = at.dataframe[1].value

@@ -97,18 +97,10 @@ def test_a_fixed_demand_over_the_power_arrived_is_infeasible_and_explained_by_ph
 
 
 def test_the_phases_page_draws_power_arrived_against_the_facility_load() -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from planner.variants import scenario_yaml
-    from tests.test_app import APP
+    from tests.test_app import solved_on
 
     s = arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}])
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("ui/scenario_page.py").run()
-    at.text_area(key="paste").input(scenario_yaml(s)).run()
-    at.button(key="apply_upload").click().run()
-    at.switch_page("ui/phases_page.py").run()
-    at.button(key="solve_joint").click().run()
+    at = solved_on("ui/phases_page.py", s, "solve_joint")
     assert not at.exception
     spec = at.get("plotly_chart")[0].proto.spec
     # by hand: 0.1 then 0.2 MW arrived; 3 then 7 racks x 21.4 kW x 1.25 = 0.08025 and 0.18725 MW drawn

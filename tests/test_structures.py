@@ -111,18 +111,10 @@ def test_the_structures_of_a_plan_say_when_each_stands_and_what_it_holds() -> No
 
 
 def test_the_region_page_shows_structures_power_and_backup() -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from planner.variants import scenario_yaml
-    from tests.test_app import APP
+    from tests.test_app import solved_on
 
     s = region({"p1": 16, "p2": 16})
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("ui/scenario_page.py").run()
-    at.text_area(key="paste").input(scenario_yaml(s)).run()
-    at.button(key="apply_upload").click().run()
-    at.switch_page("ui/region_page.py").run()
-    at.button(key="region_solve").click().run()
+    at = solved_on("ui/region_page.py", s, "region_solve")
     assert not at.exception
     assert [h.value for h in at.subheader] == ["Structures", "Power: available vs used"]
     table = at.dataframe[0].value.set_index("structure")

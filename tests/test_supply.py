@@ -133,19 +133,11 @@ def test_an_edited_order_book_is_rejected() -> None:
 def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:
     """Lead one phase and 12 racks delivered in p1 (the row holds 10): 10 racks ordered in p1 stand
     in p2; supply used 0 of 12 in p1, 10 of 12 in p2."""
-    from streamlit.testing.v1 import AppTest
-
-    from planner.variants import scenario_yaml
-    from tests.test_app import APP
+    from tests.test_app import solved_on
 
     s = supplied([{"rack_type": GT, "phase": "p1", "racks": 12}], gpus_by_phase={"p1": 160})
     s = type(s).model_validate({**s.model_dump(), "lead_phases": {GT: 1}})
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("ui/scenario_page.py").run()
-    at.text_area(key="paste").input(scenario_yaml(s)).run()
-    at.button(key="apply_upload").click().run()
-    at.switch_page("ui/phases_page.py").run()
-    at.button(key="solve_joint").click().run()
+    at = solved_on("ui/phases_page.py", s, "solve_joint")
     assert not at.exception
     heads = [h.value for h in at.subheader]
     assert heads.index("Order book") < heads.index("Rack supply used")

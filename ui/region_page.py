@@ -7,10 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.enums import Status
 from planner.structures import region_power, structures
 from ui.format import show_table
-from ui.state import current_scenario, my_entry, plan_of, solve_text
+from ui.state import current_scenario, my_entry, plan_of, solve_button
 
 scenario = current_scenario()
 if scenario is None:
@@ -28,13 +27,10 @@ split = len(scenario.site.buildings) >= 2
 plan = plan_of(my_entry(text, "joint")) or plan_of(my_entry(text, "decomposed"))
 if plan is None:
     label = "Solve jointly, building by building" if split else "Solve jointly"
-    if st.button(label, type="primary", key="region_solve",
-                 help="Decomposed by building: a master shares each cluster's GPUs and the power arrived between the buildings, each "
-                      "building is planned alone, and the joined plan is verified and measured against the LP bound of the whole" if split else None):
-        with st.status("Solving…", expanded=False) as box:
-            plan = plan_of(solve_text(text, scenario, box, "decomposed" if split else "joint"))
-            ok = plan is not None and plan.status in (Status.optimal, Status.feasible)
-            box.update(label=f"{plan.status.value if plan else 'failed'}", state="complete" if ok else "error")
+    plan = solve_button(text, scenario, label, "region_solve", "decomposed" if split else "joint",
+                        help="Decomposed by building: a master shares each cluster's GPUs and the power arrived between the buildings, each "
+                             "building is planned alone, and the joined plan is verified and measured against the LP bound of the whole"
+                        if split else None)
     if plan is None:
         st.info(f"Not solved yet: press **{label}** (or solve jointly on the Plan or Phases page).")
         st.stop()

@@ -7,12 +7,12 @@ import re
 import pandas as pd
 import streamlit as st
 
-from planner.enums import FailoverPolicy, Status
+from planner.enums import FailoverPolicy
 from planner.reliability import blast_states
 from planner.site_index import index_site
 from ui.floorplan import floor_figure
 from ui.format import show_table
-from ui.state import current_scenario, my_entry, plan_of, solve_text
+from ui.state import current_scenario, my_entry, plan_of, solve_button
 
 scenario = current_scenario()
 if scenario is None:
@@ -25,11 +25,7 @@ st.caption("What each power node, cooling zone, pod and row takes down when it f
 
 plan = plan_of(my_entry(text))
 if plan is None:
-    if st.button("Solve", type="primary", key="rel_solve"):
-        with st.status("Solving…", expanded=False) as box:
-            plan = plan_of(solve_text(text, scenario, box))
-            ok = plan is not None and plan.status in (Status.optimal, Status.feasible)
-            box.update(label=f"{plan.status.value if plan else 'failed'}", state="complete" if ok else "error")
+    plan = solve_button(text, scenario, "Solve", "rel_solve")
     if plan is None:
         st.info("Not solved yet: press **Solve** (here or on the Plan page).")
         st.stop()

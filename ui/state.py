@@ -243,6 +243,20 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     return entry
 
 
+def solve_button(text: str, scenario: Scenario, label: str, key: str, mode: str = "joint", help: str | None = None) -> Plan | None:
+    """A primary Solve button for a page that shows a plan: pressed, the solve runs with its progress
+    in a status box; the plan, or None when not pressed (or no plan came)."""
+    from planner.enums import Status
+
+    if not st.button(label, type="primary", key=key, help=help):
+        return None
+    with st.status("Solving…", expanded=False) as box:
+        plan = plan_of(solve_text(text, scenario, box, mode))
+        ok = plan is not None and plan.status in (Status.optimal, Status.feasible)
+        box.update(label=f"{plan.status.value if plan else 'failed'}", state="complete" if ok else "error")
+    return plan
+
+
 def plan_of(entry: dict | None) -> Plan | None:
     """The plan of a result entry."""
     return Plan.model_validate(entry["plan"]) if entry and "plan" in entry else None
