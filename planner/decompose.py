@@ -65,7 +65,17 @@ from planner.kpis import objective_value
 from planner.loader import scenario_from_data, scenario_hash
 from planner.pipeline import finish_plan, plan_scenario
 from planner.plan import Plan
-from planner.proposals import Group, Proposal, building_data, groups_of, proposals
+from planner.proposals import (
+    Group,
+    Proposal,
+    as_exact,
+    building_data,
+    building_shares,
+    groups_of,
+    offer_left,
+    proposals,
+    recalibrate,
+)
 from planner.region_master import master as region_master_plan
 from planner.region_master import unsupported as region_unsupported
 from planner.schema import Demand, Scenario
@@ -198,102 +208,7 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
     return out, whole, per_b
 
 
-def _shares(groups: list[Group], buildings: list[str], alloc: dict[tuple[str, str], float],
-            whole: dict[tuple[str, str], int]) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
-    """Clusters each building gets from the master, all of them and the fixed-demand ones
-    (exact or at_least; spanning ones at their share, in whole rack steps)."""
-    subs: dict[str, list[dict]] = {b: [] for b in buildings}
-    fixed: dict[str, list[dict]] = {b: [] for b in buildings}
-    next_id = {g.id: 0 for g in groups}
-    for b in buildings:
-        for g in groups:
-            if g.spanning:
-                continue
-            n = whole.get((g.id, b), 0)
-            got = g.members[next_id[g.id]:next_id[g.id] + n]
-            next_id[g.id] += n
-            subs[b] += got
-            if g.demand != Demand.max:
-                fixed[b] += got
-    for g in groups:
-        if g.spanning:
-            c = g.members[0]
-            for b, n in _round_share(g.gpus, {b: alloc.get((g.id, b), 0.0) for b in buildings}, g.unit, g.demand).items():
-                share = {**c, "gpus": n} if g.demand != Demand.max or c.get("gpus") is not None else c
-                subs[b].append(share)
-                if g.demand != Demand.max:
-                    fixed[b].append(share)
-    return subs, fixed
-
-
-def _offer_left(groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal],
-                alloc: dict[tuple[str, str], float], subs: dict[str, list[dict]]) -> int:
-    """Clusters of "as many as fit" the master left out, each offered to the one building with the
-    most estimated room left for its rack types (room = largest cap there less the master's use):
-    a building solve places what fits and never fails for it. Returns how many were offered."""
-    used = {b: sum(v for (_, bb), v in alloc.items() if bb == b) for b in buildings}
-    given = {c["id"] for cs in subs.values() for c in cs}
-    room = {b: max([p.cap for (_, bb), p in props.items() if bb == b] or [0.0]) for b in buildings}
-    offered = 0
-    for g in sorted(groups, key=lambda g: -(g.gpus or 0)):
-        if g.spanning or g.demand != Demand.max:
-            continue
-        for c in g.members:
-            if c["id"] in given:
-                continue
-            spare = {b: min(room[b] - used[b], props[g.id, b].most or props[g.id, b].cap) for b in buildings
-                     if (g.id, b) in props and props[g.id, b].cap > 0}
-            if not spare:
-                continue
-            b = max(spare, key=lambda b: (spare[b], b))
-            if spare[b] < (g.unit or 1):
-                continue
-            subs[b].append(c)
-            used[b] += min(spare[b], c.get("gpus") or spare[b])
-            offered += 1
-    return offered
-
-
-def _as_exact(c: dict) -> dict:
-    """A fixed-demand cluster at exactly its figure (what it must at least cost)."""
-    return {k: v for k, v in {**c, "demand": "exact"}.items() if k != "gpus_by_phase"}
-
-
-def _recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], alloc: dict[tuple[str, str], float],
-                 fixed: dict[str, list[dict]], floor: dict[str, dict[str, float]]) -> bool:
-    """Raise the per-GPU kW and capex the master charges a building's fixed groups to what their
-    least-cost plan spends (never lower); whether anything changed."""
-    changed = False
-    for b, got in fixed.items():
-        if not got:
-            continue
-        keys = [(g.id, b) for g in groups if g.demand != Demand.max and alloc.get((g.id, b), 0) > 0]
-        gpus = sum(alloc[k] for k in keys)
-        if gpus <= 0:
-            continue
-        for w in ("kw", "capex"):
-            est = sum(alloc[k] * getattr(props[k], w) for k in keys)
-            if floor[b][w] > est * (1 + 1e-9) and est > 0:
-                f = floor[b][w] / est
-                for k in keys:
-                    setattr(props[k], w, getattr(props[k], w) * f)
-                changed = True
-    return changed
-
-
 # ------------------------------------------------------------------ the whole
-
-
-
-
-def _round_share(total: int | None, shares: dict[str, float], unit: int, demand: Demand) -> dict[str, int]:
-    """Spanning cluster shares in whole rack steps; an exact total is kept exactly (largest remainder)."""
-    floors = {b: int(math.floor(v / unit + 1e-6)) for b, v in shares.items()}
-    if demand != Demand.max and total is not None:
-        need = math.ceil(total / unit) - sum(floors.values())
-        for b in sorted(shares, key=lambda b: -(shares[b] / unit - floors[b]))[:max(0, need)]:
-            floors[b] += 1
-    return {b: k * unit for b, k in floors.items() if k > 0}
 
 
 def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
@@ -387,8 +302,8 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             return _whole(scenario, deadline, stages, rounds, f"the master has no solution in round {rounds} (the buildings' "
                           "estimated room cannot meet the demands within the site budgets)", say)
         alloc, whole, use = master
-        subs, fixed = _shares(groups, buildings, alloc, whole)
-        offered = _offer_left(groups, buildings, props, alloc, subs)
+        subs, fixed = building_shares(groups, buildings, alloc, whole)
+        offered = offer_left(groups, buildings, props, alloc, subs)
         given = {c["id"] for cs in subs.values() for c in cs}
         for g in groups:  # a cluster with racks installed always stands in its building (its racks name it)
             for c in g.members:
@@ -403,7 +318,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             obj = "min_capex" if scenario.budgets.capex_usd is not None else "min_tco"
             pending = []
             for b in buildings:
-                text = json.dumps(building_data(data, bdata[b], [_as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
+                text = json.dumps(building_data(data, bdata[b], [as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
                 if fixed[b] and committed.get(b, ("", None))[0] != text:
                     pending.append((b, text))
                 elif not fixed[b]:
@@ -429,7 +344,7 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                                                                                  ("capex", scenario.budgets.capex_usd)) if cap is not None}
             if not bad and any(v > 1e-6 for v in over.values()):
                 # the master under-estimated what fixed demands cost: charge them what they do cost
-                changed = _recalibrate(groups, props, alloc, fixed, floor)
+                changed = recalibrate(groups, props, alloc, fixed, floor)
                 if not changed or rounds >= ROUNDS:
                     return _whole(scenario, deadline, stages, rounds, "the fixed demands as split exceed the site budgets ("
                                   + ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0) + ")", say)

@@ -186,3 +186,99 @@ def building_data(data: dict, building: dict, clusters: list[dict], name: str, b
     if objective:
         out["objective"] = objective
     return out
+
+
+# ------------------------------------------------------------------ shares of the master
+
+
+def building_shares(groups: list[Group], buildings: list[str], alloc: dict[tuple[str, str], float],
+            whole: dict[tuple[str, str], int]) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+    """Clusters each building gets from the master, all of them and the fixed-demand ones
+    (exact or at_least; spanning ones at their share, in whole rack steps)."""
+    subs: dict[str, list[dict]] = {b: [] for b in buildings}
+    fixed: dict[str, list[dict]] = {b: [] for b in buildings}
+    next_id = {g.id: 0 for g in groups}
+    for b in buildings:
+        for g in groups:
+            if g.spanning:
+                continue
+            n = whole.get((g.id, b), 0)
+            got = g.members[next_id[g.id]:next_id[g.id] + n]
+            next_id[g.id] += n
+            subs[b] += got
+            if g.demand != Demand.max:
+                fixed[b] += got
+    for g in groups:
+        if g.spanning:
+            c = g.members[0]
+            for b, n in round_share(g.gpus, {b: alloc.get((g.id, b), 0.0) for b in buildings}, g.unit, g.demand).items():
+                share = {**c, "gpus": n} if g.demand != Demand.max or c.get("gpus") is not None else c
+                subs[b].append(share)
+                if g.demand != Demand.max:
+                    fixed[b].append(share)
+    return subs, fixed
+
+
+def offer_left(groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal],
+                alloc: dict[tuple[str, str], float], subs: dict[str, list[dict]]) -> int:
+    """Clusters of "as many as fit" the master left out, each offered to the one building with the
+    most estimated room left for its rack types (room = largest cap there less the master's use):
+    a building solve places what fits and never fails for it. Returns how many were offered."""
+    used = {b: sum(v for (_, bb), v in alloc.items() if bb == b) for b in buildings}
+    given = {c["id"] for cs in subs.values() for c in cs}
+    room = {b: max([p.cap for (_, bb), p in props.items() if bb == b] or [0.0]) for b in buildings}
+    offered = 0
+    for g in sorted(groups, key=lambda g: -(g.gpus or 0)):
+        if g.spanning or g.demand != Demand.max:
+            continue
+        for c in g.members:
+            if c["id"] in given:
+                continue
+            spare = {b: min(room[b] - used[b], props[g.id, b].most or props[g.id, b].cap) for b in buildings
+                     if (g.id, b) in props and props[g.id, b].cap > 0}
+            if not spare:
+                continue
+            b = max(spare, key=lambda b: (spare[b], b))
+            if spare[b] < (g.unit or 1):
+                continue
+            subs[b].append(c)
+            used[b] += min(spare[b], c.get("gpus") or spare[b])
+            offered += 1
+    return offered
+
+
+def as_exact(c: dict) -> dict:
+    """A fixed-demand cluster at exactly its figure (what it must at least cost)."""
+    return {k: v for k, v in {**c, "demand": "exact"}.items() if k != "gpus_by_phase"}
+
+
+def recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], alloc: dict[tuple[str, str], float],
+                 fixed: dict[str, list[dict]], floor: dict[str, dict[str, float]]) -> bool:
+    """Raise the per-GPU kW and capex the master charges a building's fixed groups to what their
+    least-cost plan spends (never lower); whether anything changed."""
+    changed = False
+    for b, got in fixed.items():
+        if not got:
+            continue
+        keys = [(g.id, b) for g in groups if g.demand != Demand.max and alloc.get((g.id, b), 0) > 0]
+        gpus = sum(alloc[k] for k in keys)
+        if gpus <= 0:
+            continue
+        for w in ("kw", "capex"):
+            est = sum(alloc[k] * getattr(props[k], w) for k in keys)
+            if floor[b][w] > est * (1 + 1e-9) and est > 0:
+                f = floor[b][w] / est
+                for k in keys:
+                    setattr(props[k], w, getattr(props[k], w) * f)
+                changed = True
+    return changed
+
+
+def round_share(total: int | None, shares: dict[str, float], unit: int, demand: Demand) -> dict[str, int]:
+    """Spanning cluster shares in whole rack steps; an exact total is kept exactly (largest remainder)."""
+    floors = {b: int(math.floor(v / unit + 1e-6)) for b, v in shares.items()}
+    if demand != Demand.max and total is not None:
+        need = math.ceil(total / unit) - sum(floors.values())
+        for b in sorted(shares, key=lambda b: -(shares[b] / unit - floors[b]))[:max(0, need)]:
+            floors[b] += 1
+    return {b: k * unit for b, k in floors.items() if k > 0}
