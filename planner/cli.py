@@ -416,7 +416,7 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         raise InputError(f"--x/--y/--z: no column {', '.join(missing)} (columns: {', '.join(table.columns)})")
     import os
 
-    from planner.sweep import frontier_figure
+    from planner.frontier import frontier_figure
 
     out_dir = Path(".") if args.output == "-" else Path(args.output).parent
     base = Path(os.path.relpath(results.parent, out_dir))

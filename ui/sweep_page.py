@@ -12,9 +12,10 @@ import streamlit as st
 
 from planner.errors import InputError, Problem
 from planner.figures import plan_figures
+from planner.frontier import MAXIMISE, frontier_figure
 from planner.loader import scenario_from_data
 from planner.plan import load_plan
-from planner.sweep import COLUMNS, MAXIMISE, frontier_figure, grid_sweep, read_table, run_batch, set_path
+from planner.sweep import COLUMNS, grid_sweep, read_table, run_batch, set_path
 from planner.variants import scenario_data, scenario_yaml
 from planner.verifier import verify
 from ui.format import cell, show_table
