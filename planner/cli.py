@@ -17,24 +17,22 @@ import signal
 import sys
 import time
 import traceback
-from collections import defaultdict
 from pathlib import Path
 
+from planner.cli_plans import (
+    EXIT_FAILED,
+    EXIT_OK,
+    cmd_blast_radius,
+    cmd_compare,
+    cmd_diff,
+    cmd_export,
+    cmd_verify,
+    print_table,
+    scenario_of,
+)
 from planner.errors import InputError, Problem
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-def _print_table(rows: list[tuple[str, ...]], out=None) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out or sys.stdout)
-
-
-def _load(args: argparse.Namespace):
-    from planner.loader import load_scenario
-
-    return load_scenario(args.scenario, getattr(args, "data_root", None))
+EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -42,7 +40,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from planner.model import position_classes
     from planner.site_index import fits, index_site
 
-    s = _load(args)
+    s = scenario_of(args)
     ix = index_site(s.site)
     classes = position_classes(s, ix)
     usable = sum(c.size for c in classes.values())
@@ -61,85 +59,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for t in c.rack_types:
             n = sum(k.size for k in classes.values() if t in k.link and fits(s, ix, k.row, types[t]))
             print(f"  cluster {c.id}: {t} ({s.rack_power_kw(types[t]):,.1f} kW, {types[t].gpus} GPUs) fits {n} of {usable} positions")
-    return EXIT_OK
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    """Check a plan against a scenario, independently of the solver."""
-    from planner.figures import plan_figures
-    from planner.plan import load_plan
-    from planner.verifier import verify
-
-    scenario = _load(args)
-    plan = load_plan(args.plan)
-    rep = verify(plan, scenario)
-    if rep.ok:
-        print(f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every constraint holds)")
-        k = plan_figures(plan, scenario)[0].kpis
-        print(f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, stranded {k.stranded_kw:,.1f} kW")
-        for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
-            when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
-            print(f"  tightest: {u.kind} {u.id} at {u.worst_share:.1%} of {u.limit:,.1f} {u.unit}{when}")
-        return EXIT_OK
-    if rep.violations[0].check == "scenario":
-        print(f"{args.plan}: {rep.violations[0].message}")
-        return EXIT_FAILED
-    print(f"{args.plan}: {len(rep.violations)} violation(s) of scenario '{scenario.name}':")
-    for v in rep.violations:
-        print(f"  - [{v.check}] {v}")
-    return EXIT_FAILED
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    """Write a verified plan's placement as CSV, XLSX or a NetBox device import CSV."""
-    from planner.exports import export_plan
-    from planner.fileio import check_writable
-    from planner.plan import load_plan
-
-    check_writable(args.output)
-    scenario = _load(args)
-    plan = load_plan(args.plan)
-    n = export_plan(plan, scenario, args.format, args.output)
-    print(f"wrote {args.output}: {n:,} racks ({args.format})")
-    return EXIT_OK
-
-
-def cmd_blast_radius(args: argparse.Namespace) -> int:
-    """What each element's failure takes down, per cluster; and each cluster's MTBF and goodput."""
-    from planner.plan import load_plan
-    from planner.reliability import blast_radius, cluster_gpus, reliability_report
-    from planner.verifier import verify
-
-    scenario = _load(args)
-    plan = load_plan(args.plan)
-    rep = verify(plan.model_copy(update={"reliability": None}), scenario)
-    if not rep.ok:
-        print(f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} violations; run planner verify)")
-        return EXIT_FAILED
-    totals = cluster_gpus(scenario, plan.racks)
-    blasts = blast_radius(scenario, plan.racks, network=plan.network_racks)
-    rows = [b for b in blasts if args.kind in (None, b.kind)]
-    shown = rows if args.all else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
-    print(f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the cluster)")
-    for b in shown:
-        parts = []
-        for c in sorted(set(b.lost) | set(b.capped) | set(b.shed)):
-            figs = "/".join(f"{d.get(c, 0):,}" for d in (b.lost, b.capped, b.shed))
-            share = (b.lost.get(c, 0) + b.shed.get(c, 0)) / totals[c] if totals.get(c) else 0.0
-            parts.append(f"{c} {figs} ({share:.1%})")
-        n1 = "-" if b.n1_holds is None else "holds" if b.n1_holds else "FAILS"
-        print(f"{b.kind + ' ' + b.id:34s} {b.gpus_lost:>10,}  {n1:5s}  {'; '.join(parts) or '-'}")
-    hidden = len(rows) - len(shown)
-    if hidden:
-        print(f"({hidden:,} more elements; --all lists every one)")
-    print()
-    print(f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} {'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}")
-    tco = plan.kpis.tco_usd if plan.kpis else None
-    for c in reliability_report(scenario, plan.racks, blasts=blasts, network=plan.network_racks, tco_usd=tco).clusters:
-        def f(x, fmt):
-            return "-" if x is None else fmt.format(x)
-        print(f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} {c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "
-              f"{f(c.checkpoint_s, '{:.1f}'):>8s} {f(c.interval_h, '{:.2f}'):>10s} {f(c.goodput, '{:.4f}'):>8s}")
     return EXIT_OK
 
 
@@ -224,7 +143,7 @@ def _scenario_with_overrides(args: argparse.Namespace):
     from planner.loader import validate_model
     from planner.schema import SolverSettings
 
-    s = _load(args)
+    s = scenario_of(args)
     over = {k: v for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap)) if v is not None}
     if over:
         flags = {"name": "--solver", "time_limit_s": "--time-limit", "rel_gap": "--gap"}
@@ -277,7 +196,7 @@ def _summary(plan, out=None) -> None:
     rows += [(f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}") for o in plan.orders
              if o.item == "rack" and o.ordered != o.stands]  # racks with a lead time (the rest are ordered as placed)
     rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
-    _print_table(rows, out or sys.stdout)
+    print_table(rows, out or sys.stdout)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -425,91 +344,6 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))
     print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier",
           file=sys.stderr if args.output == "-" else sys.stdout)
-    return EXIT_OK
-
-
-def different_questions(names: list[str], plans: list) -> str | None:
-    """One line when plans answer different scenarios (name or hash differ), else none: said before
-    any difference is listed, since their racks and KPIs then differ for that reason first."""
-    keys = {(p.scenario_name, p.scenario_hash) for p in plans}
-    if len(keys) <= 1:
-        return None
-    return "note: these plans answer different scenarios: " + "; ".join(
-        f"{n}: '{p.scenario_name}' (hash {p.scenario_hash or 'none'})" for n, p in zip(names, plans, strict=True))
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Plans side by side: KPIs, costs, tightest limits (with two plans, a B − A column)."""
-    from planner.kpis import CAPEX_PARTS
-    from planner.plan import load_plan
-
-    plans = [load_plan(p) for p in args.plans]
-    names = [Path(p).name for p in args.plans]
-    if (line := different_questions(names, plans)) is not None:
-        print(line)
-    two = len(plans) == 2
-    rows = [("", *names, *(["B - A"] if two else [])), ("scenario", *(p.scenario_name for p in plans), *([""] if two else [])),
-            ("status", *(p.status.value for p in plans), *([""] if two else []))]
-    fields = ["gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", *(f for _, f in CAPEX_PARTS), "opex_usd_per_year", "tco_usd",
-              "usd_per_gpu_hour", "usd_per_useful_gpu_hour", "stranded_kw"]
-    for f in fields:
-        fmt = "{:,.3f}" if f.startswith("usd_per") else "{:,.0f}"
-        cells = ["-" if p.kpis is None else fmt.format(getattr(p.kpis, f)) for p in plans]
-        if two:
-            a, b = plans
-            cells.append("-" if a.kpis is None or b.kpis is None else
-                         ("+" if getattr(b.kpis, f) - getattr(a.kpis, f) >= 0 else "") + fmt.format(getattr(b.kpis, f) - getattr(a.kpis, f)))
-        rows.append((f, *cells))
-    for i in range(3):
-        cells = []
-        for p in plans:
-            tight = sorted((u for u in p.utilisation or [] if u.limit > 0), key=lambda u: -u.worst_share)
-            cells.append(f"{tight[i].id} {tight[i].worst_share:.0%}" if len(tight) > i else "-")
-        rows.append((f"tightest {i + 1}", *cells, *([""] if two else [])))
-    _print_table(rows)
-    return EXIT_OK
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    """Racks added, removed and moved between two plans, and their KPI and cost deltas."""
-    from planner.plan import load_plan
-
-    a, b = load_plan(args.plan_a), load_plan(args.plan_b)
-    if (line := different_questions([args.plan_a, args.plan_b], [a, b])) is not None:
-        print(line)
-
-    def key(r):
-        return (r.rack_type, r.cluster)
-
-    pos_a = {(r.row, r.position): r for r in a.racks}
-    pos_b = {(r.row, r.position): r for r in b.racks}
-    same = {p for p in pos_a if p in pos_b and key(pos_a[p]) == key(pos_b[p])}
-    gone = [pos_a[p] for p in pos_a if p not in same]
-    new = [pos_b[p] for p in pos_b if p not in same]
-    moved = []
-    pool: dict[tuple, list] = defaultdict(list)
-    for r in gone:
-        pool[key(r)].append(r)
-    for r in list(new):
-        if pool.get(key(r)):
-            old = pool[key(r)].pop(0)
-            moved.append((old, r))
-            new.remove(r)
-            gone.remove(old)
-    print(f"{args.plan_a} -> {args.plan_b}: {len(same)} racks in place, {len(new)} added, {len(gone)} removed, {len(moved)} moved")
-    for r in new[: args.limit]:
-        print(f"  + {r.row}/{r.position} {r.rack_type} ({r.cluster}){' in ' + r.phase if r.phase else ''}")
-    for r in gone[: args.limit]:
-        print(f"  - {r.row}/{r.position} {r.rack_type} ({r.cluster})")
-    for old, r in moved[: args.limit]:
-        print(f"  > {old.row}/{old.position} -> {r.row}/{r.position} {r.rack_type} ({r.cluster})")
-    if a.kpis is not None and b.kpis is not None:
-        rows = [("KPI", "A", "B", "B - A")]
-        for f in ("gpus", "racks", "it_kw", "pflops_bf16", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour"):
-            x, y = getattr(a.kpis, f), getattr(b.kpis, f)
-            fmt = "{:,.3f}" if f == "usd_per_gpu_hour" else "{:,.0f}"
-            rows.append((f, fmt.format(x), fmt.format(y), ("+" if y - x >= 0 else "") + fmt.format(y - x)))
-        _print_table(rows)
     return EXIT_OK
 
 
