@@ -105,7 +105,7 @@ def worker(kind: str, name: str, executor: str) -> dict:
         out["verify_cli_s"] = time.perf_counter() - t0
         out["verify_ok"] = r.returncode == 0
     elif kind == "startup":
-        from planner.sweep import run_jobs
+        from planner.executors import run_jobs
 
         t0 = time.perf_counter()
         run_jobs(noop, [("x",), ("y",)], lambda r: None, executor, 2)

@@ -302,7 +302,7 @@ def _check_scheduler_flags(args: argparse.Namespace) -> None:
         return
     if args.executor != "dask":
         raise InputError(f"--scheduler: needs --executor dask (the executor is {args.executor})")
-    from planner.sweep import check_scheduler
+    from planner.executors import check_scheduler
 
     check_scheduler(args.scheduler, args.connect_timeout)
 

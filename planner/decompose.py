@@ -61,6 +61,7 @@ from planner.bounds import lp_bound, merged
 from planner.clock import Deadline
 from planner.enums import Objective, Status
 from planner.errors import InputError, SolverFailure
+from planner.executors import run_jobs
 from planner.kpis import objective_value
 from planner.loader import scenario_from_data, scenario_hash
 from planner.pipeline import finish_plan, plan_scenario
@@ -82,7 +83,6 @@ from planner.schema import Demand, Scenario
 from planner.site_index import index_site
 from planner.solvers import SolveRequest, from_name
 from planner.solving import evaluate, gap_of
-from planner.sweep import run_jobs
 from planner.variants import scenario_data
 from planner.version import __version__
 
