@@ -197,6 +197,26 @@ def _summary(plan, out=None) -> None:
              if o.item == "rack" and o.ordered != o.stands]  # racks with a lead time (the rest are ordered as placed)
     rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
     print_table(rows, out or sys.stdout)
+    if plan.stochastic is not None:
+        print_table(stochastic_rows(plan.stochastic), out or sys.stdout)
+
+
+def stochastic_rows(st) -> list[tuple[str, str]]:
+    """The two-stage figures: expected objective and TCO, EVPI, VSS, and per future its GPUs, TCO
+    and regret."""
+    def num(x, fmt=",.1f"):
+        return "-" if x is None else format(x, fmt)
+
+    rows = [("two-stage plan", f"{st.status.value}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first phase {st.first_phase} shared"),
+            ("expected objective", num(st.expected_objective)), ("expected TCO USD", num(st.expected_tco_usd, ",.0f")),
+            ("perfect information (expected)", num(st.perfect_expected)), ("EVPI", num(st.evpi)),
+            ("mean-demand plan (expected)", num(st.mean_expected) if st.mean_expected is not None else "fails a future"),
+            ("VSS", num(st.vss))]
+    for o in st.futures:
+        rows.append((f"future {o.id} (p={o.probability:g})",
+                     f"{o.gpus:,} GPUs, objective {num(o.objective_value)}, TCO {num(o.tco_usd, ',.0f')}, regret {num(o.regret)}, "
+                     f"stranded {o.stranded_kw:,.0f} kW (mean-demand plan: {num(o.mean_objective)}, stranded {num(o.mean_stranded_kw, ',.0f')} kW)"))
+    return rows
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -221,8 +241,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"wrote {args.write_lp} (the model as built)", file=sys.stderr)
     if args.decompose:
         _check_scheduler_flags(args)
-        if args.mode == "rolling" or args.per_position:
-            raise InputError("--decompose: plans joint and aggregated (drop --mode rolling and --per-position)")
+        if args.mode != "joint" or args.per_position:
+            raise InputError(f"--decompose: plans joint and aggregated (drop --mode {args.mode} and --per-position)")
         from planner.decompose import describe, plan_decomposed
 
         say = _progress(args)
@@ -232,6 +252,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
     elif args.mode == "rolling":
         plan = plan_rolling(s, _progress(args), deadline=deadline)
+    elif args.mode == "stochastic":
+        from planner.stochastic import plan_stochastic
+
+        plan = plan_stochastic(s, _progress(args), deadline=deadline)
     else:
         plan = plan_scenario(s, _progress(args), aggregate=not args.per_position, deadline=deadline)
     to_stdout = args.output == "-"
@@ -437,8 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(the summary then goes to standard error)")
     _solver_flags(pl)
     pl.add_argument("--per-position", action="store_true", help="binary per position instead of aggregated classes (slower; for comparison)")
-    pl.add_argument("--mode", choices=["joint", "rolling"], default="joint",
-                    help="phased scenarios: joint (all phases in one model, default) or rolling (phase by phase, each fixing the last)")
+    pl.add_argument("--mode", choices=["joint", "rolling", "stochastic"], default="joint",
+                    help="phased scenarios: joint (all phases in one model, default), rolling (phase by phase, each fixing the last) "
+                         "or stochastic (scenarios with futures: one first phase for every future, later phases per future)")
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
     pl.add_argument("--write-lp", metavar="FILE", help="also write the model as built (CPLEX LP format, readable row and variable names) "
                     "to FILE, to hand to another solver")

@@ -446,6 +446,48 @@ def check_phases(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def check_futures(scenario: Scenario) -> list[Problem]:
+    """Demand futures (§17): unique IDs, probabilities summing to 1, at least two phases, known
+    clusters and phases, and one demand in the first phase in every future (it is decided before
+    the future is known)."""
+    if not scenario.futures:
+        return []
+    out = []
+    if len(scenario.phases) < 2:
+        out.append(Problem("futures", f"futures need at least two phases (the first is shared, later ones adapt); the scenario has {len(scenario.phases)}"))
+    total = sum(f.probability for f in scenario.futures)
+    if abs(total - 1.0) > 1e-6:
+        out.append(Problem("futures", f"the probabilities sum to {total:.6g}; they must sum to 1"))
+    clusters = {c.id: c for c in scenario.clusters}
+    phases = [p.id for p in scenario.phases]
+    seen: set[str] = set()
+    for fi, f in enumerate(scenario.futures):
+        if f.id in seen:
+            out.append(Problem(f"futures[{fi}].id", f"duplicate future ID '{f.id}'"))
+        seen.add(f.id)
+        for c, by_phase in f.gpus_by_phase.items():
+            if c not in clusters:
+                out.append(Problem(f"futures[{fi}].gpus_by_phase.{c}", f"unknown cluster '{c}' {known(clusters)}"))
+            for ph in by_phase:
+                if ph not in phases:
+                    out.append(Problem(f"futures[{fi}].gpus_by_phase.{c}.{ph}", f"unknown phase '{ph}' {known(phases)}"))
+    if out or not phases:
+        return out
+    for c in clusters.values():
+        first = {f.id: _first_demand(f.gpus_by_phase.get(c.id, c.gpus_by_phase), c.gpus, phases[0]) for f in scenario.futures}
+        if len(set(first.values())) > 1:
+            out.append(Problem("futures", f"cluster '{c.id}' wants different GPUs in the first phase '{phases[0]}' across futures ("
+                               + ", ".join(f"{k}: {v}" for k, v in first.items()) + "); the first phase is decided before the future is known, so futures must agree on it"))
+    return out
+
+
+def _first_demand(by_phase: dict | None, gpus: int | None, first: str) -> int | None:
+    """GPUs wanted in the first phase: the first phase's entry, none before the first named phase."""
+    if by_phase is None:
+        return gpus
+    return by_phase.get(first, 0)
+
+
 def check_retrofits(scenario: Scenario) -> list[Problem]:
     """Retrofits name real rows, nodes and zones; a new loop is liquid, new, and goes to a row without one."""
     out = []
@@ -543,4 +585,4 @@ def check_fixed_loads_in_dropped_rows(scenario: Scenario) -> list[Problem]:
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
     return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
-            *check_phases(scenario), *check_units(scenario), *check_backup(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]
+            *check_phases(scenario), *check_futures(scenario), *check_units(scenario), *check_backup(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]

@@ -463,5 +463,68 @@ class Plan(StrictModel):
     """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
     failover: FailoverGain | None = None
     """The failover policies' gain against strict N-1, with its witness (scenarios with cap or shed clusters)."""
+    stochastic: StochasticReport | None = None
+    """A two-stage plan over demand futures (``--mode stochastic``, §17): this plan is the shown
+    future's; the report holds every future's plan and the expected figures."""
     notes: list[Text] = Field(default_factory=list, max_length=10_000)
     """Explanations (infeasibility, binding limits)."""
+
+
+class FutureOutcome(StrictModel):
+    """One demand future of a two-stage plan: its plan and how it compares (§17). Regrets are in
+    objective units and never negative up to solver gaps: for a maximised objective perfect − this,
+    for a minimised one this − perfect."""
+
+    id: Id
+    probability: Float
+    objective_value: Float | None = None
+    """The objective of this future's plan (its racks under this future's demand)."""
+    tco_usd: Float | None = None
+    """TCO of this future's plan, USD."""
+    gpus: Int = 0
+    """GPUs standing in the last phase."""
+    stranded_kw: Float = 0
+    """Power stranded in this future's plan, kW (kpis.stranded_kw)."""
+    perfect_objective: Float | None = None
+    """The objective of the plan that knew this future in advance (a joint plan of it)."""
+    regret: Float | None = None
+    """Objective lost against that plan."""
+    mean_objective: Float | None = None
+    """The mean-demand plan's first phase with the later phases adapted to this future (none: it
+    cannot serve this future)."""
+    mean_stranded_kw: Float | None = None
+    """Power that plan strands, kW."""
+    plan: Plan
+    """This future's plan: the shared first phase and its own later phases."""
+
+
+class StochasticReport(StrictModel):
+    """A two-stage plan (§17): one first phase for every future, later phases per future."""
+
+    first_phase: Id
+    """The phase decided before the future is known."""
+    shown_future: Id
+    """The future whose plan is the top-level plan (the most probable)."""
+    status: Status
+    """Outcome of the two-stage model (optimal: within the requested gap of its bound)."""
+    expected_objective: Float | None = None
+    """Σ probability × objective over the futures."""
+    bound: Float | None = None
+    """The solver's bound on the expected objective (none: it stated none)."""
+    gap: Float | None = None
+    expected_tco_usd: Float | None = None
+    """Σ probability × TCO over the futures, USD."""
+    perfect_expected: Float | None = None
+    """Wait-and-see: Σ probability × the objective of the plan that knew each future."""
+    evpi: Float | None = None
+    """Expected value of perfect information: what knowing the future is worth (objective units)."""
+    mean_expected: Float | None = None
+    """Σ probability × objective of the mean-demand plan adapted to each future (none: it cannot
+    serve some future)."""
+    vss: Float | None = None
+    """Value of the stochastic solution: the stochastic plan's expected objective against the
+    mean-demand plan's (objective units; none when the mean-demand plan fails a future)."""
+    futures: list[FutureOutcome] = Field(default_factory=list, max_length=100)
+    notes: list[Text] = Field(default_factory=list, max_length=1000)
+    """How each figure was obtained."""
+Plan.model_rebuild()

@@ -197,6 +197,21 @@ class Supply(StrictModel):
     """Where the figure comes from (an allocation letter, a forecast, an estimate)."""
 
 
+class Future(StrictModel):
+    """A demand future (§17): what each named cluster wants per phase if this future comes, and
+    how likely it is. Clusters it does not name keep the scenario's demand."""
+
+    id: Id
+    """Name, unique among futures (e.g. slow, expected, fast)."""
+    probability: Float = Field(gt=0, le=1)
+    """Probability of this future; the futures' probabilities sum to 1."""
+    gpus_by_phase: dict[Id, dict[Id, Int]] = Field(default_factory=dict, max_length=10_000)
+    """Cluster → phase → GPUs wanted from that phase on (as the cluster's ``gpus_by_phase``, which
+    it replaces in this future)."""
+    source: Text = ""
+    """Where the forecast comes from."""
+
+
 class Outage(StrictModel):
     """Utility outages a region's buildings see (§16)."""
 
@@ -354,6 +369,9 @@ class Scenario(StrictModel):
     supply: list[Supply] = Field(default_factory=list, max_length=10_000)
     """Racks of a type deliverable per phase (§17); racks placed by a phase fit what was delivered by
     then. None: every rack type in any number."""
+    futures: list[Future] = Field(default_factory=list, max_length=100)
+    """Demand futures with probabilities (§17): ``planner plan --mode stochastic`` fixes the first
+    phase for all of them and adapts the later phases to each. None: demand is known."""
     existing: list[PlacedRack] = Field(default_factory=list, max_length=10_000_000)
     """Racks already installed (brownfield): fixed, counted in every load, positions taken. In a
     scenario file: a path to a plan YAML (inside the scenario's folder, like site:) or a list."""
@@ -389,6 +407,14 @@ class Scenario(StrictModel):
             return None
         order = {p.id: i for i, p in enumerate(self.phases)}
         return sum(s.racks for s in mine if order.get(s.phase, 0) <= phase_index)
+
+    def in_future(self, future_id: str) -> Scenario:
+        """This scenario as if future ``future_id`` were known: its clusters' demand replaced by the
+        future's, no futures left."""
+        f = next(x for x in self.futures if x.id == future_id)
+        clusters = [c.model_copy(update={"gpus_by_phase": dict(f.gpus_by_phase[c.id])}) if c.id in f.gpus_by_phase else c
+                    for c in self.clusters]
+        return self.model_copy(update={"clusters": clusters, "futures": []})
 
     def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
         """(row, position) of every position the racks take: a multi-rack unit its width from the

@@ -34,7 +34,9 @@ Checks:
   at most), storage racks, and the hop budget: the hops between its two
   farthest racks (same rack, pod, building, or across buildings) ≤ max_hops;
 - budgets: capex and IT power of the placed racks;
-- claims: every figure the plan states (see :func:`_claim_checks`).
+- claims: every figure the plan states (see :func:`_claim_checks`);
+- two-stage plans (§17): every future's plan, the shared first phase and the expected figures
+  (:mod:`~planner.verifier.futures`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from planner.schema import Plan, Scenario
 from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks, supply_checks
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
+from planner.verifier.futures import future_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
 from planner.verifier.report import TOL, VerifyReport, Violation
 from planner.verifier.site import phase_states, site_view
@@ -60,6 +63,8 @@ def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
 def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     """Check every constraint of ``scenario`` on ``plan`` (list in the module docstring) and
     every figure the plan claims (:func:`planner.verifier.claims.claim_checks`)."""
+    if plan.stochastic is not None:
+        return future_checks(plan, scenario, verify)
     rep = VerifyReport()
     other = scenario_mismatch(plan, scenario)
     if other:

@@ -1,0 +1,96 @@
+"""Two-stage plans (§17): every future's plan is a plan of the scenario in that future, the futures
+share the first phase, the top-level plan is the shown future's, and the expected figures (expected
+objective and TCO, regret, EVPI, VSS) follow from the futures' figures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from planner.enums import Objective
+from planner.schema import Plan, Scenario
+from planner.schema.plan import StochasticReport
+from planner.verifier.report import VerifyReport, Violation, close, fmt
+
+
+def loss(scenario: Scenario, best: float | None, got: float | None) -> float | None:
+    """What ``got`` loses against ``best`` in objective units (positive: worse; a minimised
+    objective counts the other way round); none when either is missing."""
+    if best is None or got is None:
+        return None
+    return round(best - got if Objective(scenario.objective).maximise else got - best, 6)
+
+
+def _expect(pairs: list[tuple[float, float | None]], digits: int) -> float | None:
+    """Σ probability × value, none when any value is missing."""
+    if any(v is None for _, v in pairs):
+        return None
+    return round(sum(p * v for p, v in pairs if v is not None), digits)
+
+
+def expected_figures(scenario: Scenario, report: StochasticReport) -> StochasticReport:
+    """The report with its expected figures recomputed from its futures:
+    E = Σ p × objective, E[TCO], WS = Σ p × perfect, EVPI = loss(WS, E), EEV = Σ p × mean-demand
+    plan's objective, VSS = loss(E, EEV)."""
+    fs = report.futures
+    expected = _expect([(o.probability, o.objective_value) for o in fs], 6)
+    perfect = _expect([(o.probability, o.perfect_objective) for o in fs], 6)
+    mean = _expect([(o.probability, o.mean_objective) for o in fs], 6)
+    return report.model_copy(update={
+        "expected_objective": expected, "expected_tco_usd": _expect([(o.probability, o.tco_usd) for o in fs], 2),
+        "perfect_expected": perfect, "evpi": loss(scenario, perfect, expected), "mean_expected": mean, "vss": loss(scenario, expected, mean),
+    })
+
+
+def _first(plan: Plan, first: str) -> tuple[Counter, Counter]:
+    racks = Counter((r.row, r.position, r.rack_type, r.cluster, r.spare) for r in plan.racks if not r.existing and r.phase == first)
+    buys = Counter(b.id for b in plan.retrofits if b.phase == first)
+    return racks, buys
+
+
+def future_checks(plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenario], VerifyReport]) -> VerifyReport:
+    """Verify a two-stage plan (module docstring); ``verify`` checks one plan against one scenario."""
+    rep = VerifyReport()
+    st = plan.stochastic
+    assert st is not None
+    if not scenario.futures:
+        rep.add("stochastic", "futures", "the plan is two-stage but the scenario lists no futures")
+        return rep
+    want = {f.id: f.probability for f in scenario.futures}
+    got = {o.id: o.probability for o in st.futures}
+    if set(want) != set(got) or any(not close(want[k], got[k]) for k in want):
+        rep.add("stochastic", "futures", f"the plan's futures {got} are not the scenario's {want}")
+        return rep
+    if not scenario.phases or st.first_phase != scenario.phases[0].id:
+        rep.add("stochastic", "first_phase", f"first_phase '{st.first_phase}' is not the scenario's first phase")
+        return rep
+    shown = next((o for o in st.futures if o.id == st.shown_future), None)
+    if shown is None:
+        rep.add("stochastic", "shown_future", f"shown_future '{st.shown_future}' is not one of the futures")
+        return rep
+    top = verify(plan.model_copy(update={"stochastic": None, "mode": "joint"}), scenario.in_future(shown.id))
+    rep.violations += top.violations
+    rep.usage, rep.phase_usage = top.usage, top.phase_usage
+    if plan.racks != shown.plan.racks or plan.retrofits != shown.plan.retrofits:
+        rep.add("stochastic", "shown_future", f"the plan's racks and retrofits are not those of future '{shown.id}'")
+    base = _first(shown.plan, st.first_phase)
+    for o in st.futures:
+        sub = verify(o.plan, scenario.in_future(o.id))
+        rep.violations += [Violation(f"future {o.id}: {v.element}", v.check, v.message) for v in sub.violations]
+        if _first(o.plan, st.first_phase) != base:
+            rep.add(f"future {o.id}", "first phase", f"its first phase ('{st.first_phase}') differs from future '{shown.id}''s: "
+                    "a two-stage plan decides the first phase once for every future")
+        if not close(o.objective_value, o.plan.objective_value):
+            rep.add(f"future {o.id}", "objective_value", f"claims {o.objective_value}, its plan's is {o.plan.objective_value}")
+        k = o.plan.kpis
+        if k is not None and (not close(o.tco_usd, k.tco_usd) or o.gpus != k.gpus or not close(o.stranded_kw, k.stranded_kw)):
+            rep.add(f"future {o.id}", "figures", f"tco/gpus/stranded {o.tco_usd}/{o.gpus}/{o.stranded_kw} are not its plan's {k.tco_usd}/{k.gpus}/{k.stranded_kw}")
+        r = loss(scenario, o.perfect_objective, o.objective_value)
+        if not close(o.regret, r):
+            rep.add(f"future {o.id}", "regret", f"claims {o.regret}, perfect − plan gives {r}")
+    again = expected_figures(scenario, st)
+    for name in ("expected_objective", "expected_tco_usd", "perfect_expected", "evpi", "mean_expected", "vss"):
+        a, b = getattr(st, name), getattr(again, name)
+        if not close(a, b, rel=1e-6, abs_=1e-3):
+            rep.add("stochastic", name, f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}")
+    return rep
