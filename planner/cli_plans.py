@@ -174,7 +174,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     rep = verify(plan, scenario)
     if rep.ok:
         print(f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every constraint holds)")
-        k = plan_figures(plan, scenario)[0].kpis
+        st = plan.stochastic
+        shown = scenario.in_future(st.shown_future) if st is not None else scenario
+        k = plan_figures(plan.model_copy(update={"stochastic": None}), shown)[0].kpis
+        if st is not None:
+            print(f"  two-stage: {len(st.futures)} futures' plans verified, first phase {st.first_phase} shared; shown: future {st.shown_future}; "
+                  f"recomputed expected objective {st.expected_objective:,.1f}, EVPI {'-' if st.evpi is None else format(st.evpi, ',.1f')}, "
+                  f"VSS {'-' if st.vss is None else format(st.vss, ',.1f')}")
         print(f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, stranded {k.stranded_kw:,.1f} kW")
         for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
             when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""

@@ -39,6 +39,7 @@ from planner.schema.scenario import (
     Budgets,
     Cluster,
     FabricDesign,
+    Future,
     Outage,
     Phase,
     PowerStep,
@@ -47,7 +48,6 @@ from planner.schema.scenario import (
     RegionTier,
     Retrofit,
     Scenario,
-    Future,
     Supply,
 )
 from planner.schema.site import (

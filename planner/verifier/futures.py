@@ -92,5 +92,5 @@ def future_checks(plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenar
     for name in ("expected_objective", "expected_tco_usd", "perfect_expected", "evpi", "mean_expected", "vss"):
         a, b = getattr(st, name), getattr(again, name)
         if not close(a, b, rel=1e-6, abs_=1e-3):
-            rep.add("stochastic", name, f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}")
+            rep.add(f"stochastic.{name}", name, f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}")
     return rep

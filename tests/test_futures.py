@@ -1,0 +1,173 @@
+"""Two-stage planning over demand futures (§17): a hand-solved instance (HiGHS and CBC) whose shared
+first phase differs from both single-future plans, its EVPI and VSS by hand; the verifier on every
+future; lead-time orders as first-stage decisions; bad input; the shipped scenario."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from planner.enums import SolverName
+from planner.errors import InputError
+from planner.pipeline import plan_scenario
+from planner.plan import load_plan, save_plan
+from planner.schema import Scenario
+from planner.stochastic import mean_future, plan_stochastic
+from planner.verifier import verify
+from tests.conftest import tiny_scenario
+from tests.test_optimize import SOLVERS
+from tests.test_writes import cli
+
+S8 = {"id": "s8", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300, "capex_usd": 100_000}
+"""A small rack: 8 GPUs, available now."""
+D32 = {"id": "d32", "servers_per_rack": 4, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 600, "capex_usd": 400_000}
+"""A dense rack: 32 GPUs in one position, delivered from p2 on."""
+P3 = [{"id": f"p{i}", "start": date(2026, 4 * i - 3, 1)} for i in (1, 2, 3)]
+FAST = {"id": "fast", "probability": 0.25, "gpus_by_phase": {"c": {"p1": 96, "p2": 288, "p3": 384}}}
+SLOW = {"id": "slow", "probability": 0.75, "gpus_by_phase": {"c": {"p1": 96, "p2": 192, "p3": 192}}}
+
+
+def hedge(futures=(FAST, SLOW), solver: str = "highs", **extra) -> Scenario:
+    """One row of 12 positions; one cluster (as many GPUs as fit, up to the future's figure) of 8-GPU
+    racks now and 32-GPU racks from p2 (none delivered in p1), power and cooling to spare."""
+    s = tiny_scenario([{"id": "R", "positions": 12, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+                      [{"id": "c", "demand": "max", "rack_types": ["s8", "d32"], "gpus_by_phase": {"p1": 96}}], rack_types=[S8, D32],
+                      phases=P3, supply=[{"rack_type": "d32", "phase": "p2", "racks": 100}], futures=list(futures), **extra)
+    return s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})})
+
+
+def first_small(plan) -> int:
+    return sum(1 for r in plan.racks if r.phase == "p1" and r.rack_type == "s8")
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_the_shared_first_phase_hedges_between_the_futures(solver: str) -> None:
+    """By hand, with x small racks placed in p1 (objective: GPU-phases): a later phase t with cap
+    c_t gives min(c_t, 8x + 32(12 − x)), so it loses 24 per x past its kink k = (384 − c)/24.
+    fast: kinks 4 (p2, 288) and 0 (p3, 384): V = 8x − 24x − 24·max(0, x − 4) + 672, best x = 0 (672);
+    slow: kink 8 in p2 and p3 (192): V = 8x + 384 − 48·max(0, x − 8), best x = 8 (448).
+    E = ¼ V_fast + ¾ V_slow has slope 8 − 4 = +2 on [0, 4), 8 − 10 = −4 on [4, 8): x = 4,
+    E = ¼ × 608 + ¾ × 416 = 464 (regrets 672 − 608 = 64 and 448 − 416 = 32).
+    EVPI = ¼ × 672 + ¾ × 448 − 464 = 504 − 464 = 40.
+    Mean demand (p2: 216, p3: 240): the best whole-rack plan places x = 6 (48 + 208 + 240 = 496);
+    kept in fast: 48 + 240 + 240 = 528; in slow: 48 + 192 + 192 = 432; EEV = 132 + 324 = 456,
+    VSS = 464 − 456 = 8."""
+    s = hedge(solver=solver)
+    from tests.test_optimize import available_solvers
+    if solver not in available_solvers():
+        pytest.skip(f"{solver} not installed")
+    plan = plan_stochastic(s)
+    st = plan.stochastic
+    assert st is not None
+    assert st.status == "optimal"
+    assert [first_small(o.plan) for o in st.futures] == [4, 4]
+    assert first_small(plan_scenario(s.in_future("fast"))) == 0
+    assert first_small(plan_scenario(s.in_future("slow"))) == 8
+    assert first_small(plan_scenario(mean_future(s))) == 6
+    assert (st.expected_objective, st.perfect_expected, st.evpi, st.mean_expected, st.vss) == (464, 504, 40, 456, 8)
+    assert [(o.id, o.objective_value, o.perfect_objective, o.regret, o.mean_objective) for o in st.futures] == [
+        ("fast", 608, 672, 64, 528), ("slow", 416, 448, 32, 432)]
+    assert st.shown_future == "slow"
+    assert plan.racks == st.futures[1].plan.racks
+    rep = verify(plan, s)
+    assert rep.ok, rep.violations
+
+
+def test_the_plan_file_round_trips_and_verify_recomputes_it(tmp_path: Path) -> None:
+    s = hedge()
+    plan = plan_stochastic(s)
+    path = tmp_path / "plan.yaml"
+    save_plan(plan, path)
+    again = load_plan(path)
+    assert again == plan
+    assert verify(again, s).ok
+
+
+def test_verify_rejects_futures_that_do_not_share_the_first_phase() -> None:
+    s = hedge()
+    plan = plan_stochastic(s)
+    st = plan.stochastic
+    fast = st.futures[0]
+    moved = [r for r in fast.plan.racks if not (r.phase == "p1" and r is fast.plan.racks[0])]
+    dropped = fast.plan.racks[0]
+    assert dropped.phase == "p1"
+    bad = st.model_copy(update={"futures": [fast.model_copy(update={"plan": fast.plan.model_copy(update={"racks": moved})}), st.futures[1]]})
+    lines = [str(v) for v in verify(plan.model_copy(update={"stochastic": bad}), s).violations]
+    assert any("future fast: its first phase ('p1') differs from future 'slow''s" in line for line in lines), lines
+
+
+def test_verify_recomputes_the_expected_figures() -> None:
+    s = hedge()
+    plan = plan_stochastic(s)
+    bad = plan.stochastic.model_copy(update={"expected_objective": 465.0, "vss": 9.0})
+    lines = [str(v) for v in verify(plan.model_copy(update={"stochastic": bad}), s).violations]
+    assert any("stochastic.expected_objective: claims 465, the futures give 464" in line for line in lines), lines
+    assert any("stochastic.vss: claims 9, the futures give 8" in line for line in lines), lines
+
+
+def test_a_lead_time_order_is_decided_in_the_first_phase() -> None:
+    """32-GPU racks with a lead time of one phase (ordered in p1, standing from p2), one row of 10, two
+    phases; future A wants 64 GPUs in p2, B 256 (p = ½ each). The racks standing in p2 were ordered in
+    p1, before the future is known: one count y for both, y ≤ 2 (A's cap), E = ½ × 64 + ½ × 64 = 64.
+    Without the lead time each future places its own: E = ½ × 64 + ½ × 256 = 160."""
+    futures = [{"id": "a", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 64}}},
+               {"id": "b", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 256}}}]
+    base = tiny_scenario([{"id": "R", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+                         [{"id": "c", "demand": "max", "rack_types": ["d32"], "gpus_by_phase": {"p2": 64}}], rack_types=[D32],
+                         phases=P3[:2], futures=futures)
+    lead = base.model_copy(update={"lead_phases": {"d32": 1}})
+    assert plan_stochastic(lead).stochastic.expected_objective == 64
+    assert plan_stochastic(base).stochastic.expected_objective == 160
+
+
+@pytest.mark.parametrize(("futures", "expected"), [
+    ([{**FAST, "probability": 0.2}, SLOW], "futures: the probabilities sum to 0.95; they must sum to 1"),
+    ([FAST, {**SLOW, "gpus_by_phase": {"k": {"p2": 8}}}], "futures[1].gpus_by_phase.k: unknown cluster 'k'"),
+    ([FAST, {**SLOW, "gpus_by_phase": {"c": {"p9": 8}}}], "futures[1].gpus_by_phase.c.p9: unknown phase 'p9'"),
+    ([FAST, {**SLOW, "id": "fast"}], "futures[1].id: duplicate future ID 'fast'"),
+    ([FAST, {**SLOW, "gpus_by_phase": {"c": {"p1": 88, "p2": 192}}}],
+     "futures: cluster 'c' wants different GPUs in the first phase 'p1' across futures (fast: 96, slow: 88)"),
+])
+def test_bad_futures_name_the_field(futures, expected) -> None:
+    with pytest.raises(InputError) as e:
+        hedge(futures)
+    assert any(line.startswith(expected) for line in e.value.lines()), e.value.lines()
+
+
+def test_futures_need_phases() -> None:
+    with pytest.raises(InputError) as e:
+        tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+                      [{"id": "c", "demand": "max", "rack_types": ["s8"]}], rack_types=[S8],
+                      futures=[{"id": "a", "probability": 1.0}])
+    assert any(line.startswith("futures: futures need at least two phases") for line in e.value.lines()), e.value.lines()
+
+
+def test_the_cli_refuses_stochastic_without_futures() -> None:
+    r = cli("plan", "datasets/small-hall.yaml", "--mode", "stochastic")
+    assert r.returncode == 2, r.stderr
+    assert "--mode stochastic: the scenario lists no futures (give futures: with probabilities)" in r.stderr
+
+
+def test_the_shipped_futures_scenario(tmp_path: Path) -> None:
+    """datasets/fleet-futures.yaml through the CLI: optimal (gap 0); the two-stage plan keeps the
+    liquid rows free in h1 in every future, and the mean-demand plan, which fills some of them with
+    H100 racks, strands more power in the fast future and earns less in expectation (VSS > 0)."""
+    out = tmp_path / "plan.yaml"
+    r = cli("plan", "datasets/fleet-futures.yaml", "--mode", "stochastic", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "VSS" in r.stdout
+    assert "future fast (p=0.2)" in r.stdout
+    v = cli("verify", str(out), "datasets/fleet-futures.yaml")
+    assert v.returncode == 0, v.stdout
+    assert "two-stage: 3 futures' plans verified, first phase h1 shared" in v.stdout
+    st = load_plan(out).stochastic
+    assert st.status == "optimal"
+    assert st.gap == 0
+    assert st.vss > 0
+    assert st.evpi >= st.vss
+    for o in st.futures:
+        assert not [x for x in o.plan.racks if x.phase == "h1" and x.row.startswith("B1-L")]
+    fast = next(o for o in st.futures if o.id == "fast")
+    assert fast.mean_stranded_kw > fast.stranded_kw + 500
