@@ -171,3 +171,24 @@ def test_the_shipped_futures_scenario(tmp_path: Path) -> None:
         assert not [x for x in o.plan.racks if x.phase == "h1" and x.row.startswith("B1-L")]
     fast = next(o for o in st.futures if o.id == "fast")
     assert fast.mean_stranded_kw > fast.stranded_kw + 500
+
+
+def test_the_phases_page_shows_one_row_per_future() -> None:
+    """The hand-solved hedge on the dashboard: the expected figures in words, a row per future with
+    the figures derived by hand above, and each future's plan on the floor plan."""
+    from tests.test_app import solved_on
+
+    at = solved_on("ui/phases_page.py", hedge(), "solve_stochastic")
+    assert not at.exception
+    assert "Futures (two-stage plan)" in [h.value for h in at.subheader]
+    text = " ".join(m.value for m in at.markdown)
+    assert "Expected objective **464.0**" in text
+    assert "**40.0** (EVPI)" in text
+    assert "**8.0** more (VSS)" in text
+    table = next(d.value for d in at.dataframe if "regret" in d.value.columns)
+    assert table[["future", "GPUs", "objective", "regret"]].values.tolist() == [["fast", "288", "608", "64"], ["slow", "192", "416", "32"]]
+    future = next(r for r in at.radio if r.key and r.key.startswith("phases_future_"))
+    assert future.value == "slow"
+    future.set_value("fast").run()
+    assert not at.exception
+    assert any("Future **fast**: the first phase (p1) is the same in every future" in c.value for c in at.caption)

@@ -1,4 +1,4 @@
-"""Phases page: a fleet expansion over time, joint vs rolling, and what it costs."""
+"""Phases page: a fleet expansion over time, joint vs rolling, two-stage plans over demand futures, and what it costs."""
 
 from __future__ import annotations
 
@@ -26,6 +26,33 @@ def regret_line(scenario, j, r) -> str:
     return "; ".join(parts) + "."
 
 
+def plan_first(plan) -> str:
+    """The shared first phase of a two-stage plan."""
+    return plan.stochastic.first_phase
+
+
+def futures_section(scenario, plan) -> None:
+    """A two-stage plan: the expected figures and one row per future (GPUs, objective, TCO, regret,
+    stranded power, and the same for the mean-demand plan)."""
+    r = plan.stochastic
+    st.subheader("Futures (two-stage plan)")
+
+    def num(x, fmt=",.1f") -> str:
+        return "–" if x is None else format(x, fmt)
+
+    st.markdown(
+        f"One first phase (**{r.first_phase}**) for every future, later phases adapted to each: {r.status.value}"
+        f"{'' if r.gap is None else f', gap {r.gap:.3%}'}. Expected objective **{num(r.expected_objective)}** ({scenario.objective}), "
+        f"expected TCO **${num((r.expected_tco_usd or 0) / 1e6, ',.1f')}M**. Knowing the future in advance would be worth "
+        f"**{num(r.evpi)}** (EVPI); planning for the mean demand would give **{num(r.mean_expected)}**, "
+        f"so the two-stage plan is worth **{num(r.vss)}** more (VSS).")
+    show_table(pd.DataFrame([{
+        "future": o.id, "probability": o.probability, "gpus": o.gpus, "objective": o.objective_value, "tco_usd": o.tco_usd,
+        "regret": o.regret, "stranded_kw": o.stranded_kw, "mean_demand_objective": o.mean_objective,
+        "mean_demand_stranded_kw": o.mean_stranded_kw} for o in r.futures]), "futures_table",
+        why_empty="the mean-demand plan cannot serve this future")
+
+
 scenario = current_scenario()
 if scenario is None:
     st.stop()
@@ -38,8 +65,9 @@ if not phases:
 else:
     st.caption(" → ".join(f"{p.id} ({p.start.isoformat()}{': ' + p.name if p.name else ''})" for p in scenario.phases))
 
-c1, c2 = st.columns(2)
-for col, mode, label in ((c1, "joint", "Solve jointly (all phases at once)"), (c2, "rolling", "Solve rolling (phase by phase)")):
+MODES = [("joint", "Solve jointly (all phases at once)"), ("rolling", "Solve rolling (phase by phase)"),
+         *([("stochastic", "Solve for the futures (two-stage)")] if scenario.futures else [])]
+for col, (mode, label) in zip(st.columns(len(MODES)), MODES, strict=True):
     if col.button(label, key=f"solve_{mode}", disabled=not phases and mode == "rolling"):
         with st.status(f"Solving {mode}…", expanded=False) as box:
             entry = solve_text(text, scenario, box, mode)
@@ -47,13 +75,20 @@ for col, mode, label in ((c1, "joint", "Solve jointly (all phases at once)"), (c
             ok = done is not None and done.status in (Status.optimal, Status.feasible)
             box.update(label=f"{mode}: {done.status.value if done else 'failed'}", state="complete" if ok else "error")
 
-plans = {mode: plan_of(my_entry(text, mode)) for mode in ("joint", "rolling")}
+plans = {mode: plan_of(my_entry(text, mode)) for mode, _ in MODES}
 plans = {k: v for k, v in plans.items() if v is not None}
+failed = [(mode, (my_entry(text, mode) or {}).get("error")) for mode, _ in MODES]
+for mode, error in failed:
+    if error:
+        st.error(f"{mode}: {error}")
 if not plans:
     st.info("Not solved yet on this page. Press a Solve button.")
     st.stop()
 
-if len(plans) == 2:
+if "stochastic" in plans:
+    futures_section(scenario, plans["stochastic"])
+
+if "joint" in plans and "rolling" in plans:
     st.subheader("Joint vs rolling")
     rows = {}
     for mode, p in plans.items():
@@ -71,6 +106,13 @@ if len(plans) == 2:
 
 mode = st.radio("Show", list(plans), horizontal=True, key=f"phases_mode_{scenario_key(text)[:12]}")
 plan = plans[mode]
+if plan.stochastic is not None:
+    ids = [o.id for o in plan.stochastic.futures]
+    future = st.radio("Future", ids, index=ids.index(plan.stochastic.shown_future), horizontal=True,
+                      key=f"phases_future_{scenario_key(text)[:12]}")
+    plan = next(o.plan for o in plan.stochastic.futures if o.id == future)
+    st.caption(f"Future **{future}**: the first phase ({plan_first(plans['stochastic'])}) is the same in every future; "
+               "the later phases are this future's.")
 if not plan.status.has_plan:
     st.error(f"No plan ({plan.status.value}): " + "; ".join(plan.notes[-2:]))
     st.stop()
@@ -116,7 +158,7 @@ if plan.phases:
     color = c3.radio("Colour by", ["rack type", "cluster", "new or earlier"], horizontal=True, key="phase_color")
     by = {"rack type": "rack_type", "cluster": "cluster", "new or earlier": "new"}[color]
     st.plotly_chart(floor_figure(scenario, plan, hall, by, chosen), key="phase_floor", width="stretch")
-    if len(plans) == 2 and all(p.status.has_plan for p in plans.values()):
+    if mode in ("joint", "rolling") and "joint" in plans and "rolling" in plans and all(plans[m].status.has_plan for m in ("joint", "rolling")):
         st.subheader(f"Joint vs rolling at the end of {chosen}")
         st.caption("Where rolling (deciding each phase without seeing the next) put racks that joint kept free for a later phase.")
         jm, rm = joint_vs_rolling(scenario, plans["joint"], plans["rolling"], chosen)

@@ -202,8 +202,9 @@ def _keep(key: str, entry: dict) -> None:
 
 def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> dict:
     """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``.
-    ``mode``: joint (default), rolling (phased scenarios, phase by phase) or decomposed (joint,
-    decomposed by building in this process: a region's buildings one after another)."""
+    ``mode``: joint (default), rolling (phased scenarios, phase by phase), stochastic (scenarios with
+    demand futures: one first phase for all) or decomposed (joint, decomposed by building in this
+    process: a region's buildings one after another)."""
     from planner.enums import Status
     from planner.errors import SolverFailure
     from planner.explainer import explain_infeasible
@@ -224,6 +225,10 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
                 from planner.decompose import plan_decomposed
 
                 plan = plan_decomposed(scenario, executor="serial", progress=progress).plan
+            elif mode == "stochastic":
+                from planner.stochastic import plan_stochastic
+
+                plan = plan_stochastic(scenario, progress)
             else:
                 plan = plan_mode(scenario, mode, progress)
             entry["plan"] = plan.model_dump(mode="json")
