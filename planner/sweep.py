@@ -54,8 +54,10 @@ FILE_FIELDS = ("site", "catalog", "existing")
 """Most points one sweep may have."""
 
 COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
-           "stranded_kw", "solve_s", "scenario_hash", "run_hash", "plan", "error"]
-"""Result columns after the varied parameters."""
+           "stranded_kw", "expected_objective", "expected_tco_usd", "evpi", "vss", "solve_s", "scenario_hash", "run_hash", "plan", "error"]
+"""Result columns after the varied parameters. A point whose scenario lists demand futures is planned
+two-stage (:mod:`planner.stochastic`): its expected objective and TCO, EVPI and VSS fill the expected
+columns, the other figures are its shown (most probable) future's."""
 WRITE_EVERY_S = 1.0
 """The table is rewritten at most this often while a batch runs (and once at its end): a rerun
 after a crash re-solves at most this long's worth of points."""
@@ -364,11 +366,20 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
         scenario = scenario_from_data(json.loads(data_json))
         row["scenario_hash"] = scenario_hash(scenario)
         row["run_hash"] = run_hash(scenario)
-        plan = plan_scenario(scenario, time_limit_s=time_limit_s)
+        if scenario.futures:
+            from planner.stochastic import plan_stochastic
+
+            plan = plan_stochastic(scenario, time_limit_s=time_limit_s)
+            st = plan.stochastic
+            row.update(expected_objective=st.expected_objective, expected_tco_usd=st.expected_tco_usd, evpi=st.evpi, vss=st.vss)
+        else:
+            plan = plan_scenario(scenario, time_limit_s=time_limit_s)
         k = plan.kpis
         row.update(status=plan.status.value, gap=plan.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
                    capex_usd=k.capex_usd, opex_usd_per_year=k.opex_usd_per_year, tco_usd=k.tco_usd, usd_per_gpu_hour=k.usd_per_gpu_hour,
                    stranded_kw=k.stranded_kw, solve_s=round(plan.solve_time_s, 4))
+        if plan.stochastic is not None:  # the two-stage model's own status and gap
+            row.update(status=plan.stochastic.status.value, gap=plan.stochastic.gap)
         plans = Path(out_dir) / "plans"
         plans.mkdir(parents=True, exist_ok=True)
         name = f"{point_id}-{row['run_hash']}.plan.yaml"

@@ -356,3 +356,24 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text("509,568").count() >= 1  # GPUs by q8 (benchmarks/RESULTS.md, "Gigawatt region")
         browser.close()
+
+
+def test_phases_page_plans_for_three_futures(server: str) -> None:
+    """fleet-futures on the Phases page: the two-stage button, the futures table, the fast future's
+    floor plan; screenshotted."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 3400})
+        page.goto(f"{server}/phases_page?scenario=fleet-futures")
+        page.get_by_role("heading", name="Phases: fleet-futures").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve for the futures (two-stage)").click()
+        page.get_by_text("Futures (two-stage plan)").wait_for(timeout=120_000)
+        page.get_by_text("(VSS)").wait_for(timeout=10_000)
+        page.get_by_text("fast", exact=True).last.click()
+        page.get_by_text("the first phase (h1) is the same in every future").wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(OUT / "17-futures.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()

@@ -192,3 +192,22 @@ def test_the_phases_page_shows_one_row_per_future() -> None:
     future.set_value("fast").run()
     assert not at.exception
     assert any("Future **fast**: the first phase (p1) is the same in every future" in c.value for c in at.caption)
+
+
+def test_a_sweep_varies_the_probabilities(tmp_path: Path) -> None:
+    """The hand-solved hedge with the chance of fast growth at ¼ and ½ (zip: both probabilities
+    together). At ¼: E = 464, VSS = 8 (above). At ½ E's slope on [0, 4) is ½(−16) + ½(8) < 0, so x = 0:
+    E = ½ × 672 + ½ × 384 = 528, WS = ½ × 672 + ½ × 448 = 560, EVPI = 32; the mean demand (p2: 240,
+    p3: 288) kinks at 6 and 4: its best whole-rack plan is x = 4 (32 + 224 + 288 = 544; x = 1, 3 and 5
+    give 536, x = 0, 2 and 6 give 528), kept in fast 608, in slow 416:
+    EEV = 512, VSS = 16."""
+    from planner.sweep import load_sweep, run_batch
+    from planner.variants import scenario_yaml
+
+    (tmp_path / "s.yaml").write_text(scenario_yaml(hedge()))
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "odds.yaml").write_text("name: odds\nbase: ../s.yaml\nzip:\n  futures[0].probability: [0.25, 0.5]\n"
+                                                   "  futures[1].probability: [0.75, 0.5]\n")
+    rows = run_batch(load_sweep(tmp_path / "sweeps" / "odds.yaml", tmp_path), tmp_path / "out")
+    got = [[r["status"], r["expected_objective"], r["evpi"], r["vss"]] for r in rows]
+    assert got == [["optimal", 464.0, 40.0, 8.0], ["optimal", 528.0, 32.0, 16.0]]
