@@ -430,6 +430,14 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"))
         elif lead < 0 or lead >= len(scenario.phases):
             out.append(Problem(f"lead_phases.{t}", f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)"))
+    for t in scenario.service_life:
+        if t not in types:
+            out.append(Problem(f"service_life.{t}", f"unknown rack type '{t}' {known(types)}"))
+        elif not scenario.phases:
+            out.append(Problem(f"service_life.{t}", "the scenario has no phases; a service life needs phases to retire racks in"))
+    wide = sorted({t for c in scenario.clusters for t in c.rack_types if t in types and types[t].width > 1})
+    if scenario.service_life and wide:
+        out.append(Problem("service_life", f"service lives are planned for one-position rack types only; the clusters use multi-rack units ({', '.join(wide)})"))
     for si, x in enumerate(scenario.supply):
         if x.rack_type not in types:
             out.append(Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}"))

@@ -16,6 +16,11 @@ start (a single-phase plan starts at 0).
   GPU-hours, each hour discounted like a dollar from the phase it comes online:
   Σ GPUs × 8,760 × ∫_t^H (1 + r)^-s ds; $ per useful GPU-hour divides by those hours × the
   cluster's goodput (§11).
+- service life L (§17, a rack type may state one): a rack placed at t retires at the start τ of
+  the first phase at least L after t: its opex and GPU-hours run from t to min(τ, H), its removal
+  cost is paid at τ (discounted, when τ < H); equipment capex depreciates straight-line over L, and
+  a rack still standing at H leaves its book value equipment × max(0, 1 − (H − t)/L), credited at H
+  (discounted) as residual value. Racks without a service life: none of these terms.
 - IT load is everything in the white space (SPEC §10): GPU, storage and network racks and every
   switch and transceiver of a designed fabric, so each of them carries facility capex, energy and
   (equipment) maintenance alike.
@@ -118,15 +123,41 @@ class RackCost:
     """GPU-hours from t to the horizon."""
     gpu_hours_npv: float
     """The same hours discounted like dollars (levelized cost's denominator)."""
+    removal_usd: float = 0.0
+    """Removal cost paid at retirement within the horizon (undiscounted)."""
+    residual_usd: float = 0.0
+    """Book value of the equipment at the horizon (undiscounted; a rack with a service life standing then)."""
 
 
 def rack_cost(rack: RackType, kw: float, link: LinkClass | None, fabric_usd_per_gpu: float, costs: Costs, pue: float,
-              t: float = 0.0, existing: bool = False) -> RackCost:
-    """The cost terms of one rack placed at year ``t`` (an existing rack costs no capex)."""
+              t: float = 0.0, existing: bool = False, retire: float | None = None, life_years: float | None = None,
+              removal_usd: float = 0.0) -> RackCost:
+    """The cost terms of one rack placed at year ``t`` (an existing rack costs no capex); with a
+    service life of ``life_years``, retired at year ``retire`` (None: standing at the horizon),
+    paying ``removal_usd`` then (module docstring)."""
     equipment = rack_capex_usd(rack, link, fabric_usd_per_gpu)
     capex = 0.0 if existing else equipment + facility_usd(kw, costs)
     opex = opex_usd_per_year(kw, equipment, costs, pue)
-    tco = capex * discount(t, costs.discount_rate) + opex * annuity(t, costs.horizon_years, costs.discount_rate)
-    hours = rack.gpus * max(0.0, costs.horizon_years - t) * HOURS_PER_YEAR
-    hours_npv = rack.gpus * HOURS_PER_YEAR * annuity(t, costs.horizon_years, costs.discount_rate)
-    return RackCost(capex, opex, tco, hours, hours_npv)
+    h, r = costs.horizon_years, costs.discount_rate
+    end = h if retire is None else min(retire, h)
+    running = annuity(t, h, r) - annuity(end, h, r)
+    tco = capex * discount(t, r) + opex * running
+    removal = removal_usd if retire is not None and retire < h else 0.0
+    residual = 0.0
+    if life_years is not None and not existing and (retire is None or retire >= h) and t < h:
+        residual = equipment * max(0.0, 1.0 - (h - t) / life_years)
+    tco += removal * discount(retire or 0.0, r) - residual * discount(h, r)
+    hours = rack.gpus * max(0.0, end - t) * HOURS_PER_YEAR
+    hours_npv = rack.gpus * HOURS_PER_YEAR * running
+    return RackCost(capex, opex, tco, hours, hours_npv, removal, residual)
+
+
+def lifecycle(scenario: Scenario, rack_type: str, phase: str | None, years: dict[str | None, float]) -> dict:
+    """The service-life arguments of :func:`rack_cost` for a rack of a type placed in a phase:
+    retire (year), life_years, removal_usd (empty for a type without a service life)."""
+    life = scenario.service_life.get(rack_type)
+    if life is None:
+        return {}
+    until = scenario.retire_index(rack_type, phase)
+    retire = None if until is None else years[scenario.phases[until].id]
+    return {"retire": retire, "life_years": life.years, "removal_usd": life.removal_cost_usd}

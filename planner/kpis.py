@@ -31,6 +31,7 @@ from planner.costs import (
     discount,
     fabric_usd,
     facility_usd,
+    lifecycle,
     links_usd,
     opex_usd_per_year,
     phase_years,
@@ -85,14 +86,33 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         else:
             cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
-    gpus = n = spares = optics = 0
+    gpus = n = spares = optics = retired = 0
     racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
-    facility = opex = tco = hours = hours_npv = useful_npv = 0.0
+    facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = 0.0
     for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
         t = types[tid]
         kw = scenario.rack_power_kw(t)
         in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's (planner.fabric)
         link = None if in_fabric else classes.get(lc or "")
+        life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
+        per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
+        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if existing else years.get(phase, 0.0), existing, **life)
+        removal += k * cost.removal_usd
+        residual += k * cost.residual_usd
+        tco += k * cost.tco_usd
+        if not spare:
+            hours += k * cost.gpu_hours
+            hours_npv += k * cost.gpu_hours_npv
+            useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
+        if not existing:
+            capex_racks += k * t.capex_usd
+            capex_fabric += k * fabric_usd(t, per_gpu)
+            capex_links += k * links_usd(t, link)
+            facility += k * facility_usd(kw, costs)
+        if life and scenario.retire_index(tid, phase) is not None:  # retired by the last phase: no longer stands
+            retired += k
+            continue
+        opex += k * cost.opex_usd_per_year
         n += k
         racks_kw += k * kw
         max_kw = max(max_kw, kw)
@@ -104,21 +124,8 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             hbm_tb += k * t.hbm_tb
         storage_pb += k * t.storage_capacity_pb
         storage_gbs += k * t.storage_write_gb_per_s
-        per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
-        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if existing else years.get(phase, 0.0), existing)
         if link is not None and link.optical:
             optics += k * 2 * t.links
-        if not existing:
-            capex_racks += k * t.capex_usd
-            capex_fabric += k * fabric_usd(t, per_gpu)
-            capex_links += k * links_usd(t, link)
-            facility += k * facility_usd(kw, costs)
-        opex += k * cost.opex_usd_per_year
-        tco += k * cost.tco_usd
-        if not spare:
-            hours += k * cost.gpu_hours
-            hours_npv += k * cost.gpu_hours_npv
-            useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
     sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
     switches = sum(sum(z.switches) for z in sizes.values())
@@ -171,6 +178,9 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         capex_usd=round(capex, 2),
         opex_usd_per_year=round(opex, 2),
         tco_usd=round(tco, 2),
+        removal_usd=round(removal, 2),
+        residual_value_usd=round(residual, 2),
+        retired_racks=retired,
         gpu_hours=round(hours, 3),
         gpu_hours_npv=round(hours_npv, 3),
         usd_per_gpu_hour=round(tco / hours_npv, 6) if hours_npv else 0.0,
@@ -226,7 +236,8 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
         t = types.get(r.rack_type)
         if t is None or r.existing or r.spare:
             continue
-        weight = n - order.get(r.phase, 0) if scenario.phases else 1
+        until = scenario.retire_index(r.rack_type, r.phase) if scenario.service_life else None
+        weight = (n if until is None else until) - order.get(r.phase, 0) if scenario.phases else 1
         total += weight * (t.gpus if objective == "max_gpus" else t.pflops_bf16)
     return round(total, 6)
 
@@ -248,7 +259,7 @@ def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterabl
     by_id = {r.id: r for r in scenario.retrofits}
     out = []
     for i, ph in enumerate(scenario.phases):
-        standing = [r for r in racks if r.existing or order.get(r.phase, 0) <= i]
+        standing = [r for r in racks if (r.existing or order.get(r.phase, 0) <= i) and (not scenario.service_life or scenario.stands_in(r, i))]
         new = [r for r in racks if not r.existing and r.phase == ph.id]
         kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
         kw += sum(scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i)

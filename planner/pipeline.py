@@ -119,6 +119,9 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
                     first = next(slots)
                     taken.update(range(first, first + width))
                     racks.append(place(m.ix, k.row, first, types[t], c, ph, role == "spare"))
+        if m.scenario.service_life:  # racks retire: a position is free again from its rack's retirement (§17)
+            racks += _fill_over_time(m, k, [x for x in items if types[x[2]].width == 1], taken)
+            continue
         free = iter(pos for _, pos in m.classes[k].positions if pos not in taken)
         for ph, c, t, role, n in items:
             if types[t].width > 1:
@@ -127,6 +130,28 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
                 racks.append(place(m.ix, k.row, next(free), types[t], c, ph, role == "spare"))
     racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return racks
+
+
+def _fill_over_time(m: Model, k: ClassKey, items: list, taken: set[int]) -> list[PlacedRack]:
+    """Positions for one class's racks when racks retire: in phase order, each rack at the nearest
+    position free from its phase on (its last rack retired by then); a rack holds it until it
+    retires. Greedy by start phase is exact for intervals (the model keeps every phase's standing
+    racks within the class's size). Each rack states the phase it retires in."""
+    types = m.scenario.catalog.by_id()
+    free_from = {pos: 0 for _, pos in m.classes[k].positions if pos not in taken}
+    for r in m.scenario.existing:  # installed racks that retire hold their positions until then
+        if r.row == k.row and r.position in free_from:
+            free_from[r.position] = m.until(r.rack_type, r.phase)
+    out = []
+    for ph, c, t, role, n in items:
+        q = m.tl.at(ph)
+        until = m.until(t, ph)
+        for _ in range(n):
+            pos = next(p for p, f in free_from.items() if f <= q)
+            free_from[pos] = until
+            rack = place(m.ix, k.row, pos, types[t], c, ph, role == "spare")
+            out.append(rack.model_copy(update={"retired": m.tl.phases[until]}) if until < len(m.tl.phases) else rack)
+    return out
 
 
 def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:

@@ -60,7 +60,7 @@ def test_unknown_plan_key_is_named() -> None:
     with pytest.raises(InputError) as err:
         plan_from_text(text)
     assert [str(p) for p in err.value.problems] == [
-        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m, phase, existing, spare)"
+        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m, phase, existing, spare, retired)"
     ]
 
 

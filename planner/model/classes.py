@@ -21,12 +21,20 @@ def _bands(scenario: Scenario) -> list[float]:
     return sorted(edges)
 
 
+def staying(scenario: Scenario) -> list:
+    """Installed racks that stand to the end (their positions are never free); with service lives
+    (§17) the others free theirs when they retire (counted per phase in space, planner.model.space)."""
+    if not scenario.service_life:
+        return scenario.existing
+    return [r for r in scenario.existing if scenario.retire_index(r.rack_type, r.phase) is None]
+
+
 def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) -> dict[ClassKey, PositionClass]:
     """Group every free position into classes: one per row and cable-length band (one per position
     when not aggregated)."""
     edges = _bands(scenario)
     types = scenario.catalog.rack_types
-    spots = ix.pod_locations() | scenario.positions_held(scenario.existing)
+    spots = ix.pod_locations() | scenario.positions_held(staying(scenario))
     out: dict[ClassKey, PositionClass] = {}
     for rid, ref in ix.rows.items():
         if ref.row.network is not None:

@@ -140,6 +140,12 @@ class FixedItem:
     online: int
     """Phase index from which it stands."""
     rack_type: RackType
+    until: int | None = None
+    """Phase index from which it no longer stands (retired at the end of its service life); None: never."""
+
+    def stands(self, p: int) -> bool:
+        """Whether it stands in phase index p."""
+        return self.online <= p and (self.until is None or p < self.until)
 
 
 class OrderError(RuntimeError):
@@ -237,6 +243,7 @@ class Model:
     _by_group: dict[str, list] | None = field(default=None, repr=False)
     _by_group_n: int = field(default=0, repr=False)
     _until: float | None = field(default=None, repr=False)
+    _until_cache: dict = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- recipe order
 
@@ -263,6 +270,8 @@ class Model:
     def points(self) -> list[int]:
         """Phase indices where limits are stated: where what is online changes, from the first phase
         this model decides (nothing can be added before it) up to the horizon."""
+        if self.scenario.service_life:  # racks retire: a load may fall and rise again between changes of what is online
+            return list(range(self.from_phase, self.horizon + 1))
         return sorted({p for p in self.tl.change_points() if self.from_phase <= p <= self.horizon} | {self.horizon})
 
     @property
@@ -311,8 +320,45 @@ class Model:
             self.add(lhs <= limit, name)
         self.limits[key] = Limit(key, name, unit, float(limit), lhs, kind, float(fixed))
 
+    def until(self, rack_type: str, phase: str | None) -> int:
+        """Index of the phase from which racks of a type placed in ``phase`` no longer stand (the
+        end of their service life, :meth:`Scenario.retire_index`); the number of phases when never."""
+        key = (rack_type, phase)
+        got = self._until_cache.get(key)
+        if got is None:
+            r = self.scenario.retire_index(rack_type, phase)
+            got = self._until_cache[key] = len(self.tl.phases) if r is None else r
+        return got
+
     def upto(self, p: int):
-        """(key, var) of every count added in phase index p or before."""
+        """(key, var) of every count standing in phase index p: added then or before, not retired."""
+        if not self.scenario.service_life:
+            return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p)
+        return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p < self.until(key.rack_type, key.phase))
+
+    def stands(self, key: CountKey, p: int) -> bool:
+        """Whether racks of a count stand in phase index p (added by then, not retired)."""
+        return self.tl.at(key.phase) <= p and (not self.scenario.service_life or p < self.until(key.rack_type, key.phase))
+
+    def existing_pod_at(self, p: int) -> tuple[dict[str, int], dict[str, int]]:
+        """GPUs and racks of installed racks standing in phase index p, per pod."""
+        gpus: dict[str, int] = defaultdict(int)
+        racks: dict[str, int] = defaultdict(int)
+        types = self.scenario.catalog.by_id()
+        for r in self.scenario.existing:
+            if p < self.until(r.rack_type, r.phase):
+                pod = self.ix.rows[r.row].row.pod
+                gpus[pod] += types[r.rack_type].gpus
+                racks[pod] += 1
+        return dict(gpus), dict(racks)
+
+    def existing_gpus_at(self, cluster: str, p: int) -> int:
+        """GPUs of a cluster's installed racks standing in phase index p."""
+        types = self.scenario.catalog.by_id()
+        return sum(types[r.rack_type].gpus for r in self.scenario.existing if r.cluster == cluster and p < self.until(r.rack_type, r.phase))
+
+    def placed_upto(self, p: int):
+        """(key, var) of every count added in phase index p or before (retired or not)."""
         return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p)
 
     def sfx(self, p: int) -> list[str]:
@@ -346,7 +392,7 @@ class Model:
         """Fixed kW per row standing in phase index p (network racks from their row's phase, installed racks always)."""
         out: dict[str, float] = defaultdict(float)
         for it in self.fixed_items:
-            if it.online <= p:
+            if it.stands(p):
                 out[it.row] += it.kw
         return dict(out)
 
@@ -354,7 +400,7 @@ class Model:
         """Fixed heat per cooling zone in phase index p, kW."""
         out: dict[str, float] = defaultdict(float)
         for it in self.fixed_items:
-            if it.online > p:
+            if not it.stands(p):
                 continue
             row = self.ix.rows[it.row].row
             air, liquid = it.rack_type.heat_kw(it.kw)

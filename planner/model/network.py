@@ -20,6 +20,18 @@ def add_pod_constraints(m: Model) -> None:
     m.needs_done("pods", "counts", "fixed_loads")
     m.done("pods")
     types = m.scenario.catalog.by_id()
+    if m.scenario.service_life:  # racks retire and free their pod's ports: a limit per phase
+        for p in m.points:
+            gpus_p: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+            racks_p: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+            for key, var in m.upto(p):
+                pod = m.ix.rows[key.cls.row].row.pod
+                if types[key.rack_type].gpus:
+                    gpus_p[pod].append((var, types[key.rack_type].gpus))
+                racks_p[pod].append((var, 1.0))
+            fg, fr = m.existing_pod_at(p)
+            _pod_limits(m, gpus_p, racks_p, fg, fr, m.ph(p))
+        return
     gpus: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     racks: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     for key, var in m.n.items():
@@ -27,14 +39,19 @@ def add_pod_constraints(m: Model) -> None:
         if types[key.rack_type].gpus:
             gpus[pod].append((var, types[key.rack_type].gpus))
         racks[pod].append((var, 1.0))
+    _pod_limits(m, gpus, racks, m.existing_pod_gpus, m.existing_pod_racks, "")
+
+
+def _pod_limits(m: Model, gpus: dict, racks: dict, fixed_gpus: dict, fixed_racks: dict, phase: str) -> None:
+    """GPUs ≤ max_gpus and racks ≤ max_racks per pod, less what installed racks take."""
     for pod, items in gpus.items():
-        f = m.existing_pod_gpus.get(pod, 0)
-        m.add_limit(LimitKey(Family.pod_gpus, pod), LimitKind.pod_gpus, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
+        f = fixed_gpus.get(pod, 0)
+        m.add_limit(LimitKey(Family.pod_gpus, pod, "", phase), LimitKind.pod_gpus, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
     for pod, items in racks.items():
         cap = m.ix.pods[pod].max_racks
         if cap is not None:
-            f = m.existing_pod_racks.get(pod, 0)
-            m.add_limit(LimitKey(Family.pod_racks, pod), LimitKind.pod_racks, pulp.LpAffineExpression(items), cap - f, "racks", f)
+            f = fixed_racks.get(pod, 0)
+            m.add_limit(LimitKey(Family.pod_racks, pod, "", phase), LimitKind.pod_racks, pulp.LpAffineExpression(items), cap - f, "racks", f)
 
 
 def group_counts(m: Model, g: ClusterGroup) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
@@ -85,13 +102,16 @@ def add_cluster_constraints(m: Model) -> None:
         head = g.head
         k = g.k
         base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
+        retire = bool(s.service_life)
         mine, spare = group_counts(m, g)
         store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
         if g.scope in (Scope.site, Scope.rack):
             for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
+                if retire and k == 1:
+                    base = m.existing_gpus_at(head.id, p)
                 gpus = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine
-                                                 if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                                                 if types[key.rack_type].gpus and m.stands(key, p)])
                 if head.demand == Demand.exact:
                     m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
                 elif head.demand == Demand.at_least:
@@ -125,6 +145,8 @@ def add_cluster_constraints(m: Model) -> None:
                 big = min(big, m.ix.pods[sid].max_racks + storage_racks(s, head))
             if per_member_racks is not None:
                 big = min(big, per_member_racks)
+            if retire:  # retired racks may be replaced: at most once per phase
+                big *= n_ph
             if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
                 big += (d_max or 0) + storage_racks(s, head)
             m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
@@ -132,8 +154,10 @@ def add_cluster_constraints(m: Model) -> None:
             cap = ports[g.scope][sid]
             for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
                 d = m.tl.demand(head, p)
+                if retire and fixed_home:
+                    here = m.existing_gpus_at(head.id, p)
                 g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items
-                                               if types[key.rack_type].gpus and m.tl.at(key.phase) <= p])
+                                               if types[key.rack_type].gpus and m.stands(key, p)])
                 big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
                 if m.elastic:
                     big_gpus = max(big_gpus, d or 0) + cap

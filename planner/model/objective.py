@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pulp
 
-from planner.costs import annuity, discount, facility_usd, opex_usd_per_year, phase_years, rack_capex_usd, rack_cost
+from planner.costs import annuity, discount, facility_usd, lifecycle, opex_usd_per_year, phase_years, rack_capex_usd, rack_cost
 from planner.enums import LimitKind, Objective
 from planner.model.core import Model
 from planner.model.keys import Family, LimitKey
@@ -17,8 +17,10 @@ from planner.site_index import network_racks
 def add_expressions(m: Model) -> None:
     """Named expressions (planner.costs for every money figure): gpus and pflops (in the last phase;
     the objective of a phased max_* sums them over phases), capex_usd (equipment + facility +
-    retrofits, plus the network racks' facility as a constant), tco_usd (each rack from its phase's
-    start), it_kw, cable_usd, cable_m."""
+    retrofits, plus the network racks' facility as a constant),
+    tco_usd (each rack from its phase's start, to its retirement with its removal cost, less its
+    residual value: planner.costs), it_kw (standing in the last phase), cable_usd, cable_m. With
+    service lives a rack counts GPU-phases only while it stands."""
     m.needs_done("expressions", "counts", "retrofits", "fabric")
     m.done("expressions")
     s = m.scenario
@@ -37,16 +39,20 @@ def add_expressions(m: Model) -> None:
         link = classes[lc] if lc and not in_fabric else None
         kw = s.rack_power_kw(rt)
         per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
-        cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0))
+        cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0), **lifecycle(s, key.rack_type, key.phase, years))
+        until = m.until(key.rack_type, key.phase) if s.service_life else n_ph  # retired from that phase on (§17)
+        at_end = until > m.horizon  # standing in the last phase
         if not key.role:  # hot spares: paid for and powered, not counted as GPUs
-            e["gpus"].append((var, rt.gpus))
-            e[f"gpus:{key.group}"].append((var, rt.gpus))
-            e["gpu_phases"].append((var, rt.gpus * (n_ph - m.tl.at(key.phase))))
-            e["pflops"].append((var, rt.pflops_bf16))
-            e["pflop_phases"].append((var, rt.pflops_bf16 * (n_ph - m.tl.at(key.phase))))
+            if at_end:
+                e["gpus"].append((var, rt.gpus))
+                e[f"gpus:{key.group}"].append((var, rt.gpus))
+                e["pflops"].append((var, rt.pflops_bf16))
+            e["gpu_phases"].append((var, rt.gpus * (until - m.tl.at(key.phase))))
+            e["pflop_phases"].append((var, rt.pflops_bf16 * (until - m.tl.at(key.phase))))
         e["capex_usd"].append((var, cost.capex_usd))
         e["tco_usd"].append((var, cost.tco_usd))
-        e["it_kw"].append((var, kw))
+        if at_end:
+            e["it_kw"].append((var, kw))
         e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
         e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
     for key, var in m.buy.items():

@@ -22,7 +22,7 @@ def add_supply_constraints(m: Model) -> None:
     s = m.scenario
     for t in sorted({x.rack_type for x in s.supply}):
         for p in range(m.from_phase, m.horizon + 1):
-            items = [(var, 1) for key, var in m.upto(p) if key.rack_type == t]
+            items = [(var, 1) for key, var in m.placed_upto(p) if key.rack_type == t]
             if not items:
                 continue
             used = sum(1 for r in s.existing if r.rack_type == t and r.phase is not None and m.tl.index.get(r.phase, 0) <= p)

@@ -41,6 +41,8 @@ class PlacedRack(StrictModel):
     """Installed before this plan (brownfield): fixed, never moved."""
     spare: Bool = False
     """A hot spare of its cluster (§11): powered, cooled and paid for, not counted in its GPUs."""
+    retired: Id | None = None
+    """Phase from which it no longer stands: its service life has ended (§17); none: it stands to the end."""
 
 
 class SwitchCount(StrictModel):
@@ -170,7 +172,15 @@ class Kpis(StrictModel):
     opex_usd_per_year: Float = 0
     """Energy, colocation and maintenance at full build-out, USD per year."""
     tco_usd: Float = 0
-    """Net present value of capex and opex over the horizon, USD."""
+    """Net present value of capex and opex over the horizon, USD (with service lives: removal costs
+    added, residual value taken off)."""
+    removal_usd: Float = 0
+    """Removal cost of the racks retired within the horizon, USD (undiscounted; §17)."""
+    residual_value_usd: Float = 0
+    """Book value at the horizon of the racks with a service life still standing then (straight-line
+    depreciation of their equipment), USD (undiscounted; credited in TCO, §17)."""
+    retired_racks: Int = 0
+    """Racks retired by the last phase (their service life ended; not counted in GPUs, racks or IT kW)."""
     gpu_hours: Float = 0
     """GPU-hours available over the horizon (each placed GPU from its phase's start; spares not counted)."""
     gpu_hours_npv: Float = 0

@@ -197,6 +197,20 @@ class Supply(StrictModel):
     """Where the figure comes from (an allocation letter, a forecast, an estimate)."""
 
 
+class ServiceLife(StrictModel):
+    """How long racks of a type serve (§17 refresh)."""
+
+    years: Float = Field(gt=0, le=100)
+    """Service life, years: a rack retires at the first phase starting at least this long after the
+    phase it was placed in (its position, power, cooling and pod ports are free from then), and its
+    equipment capex depreciates straight-line over it (book value at the horizon credited in TCO)."""
+    removal_cost_usd: NonNegFloat = 0
+    """Cost of taking one rack out when it retires, USD (de-installation, transport, disposal), paid
+    in the phase it retires."""
+    source: Text = ""
+    """Where the figures come from."""
+
+
 class Future(StrictModel):
     """A demand future (§17): what each named cluster wants per phase if this future comes, and
     how likely it is. Clusters it does not name keep the scenario's demand."""
@@ -369,6 +383,9 @@ class Scenario(StrictModel):
     supply: list[Supply] = Field(default_factory=list, max_length=10_000)
     """Racks of a type deliverable per phase (§17); racks placed by a phase fit what was delivered by
     then. None: every rack type in any number."""
+    service_life: dict[Id, ServiceLife] = Field(default_factory=dict, max_length=10_000)
+    """Rack type → its service life (§17): racks retire when it ends and may be replaced (phased
+    scenarios). Installed racks without a phase are never retired. None: racks serve to the end."""
     futures: list[Future] = Field(default_factory=list, max_length=100)
     """Demand futures with probabilities (§17): ``planner plan --mode stochastic`` fixes the first
     phase for all of them and adapts the later phases to each. None: demand is known."""
@@ -415,6 +432,32 @@ class Scenario(StrictModel):
         clusters = [c.model_copy(update={"gpus_by_phase": dict(f.gpus_by_phase[c.id])}) if c.id in f.gpus_by_phase else c
                     for c in self.clusters]
         return self.model_copy(update={"clusters": clusters, "futures": []})
+
+    def retire_index(self, rack_type: str, placed: str | None) -> int | None:
+        """Index of the phase from which a rack of ``rack_type`` placed in phase ``placed`` no longer
+        stands (the first phase starting at least its service life after ``placed`` starts); None when
+        it stands to the last phase (no service life, no phases, no phase given, or none that late)."""
+        life = self.service_life.get(rack_type)
+        if life is None or placed is None or not self.phases:
+            return None
+        order = {p.id: i for i, p in enumerate(self.phases)}
+        if placed not in order:
+            return None
+        start = self.phases[order[placed]].start
+        for i in range(order[placed] + 1, len(self.phases)):
+            if (self.phases[i].start - start).days / 365.25 >= life.years - 1e-9:
+                return i
+        return None
+
+    def stands_in(self, rack: PlacedRack, index: int) -> bool:
+        """Whether a placed rack stands in the phase with this index: placed by then (installed
+        racks always) and not yet retired."""
+        if not rack.existing and self.phases:
+            order = {p.id: i for i, p in enumerate(self.phases)}
+            if order.get(rack.phase, 0) > index:
+                return False
+        until = self.retire_index(rack.rack_type, rack.phase)
+        return until is None or index < until
 
     def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
         """(row, position) of every position the racks take: a multi-rack unit its width from the

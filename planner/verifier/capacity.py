@@ -153,15 +153,30 @@ def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Ph
             rep.usage.append(Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW"))
 
 
+def standing_sets(plan: Plan, scenario: Scenario) -> list[list]:
+    """The racks to count against a limit that racks free when they retire: all of them, or with
+    service lives (§17) the racks standing in each phase."""
+    if not scenario.service_life:
+        return [plan.racks]
+    return [[r for r in plan.racks if scenario.stands_in(r, i)] for i in range(len(scenario.phases))]
+
+
 def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """GPUs and racks per pod (in every phase, when racks retire: the most in any)."""
     types = scenario.catalog.by_id()
     gpus: dict[str, int] = defaultdict(int)
     racks: dict[str, int] = defaultdict(int)
-    for r in plan.racks:
-        if r.row in site.rows and r.rack_type in types:
-            pod = site.rows[r.row][2].pod
-            gpus[pod] += types[r.rack_type].gpus
-            racks[pod] += 1
+    for standing in standing_sets(plan, scenario):
+        g: dict[str, int] = defaultdict(int)
+        n: dict[str, int] = defaultdict(int)
+        for r in standing:
+            if r.row in site.rows and r.rack_type in types:
+                pod = site.rows[r.row][2].pod
+                g[pod] += types[r.rack_type].gpus
+                n[pod] += 1
+        for pod in g.keys() | n.keys():
+            gpus[pod] = max(gpus[pod], g[pod])
+            racks[pod] = max(racks[pod], n[pod])
     for pid, p in site.pods.items():
         if gpus[pid] > p.max_gpus:
             rep.add(pid, "pod GPUs", f"{gpus[pid]} GPUs exceed the pod's {p.max_gpus} GPU ports")
@@ -176,9 +191,13 @@ def hall_usage(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport
     """Positions used per hall (a multi-rack unit uses its width) against the usable ones."""
     width = {t.id: t.width for t in scenario.catalog.rack_types}
     used: dict[str, int] = defaultdict(int)
-    for r in plan.racks:
-        if r.row in site.rows:
-            used[site.rows[r.row][1]] += width.get(r.rack_type, 1)
+    for standing in standing_sets(plan, scenario):
+        here: dict[str, int] = defaultdict(int)
+        for r in standing:
+            if r.row in site.rows:
+                here[site.rows[r.row][1]] += width.get(r.rack_type, 1)
+        for hall, k in here.items():
+            used[hall] = max(used[hall], k)
     spots: dict[str, set[int]] = defaultdict(set)
     for p in site.pods.values():
         spots[p.network_rack.row].add(p.network_rack.position)

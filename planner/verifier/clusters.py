@@ -39,7 +39,8 @@ def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRe
         mine = by_cluster.get(c.id, [])
         name = f"cluster {c.id}"
         for st in states:
-            gpus = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or site.phase_index.get(r.phase, 0) <= st.index))
+            gpus = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or site.phase_index.get(r.phase, 0) <= st.index)
+                       and (not scenario.service_life or scenario.stands_in(r, st.index)))
             want = c.gpus
             if c.gpus_by_phase is not None:
                 want = 0

@@ -20,6 +20,7 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
     stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
+    held: dict[tuple[str, int], list[tuple[int, tuple[int, int]]]] = {}
     seen: dict[tuple, list[tuple[str, str]]] = {}
     structures = {r.effect.building: r.effect.structure for r in scenario.retrofits if r.effect.kind == "build_structure"}
     _fit = _fit_checks(scenario, site, clusters, stores)
@@ -41,8 +42,20 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
             rep.add(name, "placement", f"position {r.position} is reserved")
         if (r.row, r.position) in pod_spots:
             rep.add(name, "placement", f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack")
-        if (r.row, r.position) in taken:
+        if scenario.service_life:  # a position holds one rack at a time: from its phase to its retirement (§17)
+            span = _span(scenario, site, r)
+            clash = next((j for j, other in held.get((r.row, r.position), []) if other[0] < span[1] and span[0] < other[1]), None)
+            if clash is not None:
+                rep.add(name, "placement", f"position already holds racks[{clash}] then")
+            held.setdefault((r.row, r.position), []).append((i, span))
+            until = scenario.retire_index(r.rack_type, r.phase)
+            want = None if until is None else scenario.phases[until].id
+            if r.retired != want:
+                rep.add(name, "retired", f"says retired from {r.retired or 'never'}; its service life ends {('in ' + want) if want else 'after the last phase'}")
+        elif (r.row, r.position) in taken:
             rep.add(name, "placement", f"position already holds racks[{taken[r.row, r.position]}]")
+        elif r.retired is not None:
+            rep.add(name, "retired", f"says retired from {r.retired}, but its rack type has no service life")
         taken.setdefault((r.row, r.position), i)
         x, y = site.xy(r.row, r.position)
         if abs(x - r.x_m) > TOL or abs(y - r.y_m) > TOL:
@@ -264,3 +277,11 @@ def retrofit_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyR
             rep.add(f"retrofit {b.id}", "retrofit", f"bought in unknown phase '{b.phase}'")
         elif site.phase_index[b.phase] + r.lead_phases > last:
             rep.add(f"retrofit {b.id}", "retrofit", f"bought in phase {b.phase} with a lead of {r.lead_phases} phases: it would take effect after the last phase")
+
+
+def _span(scenario: Scenario, site: SiteView, r) -> tuple[int, int]:
+    """Phase indices [from, until) a rack stands in: installed racks from the first, retired ones
+    until their service life ends, the rest to the end."""
+    start = 0 if r.existing else site.phase_index.get(r.phase, 0)
+    until = scenario.retire_index(r.rack_type, r.phase)
+    return start, len(scenario.phases) if until is None else until

@@ -182,6 +182,8 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
     out = []
     for i, ph in enumerate(ids):
         racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
+        if scenario.service_life:  # racks past their service life are retired (§17)
+            racks = [r for r in racks if scenario.stands_in(r, i)]
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
         st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
         for b in plan.retrofits:
