@@ -184,6 +184,8 @@ def _summary(plan, out=None) -> None:
             *((f"  capex {name} USD", f"{usd:,.0f}") for name, usd in capex_parts(k).items()),
             ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour (levelized)", f"{k.usd_per_gpu_hour:,.3f}"),
             ("USD per useful GPU-hour", f"{k.usd_per_useful_gpu_hour:,.3f}"),
+            *((("retired racks (service life ended)", f"{k.retired_racks:,}"), ("removal USD", f"{k.removal_usd:,.0f}"),
+               ("residual value at the horizon USD", f"{k.residual_value_usd:,.0f}")) if k.retired_racks or k.residual_value_usd else ()),
             ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
             ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
             ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]

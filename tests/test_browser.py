@@ -377,3 +377,22 @@ def test_phases_page_plans_for_three_futures(server: str) -> None:
         page.screenshot(path=str(OUT / "17-futures.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def test_phases_page_shows_a_refresh(server: str) -> None:
+    """hall-refresh on the Phases page: H100 racks in 2029, NVL72 racks in their positions in 2030
+    after the H100s retire; screenshotted at both phases."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 3000})
+        page.goto(f"{server}/phases_page?scenario=hall-refresh")
+        page.get_by_role("heading", name="Phases: hall-refresh").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve jointly (all phases at once)").click()
+        page.get_by_text("joint: optimal").wait_for(timeout=120_000)
+        page.get_by_text("48 racks retired by the last phase").wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(OUT / "18-refresh-2031.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()

@@ -124,7 +124,8 @@ if plan.phases:
     colors = cluster_colors(scenario)
     fig = go.Figure()
     for c in scenario.clusters:
-        ys = [sum(types[r.rack_type].gpus for r in plan.racks if r.cluster == c.id and (r.existing or order.get(r.phase, 0) <= i))
+        ys = [sum(types[r.rack_type].gpus for r in plan.racks if r.cluster == c.id and (r.existing or order.get(r.phase, 0) <= i)
+                  and (not scenario.service_life or scenario.stands_in(r, i)))  # retired racks no longer stand (§17)
               for i in range(len(phases))]
         fig.add_bar(x=phases, y=ys, name=c.id, marker_color=colors[c.id])
     fig.add_scatter(x=phases, y=[p.it_kw / 1000 for p in plan.phases], name="IT MW", yaxis="y2", mode="lines+markers", line={"color": "#333"})
@@ -176,5 +177,8 @@ fig.update_layout(height=300, title=f"Capex by part: ${k.capex_usd / 1e6:,.1f}M;
                                     f"TCO ${k.tco_usd / 1e6:,.1f}M over {scenario.costs.horizon_years:g} years; ${k.usd_per_gpu_hour:,.2f} per GPU-hour",
                   yaxis={"title": "USD"}, margin={"l": 10, "r": 10, "t": 40, "b": 10})
 st.plotly_chart(fig, key="costs", width="stretch")
+if k.retired_racks or k.residual_value_usd:
+    st.caption(f"Service lives (§17): {k.retired_racks:,} racks retired by the last phase (removal ${k.removal_usd / 1e6:,.2f}M, in TCO); "
+               f"the racks standing at the horizon keep a book value of ${k.residual_value_usd / 1e6:,.2f}M (straight-line), credited in TCO.")
 if plan.stranded:
     st.caption("Stranded power: " + "; ".join(f"{s.node} {s.kw:,.1f} kW ({s.reason})" for s in plan.stranded[:10]))
