@@ -320,6 +320,10 @@ def futures_table(f: dict) -> list[str]:
           "|---|---|---|---|---|---|---|---|"]
     for fid, p, gpus, obj, regret, stranded, mean, mean_str in f.get("futures", []):
         L.append(f"| {fid} | {p:g} | {_n(gpus)} | {_f(obj, '{:,.1f}')} | {_f(regret, '{:,.1f}')} | {_f(stranded, '{:,.1f}')} | {_f(mean, '{:,.1f}')} | {_f(mean_str, '{:,.1f}')} |")
+    rf = f.get("refresh", {})
+    L += ["", f"Refresh (datasets/hall-refresh.yaml, `planner plan`, joint): {rf.get('status')}, gap {_gap(rf)}, {_n(rf.get('gpus'))} GPUs at the end, "
+          f"{_f(rf.get('objective'), '{:,.0f}')} GPU-phases, capex ${_f(rf.get('capex_usd'), '{:,.0f}')}, TCO ${_f(rf.get('tco_usd'), '{:,.0f}')}, "
+          f"{_f(rf.get('total_s'))} s."]
     L += ["", f"Expected objective {_f(f.get('expected'), '{:,.1f}')} ({f.get('status')}, gap {_gap(f)}), EVPI {_f(f.get('evpi'), '{:,.1f}')}, "
           f"mean-demand plan {_f(f.get('mean'), '{:,.1f}')}, VSS {_f(f.get('vss'), '{:,.1f}')}; expected TCO ${_f(f.get('expected_tco_usd'), '{:,.0f}')}; "
           f"{_f(f.get('total_s'))} s in all; every future's plan verified: {f.get('verified')}."]
@@ -345,6 +349,7 @@ def main() -> None:
     pos, cbc, cbc_pos, scale, capex = {}, {}, {}, {}, {}
     phased = {"joint": measure("joint", "fleet-expansion"), "rolling": measure("rolling", "fleet-expansion")}
     futures = measure("stochastic", "fleet-futures")
+    futures["refresh"] = measure("joint", "hall-refresh")
     growth = {n: measure("joint", f"meta-24k-{n}phases") for n in (1, 2, 4)}
     region = {m: measure("region", "prometheus-1gw", m, time_limit=600) for m in ("decomposed", "rolling", *(("joint",) if args.full else ()))}
     reliab = {"strict": measure("policy", "dr-hall-flex", "strict"), "shed": measure("policy", "dr-hall-flex", "shed"),
@@ -556,6 +561,9 @@ def write(cold, warm, full, greedy, per_cluster, pos, cbc, cbc_pos, scale, capex
     t("fleet-futures two-stage (3 futures, perfect information and the mean-demand plan included): within 1% in ≤ 60 s, verified",
       f"{futures.get('status')}, gap {_gap(futures)}, {_f(futures.get('total_s'))} s, verified {futures.get('verified')}",
       futures.get("gap") is not None and futures["gap"] <= 0.01 and (futures.get("total_s") or 1e9) <= 60 and bool(futures.get("verified")))
+    rf = futures.get("refresh", {})
+    t("hall-refresh (six years, H100 to NVL72): within 1% in ≤ 60 s", f"{rf.get('status')}, gap {_gap(rf)}, {_f(rf.get('total_s'))} s",
+      rf.get("gap") is not None and rf["gap"] <= 0.01 and (rf.get("total_s") or 1e9) <= 60)
     t("fleet-expansion joint: within 0.5% in ≤ 60 s", f"{j.get('status')}, gap {_gap(j)}, {_f(j.get('total_s'))} s",
       j.get("gap") is not None and j["gap"] <= 0.005 and (j.get("total_s") or 1e9) <= 60)
     g4 = growth.get(4, {})
