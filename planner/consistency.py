@@ -430,6 +430,10 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"))
         elif lead < 0 or lead >= len(scenario.phases):
             out.append(Problem(f"lead_phases.{t}", f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)"))
+    switches = scenario.catalog.switch_by_id()
+    for si, x in enumerate(scenario.switch_supply):
+        if x.switch not in switches:
+            out.append(Problem(f"switch_supply[{si}].switch", f"unknown switch model '{x.switch}' {known(switches)}"))
     for t in scenario.service_life:
         if t not in types:
             out.append(Problem(f"service_life.{t}", f"unknown rack type '{t}' {known(types)}"))

@@ -173,6 +173,8 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
     if fam == Family.power_arrival:
         return "power arrival", f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
     if fam == Family.supply:
+        if lim.ident.startswith("switch:"):
+            return "supply", f"of {lim.ident.removeprefix('switch:')} switches"
         return "supply", f"of {lim.ident} racks" + (f" by {lim.key.phase}" if lim.key.phase else "")
     words = {Family.pod_gpus: "pod GPUs", Family.pod_racks: "pod racks", Family.demand_cap: "demand cap", Family.budget: "budget"}
     return words.get(fam, fam), lim.ident
@@ -345,8 +347,15 @@ def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario,
                 data["power_arrival"].append({"phase": ident if ident in order else None, "interconnect_mw": mw})
                 more = f"{_fmt(mw)} MW" if mw >= 1 else f"{_fmt(mw * 1000)} kW"
                 steps.append(f"{ident if ident in order else 'region'}: +{more} more interconnect")
-    if kind == LimitKind.supply:  # ident: "rack type@phase" (the type alone without phases); more racks allocated then
+    if kind == LimitKind.supply:  # ident: "rack type@phase" (the type alone without phases), or "switch:<model>"; more allocated then
         for ident in idents:
+            if ident.startswith("switch:"):
+                model = ident.removeprefix("switch:")
+                have = sum(x["count"] for x in data["switch_supply"] if x["switch"] == model)
+                more = max(1, math.ceil(STEP * have))
+                data["switch_supply"].append({"switch": model, "count": more})
+                steps.append(f"+{more:,} more {model} switches allocated")
+                continue
             t, _, ph = ident.partition("@")
             order = {p.id: i for i, p in enumerate(scenario.phases)}
             more = max(1, math.ceil(STEP * (scenario.supply_upto(t, order.get(ph, 0)) or 0)))
@@ -449,9 +458,9 @@ def _per_phase_ident(kind: str, ident: str, phase: str | None) -> str:
 
 
 def supply_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
-    """Each supplied rack type's use in every phase (element "type@phase"; the type without phases),
-    recomputed by the verifier from the plan's racks."""
-    if not scenario.supply:
+    """Each supplied rack type's use in every phase (element "type@phase"; the type without phases)
+    and each supplied switch model's ("switch:<model>"), recomputed by the verifier from the plan's racks."""
+    if not scenario.supply and not scenario.switch_supply:
         return []
     rep = verify(plan, scenario)
     if not scenario.phases:

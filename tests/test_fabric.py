@@ -9,7 +9,8 @@ import pytest
 
 from planner.fabric import max_endpoints, ports, size
 from planner.loader import scenario_from_data
-from planner.schema import PlacedRack, Scenario
+from planner.errors import InputError
+from planner.schema import PlacedRack, Scenario, SwitchSupply
 from tests.conftest import small_hall_data
 
 GT = "grand-teton-h100"
@@ -269,3 +270,32 @@ def test_verifier_rejects_moved_network_racks_and_edited_fabric_power() -> None:
     assert [str(v) for v in verify(edited, s).violations] == ["fabric c1: kw: plan says 1.0, the racks give 6.6"]
     fewer = plan.model_copy(update={"kpis": plan.kpis.model_copy(update={"switches": 1})})
     assert [str(v) for v in verify(fewer, s).violations] == ["kpis.switches: plan says 1, the racks give 6"]
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_switch_supply_limits_the_fabric(solver: str) -> None:
+    """One pod of 8 racks on QM9700 2-tier (32 down per leaf, spines ⌈leaves × 32 / 64⌉): 128 GPUs
+    need 4 leaves + 2 spines. With 4 QM9700s delivered, leaves + ⌈leaves / 2⌉ ≤ 4 gives 2 leaves
+    and a spine: 64 endpoints, 4 racks; with 5, 3 leaves + 2 spines: 96 GPUs (§17). explain names the
+    allocation: one more switch (10 % of 5, rounded up) gives 4 leaves + 2 spines: +32 GPUs."""
+    from planner.explainer import explain
+    from tests.test_optimize import solved
+
+    pod = [{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 10)]}]
+    base = net_site(pod, [IB2], {"demand": "max", "fabrics": ["ib2"]})
+    assert solved(base, solver).kpis.gpus == 128
+    for count, gpus, used in [(4, 64, 3), (5, 96, 5)]:
+        s = base.model_copy(update={"switch_supply": [SwitchSupply(switch="qm9700", count=count)]})
+        plan = solved(s, solver)
+        assert plan.kpis.gpus == gpus, count
+        use = [u for u in plan.utilisation if u.kind == "supply"]
+        assert [(u.id, u.value, u.limit) for u in use] == [("switch:qm9700", used, count)]
+    text = explain(base.model_copy(update={"switch_supply": [SwitchSupply(switch="qm9700", count=5)]}))[0].render()  # 5 of 5 used
+    assert "supply switch:qm9700: 5 of 5 switches used (100.0%); +1 more qm9700 switches allocated → +32 GPUs" in text, text
+
+
+def test_switch_supply_names_an_unknown_model() -> None:
+    data = net_site([{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 10)]}], [IB2], {"demand": "max", "fabrics": ["ib2"]}).model_dump(mode="json")
+    with pytest.raises(InputError) as e:
+        scenario_from_data({**data, "switch_supply": [{"switch": "qm9800", "count": 3}]})
+    assert any(line.startswith("switch_supply[0].switch: unknown switch model 'qm9800'") for line in e.value.lines()), e.value.lines()

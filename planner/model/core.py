@@ -212,6 +212,8 @@ class Model:
     network_racks: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, design, network row, tier) → network racks holding that tier's switches: fabric."""
     network_switches: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    switch_need: dict[str, list] = field(default_factory=lambda: defaultdict(list))
+    """Switch model → the expressions counting every switch of it the designed fabrics need (§17 supply)."""
     """(cluster, design, network row, tier) → switches of that tier standing there: fabric."""
     network_kw: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, network row) → the cluster's transceiver kW charged to that row: fabric."""

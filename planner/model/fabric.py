@@ -167,6 +167,7 @@ def add_fabric_constraints(m: Model) -> None:
                 b_rows = sorted({r for pod in pods if building_of_pod[pod] == b for r in rows_for.get(pod, [])})
                 if d.leaf_in_rack:
                     leaves = pulp.lpSum(x[d.id, t, pod] for t, pod in mine)
+                    m.switch_need[d.switches[0]].append(leaves)
                     up1 = pulp.lpSum(x[d.id, t, pod] * per_rack[t] for t, pod in mine)
                     per_leaf_up = max(per_rack.values(), default=0)
                     n_leaf_max = sum(pod_size[pod] for pod in {pod for _, pod in mine})
@@ -179,6 +180,7 @@ def add_fabric_constraints(m: Model) -> None:
                         needs.append((d.id, 1, rows_for.get(pod, []), q * rail))
                         groups.append(q * rail)
                     leaves = pulp.lpSum(groups)
+                    m.switch_need[d.switches[0]].append(leaves)
                     up1 = leaves * p.up[0]
                     per_leaf_up = p.up[0]
                     leaf = sw[d.switches[0]]
@@ -197,6 +199,7 @@ def add_fabric_constraints(m: Model) -> None:
                     m.add(facing * sp - pulp.lpSum(math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)) >= 0,
                           lp_name("fabric_build_spines", c.id, d.id, b))
                 spine = sw[d.switches[1]]
+                m.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
                 cost.append(sp * spine.price_usd)
                 watts.append(sp * (spine.power_w / 1000))
                 tops: pulp.LpAffineExpression = pulp.LpAffineExpression(sp)
@@ -204,6 +207,7 @@ def add_fabric_constraints(m: Model) -> None:
                     co = m.var(lp_name("fabric_cores", c.id, d.id, b), 0, None, integer=True)
                     m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id, b))
                     core = sw[d.switches[2]]
+                    m.switch_need[d.switches[2]].append(pulp.LpAffineExpression(co))
                     cost.append(co * core.price_usd + sp * (p.up[1] * longest.cost_usd_per_link))
                     watts.append(co * (core.power_w / 1000))
                     optics.append(sp * (p.up[1] * longest.power_w_per_link / 1000))
@@ -220,6 +224,7 @@ def add_fabric_constraints(m: Model) -> None:
                     border = m.var(lp_name("region_border", c.id, d.id, b), 0, None, integer=True)
                     m.add(top.ports * border - lk >= 0, lp_name("region_border", c.id, d.id, b))
                     tops += border
+                    m.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
                     cost.append(border * top.price_usd + lk * (longest.cost_usd_per_link + region.fibre_usd_per_km * km))
                     watts.append(border * (top.power_w / 1000))
                     optics.append(lk * (longest.power_w_per_link / 1000))
@@ -230,6 +235,7 @@ def add_fabric_constraints(m: Model) -> None:
                 agg = sw[region.switch]
                 rv = m.var(lp_name("region_switches", c.id, d.id), 0, None, integer=True)
                 m.add(agg.ports * rv - pulp.lpSum(region_lk) >= 0, lp_name("region_switches", c.id, d.id))
+                m.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
                 cost.append(rv * agg.price_usd)
                 watts.append(rv * (agg.power_w / 1000))
                 needs.append((d.id, 4, sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building), pulp.LpAffineExpression(rv)))

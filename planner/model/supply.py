@@ -16,8 +16,10 @@ def add_supply_constraints(m: Model) -> None:
 
     with S the racks delivered per phase (a multi-rack unit counts one) and E the racks of t an
     earlier rolling step placed by p (installed racks with a phase; racks installed before the
-    plan were delivered before it). Named ``supply(grand-teton-h100,q2)``."""
-    m.needs_done("supply", "counts")
+    plan were delivered before it). Named ``supply(grand-teton-h100,q2)``. Designed fabrics (single
+    phase): per switch model M the scenario supplies, Σ every switch of M the fabrics need (leaves,
+    in GPU racks too, spines, cores, border and region switches) ≤ Σ delivered, ``supply(switch!qm9700)``."""
+    m.needs_done("supply", "counts", "fabric")
     m.done("supply")
     s = m.scenario
     for t in sorted({x.rack_type for x in s.supply}):
@@ -28,3 +30,13 @@ def add_supply_constraints(m: Model) -> None:
             used = sum(1 for r in s.existing if r.rack_type == t and r.phase is not None and m.tl.index.get(r.phase, 0) <= p)
             cap = s.supply_upto(t, p) or 0
             m.add_limit(LimitKey(Family.supply, t, phase=m.ph(p)), LimitKind.supply, pulp.LpAffineExpression(items), cap - used, "racks", used)
+    for model in sorted({x.switch for x in s.switch_supply}):  # designed fabrics: single-phase, one limit per model
+        need = m.switch_need.get(model)
+        if need:
+            cap = sum(x.count for x in s.switch_supply if x.switch == model)
+            m.add_limit(LimitKey(Family.supply, switch_ident(model)), LimitKind.supply, pulp.lpSum(need), cap, "switches")
+
+
+def switch_ident(model: str) -> str:
+    """The element a switch supply limit is named by: ``switch:<model>`` (rack types go by their ID)."""
+    return f"switch:{model}"

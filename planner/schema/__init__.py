@@ -50,6 +50,7 @@ from planner.schema.scenario import (
     Scenario,
     ServiceLife,
     Supply,
+    SwitchSupply,
 )
 from planner.schema.site import (
     Building,
@@ -70,7 +71,7 @@ from planner.schema.solver import SolverSettings
 __all__ = [
     "MAX_ITEMS", "AddLiquidLoop", "BackupChoice", "BackupDesign", "BackupPower", "Outage", "BlastRow", "Bool", "BoughtRetrofit", "Budgets", "Building", "Catalog", "Cause", "Cluster",
     "ClusterFabric", "ClusterReliability", "FailoverGain", "NetworkRack", "RackCount", "RegionTier", "SwitchCount", "CoolingZone", "Coordinate", "Costs", "Day", "Demand", "Fabric", "FabricDesign",
-    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Order", "Phase", "PhaseSummary", "PlacedRack", "PowerStep", "Future", "ServiceLife", "Supply",
+    "Float", "Hall", "Hops", "Id", "Int", "Kpis", "LinkClass", "Location", "NonNegFloat", "Order", "Phase", "PhaseSummary", "PlacedRack", "PowerStep", "Future", "ServiceLife", "Supply", "SwitchSupply",
     "Plan", "Pod", "PositiveFloat", "PowerNode", "RackType", "RaiseCapacity", "RaiseRackPower", "ReferenceCluster",
     "Reliability", "ReliabilityReport", "Retrofit", "Row", "Scenario", "Site", "SolverSettings", "StrandedPower",
     "StrictModel", "SwitchModel", "Text", "UnitPart", "Usage", "default_link_classes",

@@ -197,6 +197,18 @@ class Supply(StrictModel):
     """Where the figure comes from (an allocation letter, a forecast, an estimate)."""
 
 
+class SwitchSupply(StrictModel):
+    """Switches of a catalog model deliverable for the designed fabrics (§17). Designed fabrics are
+    sized for single-phase scenarios: the count is what can be had for the whole build."""
+
+    switch: Id
+    """Catalog switch model."""
+    count: Int = Field(ge=0, le=10_000_000)
+    """Switches delivered."""
+    source: Text = ""
+    """Where the figure comes from."""
+
+
 class ServiceLife(StrictModel):
     """How long racks of a type serve (§17 refresh)."""
 
@@ -383,6 +395,9 @@ class Scenario(StrictModel):
     supply: list[Supply] = Field(default_factory=list, max_length=10_000)
     """Racks of a type deliverable per phase (§17); racks placed by a phase fit what was delivered by
     then. None: every rack type in any number."""
+    switch_supply: list[SwitchSupply] = Field(default_factory=list, max_length=10_000)
+    """Switches of a model deliverable for the designed fabrics (§17): every switch of the model in
+    every cluster's fabric (leaves in GPU racks too) fits what is delivered. None: not limited."""
     service_life: dict[Id, ServiceLife] = Field(default_factory=dict, max_length=10_000)
     """Rack type → its service life (§17): racks retire when it ends and may be replaced (phased
     scenarios). Installed racks without a phase are never retired. None: racks serve to the end."""

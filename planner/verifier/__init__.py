@@ -25,7 +25,8 @@ Checks:
   allowed for a ``redundant`` row carrying load); every surviving node stays
   within derate × capacity. Normal loads are computed once and each failure
   is applied as a change over the rows it touches (linear in the plan);
-- supply (§17): racks of a supplied type placed by each phase ≤ racks delivered by then;
+- supply (§17): racks of a supplied type placed by each phase ≤ racks delivered by then; the
+  designed fabrics' switches of a supplied model ≤ the switches delivered;
 - cooling: Σ power × (1 − liquid_fraction) per air zone and
   Σ power × liquid_fraction per liquid loop, network racks included,
   ≤ (units − redundant) × unit capacity;
@@ -44,7 +45,7 @@ from __future__ import annotations
 from planner.schema import Plan, Scenario
 from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks, supply_checks
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
-from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks
+from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks, switch_supply_checks
 from planner.verifier.futures import future_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
 from planner.verifier.report import TOL, VerifyReport, Violation
@@ -98,6 +99,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     cluster_checks(plan, scenario, site, rep, states)
     spread_checks(plan, scenario, site, rep)
     fabric_checks(plan, scenario, rep, site)
+    switch_supply_checks(plan, scenario, rep)
     budget_checks(plan, scenario, rep)
     claim_checks(plan, scenario, rep)
     return rep

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from planner.enums import Demand
-from planner.schema import Plan, Scenario
+from planner.enums import Demand, LimitKind
+from planner.schema import Plan, Scenario, Usage
 from planner.verifier.asks import spares_wanted, storage_wanted
 from planner.verifier.fabric import all_figures, chosen
 from planner.verifier.report import VerifyReport
@@ -177,3 +177,24 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
         kw = sum(nr.kw for nr in mine)
         if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
             rep.add(f"cluster {cid}", "network racks", f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW")
+
+
+def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Switch supply (§17): every switch of a supplied model the designed fabrics need (leaves, in
+    GPU racks too, spines, cores, border and region switches, recomputed from the racks) ≤ the
+    switches delivered; its use recorded as ``switch:<model>``."""
+    if not scenario.switch_supply:
+        return
+    designs = {d.id: d for d in scenario.fabrics}
+    used: dict[str, int] = defaultdict(int)
+    for z in all_figures(scenario, plan.racks, chosen(plan)).values():
+        d = designs[z.design]
+        for model, n in zip(d.switches, z.switches, strict=False):
+            used[model] += n
+        if z.region_switches and scenario.region_tier is not None:
+            used[scenario.region_tier.switch] += z.region_switches
+    for model in sorted({x.switch for x in scenario.switch_supply}):
+        delivered = sum(x.count for x in scenario.switch_supply if x.switch == model)
+        if used[model] > delivered:
+            rep.add(f"supply switch {model}", "supply", f"{used[model]:,} {model} switches in the fabrics, {delivered:,} delivered")
+        rep.usage.append(Usage(kind=LimitKind.supply, id=f"switch:{model}", value=float(used[model]), limit=float(delivered), unit="switches"))
