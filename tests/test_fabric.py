@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from planner.errors import InputError
 from planner.fabric import max_endpoints, ports, size
 from planner.loader import scenario_from_data
-from planner.errors import InputError
 from planner.schema import PlacedRack, Scenario, SwitchSupply
 from tests.conftest import small_hall_data
 
