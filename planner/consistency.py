@@ -439,6 +439,13 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"service_life.{t}", f"unknown rack type '{t}' {known(types)}"))
         elif not scenario.phases:
             out.append(Problem(f"service_life.{t}", "the scenario has no phases; a service life needs phases to retire racks in"))
+    for t in scenario.service_life:
+        if t in types and not types[t].gpus:
+            out.append(Problem(f"service_life.{t}", "service lives are planned for GPU rack types (storage racks stay)"))
+    for ci, c in enumerate(scenario.clusters):
+        lived = [t for t in c.rack_types if t in scenario.service_life]
+        if lived and (c.spare_availability is not None or (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)):
+            out.append(Problem(f"clusters[{ci}]", f"hot spares and failure-domain spread are not planned yet for rack types with a service life ({', '.join(lived)})"))
     wide = sorted({t for c in scenario.clusters for t in c.rack_types if t in types and types[t].width > 1})
     if scenario.service_life and wide:
         out.append(Problem("service_life", f"service lives are planned for one-position rack types only; the clusters use multi-rack units ({', '.join(wide)})"))

@@ -297,6 +297,7 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
         return 0.0, []
     ix = index_site(scenario.site)
     use = {(u.kind, u.id): u for u in usage}
+    racks = scenario.standing_at_end(racks)  # retired racks (§17) free their positions
     taken = scenario.positions_held(racks) | ix.pod_locations()
     pod_gpus: dict[str, int] = {}
     pod_racks: dict[str, int] = {}

@@ -135,3 +135,12 @@ def test_the_shipped_refresh_scenario(tmp_path: Path) -> None:
     assert len(plan.retrofits) == 16
     assert plan.kpis.retired_racks == 48
     assert plan.kpis.removal_usd == 48 * 5_000
+
+
+def test_spares_and_spread_with_a_service_life_are_refused() -> None:
+    with pytest.raises(InputError) as e:
+        tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+                      [{"id": "c", "demand": "max", "rack_types": ["old"], "max_share_per_pod": 0.5}], rack_types=[OLD], phases=PH,
+                      service_life={"old": {"years": 4}})
+    assert any(line.startswith("clusters[0]: hot spares and failure-domain spread are not planned yet for rack types with a service life (old)")
+               for line in e.value.lines()), e.value.lines()

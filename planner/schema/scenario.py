@@ -474,6 +474,14 @@ class Scenario(StrictModel):
         until = self.retire_index(rack.rack_type, rack.phase)
         return until is None or index < until
 
+    def standing_at_end(self, racks: Iterable[PlacedRack]) -> list[PlacedRack]:
+        """The racks standing in the last phase: all of them unless racks retire (§17)."""
+        racks = list(racks)
+        if not self.service_life or not self.phases:
+            return racks
+        last = len(self.phases) - 1
+        return [r for r in racks if self.stands_in(r, last)]
+
     def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
         """(row, position) of every position the racks take: a multi-rack unit its width from the
         position it is placed at."""
