@@ -56,7 +56,7 @@ def _case(id_: str, edits: dict[str, Any], expected: str):
 
 
 BAD = [
-    _case("unknown-top-key", {"colour": "red"}, "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, budgets, gpu_power_cap_w, power_budget_ratio, pue, phases, retrofits, backup_power, power_arrival, lead_phases, supply, service_life, futures, existing, costs, fabrics, region_tier, reliability, rack_limit_on, solver)"),
+    _case("unknown-top-key", {"colour": "red"}, "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, budgets, gpu_power_cap_w, power_budget_ratio, pue, phases, retrofits, backup_power, power_arrival, lead_phases, supply, switch_supply, service_life, futures, existing, costs, fabrics, region_tier, reliability, rack_limit_on, solver)"),
     _case("unknown-row-key", {f"{ROW3}.colour": "red"}, f"{ROW3}.colour: unknown key 'colour' (allowed: id, positions, origin_x_m, origin_y_m, pitch_m, direction, max_rack_power_kw, max_rack_weight_kg, feeds, redundant, air_zone, liquid_loop, pod, reserved, online_phase, depth_m, network)"),
     _case("unknown-feed", {f"{ROW3}.feeds[1]": "UPS-9"}, f"{ROW3}.feeds[1]: unknown power node 'UPS-9' (known: BW-A1, BW-A2, BW-A3, BW-A4, BW-B1, BW-B2, BW-B3, BW-B4, … 3 more)"),
     _case("feed-not-leaf", {f"{ROW3}.feeds[0]": "UPS-A"}, f"{ROW3}.feeds[0]: power node 'UPS-A' feeds other nodes; a row must hang from leaf nodes"),
