@@ -320,13 +320,13 @@ def futures_table(f: dict) -> list[str]:
           "|---|---|---|---|---|---|---|---|"]
     for fid, p, gpus, obj, regret, stranded, mean, mean_str in f.get("futures", []):
         L.append(f"| {fid} | {p:g} | {_n(gpus)} | {_f(obj, '{:,.1f}')} | {_f(regret, '{:,.1f}')} | {_f(stranded, '{:,.1f}')} | {_f(mean, '{:,.1f}')} | {_f(mean_str, '{:,.1f}')} |")
+    L += ["", f"Expected objective {_f(f.get('expected'), '{:,.1f}')} ({f.get('status')}, gap {_gap(f)}), EVPI {_f(f.get('evpi'), '{:,.1f}')}, "
+          f"mean-demand plan {_f(f.get('mean'), '{:,.1f}')}, VSS {_f(f.get('vss'), '{:,.1f}')}; expected TCO ${_f(f.get('expected_tco_usd'), '{:,.0f}')}; "
+          f"{_f(f.get('total_s'))} s in all; every future's plan verified: {f.get('verified')}."]
     rf = f.get("refresh", {})
     L += ["", f"Refresh (datasets/hall-refresh.yaml, `planner plan`, joint): {rf.get('status')}, gap {_gap(rf)}, {_n(rf.get('gpus'))} GPUs at the end, "
           f"{_f(rf.get('objective'), '{:,.0f}')} GPU-phases, capex ${_f(rf.get('capex_usd'), '{:,.0f}')}, TCO ${_f(rf.get('tco_usd'), '{:,.0f}')}, "
           f"{_f(rf.get('total_s'))} s."]
-    L += ["", f"Expected objective {_f(f.get('expected'), '{:,.1f}')} ({f.get('status')}, gap {_gap(f)}), EVPI {_f(f.get('evpi'), '{:,.1f}')}, "
-          f"mean-demand plan {_f(f.get('mean'), '{:,.1f}')}, VSS {_f(f.get('vss'), '{:,.1f}')}; expected TCO ${_f(f.get('expected_tco_usd'), '{:,.0f}')}; "
-          f"{_f(f.get('total_s'))} s in all; every future's plan verified: {f.get('verified')}."]
     return L
 
 
