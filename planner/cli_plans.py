@@ -193,3 +193,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for v in rep.violations:
         print(f"  - [{v.check}] {v}")
     return EXIT_FAILED
+
+
+def stochastic_rows(st) -> list[tuple[str, str]]:
+    """The two-stage figures: expected objective and TCO, EVPI, VSS, and per future its GPUs, TCO
+    and regret."""
+    def num(x, fmt=",.1f"):
+        return "-" if x is None else format(x, fmt)
+
+    rows = [("two-stage plan", f"{st.status.value}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first phase {st.first_phase} shared"),
+            ("expected objective", num(st.expected_objective)), ("expected TCO USD", num(st.expected_tco_usd, ",.0f")),
+            ("perfect information (expected)", num(st.perfect_expected)), ("EVPI", num(st.evpi)),
+            ("mean-demand plan (expected)", num(st.mean_expected) if st.mean_expected is not None else "fails a future"),
+            ("VSS", num(st.vss))]
+    for o in st.futures:
+        rows.append((f"future {o.id} (p={o.probability:g})",
+                     f"{o.gpus:,} GPUs, objective {num(o.objective_value)}, TCO {num(o.tco_usd, ',.0f')}, regret {num(o.regret)}, "
+                     f"stranded {o.stranded_kw:,.0f} kW (mean-demand plan: {num(o.mean_objective)}, stranded {num(o.mean_stranded_kw, ',.0f')} kW)"))
+    return rows

@@ -7,6 +7,7 @@ exit code 2 and the dashboard into an error box; neither shows a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -73,3 +74,15 @@ def join_path(*parts: str | int) -> str:
 
 class SolverFailure(RuntimeError):
     """The solver returned something that is not a usable plan (CLI exit 1)."""
+
+
+MAX_KNOWN = 8
+
+
+def known(ids: Iterable[str]) -> str:
+    """A short '(known: a, b, …)' list for a message."""
+    ids = sorted(ids)
+    if not ids:
+        return "(none defined)"
+    more = f", … {len(ids) - MAX_KNOWN} more" if len(ids) > MAX_KNOWN else ""
+    return f"(known: {', '.join(ids[:MAX_KNOWN])}{more})"
