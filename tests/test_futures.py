@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.enums import SolverName
 from planner.errors import InputError
@@ -211,3 +213,43 @@ def test_a_sweep_varies_the_probabilities(tmp_path: Path) -> None:
     rows = run_batch(load_sweep(tmp_path / "sweeps" / "odds.yaml", tmp_path), tmp_path / "out")
     got = [[r["status"], r["expected_objective"], r["evpi"], r["vss"]] for r in rows]
     assert got == [["optimal", 464.0, 40.0, 8.0], ["optimal", 528.0, 32.0, 16.0]]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(positions=st.integers(6, 12), p_fast=st.sampled_from([0.1, 0.25, 0.5, 0.75, 0.9]),
+       fast=st.tuples(st.integers(4, 12), st.integers(0, 6)), slow=st.tuples(st.integers(0, 6), st.integers(0, 4)))
+def test_two_stage_figures_keep_their_order_for_any_futures(positions: int, p_fast: float, fast: tuple, slow: tuple) -> None:
+    """For any two futures (caps in 32-GPU steps, growing from p1's) the figures keep the order the theory
+    gives, whatever the plans: regrets and EVPI ≥ 0 (knowing the future never hurts), VSS ≥ 0 (the
+    mean-demand plan's first phase with its later phases re-planned is one of the two-stage plans
+    the model chose among), every future's plan verifies and they share the first phase."""
+    f2, f3 = 32 * fast[0], 32 * (fast[0] + fast[1])
+    s2, s3 = 96 + 32 * slow[0], 96 + 32 * (slow[0] + slow[1])  # never below p1's 96: racks stay
+    futures = [{"id": "fast", "probability": p_fast, "gpus_by_phase": {"c": {"p1": 96, "p2": f2, "p3": f3}}},
+               {"id": "slow", "probability": round(1 - p_fast, 6), "gpus_by_phase": {"c": {"p1": 96, "p2": s2, "p3": s3}}}]
+    s = hedge(futures)
+    s = s.model_copy(update={"site": s.site.model_copy(update={"buildings": [b.model_copy(update={"halls": [h.model_copy(update={"rows": [
+        r.model_copy(update={"positions": positions}) if r.id == "R" else r for r in h.rows]}) for h in b.halls]}) for b in s.site.buildings]})})
+    plan = plan_stochastic(s)
+    st_ = plan.stochastic
+    assert st_.status == "optimal"
+    tol = 1e-6
+    assert all(o.regret >= -tol for o in st_.futures)
+    assert st_.evpi >= -tol
+    assert st_.vss is not None
+    assert st_.vss >= -tol
+    assert verify(plan, s).ok
+
+
+def test_a_mean_demand_plan_that_cannot_serve_a_future_has_no_vss() -> None:
+    """p1 wants up to 96 GPUs; fast (p = 0.1) up to 128 from p2, slow up to 0 from p2: racks stay, so
+    any p1 rack breaks slow, and the two-stage plan places none in p1: E = 0.1 × (128 + 128) = 25.6.
+    The mean demand (p2, p3: 12.8 → 13 GPUs) places one 8-GPU rack in p1, which slow cannot undo:
+    that plan fails slow (no objective there, no VSS); in fast it reaches 8 + 128 + 128 = 264."""
+    futures = [{"id": "fast", "probability": 0.1, "gpus_by_phase": {"c": {"p1": 96, "p2": 128, "p3": 128}}},
+               {"id": "slow", "probability": 0.9, "gpus_by_phase": {"c": {"p1": 96, "p2": 0, "p3": 0}}}]
+    s = hedge(futures)
+    st_ = plan_stochastic(s).stochastic
+    assert st_.expected_objective == 25.6
+    assert [(o.id, o.mean_objective) for o in st_.futures] == [("fast", 264), ("slow", None)]
+    assert (st_.mean_expected, st_.vss) == (None, None)

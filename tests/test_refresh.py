@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.enums import SolverName
 from planner.errors import InputError
@@ -144,3 +146,26 @@ def test_spares_and_spread_with_a_service_life_are_refused() -> None:
                       service_life={"old": {"years": 4}})
     assert any(line.startswith("clusters[0]: hot spares and failure-domain spread are not planned yet for rack types with a service life (old)")
                for line in e.value.lines()), e.value.lines()
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(positions=st.integers(2, 6), old_life=st.sampled_from([1.5, 2.0, 3.0, 4.0, 4.5, 7.0]), new_life=st.sampled_from([2.0, 4.0, 9.0]),
+       racks=st.integers(1, 6))
+def test_any_service_lives_give_plans_that_verify_and_rolling_never_beats_joint(positions: int, old_life: float, new_life: float, racks: int) -> None:
+    """Random service lives over the three phases (years 0, 2, 4): the joint plan and the rolling
+    plan verify (a position holds one rack at a time, every phase within its limits), rolling never
+    beats joint (joint is optimal over the same choices), and no phase stands more racks than the
+    row's positions. The demand (at least 8 GPUs per old rack, p1 has only old racks) fits the row."""
+    gpus = 8 * min(racks, positions)
+    s = tiny_scenario([{"id": "R", "positions": positions, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+                      [{"id": "c", "demand": "at_least", "gpus": gpus, "rack_types": ["old", "new"]}], rack_types=[OLD, NEW], phases=PH,
+                      supply=[{"rack_type": "new", "phase": "p2", "racks": 100}], costs=MONEY,
+                      service_life={"old": {"years": old_life, "removal_cost_usd": 10_000}, "new": {"years": new_life}})
+    joint = plan_scenario(s)
+    assert joint.status == "optimal"
+    assert verify(joint, s).ok
+    rolling = plan_rolling(s)
+    if rolling.status.has_plan:
+        assert verify(rolling, s).ok
+        assert rolling.objective_value <= joint.objective_value + 1e-6
+    assert all(p.racks <= positions for p in joint.phases)
