@@ -27,9 +27,8 @@ from planner.cli_plans import (
     cmd_diff,
     cmd_export,
     cmd_verify,
-    print_table,
+    plan_summary,
     scenario_of,
-    stochastic_rows,
 )
 from planner.errors import InputError, Problem
 
@@ -169,41 +168,6 @@ def _progress(args: argparse.Namespace):
     return show
 
 
-def stage_shares(stages: dict[str, float]) -> str:
-    """Stage times with their share of the whole: ``build 8.0 s (7%) · solve 95.1 s (85%)``."""
-    total = sum(v for k, v in stages.items() if not k.startswith("whole_")) or 1.0
-    return " · ".join(f"{k.replace('_', ' ')} {v:,.1f} s ({v / total:.0%})" for k, v in stages.items() if not k.startswith("whole_"))
-
-
-def _summary(plan, out=None) -> None:
-    from planner.kpis import capex_parts
-
-    k = plan.kpis
-    tight = sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4] if plan.racks else []
-    rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
-            ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
-            *((f"  capex {name} USD", f"{usd:,.0f}") for name, usd in capex_parts(k).items()),
-            ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour (levelized)", f"{k.usd_per_gpu_hour:,.3f}"),
-            ("USD per useful GPU-hour", f"{k.usd_per_useful_gpu_hour:,.3f}"),
-            *((("retired racks (service life ended)", f"{k.retired_racks:,}"), ("removal USD", f"{k.removal_usd:,.0f}"),
-               ("residual value at the horizon USD", f"{k.residual_value_usd:,.0f}")) if k.retired_racks or k.residual_value_usd else ()),
-            ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
-            ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
-            ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
-    if plan.stage_times_s:
-        rows.append(("time by stage", stage_shares(plan.stage_times_s)))
-    if plan.phases:
-        rows.insert(0, ("mode", plan.mode))
-        rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]
-    rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
-    rows += [(f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}") for o in plan.orders
-             if o.item == "rack" and o.ordered != o.stands]  # racks with a lead time (the rest are ordered as placed)
-    rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
-    print_table(rows, out or sys.stdout)
-    if plan.stochastic is not None:
-        print_table(stochastic_rows(plan.stochastic), out or sys.stdout)
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
     """Solve a scenario; write the plan; print a summary."""
     from planner.clock import Deadline
@@ -224,6 +188,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         write_lp(build(s, aggregate=not args.per_position), args.write_lp)
         print(f"wrote {args.write_lp} (the model as built)", file=sys.stderr)
+    if s.futures and args.mode != "stochastic":
+        print(f"note: the scenario lists {len(s.futures)} demand futures; this {args.mode} plan is for the clusters' own demand "
+              "(--mode stochastic plans for the futures)", file=sys.stderr)
     if args.decompose:
         _check_scheduler_flags(args)
         if args.mode != "joint" or args.per_position:
@@ -250,7 +217,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"wrote {args.output}", file=sys.stderr)
     else:
         print("no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)", file=sys.stderr)
-    _summary(plan, sys.stderr if to_stdout else sys.stdout)
+    plan_summary(plan, sys.stderr if to_stdout else sys.stdout)
     if not plan.status.has_plan:
         msg = {
             Status.infeasible: "infeasible: run `planner explain` for the conflicting limits",

@@ -35,6 +35,7 @@ from planner.costs import (
     links_usd,
     opex_usd_per_year,
     phase_years,
+    rack_capex_usd,
     rack_cost,
 )
 from planner.enums import LimitKind
@@ -88,7 +89,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         halls_used.add(r.hall)
     gpus = n = spares = optics = retired = 0
     racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
-    facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = 0.0
+    facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = depreciation = 0.0
     for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
         t = types[tid]
         kw = scenario.rack_power_kw(t)
@@ -113,6 +114,8 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             retired += k
             continue
         opex += k * cost.opex_usd_per_year
+        if life and not existing:
+            depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
         n += k
         racks_kw += k * kw
         max_kw = max(max_kw, kw)
@@ -180,6 +183,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
         tco_usd=round(tco, 2),
         removal_usd=round(removal, 2),
         residual_value_usd=round(residual, 2),
+        depreciation_usd_per_year=round(depreciation, 2),
         retired_racks=retired,
         gpu_hours=round(hours, 3),
         gpu_hours_npv=round(hours_npv, 3),

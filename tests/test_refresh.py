@@ -61,7 +61,7 @@ def test_racks_are_replaced_when_their_life_ends(solver: str) -> None:
     4 × (400k + 32 × 4.2k) = 534,400 + 2,137,600 = 2,672,000; removal 4 × 10k = 40k; the old racks
     are fully depreciated when they go (no residual), the new ones placed at year 4 with a 4-year
     life keep 1 − 2/4 = half their equipment at year 6: 1,068,800. TCO = 2,672,000 + 40,000 −
-    1,068,800 = 1,643,200."""
+    1,068,800 = 1,643,200; depreciation of the racks standing at the end 4 × 534,400 / 4 a year."""
     plan = solved(hall(solver=solver))
     assert plan.objective_value == 192
     assert [(p.phase, p.gpus, p.racks, p.new_racks) for p in plan.phases] == [("p1", 32, 4, 4), ("p2", 32, 4, 0), ("p3", 128, 4, 4)]
@@ -70,6 +70,7 @@ def test_racks_are_replaced_when_their_life_ends(solver: str) -> None:
     k = plan.kpis
     assert (k.gpus, k.racks, k.retired_racks) == (128, 4, 4)
     assert (k.capex_usd, k.removal_usd, k.residual_value_usd, k.tco_usd) == (2_672_000, 40_000, 1_068_800, 1_643_200)
+    assert k.depreciation_usd_per_year == 4 * 534_400 / 4  # the new racks standing at the end, over their 4 years
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

@@ -179,6 +179,7 @@ fig.update_layout(height=300, title=f"Capex by part: ${k.capex_usd / 1e6:,.1f}M;
 st.plotly_chart(fig, key="costs", width="stretch")
 if k.retired_racks or k.residual_value_usd:
     st.caption(f"Service lives (§17): {k.retired_racks:,} racks retired by the last phase (removal ${k.removal_usd / 1e6:,.2f}M, in TCO); "
-               f"the racks standing at the horizon keep a book value of ${k.residual_value_usd / 1e6:,.2f}M (straight-line), credited in TCO.")
+               f"the racks standing at the horizon keep a book value of ${k.residual_value_usd / 1e6:,.2f}M (straight-line, "
+               f"${k.depreciation_usd_per_year / 1e6:,.2f}M a year), credited in TCO.")
 if plan.stranded:
     st.caption("Stranded power: " + "; ".join(f"{s.node} {s.kw:,.1f} kW ({s.reason})" for s in plan.stranded[:10]))

@@ -179,6 +179,9 @@ class Kpis(StrictModel):
     residual_value_usd: Float = 0
     """Book value at the horizon of the racks with a service life still standing then (straight-line
     depreciation of their equipment), USD (undiscounted; credited in TCO, §17)."""
+    depreciation_usd_per_year: Float = 0
+    """Straight-line depreciation of the racks with a service life standing in the last phase:
+    Σ equipment capex ÷ life, USD per year (§17)."""
     retired_racks: Int = 0
     """Racks retired by the last phase (their service life ended; not counted in GPUs, racks or IT kW)."""
     gpu_hours: Float = 0
