@@ -201,7 +201,8 @@ def stochastic_rows(st) -> list[tuple[str, str]]:
     def num(x, fmt=",.1f"):
         return "-" if x is None else format(x, fmt)
 
-    rows = [("two-stage plan", f"{st.status.value}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first phase {st.first_phase} shared"),
+    claim = " (the solver's claim: it stated no bound)" if st.optimality == "solver_claim" else ""
+    rows = [("two-stage plan", f"{st.status.value}{claim}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first phase {st.first_phase} shared"),
             ("expected objective", num(st.expected_objective)), ("expected TCO USD", num(st.expected_tco_usd, ",.0f")),
             ("perfect information (expected)", num(st.perfect_expected)), ("EVPI", num(st.evpi)),
             ("mean-demand plan (expected)", num(st.mean_expected) if st.mean_expected is not None else "fails a future"),

@@ -246,6 +246,7 @@ def _report(scenario: Scenario, res: SolveResult, plans: list[Plan], perfect: li
             mean_objective=mv, mean_stranded_kw=mr.kpis.stranded_kw if mv is not None and mr is not None and mr.kpis else None, plan=p))
     report = expected_figures(scenario, StochasticReport(
         first_phase=first, shown_future=max(scenario.futures, key=lambda f: f.probability).id, status=res.status,
+        optimality=("solver_claim" if res.claimed else "proven") if res.status == Status.optimal else None,
         bound=None if res.bound is None else round(res.bound, 6), gap=None if res.gap is None else round(res.gap, 6), futures=outcomes,
         notes=[*res.stages,
                "perfect information: each future planned jointly as if known (" + ", ".join(f"{w.status.value}" for w in perfect) + ")",

@@ -64,6 +64,7 @@ def test_the_shared_first_phase_hedges_between_the_futures(solver: str) -> None:
     st = plan.stochastic
     assert st is not None
     assert st.status == "optimal"
+    assert st.optimality in ("proven", "solver_claim")  # CBC may state no bound: then its claim, said so
     assert [first_small(o.plan) for o in st.futures] == [4, 4]
     assert first_small(plan_scenario(s.in_future("fast"))) == 0
     assert first_small(plan_scenario(s.in_future("slow"))) == 8

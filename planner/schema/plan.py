@@ -520,6 +520,9 @@ class StochasticReport(StrictModel):
     """The future whose plan is the top-level plan (the most probable)."""
     status: Status
     """Outcome of the two-stage model (optimal: within the requested gap of its bound)."""
+    optimality: Literal["proven", "solver_claim"] | None = None
+    """For status optimal: ``proven`` by the stated bound, or ``solver_claim`` when the solver stated
+    none (as :attr:`Plan.optimality`)."""
     expected_objective: Float | None = None
     """Σ probability × objective over the futures."""
     bound: Float | None = None
