@@ -1,6 +1,8 @@
 """Two-stage plans (§17): every future's plan is a plan of the scenario in that future, the futures
 share the first phase, the top-level plan is the shown future's, and the expected figures (expected
-objective and TCO, regret, EVPI, VSS) follow from the futures' figures."""
+objective and TCO, regret, EVPI, VSS) follow from the futures' figures. The objectives of the
+perfect-information and mean-demand plans come from other solves the report does not carry: the
+verifier checks the arithmetic built on them, not the solves themselves."""
 
 from __future__ import annotations
 
