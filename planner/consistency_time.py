@@ -14,11 +14,9 @@ def check_phases(scenario: Scenario) -> list[Problem]:
     catalog rack types."""
     out = []
     ids = [p.id for p in scenario.phases]
-    seen: set[str] = set()
+    out += duplicate_ids("phases", "phase", ids)
+    seen = set(ids)
     for i, p in enumerate(scenario.phases):
-        if p.id in seen:
-            out.append(Problem(f"phases[{i}].id", f"duplicate phase ID '{p.id}'"))
-        seen.add(p.id)
         if i and p.start < scenario.phases[i - 1].start:
             out.append(Problem(f"phases[{i}].start", f"{p.start.isoformat()} is before phase '{scenario.phases[i - 1].id}' ({scenario.phases[i - 1].start.isoformat()}); list phases in time order"))
 
@@ -101,11 +99,8 @@ def check_futures(scenario: Scenario) -> list[Problem]:
         out.append(Problem("futures", f"the probabilities sum to {total:.6g}; they must sum to 1"))
     clusters = {c.id: c for c in scenario.clusters}
     phases = [p.id for p in scenario.phases]
-    seen: set[str] = set()
+    out += duplicate_ids("futures", "future", [f.id for f in scenario.futures])
     for fi, f in enumerate(scenario.futures):
-        if f.id in seen:
-            out.append(Problem(f"futures[{fi}].id", f"duplicate future ID '{f.id}'"))
-        seen.add(f.id)
         for c, by_phase in f.gpus_by_phase.items():
             if c not in clusters:
                 out.append(Problem(f"futures[{fi}].gpus_by_phase.{c}", f"unknown cluster '{c}' {known(clusters)}"))
@@ -127,3 +122,14 @@ def _first_demand(by_phase: dict | None, gpus: int | None, first: str) -> int | 
     if by_phase is None:
         return gpus
     return by_phase.get(first, 0)
+
+
+def duplicate_ids(path: str, what: str, ids: list[str]) -> list[Problem]:
+    """A problem at ``path[i].id`` for every ID already used by an earlier item."""
+    seen: set[str] = set()
+    out = []
+    for i, x in enumerate(ids):
+        if x in seen:
+            out.append(Problem(f"{path}[{i}].id", f"duplicate {what} ID '{x}'"))
+        seen.add(x)
+    return out

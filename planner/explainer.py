@@ -457,26 +457,17 @@ def _per_phase_ident(kind: str, ident: str, phase: str | None) -> str:
     return ident
 
 
-def supply_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
-    """Each supplied rack type's use in every phase (element "type@phase"; the type without phases)
-    and each supplied switch model's ("switch:<model>"), recomputed by the verifier from the plan's racks."""
-    if not scenario.supply and not scenario.switch_supply:
+def per_phase_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
+    """The use of the per-phase limits in every phase, recomputed by the verifier from the plan's
+    racks (one verification): region power arrival (element: the phase; its own ID without phases),
+    rack supply ("type@phase"; the type without phases) and switch supply ("switch:<model>")."""
+    if not scenario.power_arrival and not scenario.supply and not scenario.switch_supply:
         return []
     rep = verify(plan, scenario)
     if not scenario.phases:
-        return [u for u in rep.usage if u.kind == LimitKind.supply]
-    return [u.model_copy(update={"id": f"{u.id}@{ph}"}) for ph, us in rep.phase_usage.items() for u in us if u.kind == LimitKind.supply]
-
-
-def arrival_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
-    """The region power arrival's use in every phase (one per phase, its ID as the element; "region"
-    without phases), recomputed by the verifier from the plan's racks."""
-    if not scenario.power_arrival:
-        return []
-    rep = verify(plan, scenario)
-    if not scenario.phases:
-        return [u for u in rep.usage if u.kind == LimitKind.power_arrival]
-    return [u.model_copy(update={"id": ph}) for ph, us in rep.phase_usage.items() for u in us if u.kind == LimitKind.power_arrival]
+        return [u for u in rep.usage if u.kind in PER_PHASE]
+    return [u.model_copy(update={"id": ph if u.kind == LimitKind.power_arrival else f"{u.id}@{ph}"})
+            for ph, us in rep.phase_usage.items() for u in us if u.kind in PER_PHASE]
 
 
 def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float) -> tuple[float, float | None]:
@@ -506,7 +497,7 @@ def explain_feasible(
     screen = dual_screen(scenario, limit_s)
     room = _smallest_steps(scenario)
     usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE]
-    usage += arrival_usage(scenario, plan) + [u for u in supply_usage(scenario, plan) if u.limit > 0]
+    usage += [u for u in per_phase_usage(scenario, plan) if u.limit > 0 or u.kind == LimitKind.power_arrival]
     tight = {u.id for u in usage if u.kind == LimitKind.power_node and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
     peers = _power_peers(scenario, tight)
     cands: list[Relaxation] = []

@@ -110,7 +110,7 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             capex_fabric += k * fabric_usd(t, per_gpu)
             capex_links += k * links_usd(t, link)
             facility += k * facility_usd(kw, costs)
-        if life and scenario.retire_index(tid, phase) is not None:  # retired by the last phase: no longer stands
+        if life and life["retire"] is not None:  # retired by the last phase: no longer stands
             retired += k
             continue
         opex += k * cost.opex_usd_per_year
@@ -263,7 +263,7 @@ def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterabl
     by_id = {r.id: r for r in scenario.retrofits}
     out = []
     for i, ph in enumerate(scenario.phases):
-        standing = [r for r in racks if (r.existing or order.get(r.phase, 0) <= i) and (not scenario.service_life or scenario.stands_in(r, i))]
+        standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
         kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
         kw += sum(scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i)
@@ -301,7 +301,7 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
         return 0.0, []
     ix = index_site(scenario.site)
     use = {(u.kind, u.id): u for u in usage}
-    racks = scenario.standing_at_end(racks)  # retired racks (§17) free their positions
+    racks = scenario.standing(racks)  # retired racks (§17) free their positions
     taken = scenario.positions_held(racks) | ix.pod_locations()
     pod_gpus: dict[str, int] = {}
     pod_racks: dict[str, int] = {}

@@ -225,7 +225,7 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
 
     ix = ix or index_site(scenario.site)
     network = list(network)
-    racks = scenario.standing_at_end(racks)  # retired racks (§17) are gone by the end
+    racks = scenario.standing(racks)  # retired racks (§17) are gone by the end
     blasts = list(blasts) if blasts is not None else blast_radius(scenario, racks, ix, network)
     backup = choose_backup(scenario, racks, network, tco_usd) if scenario.backup_power is not None and tco_usd is not None else []
     extra: dict[str, float] = {}

@@ -358,18 +358,24 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         browser.close()
 
 
+def _solve_on_phases_page(p, server: str, name: str, button: str, done: str, height: int):
+    """A browser on ``name``'s Phases page, ``button`` pressed and ``done`` shown: (browser, page)."""
+    browser = _launch(p)
+    page = browser.new_page(viewport={"width": 1400, "height": height})
+    page.goto(f"{server}/phases_page?scenario={name}")
+    page.get_by_role("heading", name=f"Phases: {name}").wait_for(timeout=60_000)
+    page.get_by_role("button", name=button).click()
+    page.get_by_text(done).wait_for(timeout=120_000)
+    return browser, page
+
+
 def test_phases_page_plans_for_three_futures(server: str) -> None:
     """fleet-futures on the Phases page: the two-stage button, the futures table, the fast future's
     floor plan; screenshotted."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = _launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 3400})
-        page.goto(f"{server}/phases_page?scenario=fleet-futures")
-        page.get_by_role("heading", name="Phases: fleet-futures").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve for the futures (two-stage)").click()
-        page.get_by_text("Futures (two-stage plan)").wait_for(timeout=120_000)
+        browser, page = _solve_on_phases_page(p, server, "fleet-futures", "Solve for the futures (two-stage)", "Futures (two-stage plan)", 3400)
         page.get_by_text("(VSS)").wait_for(timeout=10_000)
         page.get_by_text("fast", exact=True).last.click()
         page.get_by_text("the first phase (h1) is the same in every future").wait_for(timeout=30_000)
@@ -380,17 +386,12 @@ def test_phases_page_plans_for_three_futures(server: str) -> None:
 
 
 def test_phases_page_shows_a_refresh(server: str) -> None:
-    """hall-refresh on the Phases page: H100 racks in 2029, NVL72 racks in their positions in 2030
-    after the H100s retire; screenshotted at both phases."""
+    """hall-refresh on the Phases page: 48 H100 racks retired by the last phase, NVL72 racks in their
+    positions on the floor plan at the end; screenshotted."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = _launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 3000})
-        page.goto(f"{server}/phases_page?scenario=hall-refresh")
-        page.get_by_role("heading", name="Phases: hall-refresh").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Solve jointly (all phases at once)").click()
-        page.get_by_text("joint: optimal").wait_for(timeout=120_000)
+        browser, page = _solve_on_phases_page(p, server, "hall-refresh", "Solve jointly (all phases at once)", "joint: optimal", 3000)
         page.get_by_text("48 racks retired by the last phase").wait_for(timeout=30_000)
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "18-refresh-2031.png"), full_page=True)

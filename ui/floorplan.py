@@ -40,9 +40,7 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
     types = scenario.catalog.by_id()
     order = {p.id: i for i, p in enumerate(scenario.phases)}
     cut = order.get(phase, len(order))
-    racks = [r for r in (plan.racks if plan else []) if phase is None or r.existing or order.get(r.phase, 0) <= cut]
-    if scenario.service_life and order:  # racks past their service life are gone (§17): what stands then, or at the end
-        racks = [r for r in racks if scenario.stands_in(r, min(cut, len(order) - 1))]
+    racks = scenario.standing(plan.racks if plan else [], None if phase is None else cut)  # what stands then, or at the end (§17)
     placed = {(r.row, r.position): r for r in racks}
     part_of: dict[tuple[str, int], tuple[int, int]] = {}  # (row, position) → (part index, first position) of a multi-rack unit
     for r in racks:
@@ -251,10 +249,17 @@ def joint_vs_rolling(scenario: Scenario, joint: Plan, rolling: Plan, phase: str)
     cut = order.get(phase, len(order))
 
     def standing(plan: Plan) -> dict[tuple[str, int], int]:
-        racks = plan.racks
-        if scenario.service_life:  # the rack a position holds then (the one that retired before is gone)
-            racks = [x for x in racks if scenario.retire_index(x.rack_type, x.phase) is None or cut < scenario.retire_index(x.rack_type, x.phase)]
-        return {(x.row, x.position): (-1 if x.existing else order.get(x.phase, 0)) for x in racks}
+        """(row, position) → the phase its rack arrives: the rack standing at ``cut`` where a position
+        holds one then and another later (a rack retired by ``cut`` is gone, §17)."""
+        out: dict[tuple[str, int], int] = {}
+        for x in plan.racks:
+            if x.retired is not None and order.get(x.retired, len(order)) <= cut:
+                continue
+            when = -1 if x.existing else order.get(x.phase, 0)
+            spot = (x.row, x.position)
+            if spot not in out or when <= cut < out[spot]:
+                out[spot] = when
+        return out
 
     j, r = standing(joint), standing(rolling)
     joint_marks, rolling_marks = {}, {}

@@ -123,10 +123,9 @@ if plan.phases:
     order = {p.id: i for i, p in enumerate(scenario.phases)}
     colors = cluster_colors(scenario)
     fig = go.Figure()
+    standing = [scenario.standing(plan.racks, i) for i in range(len(phases))]  # retired racks gone (§17)
     for c in scenario.clusters:
-        ys = [sum(types[r.rack_type].gpus for r in plan.racks if r.cluster == c.id and (r.existing or order.get(r.phase, 0) <= i)
-                  and (not scenario.service_life or scenario.stands_in(r, i)))  # retired racks no longer stand (§17)
-              for i in range(len(phases))]
+        ys = [sum(types[r.rack_type].gpus for r in standing[i] if r.cluster == c.id) for i in range(len(phases))]
         fig.add_bar(x=phases, y=ys, name=c.id, marker_color=colors[c.id])
     fig.add_scatter(x=phases, y=[p.it_kw / 1000 for p in plan.phases], name="IT MW", yaxis="y2", mode="lines+markers", line={"color": "#333"})
     if scenario.power_arrival:  # region power arriving over time: what the facility draws against what has arrived

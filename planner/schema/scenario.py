@@ -464,23 +464,22 @@ class Scenario(StrictModel):
                 return i
         return None
 
-    def stands_in(self, rack: PlacedRack, index: int) -> bool:
-        """Whether a placed rack stands in the phase with this index: placed by then (installed
-        racks always) and not yet retired."""
-        if not rack.existing and self.phases:
-            order = {p.id: i for i, p in enumerate(self.phases)}
-            if order.get(rack.phase, 0) > index:
-                return False
-        until = self.retire_index(rack.rack_type, rack.phase)
-        return until is None or index < until
-
-    def standing_at_end(self, racks: Iterable[PlacedRack]) -> list[PlacedRack]:
-        """The racks standing in the last phase: all of them unless racks retire (§17)."""
+    def standing(self, racks: Iterable[PlacedRack], index: int | None = None) -> list[PlacedRack]:
+        """The racks standing in the phase with this index (default: the last): installed ones and
+        those placed by then, less those retired (§17). Without phases: all of them."""
         racks = list(racks)
-        if not self.service_life or not self.phases:
+        if not self.phases:
             return racks
-        last = len(self.phases) - 1
-        return [r for r in racks if self.stands_in(r, last)]
+        at = len(self.phases) - 1 if index is None else index
+        order = {p.id: i for i, p in enumerate(self.phases)}
+        out = [r for r in racks if r.existing or order.get(r.phase, 0) <= at]
+        if self.service_life:
+            until: dict[tuple[str, str | None], int | None] = {}
+            for r in out:
+                if (r.rack_type, r.phase) not in until:
+                    until[r.rack_type, r.phase] = self.retire_index(r.rack_type, r.phase)
+            out = [r for r in out if (u := until[r.rack_type, r.phase]) is None or at < u]
+        return out
 
     def positions_held(self, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
         """(row, position) of every position the racks take: a multi-rack unit its width from the

@@ -158,7 +158,7 @@ def standing_sets(plan: Plan, scenario: Scenario) -> list[list]:
     service lives (§17) the racks standing in each phase."""
     if not scenario.service_life:
         return [plan.racks]
-    return [[r for r in plan.racks if scenario.stands_in(r, i)] for i in range(len(scenario.phases))]
+    return [scenario.standing(plan.racks, i) for i in range(len(scenario.phases))]
 
 
 def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:

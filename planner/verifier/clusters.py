@@ -35,12 +35,18 @@ def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRe
         if r.rack_type in types:
             by_cluster[r.cluster].append(r)
     names = [p.id for p in scenario.phases]
+    standing: list[dict[str, int]] = []  # per phase: each cluster's GPUs standing (spares not counted)
+    for st in states:
+        tally: dict[str, int] = defaultdict(int)
+        for r in st.racks:
+            if r.rack_type in types and not r.spare:
+                tally[r.cluster] += types[r.rack_type].gpus
+        standing.append(tally)
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
         name = f"cluster {c.id}"
-        for st in states:
-            gpus = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or site.phase_index.get(r.phase, 0) <= st.index)
-                       and (not scenario.service_life or scenario.stands_in(r, st.index)))
+        for st, tally in zip(states, standing, strict=True):
+            gpus = tally[c.id]
             want = c.gpus
             if c.gpus_by_phase is not None:
                 want = 0

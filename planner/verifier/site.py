@@ -181,9 +181,7 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
         network[nr.row] += nr.kw
     out = []
     for i, ph in enumerate(ids):
-        racks = [r for r in plan.racks if r.existing or site.phase_index.get(r.phase, 0) <= i]
-        if scenario.service_life:  # racks past their service life are retired (§17)
-            racks = [r for r in racks if scenario.stands_in(r, i)]
+        racks = scenario.standing(plan.racks, i) if scenario.phases else list(plan.racks)  # retired racks gone (§17)
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
         st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
         for b in plan.retrofits:
