@@ -96,7 +96,7 @@ class Extensive:
 
 
 def _rename(m: Model, prefix: str) -> None:
-    """Prefix every variable and row name of a copy (the problem's own row dict is rebuilt later)."""
+    """Prefix every variable name of a copy (its rows are renamed as they join the joint problem)."""
     for v in m.prob.variables():
         v.name = prefix + v.name
 
@@ -125,8 +125,8 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
                 other = getattr(m, kind).get(k)
                 if base is None and other is None:
                     continue
-                prob.addConstraint(pulp.lpSum([x for x in (other,) if x is not None]) - pulp.lpSum([x for x in (base,) if x is not None]) == 0,
-                                   f"same_first_{kind}_{ties}_f{i}")
+                present = [(v, c) for v, c in ((other, 1), (base, -1)) if v is not None]  # a key one copy lacks counts 0 there
+                prob.addConstraint(pulp.LpAffineExpression(present) == 0, f"same_first_{kind}_{ties}_f{i}")
                 ties += 1
     for t, lead in sorted(scenario.lead_phases.items()):
         if not 0 < lead < len(scenario.phases):

@@ -375,11 +375,10 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
         else:
             plan = plan_scenario(scenario, time_limit_s=time_limit_s)
         k = plan.kpis
-        row.update(status=plan.status.value, gap=plan.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
+        judged = plan.stochastic or plan  # a two-stage point: the two-stage model's own status and gap
+        row.update(status=judged.status.value, gap=judged.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
                    capex_usd=k.capex_usd, opex_usd_per_year=k.opex_usd_per_year, tco_usd=k.tco_usd, usd_per_gpu_hour=k.usd_per_gpu_hour,
                    stranded_kw=k.stranded_kw, solve_s=round(plan.solve_time_s, 4))
-        if plan.stochastic is not None:  # the two-stage model's own status and gap
-            row.update(status=plan.stochastic.status.value, gap=plan.stochastic.gap)
         plans = Path(out_dir) / "plans"
         plans.mkdir(parents=True, exist_ok=True)
         name = f"{point_id}-{row['run_hash']}.plan.yaml"

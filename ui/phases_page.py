@@ -26,11 +26,6 @@ def regret_line(scenario, j, r) -> str:
     return "; ".join(parts) + "."
 
 
-def plan_first(plan) -> str:
-    """The shared first phase of a two-stage plan."""
-    return plan.stochastic.first_phase
-
-
 def futures_section(scenario, plan) -> None:
     """A two-stage plan: the expected figures and one row per future (GPUs, objective, TCO, regret,
     stranded power, and the same for the mean-demand plan)."""
@@ -111,7 +106,7 @@ if plan.stochastic is not None:
     future = st.radio("Future", ids, index=ids.index(plan.stochastic.shown_future), horizontal=True,
                       key=f"phases_future_{scenario_key(text)[:12]}")
     plan = next(o.plan for o in plan.stochastic.futures if o.id == future)
-    st.caption(f"Future **{future}**: the first phase ({plan_first(plans['stochastic'])}) is the same in every future; "
+    st.caption(f"Future **{future}**: the first phase ({plans['stochastic'].stochastic.first_phase}) is the same in every future; "
                "the later phases are this future's.")
 if not plan.status.has_plan:
     st.error(f"No plan ({plan.status.value}): " + "; ".join(plan.notes[-2:]))

@@ -70,15 +70,14 @@ def future_checks(plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenar
     if shown is None:
         rep.add("stochastic", "shown_future", f"shown_future '{st.shown_future}' is not one of the futures")
         return rep
-    top = verify(plan.model_copy(update={"stochastic": None, "mode": "joint"}), scenario.in_future(shown.id))
-    rep.violations += top.violations
-    rep.usage, rep.phase_usage = top.usage, top.phase_usage
-    if plan.racks != shown.plan.racks or plan.retrofits != shown.plan.retrofits:
-        rep.add("stochastic", "shown_future", f"the plan's racks and retrofits are not those of future '{shown.id}'")
+    if plan.model_copy(update={"stochastic": None, "mode": shown.plan.mode, "notes": shown.plan.notes}) != shown.plan:
+        rep.add("stochastic", "shown_future", f"the plan is not future '{shown.id}''s plan (racks, retrofits and figures)")
     base = _first(shown.plan, st.first_phase)
     for o in st.futures:
         sub = verify(o.plan, scenario.in_future(o.id))
         rep.violations += [Violation(f"future {o.id}: {v.element}", v.check, v.message) for v in sub.violations]
+        if o is shown:  # the plan's own usage: the shown future's, verified once
+            rep.usage, rep.phase_usage = sub.usage, sub.phase_usage
         if _first(o.plan, st.first_phase) != base:
             rep.add(f"future {o.id}", "first phase", f"its first phase ('{st.first_phase}') differs from future '{shown.id}''s: "
                     "a two-stage plan decides the first phase once for every future")
