@@ -43,7 +43,7 @@ def fleet_scenario(name: str) -> Path:
     if not site.exists():
         subprocess.run([sys.executable, "-m", "planner.cli", "generate-site", "--spec", "datasets/fleet-1m.gen.yaml", "-o", str(site)],
                        check=True, cwd=ROOT, capture_output=True)
-    from planner.loader import load_site
+    from planner.input.loader import load_site
 
     s = load_site(site)
     lines = [f"name: {name}", "site: fleet-1m.site.yaml", "clusters:"]
@@ -67,7 +67,7 @@ def _peak_mb() -> tuple[float, float]:
 
 def worker(kind: str, name: str, executor: str) -> dict:
     """One measurement in this process."""
-    from planner.loader import load_scenario
+    from planner.input.loader import load_scenario
     from planner.plan import save_plan
 
     out: dict = {"kind": kind, "name": name, "executor": executor}
@@ -85,13 +85,13 @@ def worker(kind: str, name: str, executor: str) -> dict:
         out["load_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if kind == "decompose":
-            from planner.decompose import describe, plan_decomposed
+            from planner.scale.decompose import describe, plan_decomposed
 
             d = plan_decomposed(s, executor, 2)
             plan = d.plan
             out.update(describe(d))
         else:
-            from planner.pipeline import plan_scenario
+            from planner.plan.pipeline import plan_scenario
 
             plan = plan_scenario(s)
         out["plan_s"] = time.perf_counter() - t0
@@ -105,13 +105,13 @@ def worker(kind: str, name: str, executor: str) -> dict:
         out["verify_cli_s"] = time.perf_counter() - t0
         out["verify_ok"] = r.returncode == 0
     elif kind == "startup":
-        from planner.executors import run_jobs
+        from planner.batch.executors import run_jobs
 
         t0 = time.perf_counter()
         run_jobs(noop, [("x",), ("y",)], lambda r: None, executor, 2)
         out["startup_s"] = time.perf_counter() - t0
     elif kind == "sweep":
-        from planner.sweep import load_sweep, run_batch
+        from planner.batch.sweep import load_sweep, run_batch
 
         sweep = load_sweep(ROOT / "datasets" / "sweeps" / f"{name}.yaml")
         tmp = Path(tempfile.mkdtemp(prefix="bench-sweep-"))

@@ -48,11 +48,11 @@ def generate(name: str) -> Path:
 
 def worker(how: str, path: str, limit: float) -> dict:
     """One run in this process: ``firstfit``, ``single`` or ``decomposed``."""
-    from planner.baseline import greedy_meets_demands, greedy_racks
-    from planner.decompose import plan_decomposed
-    from planner.kpis import objective_value
-    from planner.loader import load_scenario
-    from planner.pipeline import plan_scenario
+    from planner.input.loader import load_scenario
+    from planner.plan.first_fit import greedy_meets_demands, greedy_racks
+    from planner.plan.kpis import objective_value
+    from planner.plan.pipeline import plan_scenario
+    from planner.scale.decompose import plan_decomposed
     from planner.verifier import verify
 
     t0 = time.perf_counter()

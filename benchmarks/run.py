@@ -43,7 +43,7 @@ SCALE = {
 def power_bound(scenario) -> int:
     """Usable IT power ÷ per-GPU power: Σ usable kW of root power nodes, less the network racks,
     ÷ the least kW per GPU among the allowed GPU rack types (ignores cooling, space, ports and N-1)."""
-    from planner.site_index import index_site, network_racks
+    from planner.input.site_index import index_site, network_racks
 
     ix = index_site(scenario.site)
     usable = sum(n.usable_kw for n in ix.power_nodes.values() if n.parent is None)
@@ -61,7 +61,7 @@ def _scale_scenario(name: str) -> Path:
     if not site.exists():
         subprocess.run([sys.executable, "-m", "planner.cli", "generate-site", "--id", name, *flags.split(), "-o", str(site)], check=True, cwd=ROOT,
                        capture_output=True)
-    from planner.loader import load_site
+    from planner.input.loader import load_site
 
     s = load_site(site)
     if clusters == "building":
@@ -108,7 +108,7 @@ def _spread_meta() -> Path:
 
 
 def _scenario(name: str, solver: str, time_limit: float, objective: str | None = None):
-    from planner.loader import load_scenario
+    from planner.input.loader import load_scenario
 
     if name.startswith("meta-24k-") and name.endswith("phases"):
         path = _phased_meta(int(name.removeprefix("meta-24k-").removesuffix("phases")))
@@ -131,11 +131,11 @@ def _scenario(name: str, solver: str, time_limit: float, objective: str | None =
 
 def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> dict:
     """One measurement in this process: ``plan`` (stage by stage), ``greedy``."""
-    from planner.baseline import greedy_plan, start_racks
     from planner.model import build
-    from planner.pipeline import start_from_racks, to_plan
     from planner.plan import load_plan, save_plan
-    from planner.solving import solve
+    from planner.plan.first_fit import greedy_plan, start_racks
+    from planner.plan.pipeline import start_from_racks, to_plan
+    from planner.solving.core import solve
 
     objective = "min_capex" if mode == "min-capex" else None
     s, load_s = _scenario(name, solver, time_limit, objective)
@@ -145,13 +145,13 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         g = greedy_plan(s)
         out.update(gpus=g.kpis.gpus, greedy_s=time.perf_counter() - t0)
     elif kind == "plantotal":  # what `planner plan` runs, in this process: load + plan_scenario (first-fit start, solve, tie-breaks, fill, verify)
-        from planner.pipeline import plan_scenario
+        from planner.plan.pipeline import plan_scenario
 
         t0 = time.perf_counter()
         plan = plan_scenario(s)
         out.update(total_s=time.perf_counter() - t0 + load_s, status=str(plan.status), gap=plan.gap, gpus=plan.kpis.gpus)
     elif kind == "policy":
-        from planner.pipeline import plan_scenario, strict_n1
+        from planner.plan.pipeline import plan_scenario, strict_n1
 
         t0 = time.perf_counter()
         plan = plan_scenario(strict_n1(s) if mode == "strict" else s)
@@ -162,7 +162,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         out.pop("shed")
     elif kind == "fabric":
         from planner.enums import Demand, Objective
-        from planner.pipeline import plan_scenario
+        from planner.plan.pipeline import plan_scenario
 
         if mode == "choice-capex":  # every GPU at the least capex: the pick by price
             s = s.model_copy(update={"objective": Objective.min_capex,
@@ -179,8 +179,8 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
                    positions_by_pod=f.positions_by_pod, mw_by_pod=f.kw_by_pod, capex_usd=k.capex_usd, region_links=f.region_links,
                    region_switches=f.region_switches, fibre_km=f.fibre_km, latency_us=f.latency_us, buildings=f.endpoints_by_building)
     elif kind == "blast":
-        from planner.pipeline import plan_scenario
-        from planner.reliability import reliability_report
+        from planner.plan.pipeline import plan_scenario
+        from planner.rules.reliability import reliability_report
 
         plan = plan_scenario(s)
         t0 = time.perf_counter()
@@ -188,10 +188,10 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         out.update(blast_s=time.perf_counter() - t0, elements=len(rep.blast_radius), gpus=plan.kpis.gpus,
                    worst=rep.blast_radius[0].kind + " " + rep.blast_radius[0].id, worst_gpus=rep.blast_radius[0].gpus_lost)
     elif kind == "region":  # the gigawatt region: decomposed by building (2 processes), rolling, or the whole model joint
-        from planner.decompose import plan_decomposed
-        from planner.kpis import capex_parts
-        from planner.pipeline import plan_mode
-        from planner.structures import region_power, structures
+        from planner.plan.kpis import capex_parts
+        from planner.plan.pipeline import plan_mode
+        from planner.plan.structures import region_power, structures
+        from planner.scale.decompose import plan_decomposed
 
         t0 = time.perf_counter()
         plan = plan_decomposed(s, executor="process", workers=2).plan if mode == "decomposed" else plan_mode(s, mode)
@@ -207,7 +207,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
                    phase_gpus=[p.gpus for p in plan.phases], backup=backup, note=plan.notes[0] if plan.notes else "",
                    stages={k_: round(v, 1) for k_, v in plan.stage_times_s.items()})
     elif kind == "stochastic":  # what `planner plan --mode stochastic` runs: the two-stage model, perfect information, the mean-demand plan
-        from planner.stochastic import plan_stochastic
+        from planner.plan.stochastic import plan_stochastic
         from planner.verifier import verify
 
         t0 = time.perf_counter()
@@ -218,7 +218,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
                    futures=[(o.id, o.probability, o.gpus, o.objective_value, o.regret, o.stranded_kw, o.mean_objective, o.mean_stranded_kw)
                             for o in st.futures])
     elif kind in ("joint", "rolling"):
-        from planner.pipeline import plan_mode
+        from planner.plan.pipeline import plan_mode
 
         t0 = time.perf_counter()
         plan = plan_mode(s, kind)

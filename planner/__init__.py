@@ -12,7 +12,7 @@ or all at once: ``plan_scenario(scenario)``.
 
 Names are imported on first use (module ``__getattr__``), so ``import planner.errors``
 or a dashboard module does not load PuLP and HiGHS. The stage functions live in
-modules named apart from them (``planner.model``, ``planner.solving``,
+modules named apart from them (``planner.model``, ``planner.solving.core``,
 ``planner.verifier``, ``planner.explainer``): a submodule import would otherwise
 replace the package's function of the same name.
 """
@@ -29,23 +29,23 @@ _EXPORTS = {
     "Problem": "planner.errors",
     "Status": "planner.enums",
     "Objective": "planner.enums",
-    "greedy_plan": "planner.baseline",
+    "greedy_plan": "planner.plan.first_fit",
     "build": "planner.model",
     "explain": "planner.explainer",
     "explain_feasible": "planner.explainer",
     "explain_infeasible": "planner.explainer",
-    "load_scenario": "planner.loader",
-    "load_scenario_text": "planner.loader",
-    "scenario_hash": "planner.loader",
-    "plan_scenario": "planner.pipeline",
-    "to_plan": "planner.pipeline",
+    "load_scenario": "planner.input.loader",
+    "load_scenario_text": "planner.input.loader",
+    "scenario_hash": "planner.input.loader",
+    "plan_scenario": "planner.plan.pipeline",
+    "to_plan": "planner.plan.pipeline",
     "Plan": "planner.plan",
     "load_plan": "planner.plan",
     "plan_to_yaml": "planner.plan",
     "save_plan": "planner.plan",
     "Scenario": "planner.schema",
     "Site": "planner.schema",
-    "solve": "planner.solving",
+    "solve": "planner.solving.core",
     "VerifyReport": "planner.verifier",
     "verify": "planner.verifier",
 }

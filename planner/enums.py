@@ -51,7 +51,7 @@ class Objective(StrEnum):
 
 
 class SolverName(StrEnum):
-    """MILP solvers the planner can run (see :mod:`planner.solvers`)."""
+    """MILP solvers the planner can run (see :mod:`planner.solving.backends`)."""
 
     highs = "highs"
     cbc = "cbc"

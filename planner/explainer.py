@@ -31,17 +31,17 @@ from typing import Any
 
 import pulp
 
-from planner.asks import storage_racks
-from planner.costs import FACILITY_USD_PER_KW
 from planner.enums import LimitKind, Objective, Status
-from planner.fabric import leaf_down_of, limit_text
+from planner.input.asks import storage_racks
+from planner.input.site_index import index_site
 from planner.model import Family, Limit, Model, build
-from planner.pipeline import plan_scenario, start_from_racks
 from planner.plan import Plan
+from planner.plan.pipeline import plan_scenario, start_from_racks
+from planner.rules.costs import FACILITY_USD_PER_KW
+from planner.rules.fabric_sizing import leaf_down_of, limit_text
 from planner.schema import Demand, Scenario, Usage
-from planner.site_index import index_site
-from planner.solvers import SolveRequest, from_name
-from planner.solving import Progress, ProgressFn, solve
+from planner.solving.backends import SolveRequest, from_name
+from planner.solving.core import Progress, ProgressFn, solve
 from planner.verifier import verify
 
 BINDING_SHARE = 0.99

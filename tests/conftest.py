@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.loader import read_yaml_file, scenario_from_data
+from planner.input.loader import read_yaml_file, scenario_from_data
 from planner.schema import Scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"

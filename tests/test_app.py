@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.loader import load_scenario, load_scenario_text
-from planner.pipeline import plan_scenario
+from planner.input.loader import load_scenario, load_scenario_text
+from planner.plan.pipeline import plan_scenario
 from ui.cache import SolveHub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def load(at: AppTest, name: str) -> AppTest:
 def solved_on(page: str, scenario, button: str) -> AppTest:
     """A session that pastes ``scenario`` (a Scenario) on the Scenario page, opens ``page`` and
     presses its solve button ``button``."""
-    from planner.variants import scenario_yaml
+    from planner.input.variants import scenario_yaml
 
     at = app().run()
     at.switch_page("ui/scenario_page.py").run()
@@ -384,7 +384,7 @@ def test_joint_vs_rolling_marks_agree_with_the_plans() -> None:
     from ui.floorplan import BOTH, JOINT_ONLY, joint_vs_rolling
 
     s = load_scenario(ROOT / "datasets/fleet-expansion.yaml")
-    from planner.pipeline import plan_mode
+    from planner.plan.pipeline import plan_mode
 
     j, r = plan_mode(s, "joint"), plan_mode(s, "rolling")
     order = {p.id: i for i, p in enumerate(s.phases)}

@@ -106,8 +106,8 @@ def test_no_number_is_shown_with_an_exponent_nan_or_more_than_two_decimals(v) ->
 
 
 def test_utilisation_bars_say_the_use_and_the_limit_in_kw() -> None:
-    from planner.loader import load_scenario
-    from planner.pipeline import plan_scenario
+    from planner.input.loader import load_scenario
+    from planner.plan.pipeline import plan_scenario
     from tests.test_app import ROOT
     from ui.charts import utilisation_figure
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.loader import scenario_from_data
+from planner.input.loader import scenario_from_data
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import solved

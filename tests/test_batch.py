@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.batch.frontier import pareto
+from planner.batch.sweep import load_sweep, parse_path, run_batch, set_path
 from planner.errors import InputError
-from planner.frontier import pareto
 from planner.plan import load_plan
-from planner.sweep import load_sweep, parse_path, run_batch, set_path
 
 ROOT = Path(__file__).resolve().parent.parent
 TWELVE = Path(__file__).resolve().parent / "data" / "sweeps" / "twelve.yaml"
@@ -193,7 +193,7 @@ def test_a_bad_results_table_is_bad_input_naming_row_and_column(tmp_path: Path, 
 def test_only_plan_files_inside_the_results_folder_become_links(tmp_path: Path) -> None:
     """The plan column is copied into links opened on click: a javascript: URL, an absolute path or
     a way out of the folder opens nothing."""
-    from planner.frontier import frontier_figure
+    from planner.batch.frontier import frontier_figure
 
     table = pd.DataFrame({"point": ["p1", "p2", "p3", "p4"], "status": ["optimal"] * 4, "gpus": [1.0, 2.0, 3.0, 4.0],
                           "capex_usd": [1.0, 2.0, 3.0, 4.0],

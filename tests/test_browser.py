@@ -295,9 +295,9 @@ def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None
     inside the results folder), as the chart's title promises."""
     from playwright.sync_api import sync_playwright
 
-    from planner.loader import load_scenario
-    from planner.pipeline import plan_scenario
+    from planner.input.loader import load_scenario
     from planner.plan import plan_to_yaml
+    from planner.plan.pipeline import plan_scenario
     from planner.verifier import verify
 
     scenario = load_scenario(ROOT / "datasets/small-hall.yaml")

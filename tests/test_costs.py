@@ -1,4 +1,4 @@
-"""Cost formulas (planner.costs) against hand-computed values, one test per formula, and the
+"""Cost formulas (planner.rules.costs) against hand-computed values, one test per formula, and the
 $/GPU-hour of a one-phase plan worked out by hand."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from planner.costs import (
+from planner.rules.costs import (
     annuity,
     colocation_usd_per_year,
     discount,
@@ -87,7 +87,7 @@ def test_one_rack_tco_and_dollars_per_gpu_hour_by_hand() -> None:
 
 def test_plan_kpis_carry_the_same_costs() -> None:
     """A one-rack plan on a tiny site: KPIs = the rack's costs + the (absent) network racks."""
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
     from tests.conftest import tiny_scenario
 
     s = tiny_scenario([{"id": "R1", "positions": 1, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
@@ -106,7 +106,7 @@ def test_plan_kpis_carry_the_same_costs() -> None:
 def test_useful_gpu_hours_are_discounted_hours_times_goodput() -> None:
     """The same rack with a 2 GB/GPU checkpoint and a 100 GB/s storage rack beside it: goodput g of
     the plan's reliability section; $ per useful GPU-hour = TCO ÷ (discounted GPU-hours × g)."""
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
     from tests.conftest import tiny_scenario
 
     s = tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
@@ -124,8 +124,8 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
     than any rack's air heat: stranded by cooling. dr-hall: the UPS N-1 limits bind before space does."""
     from pathlib import Path
 
-    from planner.loader import load_scenario
-    from planner.pipeline import plan_scenario
+    from planner.input.loader import load_scenario
+    from planner.plan.pipeline import plan_scenario
 
     root = Path(__file__).resolve().parent.parent / "datasets"
     plan = plan_scenario(load_scenario(root / "small-hall.yaml"))
@@ -136,13 +136,13 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
 
 @pytest.mark.parametrize("name", ["small-hall", "fleet-expansion", "meta-24k-roce-vs-ib"])
 def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
-    """One list of parts (planner.kpis.CAPEX_PARTS) for the CLI summary, the dashboard's capex card
+    """One list of parts (planner.plan.kpis.CAPEX_PARTS) for the CLI summary, the dashboard's capex card
     and the compare table: racks + fabric + links + facility + retrofits + backup power = capex."""
     from pathlib import Path
 
-    from planner.kpis import capex_parts, capex_text
-    from planner.loader import load_scenario
-    from planner.pipeline import plan_scenario
+    from planner.input.loader import load_scenario
+    from planner.plan.kpis import capex_parts, capex_text
+    from planner.plan.pipeline import plan_scenario
 
     k = plan_scenario(load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")).kpis
     parts = capex_parts(k)

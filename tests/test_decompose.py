@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.decompose import plan_decomposed
 from planner.errors import InputError
-from planner.generate import BuildingSpec, SiteSpec, generate_site
-from planner.loader import scenario_from_data
-from planner.pipeline import plan_scenario
+from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+from planner.input.loader import scenario_from_data
+from planner.plan.pipeline import plan_scenario
+from planner.scale.decompose import plan_decomposed
 from planner.verifier import verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,8 +203,8 @@ def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
 def test_no_lp_bound_unless_the_lp_is_solved_to_optimality(monkeypatch) -> None:
     """A relaxation stopped at its time limit returns a point, not a bound: the plan then has no
     bound and is feasible, whatever its objective."""
-    from planner import bounds
-    from planner.solvers import BackendResult
+    from planner.scale import bounds
+    from planner.solving.backends import BackendResult
 
     class Stopped:
         def solve(self, req):
@@ -285,7 +285,7 @@ def test_only_the_whole_model_says_infeasible() -> None:
 
 
 def test_a_master_without_solution_hands_over_to_the_whole_model(monkeypatch) -> None:
-    from planner import decompose
+    from planner.scale import decompose
 
     monkeypatch.setattr(decompose, "_master", lambda *a, **k: None)
     s = scenario(POD_JOBS)
@@ -329,7 +329,7 @@ def test_the_merged_relaxation_bounds_by_rack_type_and_scope() -> None:
     merge into two clusters: Grand Teton only, 3 × 512 = 1,536 GPUs; and the spanning one, uncapped.
     With no liquid rows the site's 4 pods × 39 positions × 16 = 2,496 GPUs bound both together;
     with the spanning job capped at 100 GPUs the bound is 1,536 + 100 = 1,636."""
-    from planner.decompose import lp_bound, merged
+    from planner.scale.decompose import lp_bound, merged
 
     m = merged(scenario([*POD_JOBS, SPANNING]))
     assert [(c.id, c.gpus, c.rack_types, c.max_hops) for c in m.clusters] == [
@@ -344,7 +344,7 @@ def test_retrofits_and_phases_decompose_building_by_building() -> None:
     """datasets/fleet-expansion.yaml with both jobs kept in one building (max_hops 5): four phases,
     liquid-loop retrofits in B1, a second building from q3. Each building plans its own phases and
     retrofits; the result verifies and equals the single model's GPU-phases."""
-    from planner.loader import load_scenario
+    from planner.input.loader import load_scenario
 
     s = load_scenario(ROOT / "datasets" / "fleet-expansion.yaml")
     s = s.model_copy(update={"clusters": [c.model_copy(update={"max_hops": 5}) for c in s.clusters]})

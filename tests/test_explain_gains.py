@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from planner.explainer import explain_feasible
-from planner.loader import load_scenario
-from planner.pipeline import plan_scenario
+from planner.input.loader import load_scenario
+from planner.plan.pipeline import plan_scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

@@ -1,4 +1,4 @@
-"""Exports (planner/exports.py): placement CSV and XLSX, one row per rack; NetBox device import CSV."""
+"""Exports (planner/plan/exports.py): placement CSV and XLSX, one row per rack; NetBox device import CSV."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
-from planner.exports import NETBOX_COLUMNS, PLACEMENT_COLUMNS
-from planner.loader import load_scenario
-from planner.pipeline import plan_scenario
+from planner.input.loader import load_scenario
 from planner.plan import save_plan
+from planner.plan.exports import NETBOX_COLUMNS, PLACEMENT_COLUMNS
+from planner.plan.pipeline import plan_scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from planner.errors import InputError
-from planner.fabric import max_endpoints, ports, size
-from planner.loader import scenario_from_data
+from planner.input.loader import scenario_from_data
+from planner.rules.fabric_sizing import max_endpoints, ports, size
 from planner.schema import PlacedRack, Scenario, SwitchSupply
 from tests.conftest import small_hall_data
 
@@ -232,7 +232,7 @@ def test_optimiser_picks_the_cheaper_fabric_that_fits(solver: str) -> None:
 
 def test_cluster_too_large_for_its_design_is_explained() -> None:
     from planner.explainer import explain_infeasible
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     s = net_site([{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 4)]}], [TINY], {"demand": "exact", "gpus": 64, "fabrics": ["tiny2"]})
     assert plan_scenario(s).status.value == "infeasible"
@@ -243,7 +243,7 @@ def test_cluster_too_large_for_its_design_is_explained() -> None:
 def test_a_site_without_network_rows_cannot_stand_a_designed_fabric() -> None:
     """No network row serves the pod: the switches have nowhere to stand, so nothing is placed
     on the design (and the explanation says so)."""
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     s = net_site([{"id": "P1", "gpu": 4, "net": []}], [IB2], {"demand": "max", "fabrics": ["ib2"]})
     plan = plan_scenario(s)
@@ -251,7 +251,7 @@ def test_a_site_without_network_rows_cannot_stand_a_designed_fabric() -> None:
 
 
 def test_verifier_rejects_moved_network_racks_and_edited_fabric_power() -> None:
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
     from planner.verifier import verify
 
     s = net_site(TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]})

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.figures import plan_figures
-from planner.loader import load_scenario
-from planner.pipeline import plan_mode
+from planner.input.loader import load_scenario
 from planner.plan import plan_from_text, plan_to_yaml
+from planner.plan.numbers import plan_figures
+from planner.plan.pipeline import plan_mode
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

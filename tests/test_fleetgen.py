@@ -1,4 +1,4 @@
-"""The fleet generator (planner/fleetgen.py): distinct clusters from one seed, by its rules."""
+"""The fleet generator (planner/input/fleetgen.py): distinct clusters from one seed, by its rules."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
-from planner.fleetgen import FleetSpec, generate_fleet
-from planner.generate import BuildingSpec, SiteSpec, generate_site
-from planner.loader import load_scenario, read_yaml_file
+from planner.input.fleetgen import FleetSpec, generate_fleet
+from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+from planner.input.loader import load_scenario, read_yaml_file
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
@@ -98,7 +98,7 @@ def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
     import time
 
     from planner.clock import Deadline
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     site, scen = tmp_path / "s.yaml", tmp_path / "f.yaml"
     assert main(["generate-site", "--spec", "datasets/fleet-mixed-250k.gen.yaml", "-o", str(site), "--scenario", str(scen)]) == 0

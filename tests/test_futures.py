@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from planner.enums import SolverName
 from planner.errors import InputError
-from planner.pipeline import plan_scenario
 from planner.plan import load_plan, save_plan
+from planner.plan.pipeline import plan_scenario
+from planner.plan.stochastic import mean_future, plan_stochastic
 from planner.schema import Scenario
-from planner.stochastic import mean_future, plan_stochastic
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS
@@ -204,8 +204,8 @@ def test_a_sweep_varies_the_probabilities(tmp_path: Path) -> None:
     p3: 288) kinks at 6 and 4: its best whole-rack plan is x = 4 (32 + 224 + 288 = 544; x = 1, 3 and 5
     give 536, x = 0, 2 and 6 give 528), kept in fast 608, in slow 416:
     EEV = 512, VSS = 16."""
-    from planner.sweep import load_sweep, run_batch
-    from planner.variants import scenario_yaml
+    from planner.batch.sweep import load_sweep, run_batch
+    from planner.input.variants import scenario_yaml
 
     (tmp_path / "s.yaml").write_text(scenario_yaml(hedge()))
     (tmp_path / "sweeps").mkdir()

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
-from planner.generate import BuildingSpec, SiteSpec, generate_site
-from planner.loader import load_site, read_yaml_file, scenario_from_data
+from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+from planner.input.loader import load_site, read_yaml_file, scenario_from_data
+from planner.input.site_index import index_site, place
 from planner.plan import Plan
-from planner.site_index import index_site, place
 from planner.verifier import verify
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -39,7 +39,7 @@ def test_network_rows_are_sized_into_busways_ups_and_air() -> None:
     """A 1-pod 2N hall of 2 rows × 4 positions at 10 kW and one network row at 100 kW: GPU
     busways 40 / 0.8 = 50 kW, network busways 100 / 0.8 = 125 kW, each UPS the hall's
     (80 + 100) / 0.8 = 225 kW, the air zone ⌈180 / 400⌉ + 1 = 2 units, the utility 225 kW."""
-    from planner.generate import BuildingSpec, SiteSpec, generate_site
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
 
     site = generate_site(SiteSpec(buildings=[BuildingSpec(rows_per_pod=2, positions_per_row=4, design_kw_per_position=10,
                                                           network_rows_per_pod=1, network_row_positions=3, network_row_kw=100,
@@ -71,7 +71,7 @@ def test_region_has_100k_gpus_of_positions() -> None:
 def test_fleet_spec_holds_a_million_gpus_in_three_regions() -> None:
     """datasets/fleet-1m.gen.yaml (spec only): 16 + 14 + 12 buildings; pod GPU ports 16·8·3,072 +
     14·8·3,456 + 12·8·3,072 = 1,075,200 and positions (16-GPU air racks, 72-GPU liquid racks) more."""
-    from planner.generate import SiteSpec
+    from planner.input.generate import SiteSpec
 
     spec = SiteSpec.model_validate(read_yaml_file(DATASETS / "fleet-1m.gen.yaml"))
     ix = index_site(generate_site(spec))

@@ -1,11 +1,14 @@
 """Import boundaries, tested rather than hoped for: no cycles among the planner's modules (imports
-inside functions count too), and the verifier's constraint checks (the independent second
-opinion) import nothing of the optimiser."""
+inside functions count too), each stage imports only the stages below it (the layering each
+package's docstring states), and the verifier imports nothing of the optimiser."""
 
 from __future__ import annotations
 
 import ast
+import graphlib
 from pathlib import Path
+
+import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "planner"
 
@@ -29,7 +32,8 @@ def import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                mod = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else [])) if node.level else node.module or ""
+                head = base[: len(base) - (node.level - 1)] + ([node.module] if node.module else [])
+                mod = ".".join(head) if node.level else node.module or ""
                 targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
             for t in targets:
                 while t and t not in mods:
@@ -39,59 +43,74 @@ def import_graph() -> dict[str, set[str]]:
     return edges
 
 
-def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    counter = 0
-    for root in sorted(edges):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(edges[w]))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    out.append(sorted(comp))
-    return out
+def cycle(edges: dict[str, set[str]]) -> list[str]:
+    """One import cycle (first module repeated at the end), or [] when there is none."""
+    try:
+        graphlib.TopologicalSorter(edges).prepare()
+    except graphlib.CycleError as e:
+        return list(e.args[1])
+    return []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert cycles({"a": {"b"}, "b": set()}) == []
+    found = cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    assert found[0] == found[-1]
+    assert sorted(set(found)) == ["a", "b", "c"]
+    assert cycle({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_import_cycles_in_the_planner() -> None:
-    found = cycles(import_graph())
-    assert found == [], "import cycles (counting imports inside functions):\n" + "\n".join(" → ".join(c) for c in found)
+    found = cycle(import_graph())
+    assert found == [], "import cycle (counting imports inside functions): " + " → ".join(found)
+
+
+BASE = ("planner.enums", "planner.errors", "planner.clock", "planner.fileio", "planner.yamlio", "planner.version")
+"""Modules every stage may use: allowed values, errors, the run's clock, safe writes, YAML."""
+LOWER = ("schema", "input", "rules", "model", "solving", "verifier", "plan", "batch", "scale", "explainer", "cli")
+"""The stages from the bottom up (``planner.<stage>``)."""
+MAY_IMPORT = {
+    "schema": (),
+    "input": ("schema",),
+    "rules": ("schema", "input"),
+    "model": ("schema", "input", "rules"),
+    "solving": ("model",),
+    "verifier": ("schema", "input"),
+    "plan": ("schema", "input", "rules", "model", "solving", "verifier"),
+    "batch": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
+    "scale": ("schema", "input", "rules", "model", "solving", "verifier", "plan", "batch"),
+    "explainer": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
+    "cli": LOWER[:-1],
+}
+"""Stage → the stages it may import (besides itself and :data:`BASE`); each package's docstring says the same."""
+VERIFIER_STILL_SHARES = {("planner.verifier.claims", "planner.plan.kpis"), ("planner.verifier.claims", "planner.plan.orders"),
+                         ("planner.verifier.claims", "planner.rules.reliability")}
+"""Optimiser modules the verifier's claim checks still call (to be replaced by its own recount)."""
+
+
+def stage_of(module: str) -> str:
+    if module in BASE:
+        return "base"
+    part = module.split(".")[1]
+    assert part in LOWER, f"{module} belongs to no stage: put it in one of {LOWER} or in BASE"
+    return part
+
+
+def test_every_stage_imports_only_the_stages_below_it() -> None:
+    bad = []
+    for m, deps in import_graph().items():
+        if m == "planner":
+            continue
+        stage = stage_of(m)
+        allowed = {stage, "base", *MAY_IMPORT.get(stage, ())} if stage != "base" else {"base"}
+        bad += [f"{m} → {d}" for d in sorted(deps) if stage_of(d) not in allowed and (m, d) not in VERIFIER_STILL_SHARES]
+    assert bad == [], "imports across the layering:\n" + "\n".join(bad)
+
+
+def test_the_layering_finds_an_import_from_above() -> None:
+    assert "cli" not in MAY_IMPORT["plan"]
+    assert "plan" not in MAY_IMPORT["model"]
+    with pytest.raises(AssertionError, match="belongs to no stage"):
+        stage_of("planner.somewhere_new")
 
 
 def test_the_schema_imports_nothing_but_enums() -> None:
@@ -101,29 +120,15 @@ def test_the_schema_imports_nothing_but_enums() -> None:
             assert {d for d in deps if not d.startswith("planner.schema")} <= {"planner.enums"}, m
 
 
-OPTIMISER = {"planner.model", "planner.solving", "planner.solvers", "planner.pipeline", "planner.baseline", "planner.explainer",
-             "planner.decompose", "planner.fabric", "planner.asks", "planner.power_model", "planner.site_index", "planner.kpis",
-             "planner.costs", "planner.reliability", "planner.timeline"}
-"""Modules of the optimiser and its shared figures (and the packages they live in)."""
-CHECKS = ("planner.verifier.placement", "planner.verifier.capacity", "planner.verifier.clusters", "planner.verifier.site",
-          "planner.verifier.fabric", "planner.verifier.asks", "planner.verifier.report")
-"""The verifier's constraint checks and what they stand on: the independent second opinion."""
-
-
-def _reaches(edges: dict[str, set[str]], start: str) -> set[str]:
-    seen, stack = set(), [start]
-    while stack:
-        for d in edges.get(stack.pop(), ()):
-            if d not in seen:
-                seen.add(d)
-                stack.append(d)
-    return seen
-
-
-def test_the_verifiers_constraint_checks_import_only_the_schema_and_enums() -> None:
+def test_the_verifier_imports_nothing_of_the_optimiser_but_what_it_lists() -> None:
     edges = import_graph()
-    allowed = {"planner.enums", "planner.yamlio"} | {m for m in edges if m.startswith("planner.schema")} | set(CHECKS)
-    for module in CHECKS:
-        reach = _reaches(edges, module)
-        assert reach <= allowed, f"{module} reaches {sorted(reach - allowed)}"
-        assert not reach & {m for m in edges if any(m == o or m.startswith(o + ".") for o in OPTIMISER)}, module
+    shared = {(m, d) for m, deps in edges.items() if m.startswith("planner.verifier") for d in deps
+              if stage_of(d) not in ("base", "schema", "verifier") and d != "planner.input.loader"}
+    assert shared == VERIFIER_STILL_SHARES
+
+
+def test_no_optimiser_module_imports_the_verifier_except_to_call_verify() -> None:
+    edges = import_graph()
+    reach = {(m, d) for m, deps in edges.items() if not m.startswith("planner.verifier") for d in deps
+             if d.startswith("planner.verifier") and d != "planner.verifier"}
+    assert reach == set(), sorted(reach)

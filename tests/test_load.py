@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from planner.errors import InputError
-from planner.loader import load_scenario, parse_yaml, scenario_from_data
+from planner.input.loader import load_scenario, parse_yaml, scenario_from_data
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 ROW3 = "site.buildings[0].halls[0].rows[3]"
@@ -187,7 +187,7 @@ def test_nesting_of_64_levels_accepted() -> None:
 def test_every_catalog_figure_names_its_source() -> None:
     """Field by field: every figure a built-in rack type states has a non-empty source (or says
     'estimate'), and every source names a real field."""
-    from planner.loader import BUILTIN_CATALOG, read_yaml_file
+    from planner.input.loader import BUILTIN_CATALOG, read_yaml_file
     from planner.schema import RackType
 
     missing, unknown = [], []

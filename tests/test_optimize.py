@@ -15,10 +15,10 @@ import pytest
 
 from planner.enums import SolverName
 from planner.explainer import explain_infeasible
-from planner.loader import load_scenario, scenario_from_data
-from planner.pipeline import plan_scenario
+from planner.input.loader import load_scenario, scenario_from_data
+from planner.plan.pipeline import plan_scenario
 from planner.schema import Scenario
-from planner.solvers import available as available_solvers
+from planner.solving.backends import available as available_solvers
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 
@@ -235,7 +235,7 @@ def test_default_scenario_optimum() -> None:
     1,080 GPUs: CZ-AIR's 1,250 kW less two network racks (24 kW) and the NVL72 air share
     (3 × 132 × 0.15 = 59.4 kW) leaves 1,166.6 kW = 54.5 GT racks of 21.4 kW. The MILP beats
     first-fit, which also misses the NVL72 demand."""
-    from planner.baseline import greedy_plan
+    from planner.plan.first_fit import greedy_plan
 
     s = load_scenario(DATASETS / "small-hall.yaml")
     plan = plan_scenario(s)
@@ -316,7 +316,7 @@ def test_time_limited_solve_reports_gap_honestly() -> None:
 def test_greedy_start_keeps_time_limited_solve_at_least_greedy() -> None:
     """The same 2 s per-position solve, started from first-fit (which places all 24,576 GPUs
     here): the solver keeps that incumbent, so the answer is never worse than first-fit."""
-    from planner.baseline import greedy_plan
+    from planner.plan.first_fit import greedy_plan
 
     s = load_scenario(DATASETS / "meta-24k-building.yaml")
     plan = plan_scenario(s, time_limit_s=2, aggregate=False, tie_breaks=False)
@@ -330,7 +330,7 @@ def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
     positions, which shows up as space shortfalls per row, never as 'no assignment'."""
     data = {"name": "inf2", "site": "small-hall.site.yaml",
             "clusters": [{"id": "big-job", "demand": "exact", "gpus": 2304, "rack_types": [GT], "max_hops": 3}]}
-    from planner.loader import scenario_from_data
+    from planner.input.loader import scenario_from_data
 
     s = scenario_from_data(data, DATASETS)
     ex = explain_infeasible(s)
@@ -343,7 +343,7 @@ def test_exact_jobs_that_must_be_packed_start_from_the_repaired_first_fit() -> N
     """meta-24k-binpack: 8 × 1,024 then 8 × 2,048 exact one-pod jobs on 8 pods of 3,072 ports.
     First-fit in scenario order fills pods with small jobs and strands large ones; largest first
     packs one large and one small job per pod (2,048 + 1,024 = 3,072): all 24,576 GPUs."""
-    from planner.baseline import greedy_meets_demands, greedy_racks, start_racks
+    from planner.plan.first_fit import greedy_meets_demands, greedy_racks, start_racks
 
     s = load_scenario(DATASETS / "meta-24k-binpack.yaml")
     assert not greedy_meets_demands(s, greedy_racks(s))
@@ -363,7 +363,7 @@ def test_sixty_four_exact_one_pod_jobs_of_five_sizes_pack_32_pods_proven_optimal
     98,304 GPUs, every port. They fit only as pairs that sum to 3,072 (2,560 + 512, 2,048 + 1,024,
     1,536 + 1,536), so every pod holds exactly 3,072. The demands cap the objective at 98,304 and
     the repaired first-fit (largest first) reaches it: optimal, proven by that bound, no search."""
-    from planner.generate import BuildingSpec, SiteSpec, generate_site
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
 
     site = generate_site(SiteSpec(id="four", buildings=[BuildingSpec(count=4, halls=2, pods_per_hall=4, rows_per_pod=12, positions_per_row=17,
                                                                      pod_max_gpus=3072, pod_max_racks=200)]))

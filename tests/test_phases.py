@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from planner.enums import Status
-from planner.pipeline import plan_rolling, plan_scenario
 from planner.plan import BoughtRetrofit, plan_to_yaml
+from planner.plan.pipeline import plan_rolling, plan_scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, solved
@@ -106,7 +106,7 @@ def test_brownfield_racks_never_move(tmp_path: Path) -> None:
     data = s1.model_dump(mode="json")
     data.update(name="phase-2", existing="phase-1.plan.yaml")
     data["clusters"][0]["gpus"] = 96
-    from planner.loader import scenario_from_data
+    from planner.input.loader import scenario_from_data
 
     s2 = scenario_from_data(data, tmp_path)
     assert [(r.row, r.position, r.existing) for r in s2.existing] == [(r.row, r.position, True) for r in p1.racks]
@@ -125,7 +125,7 @@ def test_shipped_fleet_expansion_joint_beats_rolling() -> None:
     """The shipped scenario: rolling fills B1's R7-R8 with H100 racks in q2 (their UPS comes online
     then) and leaves only B2's seven positions to the NVL72 in q3; joint keeps R7-R8, buys their liquid
     loops a quarter ahead and places fifteen NVL72 racks: 2,216 GPUs against 1,768."""
-    from planner.loader import load_scenario
+    from planner.input.loader import load_scenario
 
     s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
     joint, rolling = plan_scenario(s), plan_rolling(s)
@@ -176,8 +176,8 @@ def test_capacity_and_rack_power_retrofits(solver: str) -> None:
 
 def test_the_verifier_refuses_racks_on_power_not_online_yet() -> None:
     """fleet-expansion: B1-R7's UPS pair comes online in q2; a GT rack there in q1 stands on no feed."""
-    from planner.loader import load_scenario
-    from planner.site_index import index_site, place
+    from planner.input.loader import load_scenario
+    from planner.input.site_index import index_site, place
 
     s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
     plan = plan_scenario(s)

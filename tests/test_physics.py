@@ -9,9 +9,9 @@ import pytest
 
 from planner.enums import NodeKind
 from planner.errors import InputError
-from planner.pipeline import plan_scenario
+from planner.input.site_index import index_site, place
+from planner.plan.pipeline import plan_scenario
 from planner.schema import PowerNode
-from planner.site_index import index_site, place
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import GT, SOLVERS, max_cluster, solved

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.baseline import greedy_plan
 from planner.errors import InputError
-from planner.loader import scenario_from_data
-from planner.pipeline import plan_scenario
+from planner.input.loader import scenario_from_data
+from planner.plan.first_fit import greedy_plan
+from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.fabric import size
-from planner.generate import BuildingSpec, SiteSpec, generate_site
-from planner.loader import scenario_from_data
+from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+from planner.input.loader import scenario_from_data
+from planner.rules.fabric_sizing import size
 from planner.schema import PlacedRack, Scenario
 
 GT = "grand-teton-h100"
@@ -81,7 +81,7 @@ def test_a_latency_budget_decides_whether_the_job_spans(solver: str) -> None:
 
 
 def test_without_a_region_tier_a_designed_cluster_stays_in_one_building() -> None:
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     plan = plan_scenario(two_buildings(region=False))
     assert plan.kpis.gpus == 64
@@ -107,7 +107,7 @@ def test_region_tier_errors_name_the_field() -> None:
 
 
 def test_verifier_rejects_a_job_over_its_latency_budget() -> None:
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
     from planner.verifier import verify
 
     plan = plan_scenario(two_buildings(20))
@@ -121,9 +121,9 @@ def test_verifier_rejects_a_job_over_its_latency_budget() -> None:
                 min_size=0, max_size=16),
        st.sampled_from([1.0, 2.0, 4.5, 9.0]), st.sampled_from(["B1", "B2"]), st.booleans())
 def test_region_sizing_agrees_with_the_verifier(mix, ratio: float, hub: str, largest: bool) -> None:
-    """planner.fabric and the verifier's own sizing agree on every figure of joined trees."""
-    from planner import fabric as opt
-    from planner.verifier import fabric as ver
+    """planner.rules.fabric_sizing and the verifier's own sizing agree on every figure of joined trees."""
+    from planner.rules import fabric_sizing as opt
+    from planner.verifier import fabric_recount as ver
 
     base = two_buildings()
     s = base.model_copy(update={"region_tier": base.region_tier.model_copy(update={"oversubscription": ratio, "building": hub}),

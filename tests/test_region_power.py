@@ -7,7 +7,7 @@ import pytest
 
 from planner.enums import Status
 from planner.errors import InputError
-from planner.loader import scenario_from_data
+from planner.input.loader import scenario_from_data
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, solved
@@ -85,7 +85,7 @@ def test_bad_power_arrival_names_the_field(steps, phases, expected) -> None:
 def test_a_fixed_demand_over_the_power_arrived_is_infeasible_and_explained_by_phase() -> None:
     """48 GPUs = 3 racks = 80.25 kW of facility power from p1, with 50 kW arrived in p1: short by 30.25 kW."""
     from planner.explainer import explain_infeasible
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     s = arrival_site([{"interconnect_mw": 0.05}, {"phase": "p2", "interconnect_mw": 0.05}])
     data = s.model_dump(mode="json")

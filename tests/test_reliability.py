@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from planner.asks import Units, goodput, poisson_quantile, rate_per_hour, spares_needed, write_needed_gb_per_s
 from planner.errors import InputError
-from planner.pipeline import plan_scenario
-from planner.reliability import blast_radius, reliability_report
+from planner.input.asks import Units, goodput, poisson_quantile, rate_per_hour, spares_needed, write_needed_gb_per_s
+from planner.plan.pipeline import plan_scenario
+from planner.rules.reliability import blast_radius, reliability_report
 from planner.schema import Reliability
 from planner.verifier import verify
 from tests.conftest import tiny_scenario

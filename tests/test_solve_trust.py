@@ -10,11 +10,20 @@ from pathlib import Path
 import pytest
 
 from planner.enums import Status
-from planner.loader import load_scenario
+from planner.input.loader import load_scenario
 from planner.model import build
-from planner.pipeline import plan_scenario
-from planner.solvers import REGISTRY, Backend, BackendResult, Capabilities, HighsBackend, SolveRequest, available, from_name
-from planner.solving import solve
+from planner.plan.pipeline import plan_scenario
+from planner.solving.backends import (
+    REGISTRY,
+    Backend,
+    BackendResult,
+    Capabilities,
+    HighsBackend,
+    SolveRequest,
+    available,
+    from_name,
+)
+from planner.solving.core import solve
 from planner.verifier import verify
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -45,8 +54,8 @@ def test_a_solver_that_says_optimal_and_states_no_bound_gives_no_bound() -> None
     "Optimal")."""
     import pulp
 
-    from planner.solvers import BackendResult
-    from planner.solving import judge
+    from planner.solving.backends import BackendResult
+    from planner.solving.core import judge
 
     x = pulp.LpProblem("p", pulp.LpMaximize).add_variable("x", lowBound=0, upBound=10, cat=pulp.LpInteger)
     objective = pulp.LpAffineExpression([(x, 1.0)])
@@ -154,7 +163,7 @@ class _TrivialBound(Backend):
 
     def solve(self, req: SolveRequest) -> BackendResult:
         res = HighsBackend().solve(req)
-        from planner.solving import trivial_bound
+        from planner.solving.core import trivial_bound
 
         return BackendResult(res.values, res.reported_objective, trivial_bound(req.objective, req.maximise), False, time_limited=True)
 
@@ -245,7 +254,7 @@ def test_a_time_limit_spent_before_the_model_is_built_gives_no_plan_and_says_why
 def test_the_solver_is_not_started_with_less_time_than_it_needs_to_stop(monkeypatch) -> None:
     """With less than MIN_SOLVE_S left no backend is called (HiGHS could overrun a shorter limit on a
     large model): dr-hall then returns its first-fit plan, 432 GPUs, feasible, and says why."""
-    from planner import solving
+    from planner.solving import core as solving
 
     called = []
     monkeypatch.setattr(solving, "from_name", lambda name: type("B", (), {"name": name, "solve": lambda self, req: called.append(req)})())

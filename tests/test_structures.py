@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from planner.errors import InputError
-from planner.loader import scenario_from_data
-from planner.pipeline import plan_rolling
+from planner.input.loader import scenario_from_data
+from planner.plan.pipeline import plan_rolling
 from planner.verifier import verify
 from tests.test_optimize import SOLVERS, solved
 from tests.test_phases import PHASES
@@ -56,14 +56,14 @@ def test_a_tent_pays_only_because_it_is_online_a_phase_earlier(solver: str) -> N
 def test_a_tent_with_a_lead_time_is_too_late_and_the_scenario_infeasible() -> None:
     """With one phase of lead the tent stands from p2: nothing can hold 16 GPUs in p1."""
     s = region({"p1": 16, "p2": 16}, lead=1)
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     assert plan_scenario(s).status == "infeasible"
 
 
 def test_a_tent_cools_with_air_only() -> None:
     """An NVL72 (liquid-cooled) wanted in p1: the tent may not take it, the building is not there yet."""
-    from planner.pipeline import plan_scenario
+    from planner.plan.pipeline import plan_scenario
 
     assert plan_scenario(region({"p1": 72, "p2": 72}, rack=NVL)).status == "infeasible"
     assert [r.building for r in solved(region({"p2": 72}, rack=NVL), "highs").racks] == ["B1"]
@@ -95,7 +95,7 @@ def test_the_structures_of_a_plan_say_when_each_stands_and_what_it_holds() -> No
     """The early plan: the tent bought in p1 stands from p1 with one 16-GPU Grand Teton rack (21.4 kW,
     catalog) in both phases; B1 comes online in p2 and stays empty. The late plan leaves the tent
     unbuilt and puts the rack in B1 in p2. Facility kW = PUE 1.08 × the rack's 21.4 kW."""
-    from planner.structures import region_power, structures
+    from planner.plan.structures import region_power, structures
 
     s = region({"p1": 16, "p2": 16})
     early = solved(s, "highs")
@@ -128,7 +128,7 @@ def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
     92,500,000) × lead 0 or 1 quarter, applied to all six tents: four points."""
     from pathlib import Path
 
-    from planner.sweep import load_sweep
+    from planner.batch.sweep import load_sweep
 
     root = Path(__file__).resolve().parent.parent / "datasets"
     sweep = load_sweep(root / "sweeps" / "prometheus-tents.yaml", root)
@@ -150,7 +150,7 @@ def test_under_max_gpus_a_structure_is_bought_when_its_first_rack_arrives(wanted
 
 
 def test_a_tent_bought_too_early_is_moved_to_its_first_racks_phase() -> None:
-    from planner.pipeline import structures_when_needed
+    from planner.plan.pipeline import structures_when_needed
     from planner.schema import BoughtRetrofit
 
     s = region({"p1": 0, "p2": 16}, objective="max_gpus")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.errors import InputError
-from planner.pipeline import plan_rolling, plan_scenario
+from planner.plan.pipeline import plan_rolling, plan_scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, solved
@@ -151,9 +151,9 @@ def test_a_sweep_varies_supply_and_lead_times(tmp_path) -> None:
     """A grid over the p1 allocation (1 or 2 racks) and the lead time (0 or 1 phase): GPUs by the end
     16 × racks; with a lead the plans order in p1 for p2 (their order books say so), without one they
     stand from p1."""
+    from planner.batch.sweep import load_sweep, run_batch
+    from planner.input.variants import scenario_yaml
     from planner.plan import load_plan
-    from planner.sweep import load_sweep, run_batch
-    from planner.variants import scenario_yaml
 
     s = supplied([{"rack_type": GT, "phase": "p1", "racks": 1}])
     (tmp_path / "s.yaml").write_text(scenario_yaml(s))

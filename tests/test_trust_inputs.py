@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from planner.errors import InputError
-from planner.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text, parse_yaml, scenario_from_data
+from planner.input.loader import (
+    DATASETS,
+    FolderRoot,
+    UploadRoot,
+    load_scenario,
+    load_scenario_text,
+    parse_yaml,
+    scenario_from_data,
+)
 
 SCENARIO = "name: s\nsite: {site}\nclusters: [{{id: c, demand: max, rack_types: [grand-teton-h100]}}]\n"
 

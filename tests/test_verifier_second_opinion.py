@@ -1,5 +1,5 @@
-"""The verifier's own fabric sizing and reliability asks (planner/verifier/fabric.py, asks.py) are
-written apart from the optimiser's (planner/fabric.py, asks.py); on random designs, rack mixes and
+"""The verifier's own fabric sizing and reliability asks (planner/verifier/fabric_recount.py, asks_recount.py) are
+written apart from the optimiser's (planner/rules/fabric_sizing.py, planner/input/asks.py); on random designs, rack mixes and
 clusters the two must agree figure for figure, or one of them is wrong."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import asks
-from planner import fabric as opt
-from planner.loader import scenario_from_data
+from planner.input import asks
+from planner.input.loader import scenario_from_data
+from planner.rules import fabric_sizing as opt
 from planner.schema import PlacedRack
-from planner.verifier import asks as ver_asks
-from planner.verifier import fabric as ver
+from planner.verifier import asks_recount as ver_asks
+from planner.verifier import fabric_recount as ver
 from tests.conftest import small_hall_data
 
 RACKS = ["grand-teton-h100", "dgx-h100-4", "gb200-nvl72"]
@@ -38,7 +38,7 @@ def designs(draw):
 @given(designs(), st.lists(st.tuples(st.sampled_from(RACKS), st.sampled_from(["dac", "aec", "mmf", "smf", None]),
                                st.sampled_from(["R01", "R03", "R05", "R08"])), min_size=0, max_size=60))
 def test_fabric_sizing_agrees(design: dict, mix: list[tuple[str, str | None, str]]) -> None:
-    """planner.fabric and the verifier's own sizing agree on every figure, racks spread over two pods."""
+    """planner.rules.fabric_sizing and the verifier's own sizing agree on every figure, racks spread over two pods."""
     data = small_hall_data()
     data["fabrics"] = [design]
     s = scenario_from_data(data)

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from planner.errors import InputError
-from planner.loader import scenario_from_data
+from planner.input.loader import scenario_from_data
+from planner.input.site_index import index_site, place
 from planner.plan import Plan
 from planner.schema import Scenario
-from planner.site_index import index_site, place
 from planner.verifier import verify
 
 GT, NVL, DGX = "grand-teton-h100", "gb200-nvl72", "dgx-h100-4"
@@ -117,7 +117,7 @@ def _variant(small_data: dict[str, Any], edit) -> Scenario:
 
 
 def _schema_only(data: dict[str, Any]) -> Scenario:
-    from planner.loader import merge_catalog
+    from planner.input.loader import merge_catalog
 
     return Scenario.model_validate({**data, "catalog": merge_catalog(data.get("catalog"))})
 

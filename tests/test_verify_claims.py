@@ -10,9 +10,9 @@ import pytest
 
 from planner.enums import Status
 from planner.errors import InputError
-from planner.loader import load_scenario
-from planner.pipeline import plan_scenario, rack_counts
+from planner.input.loader import load_scenario
 from planner.plan import Plan, plan_from_text, plan_to_yaml
+from planner.plan.pipeline import plan_scenario, rack_counts
 from planner.verifier import verify
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -103,7 +103,7 @@ def test_a_plan_for_another_scenario_says_so_in_one_line(solved) -> None:
     other = load_scenario(DATASETS / "dr-hall.yaml")
     rep = verify(plan, other)
     assert len(rep.violations) == 1
-    from planner.loader import scenario_hash
+    from planner.input.loader import scenario_hash
 
     assert str(rep.violations[0]) == (
         f"scenario: plan was made for 'small-hall' (hash {plan.scenario_hash}), not 'dr-hall' (hash {scenario_hash(other)})"
@@ -173,7 +173,7 @@ def test_it_load_counts_the_designed_fabrics_switches() -> None:
 
 def test_a_failover_gain_without_time_to_compute_it_says_so_and_claims_nothing() -> None:
     from planner.clock import Deadline
-    from planner.pipeline import failover_gain
+    from planner.plan.pipeline import failover_gain
 
     s = load_scenario(DATASETS / "dr-hall-flex.yaml")
     plan = plan_scenario(s)

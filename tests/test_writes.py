@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from planner.batch.sweep import load_sweep, run_batch
 from planner.errors import InputError
-from planner.sweep import load_sweep, run_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 TWELVE = Path(__file__).resolve().parent / "data" / "sweeps" / "twelve.yaml"

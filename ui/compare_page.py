@@ -6,7 +6,7 @@ import streamlit as st
 
 from planner.enums import Status
 from planner.errors import InputError
-from planner.variants import apply_changes, scenario_yaml
+from planner.input.variants import apply_changes, scenario_yaml
 from ui.charts import kpi_table, with_deltas
 from ui.floorplan import floor_figure
 from ui.format import show_table

@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from planner.enums import LimitKind
+from planner.input.site_index import index_site
 from planner.plan import Plan
 from planner.schema import Scenario
-from planner.site_index import index_site
 from ui.colors import PALETTE, cluster_colors, rack_type_colors
 
 EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"

@@ -33,7 +33,7 @@ def knob_values(scenario: Scenario) -> dict:
 
 
 def knob_changes(scenario: Scenario, got: dict) -> dict:
-    """The knob values as changes for :func:`planner.variants.apply_changes`."""
+    """The knob values as changes for :func:`planner.input.variants.apply_changes`."""
     clusters = {}
     for c in scenario.clusters[:50]:
         i = c.id

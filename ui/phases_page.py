@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner.enums import Status
-from planner.kpis import capex_parts
-from planner.orders import supply_use
+from planner.plan.kpis import capex_parts
+from planner.plan.orders import supply_use
 from ui.colors import cluster_colors
 from ui.floorplan import floor_figure, joint_vs_rolling
 from ui.format import show_table

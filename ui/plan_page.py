@@ -6,8 +6,8 @@ import streamlit as st
 
 from planner.enums import Status
 from planner.errors import InputError
-from planner.figures import plan_figures
 from planner.plan import plan_from_text
+from planner.plan.numbers import plan_figures
 from planner.verifier import verify
 from ui.format import show_table
 from ui.state import UPLOAD_MB, current_scenario, explain_binding, my_entry, plan_of, scenario_key, show_problems, solve_text

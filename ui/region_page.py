@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner.structures import region_power, structures
+from planner.plan.structures import region_power, structures
 from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, solve_button
 
@@ -21,7 +21,7 @@ st.caption("Buildings and temporary structures (tents) of the region: when each 
 if len(scenario.site.buildings) < 2 and not scenario.power_arrival:
     st.info("This scenario is one building without power arriving over time. Load `prometheus-1gw` on the Scenario page for a region.")
 
-# a region of several buildings is solved decomposed by building (planner.region_master): minutes
+# a region of several buildings is solved decomposed by building (planner.scale.region_master): minutes
 # for the whole model of a gigawatt region become about a minute; a joint plan from another page is shown as it is
 split = len(scenario.site.buildings) >= 2
 plan = plan_of(my_entry(text, "joint")) or plan_of(my_entry(text, "decomposed"))

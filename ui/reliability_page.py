@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from planner.enums import FailoverPolicy
-from planner.reliability import blast_states
-from planner.site_index import index_site
+from planner.input.site_index import index_site
+from planner.rules.reliability import blast_states
 from ui.floorplan import floor_figure
 from ui.format import show_table
 from ui.state import current_scenario, my_entry, plan_of, solve_button

@@ -6,9 +6,9 @@ import streamlit as st
 
 from planner.enums import FailoverPolicy, Objective, SolverName
 from planner.errors import InputError
-from planner.loader import parse_yaml, scenario_from_data, validate_model
+from planner.input.loader import parse_yaml, scenario_from_data, validate_model
+from planner.input.variants import apply_changes, scenario_data
 from planner.schema import Catalog, Demand, Site
-from planner.variants import apply_changes, scenario_data
 from ui.floorplan import floor_figure
 from ui.knobs import describe, discard_edits, in_effect, keep_pending, knob_changes, knob_values, pending_edits
 from ui.state import (
@@ -30,7 +30,7 @@ def apply_upload(kind: str, raw: bytes, name: str, scenario) -> list[str]:
     Returns the problems found (empty on success)."""
     try:
         if kind == "scenario":
-            from planner.loader import load_scenario_text
+            from planner.input.loader import load_scenario_text
 
             new = load_scenario_text(raw, upload_root(), name)
         elif scenario is None:

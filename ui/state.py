@@ -18,10 +18,10 @@ from pathlib import Path
 import streamlit as st
 
 from planner.errors import InputError
-from planner.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text
+from planner.input.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text
+from planner.input.variants import scenario_yaml
 from planner.plan import Plan
 from planner.schema import Scenario
-from planner.variants import scenario_yaml
 from ui.cache import SolveHub, TextStore
 
 DEFAULT_SCENARIO = "small-hall"
@@ -208,7 +208,7 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     from planner.enums import Status
     from planner.errors import SolverFailure
     from planner.explainer import explain_infeasible
-    from planner.pipeline import plan_mode
+    from planner.plan.pipeline import plan_mode
 
     key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
 
@@ -222,11 +222,11 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
         entry: dict = {}
         try:
             if mode == "decomposed":
-                from planner.decompose import plan_decomposed
+                from planner.scale.decompose import plan_decomposed
 
                 plan = plan_decomposed(scenario, executor="serial", progress=progress).plan
             elif mode == "stochastic":
-                from planner.stochastic import plan_stochastic
+                from planner.plan.stochastic import plan_stochastic
 
                 plan = plan_stochastic(scenario, progress)
             else:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from planner.batch.frontier import MAXIMISE, frontier_figure
+from planner.batch.sweep import COLUMNS, grid_sweep, read_table, run_batch, set_path
 from planner.errors import InputError, Problem
-from planner.figures import plan_figures
-from planner.frontier import MAXIMISE, frontier_figure
-from planner.loader import scenario_from_data
+from planner.input.loader import scenario_from_data
+from planner.input.variants import scenario_data, scenario_yaml
 from planner.plan import load_plan
-from planner.sweep import COLUMNS, grid_sweep, read_table, run_batch, set_path
-from planner.variants import scenario_data, scenario_yaml
+from planner.plan.numbers import plan_figures
 from planner.verifier import verify
 from ui.format import cell, show_table
 from ui.state import current_scenario, parse_scenario_text, scenario_key, set_current, show_problems

@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from planner.enums import LimitKind, Status
-from planner.kpis import capex_text
 from planner.plan import Plan, plan_to_yaml
+from planner.plan.kpis import capex_text
 from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
 from ui.floorplan import floor_figure
@@ -163,7 +163,7 @@ def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
     """Plan YAML, scenario YAML and KPI CSV downloads; with the scenario, the placement table
     (CSV, XLSX: a sheet per hall plus KPIs) and the NetBox device import CSV, made on click."""
     if scenario is not None and plan.racks:
-        from planner.exports import to_bytes
+        from planner.plan.exports import to_bytes
 
         e1, e2, e3 = st.columns(3)
         e1.download_button("Placement, one row per rack (CSV)", lambda: to_bytes(plan, scenario, "csv"), file_name=f"{name}.placement.csv",

@@ -38,7 +38,7 @@ position in every plan: its power counts on its row's feeds and its heat in
 its row's zones, as constants on the right-hand sides.
 
 Nothing from PuLP leaves the build/solve stages: :class:`Model` holds the
-problem for :mod:`planner.solving`, which returns plain values.
+problem for :mod:`planner.solving.core`, which returns plain values.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ import pulp
 from planner.clock import Deadline
 from planner.enums import Objective
 from planner.fileio import atomic_write_with
+from planner.input.power_model import power_model
+from planner.input.site_index import index_site
+from planner.input.timeline import timeline
 from planner.model.classes import cluster_groups, network_positions, position_classes
 from planner.model.cooling import add_cooling_constraints
 from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass, build_until
@@ -64,10 +67,7 @@ from planner.model.space import add_fixed_loads, add_space_constraints
 from planner.model.spread import add_failover_loads, add_spread_constraints, spread_domains
 from planner.model.storage import add_storage_constraints
 from planner.model.supply import add_supply_constraints
-from planner.power_model import power_model
 from planner.schema import Scenario
-from planner.site_index import index_site
-from planner.timeline import timeline
 
 __all__ = [
     "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "Model", "Needs",

@@ -6,12 +6,12 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from planner.asks import spares_needed, storage_racks
 from planner.enums import Scope
+from planner.input.asks import spares_needed, storage_racks
+from planner.input.site_index import SiteIndex
 from planner.model.core import ClusterGroup, PositionClass
 from planner.model.keys import ClassKey
 from planner.schema import Cluster, Scenario
-from planner.site_index import SiteIndex
 
 
 def _bands(scenario: Scenario) -> list[float]:

@@ -16,11 +16,11 @@ import pulp
 
 from planner.clock import Deadline, TimeUp
 from planner.enums import LimitKind, Scope
+from planner.input.power_model import PowerModel
+from planner.input.site_index import SiteIndex
+from planner.input.timeline import Timeline
 from planner.model.keys import BuyKey, ClassKey, CountKey, LimitKey, ScopeKey, lp_name
-from planner.power_model import PowerModel
 from planner.schema import Cluster, RackType, Scenario
-from planner.site_index import SiteIndex
-from planner.timeline import Timeline
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Designed fabrics (§13) in the optimiser: a design choice per cluster, switches per tier as
 integers, every fabric link priced and powered by its class, and the switches in network racks
 placed at network rows, their power on those rows' feeds and their heat in those rows' zones
-(sizing rules: :mod:`planner.fabric`)."""
+(sizing rules: :mod:`planner.rules.fabric_sizing`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from collections import defaultdict
 import pulp
 
 from planner.enums import LimitKind, Scope
-from planner.fabric import building_km, km_between, latency_us, leaf_down_of, max_endpoints, ports, rail_width
 from planner.model.core import Model
 from planner.model.keys import Family, LimitKey, lp_name
+from planner.rules.fabric_sizing import building_km, km_between, latency_us, leaf_down_of, max_endpoints, ports, rail_width
 
 
 def serving(m: Model) -> dict[str, list[str]]:
@@ -53,7 +53,7 @@ def _position_links(m: Model, keys: list, per_rack: dict[str, int], attr: str, y
 
 
 def add_fabric_constraints(m: Model) -> None:
-    """Designed fabrics (§13, :mod:`planner.fabric`), per cluster c on designs D_c (a choice y[c,d]
+    """Designed fabrics (§13, :mod:`planner.rules.fabric_sizing`), per cluster c on designs D_c (a choice y[c,d]
     ∈ {0,1}, Σ_d y = 1, when there are several). x[d,t,p]: c's GPU racks of type t in pod p on
     design d (its racks there when D_c is one design; else Σ_d x[d,t,p] = its racks of t in p,
     x[d,t,p] ≤ positions_p · y[c,d]); endpoints E_{d,b} = Σ_{p in b} x·gpus_t·nics ≤ the design's

@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import pulp
 
-from planner.asks import storage_racks
 from planner.enums import Demand, LimitKind, Scope
+from planner.input.asks import storage_racks
 from planner.model.core import ClusterGroup, Model
 from planner.model.keys import CountKey, Family, LimitKey, ScopeKey, lp_name
 

@@ -1,5 +1,5 @@
 """Named expressions (GPUs, PFLOPS, capex, TCO, IT kW, cable), budgets and the objective. Every
-money figure comes from :mod:`planner.costs`, the same formulas the KPIs use."""
+money figure comes from :mod:`planner.rules.costs`, the same formulas the KPIs use."""
 
 from __future__ import annotations
 
@@ -7,19 +7,28 @@ from collections import defaultdict
 
 import pulp
 
-from planner.costs import annuity, discount, facility_usd, lifecycle, opex_usd_per_year, phase_years, rack_capex_usd, rack_cost
 from planner.enums import LimitKind, Objective
+from planner.input.site_index import network_racks
 from planner.model.core import Model
 from planner.model.keys import Family, LimitKey
-from planner.site_index import network_racks
+from planner.rules.costs import (
+    annuity,
+    discount,
+    facility_usd,
+    lifecycle,
+    opex_usd_per_year,
+    phase_years,
+    rack_capex_usd,
+    rack_cost,
+)
 
 
 def add_expressions(m: Model) -> None:
-    """Named expressions (planner.costs for every money figure): gpus and pflops (in the last phase;
+    """Named expressions (planner.rules.costs for every money figure): gpus and pflops (in the last phase;
     the objective of a phased max_* sums them over phases), capex_usd (equipment + facility +
     retrofits, plus the network racks' facility as a constant),
     tco_usd (each rack from its phase's start, to its retirement with its removal cost, less its
-    residual value: planner.costs), it_kw (standing in the last phase), cable_usd, cable_m. With
+    residual value: planner.rules.costs), it_kw (standing in the last phase), cable_usd, cable_m. With
     service lives a rack counts GPU-phases only while it stands."""
     m.needs_done("expressions", "counts", "retrofits", "fabric")
     m.done("expressions")
@@ -87,7 +96,7 @@ def add_expressions(m: Model) -> None:
 
 
 def add_budget_constraints(m: Model) -> None:
-    """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.costs) ≤ capex_usd; IT power of
+    """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.rules.costs) ≤ capex_usd; IT power of
     all racks (installed included) in the last phase ≤ it_power_kw."""
     m.needs_done("budgets", "expressions", "fixed_loads")
     m.done("budgets")

@@ -9,10 +9,10 @@ from collections import defaultdict
 import pulp
 
 from planner.enums import RetrofitKind
+from planner.input.site_index import SiteIndex, fits, floor_load_kg_per_m2
 from planner.model.core import Model, Needs, unit_slots
 from planner.model.keys import BuyKey, CountKey, class_label, lp_name
 from planner.schema import RackType, Scenario
-from planner.site_index import SiteIndex, fits, floor_load_kg_per_m2
 
 
 def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> Needs | None:

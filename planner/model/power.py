@@ -1,5 +1,5 @@
 """Power (§4): feed-group loads and the node limits in normal operation and under N-1, stated in
-each phase where what is online changes (coefficients from :mod:`planner.power_model`)."""
+each phase where what is online changes (coefficients from :mod:`planner.input.power_model`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def add_group_load_definitions(m: Model) -> None:
 
 def add_power_constraints(m: Model) -> None:
     """Power, normal and N-1, in each phase where what is online changes (coefficients from
-    :mod:`planner.power_model` over the nodes online then), F the fixed loads, R the capacity
+    :mod:`planner.input.power_model` over the nodes online then), F the fixed loads, R the capacity
     retrofits in effect:
 
     normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v has N-1 limits);

@@ -1,5 +1,5 @@
 """Space and fixed loads: what stands in every plan, and positions per class. Weight, floor load,
-rack power and cooling medium are per-position filters (:func:`planner.site_index.fits`): a count
+rack power and cooling medium are per-position filters (:func:`planner.input.site_index.fits`): a count
 exists only where its rack type fits."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections import defaultdict
 import pulp
 
 from planner.enums import LimitKind
+from planner.input.site_index import network_racks
 from planner.model.core import FixedItem, Model, unit_slots
 from planner.model.keys import ClassKey, Family, LimitKey, class_label, lp_name
-from planner.site_index import network_racks
 
 
 def add_fixed_loads(m: Model) -> None:

@@ -8,11 +8,11 @@ from collections import defaultdict
 import pulp
 
 from planner.enums import FailoverPolicy, LimitKind
+from planner.input.site_index import SiteIndex
 from planner.model.core import Model, summed
 from planner.model.keys import Family, LimitKey
-from planner.reliability import domain_rows, node_failure_rows, rows_of_feed
+from planner.rules.reliability import domain_rows, node_failure_rows, rows_of_feed
 from planner.schema import Scenario
-from planner.site_index import SiteIndex
 
 
 def add_failover_loads(m: Model) -> None:

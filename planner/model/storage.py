@@ -6,8 +6,8 @@ from collections import defaultdict
 
 import pulp
 
-from planner.asks import storage_racks
 from planner.enums import LimitKind, Scope
+from planner.input.asks import storage_racks
 from planner.model.core import Limit, Model
 from planner.model.keys import Family, LimitKey, lp_name
 from planner.model.network import group_counts, installed_storage
@@ -29,8 +29,8 @@ def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rh
 
 
 def add_storage_constraints(m: Model) -> None:
-    """Per group G of k members, each wanting s storage racks (:func:`planner.asks.storage_racks`)
-    and h hot spares (:func:`planner.asks.spares_needed`), I of its storage racks installed:
+    """Per group G of k members, each wanting s storage racks (:func:`planner.input.asks.storage_racks`)
+    and h hot spares (:func:`planner.input.asks.spares_needed`), I of its storage racks installed:
 
     site and rack scope:  Σ storage racks = k·s − I;  Σ spares = k·h;
     pod/building scope:   storage racks in scope σ = s·z[G,σ] − I_σ;  spares in σ = h·z[G,σ].

@@ -3,7 +3,7 @@
 One strict base model: unknown keys are errors, models are frozen, and every field states its
 unit in its name and its docstring. Rules that involve one model live in the model's file as
 validators; rules that cross the tree (feeds exist, IDs unique, no power cycles) live in
-:mod:`planner.consistency` so that all of them are reported together.
+:mod:`planner.input.checks` so that all of them are reported together.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class Usage(StrictModel):
 
 
 class Kpis(StrictModel):
-    """Headline figures of a plan (§10); formulas in :mod:`planner.kpis`."""
+    """Headline figures of a plan (§10); formulas in :mod:`planner.plan.kpis`."""
 
     gpus: Int = 0
     """GPUs placed (hot spares not counted)."""
@@ -193,7 +193,7 @@ class Kpis(StrictModel):
     usd_per_useful_gpu_hour: Float = 0
     """tco_usd ÷ (gpu_hours_npv × each cluster's goodput; 1 where a cluster states no checkpoint)."""
     stranded_kw: Float = 0
-    """Usable kW at the top of the power tree that no allowed rack can use (planner.kpis.stranded_power)."""
+    """Usable kW at the top of the power tree that no allowed rack can use (planner.plan.kpis.stranded_power)."""
     cable_m: Float = 0
     """Σ links × cable length, m."""
 
@@ -256,7 +256,7 @@ class PhaseSummary(StrictModel):
 
 
 class BlastRow(StrictModel):
-    """What one element's failure takes down (§11; see :mod:`planner.reliability`)."""
+    """What one element's failure takes down (§11; see :mod:`planner.rules.reliability`)."""
 
     kind: Text
     """power_node, cooling_zone, pod or row."""
@@ -307,7 +307,7 @@ class ClusterReliability(StrictModel):
 
 
 class ClusterFabric(StrictModel):
-    """One cluster's fabric sized from its design (§13; see :mod:`planner.fabric`)."""
+    """One cluster's fabric sized from its design (§13; see :mod:`planner.rules.fabric_sizing`)."""
 
     cluster: Id
     design: Id

@@ -3,7 +3,7 @@
 The independent second opinion: the constraint checks (:mod:`~planner.verifier.placement`,
 :mod:`~planner.verifier.capacity`, :mod:`~planner.verifier.clusters`, with their own site
 look-ups, geometry, power flows, fabric sizing and reliability asks in
-:mod:`~planner.verifier.site`, :mod:`~planner.verifier.fabric`, :mod:`~planner.verifier.asks`)
+:mod:`~planner.verifier.site`, :mod:`~planner.verifier.fabric_recount`, :mod:`~planner.verifier.asks_recount`)
 import only the schema and the enums, never the optimiser's modules (a test walks the imports).
 The claim checks (:mod:`~planner.verifier.claims`) recompute every figure the plan states.
 Checks:

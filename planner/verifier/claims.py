@@ -1,17 +1,17 @@
 """Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs
-and costs through :mod:`planner.kpis`, utilisation from the constraint checks, phases, fabric
+and costs through :mod:`planner.plan.kpis`, utilisation from the constraint checks, phases, fabric
 figures from the verifier's own sizing, reliability, objective, bound, gap, status, scenario
 hash), and money budgets against the plan's capex and IT power."""
 
 from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
-from planner.kpis import compute_kpis, objective_value, phase_summaries, stranded_power, with_backup
-from planner.loader import scenario_hash
-from planner.orders import order_book
-from planner.reliability import reliability_report
+from planner.input.loader import scenario_hash
+from planner.plan.kpis import compute_kpis, objective_value, phase_summaries, stranded_power, with_backup
+from planner.plan.orders import order_book
+from planner.rules.reliability import reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
-from planner.verifier.fabric import all_figures, chosen
+from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.report import TOL, VerifyReport, close, fmt
 from planner.verifier.site import site_view
 from planner.verifier.witness import strict, witness_checks, witness_racks

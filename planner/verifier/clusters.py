@@ -7,8 +7,8 @@ from collections import defaultdict
 
 from planner.enums import Demand, LimitKind
 from planner.schema import Plan, Scenario, Usage
-from planner.verifier.asks import spares_wanted, storage_wanted
-from planner.verifier.fabric import all_figures, chosen
+from planner.verifier.asks_recount import spares_wanted, storage_wanted
+from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.report import VerifyReport
 from planner.verifier.site import PhaseState, SiteView, served_pods, site_view
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from planner.enums import RackLimitBasis
 from planner.schema import Plan, RackType, Scenario
-from planner.verifier.asks import storage_wanted
+from planner.verifier.asks_recount import storage_wanted
 from planner.verifier.report import TOL, VerifyReport, fmt
 from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
 

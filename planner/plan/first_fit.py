@@ -1,0 +1,390 @@
+"""Greedy baseline: first-fit decreasing, as a DCIM "find space" search does it.
+
+Clusters in scenario order; each cluster's allowed rack types largest first
+(GPUs, then power); positions in site order (building, hall, row, index). A
+rack goes to the first free position where it fits every limit given what is
+already placed: rack power, weight and cooling medium of the row, cable reach,
+every power node in normal operation and under every single failure, cooling
+zones, pod ports and racks, budgets, the cluster's demand, and its hop scope
+(the first pod or building it lands in becomes its only one). Nothing is ever
+moved. The result is checked by the same verifier as the MILP's plans.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from planner.clock import Deadline, TimeUp
+from planner.enums import Scope, Status
+from planner.errors import SolverFailure
+from planner.input.asks import spares_needed, storage_racks
+from planner.input.loader import scenario_hash
+from planner.input.power_model import PowerModel, power_model
+from planner.input.site_index import fits, index_site, network_racks, place
+from planner.input.timeline import timeline
+from planner.plan import PlacedRack, Plan
+from planner.plan.kpis import objective_value
+from planner.plan.numbers import plan_figures
+from planner.rules.costs import facility_usd, rack_cost
+from planner.schema import Cluster, Demand, RackType, Scenario
+from planner.verifier import spread_violations
+from planner.version import __version__
+
+TOL = 1e-9
+
+
+class PowerState:
+    """Node loads under normal operation and every kept contingency, updated rack by rack
+    (coefficients from :mod:`planner.input.power_model`)."""
+    def __init__(self, pm: PowerModel, fixed_row_kw: dict[str, float]) -> None:
+        self.pm = pm
+        fixed = pm.fixed_by_group(fixed_row_kw)
+        self.load = {v: pm.fixed_normal(v, fixed) for v in pm.normal}
+        self.extra = [pm.fixed_delta(c, fixed) for c in pm.contingencies]
+        self.normal_of_group: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for v, coef in pm.normal.items():
+            for g, a in coef.items():
+                self.normal_of_group[g].append((v, a))
+        self.cont_of_node: dict[str, list[int]] = defaultdict(list)
+        self.delta_of_group: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for i, c in enumerate(pm.contingencies):
+            self.cont_of_node[c.node].append(i)
+            for g, d in c.delta.items():
+                self.delta_of_group[g].append((i, d))
+        self.worst_extra = {v: max((self.extra[i] for i in idx), default=0.0) for v, idx in self.cont_of_node.items()}
+        self.dmax: dict[tuple[str, str], float] = defaultdict(float)
+        for c in pm.contingencies:
+            for g, d in c.delta.items():
+                self.dmax[g, c.node] = max(self.dmax[g, c.node], d)
+
+    def fits(self, group: str, kw: float) -> bool:
+        """Whether ``kw`` more on ``group`` keeps every node within its usable capacity in every state."""
+        usable = self.pm.usable_kw
+        for v, a in self.normal_of_group[group]:
+            base = self.load[v] + a * kw
+            if base > usable[v] + TOL:
+                return False
+            if v not in self.cont_of_node:
+                continue
+            if base + self.worst_extra[v] + max(0.0, self.dmax[group, v]) * kw <= usable[v] + TOL:
+                continue
+            for i in self.cont_of_node[v]:
+                if base + self.extra[i] + self.pm.contingencies[i].delta.get(group, 0.0) * kw > usable[v] + TOL:
+                    return False
+        return True
+
+    def add(self, group: str, kw: float) -> None:
+        for v, a in self.normal_of_group[group]:
+            self.load[v] += a * kw
+        for i, d in self.delta_of_group[group]:
+            self.extra[i] += d * kw
+            v = self.pm.contingencies[i].node
+            if self.extra[i] > self.worst_extra[v]:
+                self.worst_extra[v] = self.extra[i]
+
+
+def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
+    """Clusters in scenario order, or (the repair order) clusters with a demand to meet first,
+    largest demand first, as first-fit decreasing packs bins; then the rest in scenario order."""
+    if not largest_first:
+        return list(scenario.clusters)
+    must = [c for c in scenario.clusters if c.demand != Demand.max and c.gpus]
+    rest = [c for c in scenario.clusters if c not in must]
+    return sorted(must, key=lambda c: -(c.gpus or 0)) + rest
+
+
+class _FirstFit:
+    """State of a first-fit run (:func:`greedy_racks`): what stands where and the loads it makes,
+    across phases; :meth:`begin_phase` sets up what is online in one phase."""
+    def __init__(self, scenario: Scenario) -> None:
+        s = self.s = scenario
+        self.ix = ix = index_site(s.site)
+        self.tl = tl = timeline(s)
+        self.types = types = s.catalog.by_id()
+        self.pm0 = power_model(ix)
+        self.classes = {c.id: c for c in s.site.fabric.link_classes}
+        self.fabric = s.site.fabric.cost_usd_per_gpu
+        self.fixed_items: list[tuple[str, RackType, int]] = [(row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)]
+        network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+        self.pod_gpus: dict[str, int] = defaultdict(int)
+        self.pod_racks: dict[str, int] = defaultdict(int)
+        self.placed_gpus: dict[str, int] = defaultdict(int)
+        self.racks_of: dict[str, int] = defaultdict(int)
+        self.homes: dict[tuple[str, Scope], str] = {}
+        self.capex = facility_usd(network_kw, s.costs)
+        self.it_kw = 0.0
+        self.taken: set[tuple[str, int]] = set()
+        self.racks: list[PlacedRack] = []
+        for r in s.existing:
+            t = types[r.rack_type]
+            self.taken.update((r.row, r.position + k) for k in range(t.width))
+            self.fixed_items.append((r.row, t, 0))
+            pod = ix.rows[r.row].row.pod
+            self.pod_gpus[pod] += t.gpus
+            self.pod_racks[pod] += 1
+            self.placed_gpus[r.cluster] += t.gpus
+            self.racks_of[r.cluster] += 1
+            self.it_kw += s.rack_power_kw(t)
+            self.homes[r.cluster, Scope.pod] = pod
+            self.homes[r.cluster, Scope.building] = ix.rows[r.row].building
+        spots = ix.pod_locations()
+        dead = {r for g in self.pm0.forced_empty for r in self.pm0.groups[g].rows}
+        self.free_all = [
+            (rid, i)
+            for rid, ref in ix.rows.items()
+            for i in range(ref.row.positions)
+            if i not in ref.row.reserved and (rid, i) not in spots and rid not in dead
+        ]
+        self.static: dict[tuple[str, str], bool] = {}
+        self.cables: dict[tuple[str, int], float] = {}
+        self.pods_in: dict[str, list[str]] = defaultdict(list)
+        for pid, hid in ix.pod_hall.items():
+            self.pods_in[ix.halls[hid][0]].append(pid)
+
+    def where_of(self, rid: str, scope: Scope) -> str | None:
+        ref = self.ix.rows[rid]
+        return ref.row.pod if scope == Scope.pod else ref.building if scope == Scope.building else None
+
+    def ports_left(self, scope: Scope, home: str) -> int:
+        """GPU ports still free in a pod or a building (a home must hold the whole demand)."""
+        pods = [home] if scope == Scope.pod else self.pods_in.get(home, [])
+        return sum(self.ix.pods[p].max_gpus - self.pod_gpus[p] for p in pods)
+
+    def begin_phase(self, p: int) -> None:
+        """Power model, loads, heat and free positions of phase index p, from what stands then."""
+        s, ix, tl = self.s, self.ix, self.tl
+        self.ph = tl.phases[p]
+        offline = tl.offline_nodes(p)
+        self.pm = self.pm0 if not offline else power_model(ix, offline)
+        self.zones_off = tl.offline_zones(p)
+        fixed_row: dict[str, float] = defaultdict(float)
+        self.heat: dict[str, float] = defaultdict(float)
+        standing = [(row_id, t) for row_id, t, on in self.fixed_items if on <= p] + [(r.row, self.types[r.rack_type]) for r in self.racks]
+        for row_id, t in standing:
+            kw = s.rack_power_kw(t)
+            fixed_row[row_id] += kw
+            row = ix.rows[row_id].row
+            air, liquid = t.heat_kw(kw)
+            self.heat[row.air_zone] += air
+            if liquid and row.liquid_loop:
+                self.heat[row.liquid_loop] += liquid
+        self.power = PowerState(self.pm, fixed_row)
+        dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
+        self.home_order: dict[Scope, list[str]] = {}
+        self.by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
+        self.free = [(rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
+
+    def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
+        """Place one rack if it fits everything (cheap checks first)."""
+        s, ix = self.s, self.ix
+        ref = ix.rows[rid]
+        pod = ix.pods[ref.row.pod]
+        if self.pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks):
+            return False
+        ok = self.static.get((rid, t.id))
+        if ok is None:
+            unbuilt = any(r.effect.kind == "build_structure" and r.effect.building == ref.building for r in s.retrofits)
+            ok = self.static[rid, t.id] = fits(s, ix, rid, t) and not unbuilt  # first-fit buys no retrofit, no structure
+        if not ok:
+            return False
+        length = self.cables.get((rid, i))
+        if length is None:
+            length = self.cables[rid, i] = ix.cable_length_m(rid, i)
+        lc = ix.link_class_for(t, length) if t.links else None
+        if t.links and lc is None:
+            return False
+        kw = s.rack_power_kw(t)
+        group = self.pm.group_of_row[rid]
+        if not self.power.fits(group, kw):
+            return False
+        air, liquid = t.heat_kw(kw)
+        zone, loop = ref.row.air_zone, ref.row.liquid_loop
+        heat = self.heat
+        if air and (zone in self.zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
+            return False
+        if liquid and (loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
+            return False
+        cost = rack_cost(t, kw, self.classes[lc.id] if lc else None, self.fabric, s.costs, s.pue).capex_usd
+        if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
+            return False
+        if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
+            return False
+        self.power.add(group, kw)
+        heat[zone] += air
+        if liquid:
+            heat[loop] += liquid
+        self.pod_gpus[pod.id] += t.gpus
+        self.pod_racks[pod.id] += 1
+        self.capex += cost
+        self.it_kw += kw
+        self.taken.add((rid, i))
+        self.racks.append(place(ix, rid, i, t, cluster, self.ph, spare))
+        return True
+
+    def place_extra(self, c: Cluster, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
+        """Place n racks of type t for cluster c (storage or hot spares) in the scope it is
+        homed in (homing it there if it is not yet)."""
+        home = self.homes.get((c.id, scope))
+        for rid, i in self.free:
+            if n <= 0:
+                break
+            if (rid, i) in self.taken or (home is not None and self.where_of(rid, scope) != home):
+                continue
+            if self.try_place(rid, i, t, c.id, spare=spare):
+                n -= 1
+                if home is None and scope in (Scope.pod, Scope.building):
+                    home = self.homes[c.id, scope] = self.where_of(rid, scope)
+
+    def place_cluster(self, c: Cluster, p: int) -> None:
+        """Add what cluster c's demand grows by in phase index p (its hot spares and storage racks
+        with its first racks)."""
+        s, ix, tl, types = self.s, self.ix, self.tl, self.types
+        want = tl.demand(c, p)
+        target = float("inf") if want is None else want
+        if self.placed_gpus[c.id] >= target:
+            return
+        ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
+        scope = s.scope_of(c)
+        smallest = min((t.gpus for t in ranked), default=0)
+        home = self.homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
+        n_racks = self.racks_of[c.id]
+        if home is not None:
+            cands = [home]
+        elif scope in (Scope.pod, Scope.building):
+            need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
+            if scope not in self.home_order:
+                self.home_order[scope] = list(dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free))
+            cands = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
+        else:
+            cands = [None]
+        if scope in (Scope.pod, Scope.building) and scope not in self.by_home:
+            self.by_home[scope] = defaultdict(list)
+            for rid, i in self.free:
+                self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
+        for h in cands:
+            for rid, i in (self.by_home[scope][h] if h is not None else self.free):
+                if self.placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
+                    break
+                if (rid, i) in self.taken:
+                    continue
+                pod = ix.pods[ix.rows[rid].row.pod]
+                if self.pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] >= pod.max_racks):
+                    continue
+                for t in ranked:
+                    if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
+                        continue
+                    if self.try_place(rid, i, t, c.id):
+                        self.placed_gpus[c.id] += t.gpus
+                        n_racks += 1
+                        self.racks_of[c.id] += 1
+                        if h is not None:
+                            self.homes[c.id, scope] = h
+                        break
+            if (c.id, scope) in self.homes or h is None:
+                break
+        if p == tl.first_wanted(c):
+            kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
+            if kinds:  # hot spares of its first GPU rack type, where it is homed
+                self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
+            if storage_racks(s, c) and c.storage_rack_type in types:
+                st = types[c.storage_rack_type]
+                have = sum(1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id)
+                self.place_extra(c, scope, st, storage_racks(s, c) - have)
+
+
+def greedy_racks(scenario: Scenario, largest_first: bool = False, deadline: Deadline | None = None, until: float | None = None) -> list[PlacedRack]:
+    """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
+    phase (each phase adds what every cluster's demand grows by, with what is online then, around
+    the racks installed before). Used as the solver's starting point, which the solver checks
+    itself. ``largest_first`` places the clusters with a demand first, largest first (see
+    :func:`cluster_order`). First-fit never buys retrofits. With a ``deadline`` it stops (raising
+    :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster."""
+    ff = _FirstFit(scenario)
+    for p in range(len(ff.tl.phases)):
+        ff.begin_phase(p)
+        for c in cluster_order(scenario, largest_first):
+            if deadline is not None:
+                deadline.check("placing racks first-fit", until)
+            ff.place_cluster(c, p)
+    ff.racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
+    return ff.racks
+
+
+def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
+    """Whether first-fit racks (with the installed ones) meet every cluster's exact or at-least
+    demand in every phase, and its storage racks (first-fit obeys every other limit by
+    construction; the verifier re-checks it wherever it is used)."""
+    types = scenario.catalog.by_id()
+    tl = timeline(scenario)
+    by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in [*scenario.existing, *racks]:
+        by_cluster[r.cluster].append(r)
+    for c in scenario.clusters:
+        mine = by_cluster.get(c.id, [])
+        if sum(1 for r in mine if r.spare) != spares_needed(scenario, c):
+            return False
+        for p in range(len(tl.phases)):
+            got = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or tl.at(r.phase) <= p))
+            want = tl.demand(c, p)
+            if c.demand == Demand.exact and got != want:
+                return False
+            if c.demand == Demand.at_least and got < (want or 0):
+                return False
+        if sum(1 for r in mine if not types[r.rack_type].gpus) != storage_racks(scenario, c):
+            return False
+    return not _spread_broken(scenario, [*scenario.existing, *racks])
+
+
+def start_racks(scenario: Scenario, deadline: Deadline | None = None, until: float | None = None) -> tuple[list[PlacedRack], str]:
+    """The first-fit plan to start the solver from, and how it was made: first-fit in scenario
+    order, or, when that misses an exact or at-least demand, first-fit with the largest demands
+    first (the repair), if that meets them. Past ``until`` (or the deadline): no start."""
+    try:
+        return _start_racks(scenario, deadline, until)
+    except TimeUp:
+        return [], "none: first-fit stopped at its share of the time limit"
+
+
+def _start_racks(scenario: Scenario, deadline: Deadline | None, until: float | None) -> tuple[list[PlacedRack], str]:
+    racks = greedy_racks(scenario, False, deadline, until)
+    if greedy_meets_demands(scenario, racks):
+        return racks, "first-fit"
+    repaired = greedy_racks(scenario, True, deadline, until)
+    if greedy_meets_demands(scenario, repaired):
+        return repaired, "first-fit, largest demands first"
+    spread = _spread_broken(scenario, racks)
+    if spread:  # first-fit knows no spread limits: leave those clusters to the solver
+        return [r for r in racks if r.cluster not in spread], "first-fit (spread-limited clusters left to the solver)"
+    return racks, "first-fit (misses a demand)"
+
+
+def _spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
+    """Clusters whose spread limits the racks break."""
+    if all((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None) for c in scenario.clusters):
+        return set()
+    return {v.element.removeprefix("cluster ") for v in spread_violations(scenario, racks)}
+
+
+def greedy_plan(scenario: Scenario) -> Plan:
+    """First-fit decreasing placement as a verified plan: the baseline the MILP is measured against."""
+    s = scenario
+    t0 = time.perf_counter()
+    racks = greedy_racks(s)
+    elapsed = time.perf_counter() - t0
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=s.name,
+        scenario_hash=scenario_hash(s),
+        solver="greedy",
+        status=Status.not_solved,
+        objective=s.objective,
+        solve_time_s=round(elapsed, 4),
+        racks=racks,
+    )
+    done, rep = plan_figures(plan, s)
+    hard = [v for v in rep.violations if v.check != "demand"]
+    if hard:
+        raise SolverFailure(f"greedy plan fails verification: {'; '.join(map(str, hard[:5]))}")
+    notes = [f"demand not met: {v}" for v in rep.violations]
+    return done.model_copy(update={"notes": notes, "objective_value": float(objective_value(s, racks))})

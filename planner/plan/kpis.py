@@ -1,0 +1,356 @@
+"""KPIs and costs of a placement (§10); the cost formulas themselves are in :mod:`planner.rules.costs`.
+
+- gpus = Σ rack GPUs; racks = number of placed racks (existing ones included).
+- pflops_bf16 = Σ GPUs × dense BF16 TFLOPS per GPU / 1000.
+- racks_kw = Σ planning power per rack (rated, capped GPUs, × power_budget_ratio);
+  network_kw = Σ planning power of every pod's network rack (they stand in every plan);
+  it_kw = racks_kw + network_kw; facility_kw = it_kw × PUE.
+- hbm_tb = Σ GPUs × HBM per GPU / 1000; hbm_gb_per_gpu = hbm_tb × 1000 / gpus.
+- storage_pb, storage_write_gb_per_s = Σ over storage racks.
+- gpus_per_mw = gpus / (it_kw / 1000); pflops_per_mw likewise.
+- avg_kw_per_rack = racks_kw / racks; max_kw_per_rack = max rack planning power.
+- gpus_per_m2 = gpus / Σ floor area of halls holding at least one rack.
+- capex (placed racks only; existing racks are sunk): racks, fabric and links (equipment,
+  :func:`planner.rules.costs.rack_capex_usd`), facility (planning kW of the placed racks and of the
+  network racks × facility build per kW, none when leased), retrofits bought; capex_usd = the sum.
+- opex_usd_per_year: energy, colocation and maintenance of everything standing at full build-out.
+- tco_usd: net present value over the horizon (each rack from its phase's start; network racks
+  and existing racks from the start); gpu_hours and usd_per_gpu_hour = tco_usd ÷ gpu_hours.
+- cable_m = Σ rack links × cable length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from planner.enums import LimitKind
+from planner.input.site_index import fits, index_site, network_racks
+from planner.rules.costs import (
+    FACILITY_USD_PER_KW,  # noqa: F401 - re-exported
+    annuity,
+    discount,
+    fabric_usd,
+    facility_usd,
+    lifecycle,
+    links_usd,
+    opex_usd_per_year,
+    phase_years,
+    rack_capex_usd,
+    rack_cost,
+)
+from planner.rules.fabric_sizing import design_of, fabric_sizes
+from planner.rules.reliability import cluster_goodput
+from planner.schema import BackupChoice, Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
+
+
+def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
+    """(capex, discounted capex) of the retrofits bought: (retrofit ID, phase) pairs."""
+    by_id = {r.id: r for r in scenario.retrofits}
+    years = phase_years(scenario)
+    capex = npv = 0.0
+    for rid, phase in bought:
+        r = by_id.get(rid)
+        if r is not None:
+            capex += r.cost_usd
+            npv += r.cost_usd * discount(years.get(phase, 0.0), scenario.costs.discount_rate)
+    return capex, npv
+
+
+def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
+                 chosen: dict[str, str] | None = None, network: Iterable[NetworkRack] = ()) -> Kpis:
+    """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
+    ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several). Racks
+    alike in type, link class, phase, cluster and standing cost the same: each kind is costed once."""
+    racks = list(racks)
+    designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
+    types = scenario.catalog.by_id()
+    fabric = scenario.site.fabric
+    costs = scenario.costs
+    classes = {c.id: c for c in fabric.link_classes}
+    area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
+    years = phase_years(scenario)
+    good = cluster_goodput(scenario, racks)
+    kinds: dict[tuple[str, str | None, str | None, bool, bool, str], int] = defaultdict(int)
+    cable_m = 0.0
+    halls_used: set[str] = set()
+    design = {c.id: design_of(scenario, c, chosen or {}) for c in scenario.clusters}
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None:
+            continue
+        kinds[r.rack_type, r.link_class, None if r.existing else r.phase, r.existing, r.spare, r.cluster] += 1
+        d = design.get(r.cluster)
+        if d is not None and d.leaf_in_rack and t.gpus and not r.spare:  # GPU links stay in the rack; its uplinks leave it
+            cable_m += math.ceil(t.gpus * d.nics_per_gpu / d.oversubscription[0]) * r.cable_length_m
+        else:
+            cable_m += t.links * r.cable_length_m
+        halls_used.add(r.hall)
+    gpus = n = spares = optics = retired = 0
+    racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
+    facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = depreciation = 0.0
+    for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
+        t = types[tid]
+        kw = scenario.rack_power_kw(t)
+        in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's (planner.rules.fabric_sizing)
+        link = None if in_fabric else classes.get(lc or "")
+        life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
+        per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
+        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if existing else years.get(phase, 0.0), existing, **life)
+        removal += k * cost.removal_usd
+        residual += k * cost.residual_usd
+        tco += k * cost.tco_usd
+        if not spare:
+            hours += k * cost.gpu_hours
+            hours_npv += k * cost.gpu_hours_npv
+            useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
+        if not existing:
+            capex_racks += k * t.capex_usd
+            capex_fabric += k * fabric_usd(t, per_gpu)
+            capex_links += k * links_usd(t, link)
+            facility += k * facility_usd(kw, costs)
+        if life and life["retire"] is not None:  # retired by the last phase: no longer stands
+            retired += k
+            continue
+        opex += k * cost.opex_usd_per_year
+        if life and not existing:
+            depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
+        n += k
+        racks_kw += k * kw
+        max_kw = max(max_kw, kw)
+        if spare:
+            spares += k
+        else:
+            gpus += k * t.gpus
+            pflops += k * t.pflops_bf16
+            hbm_tb += k * t.hbm_tb
+        storage_pb += k * t.storage_capacity_pb
+        storage_gbs += k * t.storage_write_gb_per_s
+        if link is not None and link.optical:
+            optics += k * 2 * t.links
+    network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
+    sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
+    switches = sum(sum(z.switches) for z in sizes.values())
+    optics += sum(z.optics for z in sizes.values())
+    fabric_kw = sum(z.kw for z in sizes.values())
+    designed_capex = sum(z.capex_usd for z in sizes.values())
+    capex_fabric += designed_capex
+    # the white space beyond the placed racks: network racks and designed fabrics, built at the start
+    # (undiscounted), running to the horizon: facility, energy and maintenance of their equipment
+    white_kw = network_kw + fabric_kw
+    facility += facility_usd(white_kw, costs)
+    white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
+    opex += white_opex
+    tco += facility_usd(white_kw, costs) + designed_capex + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    retro_capex, retro_npv = retrofit_costs(scenario, bought)
+    tco += retro_npv
+    total_kw = racks_kw + white_kw
+    mw = total_kw / 1000.0
+    floor = sum(area.get(h, 0.0) for h in halls_used)
+    capex = capex_racks + capex_fabric + capex_links + facility + retro_capex
+    return Kpis(
+        gpus=gpus,
+        racks=n,
+        spare_racks=spares,
+        pflops_bf16=round(pflops, 6),
+        it_kw=round(total_kw, 6),
+        racks_kw=round(racks_kw, 6),
+        network_kw=round(network_kw, 6),
+        facility_kw=round(total_kw * scenario.pue, 6),
+        gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
+        pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
+        avg_kw_per_rack=round(racks_kw / n, 6) if n else 0.0,
+        max_kw_per_rack=round(max_kw, 6),
+        gpus_per_m2=round(gpus / floor, 6) if floor else 0.0,
+        hbm_tb=round(hbm_tb, 6),
+        hbm_gb_per_gpu=round(hbm_tb * 1000 / gpus, 6) if gpus else 0.0,
+        storage_pb=round(storage_pb, 6),
+        storage_write_gb_per_s=round(storage_gbs, 6),
+        switches=switches,
+        optics=optics,
+        fabric_kw=round(fabric_kw, 6),
+        fabric_racks=sum(1 for _ in network),
+        fabric_capex_usd=round(capex_fabric, 2),
+        fabric_usd_per_gpu=round(capex_fabric / gpus, 6) if gpus else 0.0,
+        capex_racks_usd=round(capex_racks, 2),
+        capex_fabric_usd=round(capex_fabric, 2),
+        capex_links_usd=round(capex_links, 2),
+        capex_facility_usd=round(facility, 2),
+        capex_retrofits_usd=round(retro_capex, 2),
+        capex_usd=round(capex, 2),
+        opex_usd_per_year=round(opex, 2),
+        tco_usd=round(tco, 2),
+        removal_usd=round(removal, 2),
+        residual_value_usd=round(residual, 2),
+        depreciation_usd_per_year=round(depreciation, 2),
+        retired_racks=retired,
+        gpu_hours=round(hours, 3),
+        gpu_hours_npv=round(hours_npv, 3),
+        usd_per_gpu_hour=round(tco / hours_npv, 6) if hours_npv else 0.0,
+        usd_per_useful_gpu_hour=round(tco / useful_npv, 6) if useful_npv else 0.0,
+        cable_m=round(cable_m, 6),
+    )
+
+
+CAPEX_PARTS = (("racks", "capex_racks_usd"), ("fabric", "capex_fabric_usd"), ("links", "capex_links_usd"),
+               ("facility", "capex_facility_usd"), ("retrofits", "capex_retrofits_usd"), ("backup power", "capex_backup_usd"))
+"""The parts capex is made of (every part, so they add up to capex_usd), for every breakdown shown."""
+
+
+def with_backup(k: Kpis, choices: Iterable[BackupChoice]) -> Kpis:
+    """KPIs with the backup power chosen per building (:mod:`planner.rules.backup`): its capex, spent at
+    the start, added to capex and TCO; $ per GPU-hour over the same discounted GPU-hours; $ per useful
+    GPU-hour the chosen assignment's (TCO + backup capex over the useful GPU-hours its outages leave)."""
+    choices = list(choices)
+    if not choices:
+        return k
+    capex = round(sum(c.capex_usd for c in choices), 2)
+    tco = k.tco_usd + capex
+    return k.model_copy(update={
+        "capex_backup_usd": capex, "capex_usd": round(k.capex_usd + capex, 2), "tco_usd": round(tco, 2),
+        "usd_per_gpu_hour": round(tco / k.gpu_hours_npv, 6) if k.gpu_hours_npv else 0.0,
+        "usd_per_useful_gpu_hour": choices[0].usd_per_useful_gpu_hour[choices[0].design]})
+
+
+def capex_parts(k: Kpis) -> dict[str, float]:
+    """Capex by part, USD: racks + fabric + links + facility + retrofits + backup power = capex_usd."""
+    return {name: getattr(k, field) for name, field in CAPEX_PARTS}
+
+
+def capex_text(k: Kpis) -> str:
+    """The breakdown in words: "racks $X + fabric $Y + … = $total"."""
+    return " + ".join(f"{n} ${v:,.0f}" for n, v in capex_parts(k).items()) + f" = ${k.capex_usd:,.0f}"
+
+
+def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
+                    chosen: dict[str, str] | None = None) -> float:
+    """The figure an objective optimises, from a plan's racks: GPUs (or PFLOPS) of the racks it
+    places (installed ones are not its doing), summed over the phases each stands in when the
+    scenario is phased; capex or TCO as the KPIs count them."""
+    objective = str(scenario.objective)
+    if objective in ("min_capex", "min_tco"):
+        k = compute_kpis(scenario, racks, bought, chosen)
+        return k.capex_usd if objective == "min_capex" else k.tco_usd
+    types = scenario.catalog.by_id()
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    n = max(len(scenario.phases), 1)
+    total = 0.0
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None or r.existing or r.spare:
+            continue
+        until = scenario.retire_index(r.rack_type, r.phase) if scenario.service_life else None
+        weight = (n if until is None else until) - order.get(r.phase, 0) if scenario.phases else 1
+        total += weight * (t.gpus if objective == "max_gpus" else t.pflops_bf16)
+    return round(total, 6)
+
+
+def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict) -> list:
+    """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
+    capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
+    if not scenario.phases:
+        return []
+    types = scenario.catalog.by_id()
+    classes = {c.id: c for c in scenario.site.fabric.link_classes}
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    row_on: dict[str, int] = {}
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            for r in h.rows:
+                row_on[r.id] = max(order.get(h.online_phase, 0), order.get(r.online_phase, 0))
+    bought = list(bought)
+    by_id = {r.id: r for r in scenario.retrofits}
+    out = []
+    for i, ph in enumerate(scenario.phases):
+        standing = scenario.standing(racks, i)
+        new = [r for r in racks if not r.existing and r.phase == ph.id]
+        kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
+        kw += sum(scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i)
+        spent = 0.0
+        for r in new:
+            t = types.get(r.rack_type)
+            if t is not None:
+                spent += rack_cost(t, scenario.rack_power_kw(t), classes.get(r.link_class or ""), scenario.site.fabric.cost_usd_per_gpu,
+                                   scenario.costs, scenario.pue).capex_usd
+        spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
+        usage = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
+        out.append(PhaseSummary(
+            phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types and not r.spare),
+            racks=len(standing), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
+            tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
+        ))
+    return out
+
+
+STRANDED_ORDER = ("space", "ports", "cooling", "rack limits", "N-1")
+"""The checks a rack must pass, in the order a stranded kW is attributed to the first that fails."""
+
+
+def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> tuple[float, list[tuple[str, float, str]]]:
+    """Usable kW left that no allowed rack can use, per top power node (roots of the power tree),
+    attributed to the limit that binds it (SPEC §10). For each root with room for the smallest
+    allowed rack, every free position under it is tried for one more rack of each allowed type:
+    space, pod ports and racks, cooling zone room, the row's rack limits, then N-1 (every node
+    above the row's feeds keeps its worst single-failure load plus the rack within its usable
+    capacity: a conservative screen). If no position passes, the root's room is stranded, attributed
+    to the check most positions fail first. Returns (total kW, [(root, kW, reason)])."""
+    types = scenario.catalog.by_id()
+    allowed = {t for c in scenario.clusters for t in scenario.gpu_types_for(c)}
+    if not allowed:
+        return 0.0, []
+    ix = index_site(scenario.site)
+    use = {(u.kind, u.id): u for u in usage}
+    racks = scenario.standing(racks)  # retired racks (§17) free their positions
+    taken = scenario.positions_held(racks) | ix.pod_locations()
+    pod_gpus: dict[str, int] = {}
+    pod_racks: dict[str, int] = {}
+    for r in racks:
+        pod = ix.rows[r.row].row.pod if r.row in ix.rows else None
+        if pod is not None and r.rack_type in types:
+            pod_gpus[pod] = pod_gpus.get(pod, 0) + types[r.rack_type].gpus
+            pod_racks[pod] = pod_racks.get(pod, 0) + 1
+    kw_of = {t: scenario.rack_power_kw(types[t]) for t in allowed}
+    smallest = min(kw_of.values())
+
+    def room(node: str) -> float:
+        u = use.get((LimitKind.power_node, node))
+        return 0.0 if u is None else u.limit - max(u.value, u.worst_value or 0.0)
+
+    out = []
+    for root, node in ix.power_nodes.items():
+        if node.parent is not None or room(root) < smallest - 1e-9:
+            continue
+        under = ix.subtree(root)
+        reasons: dict[str, int] = {}
+        usable = False
+        for rid, ref in ix.rows.items():
+            if not set(ref.row.feeds) & under:
+                continue
+            free = any((rid, i) not in taken and i not in ref.row.reserved for i in range(ref.row.positions))
+            pod = ix.pods[ref.row.pod]
+            above = {a for f in ref.row.feeds for a in ix.ancestors(f)}
+            for t in allowed:
+                rt = types[t]
+                air, liquid = rt.heat_kw(kw_of[t])
+                zone_room = [use.get((LimitKind.cooling_zone, z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z]
+                if not free:
+                    why = "space"
+                elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks):
+                    why = "ports"
+                elif any(u is not None and u.value + h > u.limit + 1e-9 for u, h in zip(zone_room, (air, liquid), strict=False)):
+                    why = "cooling"
+                elif not fits(scenario, ix, rid, rt):
+                    why = "rack limits"
+                elif any(room(a) < kw_of[t] - 1e-9 for a in above):
+                    why = "N-1"
+                else:
+                    usable = True
+                    break
+                reasons[why] = reasons.get(why, 0) + 1
+            if usable:
+                break
+        if not usable:
+            why = max(STRANDED_ORDER, key=lambda r: (reasons.get(r, 0), -STRANDED_ORDER.index(r)))
+            out.append((root, round(room(root), 6), why))
+    return round(sum(kw for _, kw, _ in out), 6), out

@@ -1,0 +1,535 @@
+"""The stages end to end: load → validate → build → solve → plan → verify.
+
+:func:`plan_scenario` is what the CLI, the dashboard and the batch runner
+call. It never returns a plan that the independent verifier rejects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+
+import pulp
+
+from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
+from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Scope, Status
+from planner.errors import SolverFailure
+from planner.input.asks import storage_racks
+from planner.input.loader import scenario_hash
+from planner.input.site_index import place
+from planner.model import ClassKey, CountKey, Model, ScopeKey, build
+from planner.model.core import runs
+from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
+from planner.plan.first_fit import greedy_meets_demands, start_racks
+from planner.plan.kpis import objective_value
+from planner.plan.netfill import fill_network
+from planner.plan.numbers import plan_figures
+from planner.schema import FailoverGain, RackCount, Scenario
+from planner.solving.core import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
+from planner.verifier import verify
+from planner.version import __version__
+
+
+def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None, str], int]:
+    """Racks of each cluster group dealt out to its members, phase by phase: a scope with z members
+    homed gives each member what its demand grows by in that phase (racks of one GPU size dividing
+    it, so shares are exact), any rest to the first member (at least / uncapped max), and each
+    member its storage racks (clusters with hot spares are never grouped). Keys: (class, rack type,
+    cluster, phase, role)."""
+    types = m.scenario.catalog.by_id()
+    out: dict[tuple[ClassKey, str, str, str | None, str], int] = defaultdict(int)
+    by_group: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
+    for key, n in counts.items():
+        by_group[key.group].append((key, n))
+    for gid, items in by_group.items():
+        g = m.groups[gid]
+        if g.k == 1:
+            for key, n in items:
+                out[key.cls, key.rack_type, g.head.id, key.phase, key.role] += n
+            continue
+        scoped = g.scope in (Scope.pod, Scope.building)
+        homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
+        members = iter(g.members)
+        in_scope: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
+        for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)):  # sorted once, dealt by scope
+            in_scope[_scope_key(m, x[0].cls.row, g.scope) if scoped else ""].append(x)
+        for sid, z in homes:
+            if z <= 0:
+                continue
+            team = [next(members) for _ in range(z)]
+            here = in_scope.get(sid if scoped else "", [])
+            had = [0] * z  # racks each member holds so far
+            stored = [0] * z
+            for p, ph in enumerate(m.tl.phases):
+                gpu = [key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)]
+                store = [key for key, n in here if key.phase == ph and not types[key.rack_type].gpus for _ in range(n)]
+                size = types[gpu[0].rack_type].gpus if gpu else 1
+                d = m.tl.demand(g.head, p)
+                per = None if d is None else d // size
+                pos = 0
+                for j, member in enumerate(team):
+                    take = (len(gpu) if j == 0 else 0) if per is None else max(0, per - had[j])
+                    take = min(take, len(gpu) - pos)
+                    for key in gpu[pos : pos + take]:
+                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
+                    pos += take
+                    had[j] += take
+                if pos < len(gpu):  # at least: the rest to the first member
+                    for key in gpu[pos:]:
+                        out[key.cls, key.rack_type, team[0].id, key.phase, ""] += 1
+                    had[0] += len(gpu) - pos
+                sp = 0
+                for j, member in enumerate(team):
+                    take = min(storage_racks(m.scenario, g.head) - stored[j], len(store) - sp)
+                    for key in store[sp : sp + take]:
+                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
+                    sp += take
+                    stored[j] += take
+    return dict(out)
+
+
+def _scope_key(m: Model, row_id: str, scope: Scope) -> str:
+    ref = m.ix.rows[row_id]
+    return ref.row.pod if scope == Scope.pod else ref.building
+
+
+def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None = None) -> list[PlacedRack]:
+    """Concrete positions for aggregate counts: in each class, earlier phases first (racks never
+    move), then clusters in scenario order and rack types in catalog order, positions nearest the
+    pod's network rack first; installed racks are carried over unchanged. Linear in the racks."""
+    types = m.scenario.catalog.by_id()
+    dealt = deal(m, counts, values or {})
+    c_order = {c.id: i for i, c in enumerate(m.scenario.clusters)}
+    t_order = {t.id: j for j, t in enumerate(m.scenario.catalog.rack_types)}
+    by_class: dict[ClassKey, list[tuple[str | None, str, str, str, int]]] = defaultdict(list)
+    for (k, t, c, ph, role), n in dealt.items():
+        by_class[k].append((ph, c, t, role, n))
+    racks: list[PlacedRack] = list(m.scenario.existing)
+    for k in sorted(by_class):
+        items = sorted(by_class[k], key=lambda x: (m.tl.at(x[0]), c_order[x[1]], t_order[x[2]], x[3]))
+        units = [x for x in items if types[x[2]].width > 1]
+        taken: set[int] = set()
+        if units:  # multi-rack units first, whole slots of the runs (one width per class), for every phase
+            width = types[units[0][2]].width
+            slots = iter([run[j * width] for run in runs(pos for _, pos in m.classes[k].positions) for j in range(len(run) // width)])
+            for ph, c, t, role, n in units:
+                for _ in range(n):
+                    first = next(slots)
+                    taken.update(range(first, first + width))
+                    racks.append(place(m.ix, k.row, first, types[t], c, ph, role == "spare"))
+        if m.scenario.service_life:  # racks retire: a position is free again from its rack's retirement (§17)
+            racks += _fill_over_time(m, k, [x for x in items if types[x[2]].width == 1], taken)
+            continue
+        free = iter(pos for _, pos in m.classes[k].positions if pos not in taken)
+        for ph, c, t, role, n in items:
+            if types[t].width > 1:
+                continue
+            for _ in range(n):
+                racks.append(place(m.ix, k.row, next(free), types[t], c, ph, role == "spare"))
+    racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
+    return racks
+
+
+def _fill_over_time(m: Model, k: ClassKey, items: list, taken: set[int]) -> list[PlacedRack]:
+    """Positions for one class's racks when racks retire: in phase order, each rack at the nearest
+    position free from its phase on (its last rack retired by then); a rack holds it until it
+    retires. Greedy by start phase is exact for intervals (the model keeps every phase's standing
+    racks within the class's size). Each rack states the phase it retires in."""
+    types = m.scenario.catalog.by_id()
+    free_from = {pos: 0 for _, pos in m.classes[k].positions if pos not in taken}
+    for r in m.scenario.existing:  # installed racks that retire hold their positions until then
+        if r.row == k.row and r.position in free_from:
+            free_from[r.position] = m.until(r.rack_type, r.phase)
+    out = []
+    for ph, c, t, role, n in items:
+        q = m.tl.at(ph)
+        until = m.until(t, ph)
+        for _ in range(n):
+            pos = next(p for p, f in free_from.items() if f <= q)
+            free_from[pos] = until
+            rack = place(m.ix, k.row, pos, types[t], c, ph, role == "spare")
+            out.append(rack.model_copy(update={"retired": m.tl.phases[until]}) if until < len(m.tl.phases) else rack)
+    return out
+
+
+def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
+    """The model's variables set to describe a placement (the inverse of :func:`fill`);
+    empty if some rack has no matching variable. Used to hand the first-fit plan to the solver."""
+    where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
+    group_of = {c.id: g.id for g in m.groups.values() for c in g.members}
+    types = m.scenario.catalog.by_id()
+    counts: dict[CountKey, int] = defaultdict(int)
+    group_kw: dict[str, float] = defaultdict(float)
+    home: dict[str, str] = {}
+    for r in racks:
+        if r.existing:
+            continue
+        k = where.get((r.row, r.position))
+        gid = group_of.get(r.cluster)
+        if k is None or gid is None:
+            return {}
+        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None, "spare" if r.spare else "")
+        if key not in m.n:
+            return {}
+        counts[key] += 1
+        group_kw[m.pm.group_of_row[r.row]] += m.scenario.rack_power_kw(types[r.rack_type])
+        g = m.groups[gid]
+        if g.scope in (Scope.pod, Scope.building):
+            sid = _scope_key(m, r.row, g.scope)
+            if home.setdefault(r.cluster, sid) != sid:
+                return {}
+    for r in racks:  # installed racks home their clusters too
+        g = m.groups.get(group_of.get(r.cluster, ""))
+        if r.existing and g is not None and g.scope in (Scope.pod, Scope.building):
+            home.setdefault(r.cluster, _scope_key(m, r.row, g.scope))
+    start: dict = {var: counts.get(key, 0) for key, var in m.n.items()}
+    if not m.tl.phased:  # phased models: the solver completes the loads itself
+        start.update({p: group_kw.get(g, 0.0) for g, p in m.group_kw.items()})
+        for v, lv in m.node_kw.items():
+            start[lv] = sum(a * group_kw.get(g, 0.0) for g, a in m.pm.normal.get(v, {}).items())
+    homed: dict[ScopeKey, int] = defaultdict(int)
+    for c, sid in home.items():
+        homed[ScopeKey(group_of[c], sid)] += 1
+    start.update({z: homed.get(key, 0) for key, z in m.z.items()})
+    return start
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> Plan:
+    """Plan stage: domain plan from a solve result, with KPIs and utilisation from the verifier."""
+    s = m.scenario
+    racks = fill(m, result.counts, result.values) if result.objective is not None else []
+    fabric = None
+    network = []
+    if s.fabrics and result.objective is not None:
+        picked = {c: d for (c, d), y in m.fabric_pick.items() if result.values.get(y.name, 0.0) > 0.5}
+        fabric = [ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0])) for c in s.clusters if c.fabrics]
+        network = fill_network(m, result.values, racks, {f.cluster: f.design for f in fabric})
+    bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
+              if result.objective is not None and result.values.get(v.name, 0.0) > 0.5]
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=s.name,
+        scenario_hash=scenario_hash(s),
+        solver=solver,
+        solver_settings=s.solver,
+        status=result.status,
+        optimality=("solver_claim" if result.claimed else "proven") if result.status == Status.optimal else None,
+        objective=s.objective,
+        objective_value=_round(result.objective),
+        bound=_round(result.bound),
+        gap=_round(result.gap),
+        build_time_s=round(build_time_s, 4),
+        solve_time_s=round(result.solve_time_s, 4),
+        racks=racks,
+        network_racks=network,
+        retrofits=bought,
+        fabric=fabric,
+        notes=result.stages,
+    )
+    done = finish_plan(plan, s)
+    return done.model_copy(update={"notes": _tie_break_notes(done)})
+
+
+def _tie_break_notes(plan: Plan) -> list[str]:
+    """The tie-break notes with the plan's own figures: the model counts each cable at its position
+    class's mean length; the filled positions (nearest the pod first) give the plan's."""
+    k = plan.kpis
+    out = []
+    for note in plan.notes:
+        if note.startswith("min cable_usd:") and k is not None:
+            note = f"min cable_usd: {k.capex_links_usd:,.1f} USD (kpis.capex_links_usd)"
+        elif note.startswith("min cable_m:") and k is not None:
+            note = f"min cable_m: {k.cable_m:,.1f} m (kpis.cable_m)"
+        out.append(note)
+    return out
+
+
+def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
+    """Under max_gpus / max_pflops (whose objective does not count when money is spent) a structure
+    is bought as late as its first rack allows: in the phase that rack arrives less the structure's
+    lead time; one that holds no rack is not bought. The solver is indifferent between these
+    choices; the capex per phase and the TCO are not."""
+    if Objective(scenario.objective) not in (Objective.max_gpus, Objective.max_pflops) or not plan.retrofits:
+        return plan
+    builds = {r.id: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    if not any(b.id in builds for b in plan.retrofits):
+        return plan
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    first: dict[str, int] = {}
+    for r in plan.racks:
+        at = 0 if r.existing else order.get(r.phase, 0)
+        first[r.building] = min(first.get(r.building, at), at)
+    out = []
+    for b in plan.retrofits:
+        r = builds.get(b.id)
+        if r is None:
+            out.append(b)
+        elif r.effect.building in first:
+            latest = first[r.effect.building] - r.lead_phases
+            now = order.get(b.phase, 0)
+            out.append(b.model_copy(update={"phase": scenario.phases[latest].id}) if scenario.phases and latest > now else b)
+    return plan.model_copy(update={"retrofits": out})
+
+
+def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
+    """Attach every figure (:func:`planner.plan.numbers.plan_figures`: KPIs, utilisation, fabric,
+    reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not.
+    Structures are bought when needed first (:func:`structures_when_needed`)."""
+    plan = structures_when_needed(plan, scenario)
+    done, rep = plan_figures(plan, scenario)
+    if plan.status.has_plan and not rep.ok:
+        lines = "; ".join(str(v) for v in rep.violations[:5])
+        raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
+    return done
+
+
+def _better(maximise: bool, a: float, b: float) -> bool:
+    """Whether objective ``a`` is strictly better than ``b``."""
+    tol = 1e-9 * max(1.0, abs(b))
+    return a > b + tol if maximise else a < b - tol
+
+
+def demand_bound(scenario: Scenario) -> tuple[float, str] | None:
+    """A bound from the demands alone (max_gpus / max_pflops, single phase): every cluster takes at
+    most its figure (exact, or as many as fit up to it), so no plan places more than Σ figures (×
+    the best PFLOPS per GPU of its rack types). None once a cluster is uncapped (at-least, or as
+    many as fit with no figure)."""
+    objective = Objective(scenario.objective)
+    if scenario.phases or objective not in (Objective.max_gpus, Objective.max_pflops):
+        return None
+    types = scenario.catalog.by_id()
+    total = 0.0
+    for c in scenario.clusters:
+        if c.gpus is None or c.demand == Demand.at_least:
+            return None
+        per = 1.0 if objective == Objective.max_gpus else max((types[t].pflops_bf16 / types[t].gpus for t in scenario.gpu_types_for(c)
+                                                                 if types[t].gpus), default=0.0)
+        total += c.gpus * per
+    return total, "the sum of the demands"
+
+
+def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float,
+                    accepted: Callable[[], bool] = lambda: True) -> SolveResult:
+    """Fall back on the first-fit plan when it meets every demand, the verifier accepts it
+    (``accepted``) and the solver returned nothing, or something worse (status feasible; gap
+    against the solver's bound if it has one)."""
+    if not greedy or m.elastic:
+        return result
+    start = start_from_racks(m, greedy)
+    if not start:
+        return result
+    values = {v.name: float(x) for v, x in start.items()}
+    obj = evaluate(m.prob.objective, values)
+    maximise = m.prob.sense == pulp.LpMaximize
+    if result.objective is not None and not _better(maximise, obj, result.objective):
+        return result
+    if result.status == Status.infeasible:
+        return result  # a proof of infeasibility beats a heuristic (the verifier would disagree loudly)
+    if not accepted():
+        return result  # first-fit missed a limit it does not model
+    bound = result.bound
+    if bound is not None and ((maximise and bound < obj) or (not maximise and bound > obj)):
+        bound = None
+    gap = gap_of(obj, bound) if bound is not None else None
+    why = "the solver found no plan in time" if result.objective is None else f"the solver's plan ({result.objective:,.6g}) is worse"
+    note = f"{why}; returning the first-fit plan ({obj:,.6g}), which meets every demand"
+    if progress:
+        progress(Progress(note, elapsed))
+    status = Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
+    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), values=values, stages=[*result.stages, note],
+                   claimed=False)
+
+
+def plan_scenario(
+    scenario: Scenario,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    aggregate: bool = True,
+    tie_breaks: bool = True,
+    warm_start: bool = True,
+    group_clusters: bool = True,
+    deadline: Deadline | None = None,
+) -> Plan:
+    """Build, solve, fill and verify: the answer to a scenario.
+
+    The time limit (default: the scenario's) bounds the whole run from this call, or from the
+    ``deadline``'s start (the CLI starts it before loading): building the model stops at it
+    (status ``time_limit``, no plan); first-fit gets at most :data:`FIRST_FIT_SHARE` of it; the
+    solver gets what is left less a reserve for filling, verifying and the figures
+    (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
+    time still left. ``warm_start``: hand the first-fit plan to the solver as its first incumbent;
+    when first-fit meets every demand, the answer is never worse than first-fit (if the solver
+    finds nothing in time, the first-fit plan itself is returned with status feasible)."""
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    elapsed = deadline.elapsed
+    if progress:
+        progress(Progress("building model", elapsed()))
+    try:
+        m = build(scenario, aggregate=aggregate, group_clusters=group_clusters, deadline=deadline)
+    except TimeUp as e:
+        note = f"{e}: no plan (raise --time-limit)"
+        if progress:
+            progress(Progress(note, elapsed()))
+        return finish_plan(_no_plan(scenario, Status.time_limit, [note], elapsed()), scenario)
+    build_s = elapsed()
+    touch_s = build_s
+    stages = {"build": build_s}
+    if progress:
+        size = m.size
+        progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
+    start = None
+    greedy: list[PlacedRack] = []
+    if any(c.fabrics for c in scenario.clusters):
+        warm_start = False  # first-fit does not size designed fabrics or charge their power
+    if warm_start:
+        t_ff = time.perf_counter()
+        greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
+        touch_s = max(touch_s, time.perf_counter() - t_ff)
+        stages["first_fit"] = time.perf_counter() - t_ff
+        start = start_from_racks(m, greedy) if greedy else None
+        if progress:
+            progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
+    keep = reserve_s(touch_s, deadline.left())
+    t_solve = time.perf_counter()
+    # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
+    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
+    # verified only when it would stand (a verify of a large plan costs seconds)
+    meets = bool(start) and greedy_meets_demands(scenario, greedy)
+
+    def accepted() -> bool:
+        return verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok
+
+    known = demand_bound(scenario) if meets else None
+    if known is not None and not accepted():
+        known = None
+    result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
+    if warm_start and meets:
+        result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
+    stages["solve"] = time.perf_counter() - t_solve
+    if progress:
+        progress(Progress("filling positions and verifying the plan", elapsed()))
+    t_fill = time.perf_counter()
+    plan = to_plan(m, result, build_s, scenario.solver.name)
+    stages["fill_verify"] = time.perf_counter() - t_fill
+    if plan.status.has_plan and plan.racks and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters):
+        t_fail = time.perf_counter()
+        gain = failover_gain(scenario, plan, deadline, touch_s, progress)
+        plan = plan.model_copy(update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]})
+        stages["failover"] = time.perf_counter() - t_fail
+    return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
+
+
+FIRST_FIT_SHARE = 0.35
+"""First-fit (the solver's start) stops once this share of the time limit has passed."""
+
+
+def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
+    return Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
+                solver_settings=scenario.solver, status=status, objective=scenario.objective, solve_time_s=round(solve_s, 4), notes=notes)
+
+
+def strict_n1(scenario: Scenario) -> Scenario:
+    """The scenario with every cluster keeping power in a contingency (strict N-1)."""
+    clusters = [c.model_copy(update={"on_power_failure": FailoverPolicy.keep}) for c in scenario.clusters]
+    return scenario.model_copy(update={"clusters": clusters})
+
+
+def rack_counts(racks: list[PlacedRack]) -> list[RackCount]:
+    """Racks per (row, type, cluster, spare), in row order: a plan's witness."""
+    n: dict[tuple[str, str, str, bool], int] = defaultdict(int)
+    for r in racks:
+        if not r.existing:
+            n[r.row, r.rack_type, r.cluster, r.spare] += 1
+    return [RackCount(row=row, rack_type=t, cluster=c, count=k, spare=sp) for (row, t, c, sp), k in sorted(n.items())]
+
+
+def failover_gain(scenario: Scenario, plan: Plan, deadline: Deadline | None = None, touch_s: float = 0.0,
+                  progress: ProgressFn | None = None) -> FailoverGain:
+    """What the failover policies buy: the plan against the same scenario under strict N-1 (solved
+    again with every cluster on ``keep``, in the time left), with the strict plan's rack counts as
+    the witness. Not computed (status time_limit, a note) when too little time is left."""
+    limit = deadline.left() - reserve_s(touch_s, deadline.left()) if deadline is not None else scenario.solver.time_limit_s
+    if limit < MIN_SOLVE_S + touch_s:
+        return FailoverGain(strict_status=Status.time_limit, note=f"not computed: {max(limit, 0.0):.1f} s left of the time limit")
+    if progress:
+        progress(Progress("solving strict N-1 for the failover gain", deadline.elapsed() if deadline else 0.0))
+    strict = plan_scenario(strict_n1(scenario), deadline=Deadline(limit))
+    if not strict.status.has_plan or strict.objective_value is None or strict.kpis is None:
+        return FailoverGain(strict_status=strict.status, note=f"strict N-1 ({strict.status.value}) has no plan")
+    return FailoverGain(strict_status=strict.status, strict_gpus=strict.kpis.gpus, gain_gpus=plan.kpis.gpus - strict.kpis.gpus,
+                        strict_objective=strict.objective_value, gain_objective=round((plan.objective_value or 0.0) - strict.objective_value, 6),
+                        strict_racks=rack_counts(strict.racks), strict_retrofits=strict.retrofits)
+
+
+def failover_text(scenario: Scenario, g: FailoverGain) -> str:
+    """The plan's note on the failover gain."""
+    unit = Objective(scenario.objective).unit
+    if g.strict_gpus is None:
+        if g.strict_status == Status.infeasible:
+            return "failover policies: strict N-1 (infeasible) cannot meet the demands; the policies make this plan possible"
+        return f"failover policies: gain against strict N-1 {g.note}"
+    return (f"failover policies: {g.gain_objective:+,.6g} {unit} against strict N-1 ({g.strict_objective:,.6g} {unit}, "
+            f"{g.strict_status.value}); {g.gain_gpus:+,} GPUs ({g.strict_gpus:,} under strict N-1)")
+
+
+def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None,
+                 deadline: Deadline | None = None) -> Plan:
+    """Rolling planning (§8): phase by phase, each solved on its own with the racks and retrofits
+    of the phases before it fixed and no knowledge of later demands: what a planner without
+    foresight gets. The time limit is shared evenly by the phases. The plan has no bound for the
+    whole (each phase is optimal given the last), so its status is at best ``feasible``."""
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    t0 = deadline.t0
+    tl_phases = [p.id for p in scenario.phases]
+    if not tl_phases:
+        return plan_scenario(scenario, progress, deadline=deadline)
+    limit = deadline.limit_s
+    placed: list[PlacedRack] = []
+    buys: list[tuple[str, str | None]] = []
+    notes: list[str] = []
+    status = Status.feasible
+    build_s = 0.0
+    for i, ph in enumerate(tl_phases):
+        s_i = scenario.model_copy(update={"existing": [*scenario.existing, *(r.model_copy(update={"existing": True}) for r in placed)]})
+        tb = time.perf_counter()
+        m = build(s_i, from_phase=i, fixed_buys=tuple(buys), to_phase=i)
+        build_s += time.perf_counter() - tb
+        left = max(0.5, (t0 + limit - time.perf_counter()) / (len(tl_phases) - i))
+        if progress:
+            progress(Progress(f"rolling: phase {ph} ({i + 1} of {len(tl_phases)})", time.perf_counter() - t0))
+        r = solve(m, None, left, tie_breaks=False)
+        if r.objective is None:
+            status = r.status if r.status == Status.infeasible else Status.time_limit
+            notes.append(f"phase {ph}: {r.status.value} given the earlier phases")
+            placed = []
+            buys = []
+            break
+        notes.append(f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}")
+        new = [x for x in fill(m, r.counts, r.values) if not x.existing]
+        placed += new
+        buys += [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
+    plan = Plan(
+        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
+        status=status, mode="rolling", objective=scenario.objective,
+        objective_value=objective_value(scenario, [*scenario.existing, *placed], buys) if status.has_plan else None,
+        build_time_s=round(build_s, 4), solve_time_s=round(time.perf_counter() - t0 - build_s, 4),
+        racks=sorted([*scenario.existing, *placed], key=lambda r: (r.building, r.hall, r.row, r.position)) if status.has_plan else [],
+        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys], notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
+    )
+    return finish_plan(plan, scenario)
+
+
+def plan_mode(scenario: Scenario, mode: str = "joint", progress: ProgressFn | None = None, time_limit_s: float | None = None,
+              deadline: Deadline | None = None) -> Plan:
+    """Joint (one model over every phase) or rolling (:func:`plan_rolling`)."""
+    if mode == "rolling":
+        return plan_rolling(scenario, progress, time_limit_s, deadline)
+    return plan_scenario(scenario, progress, time_limit_s, deadline=deadline)
