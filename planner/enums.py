@@ -213,3 +213,38 @@ class LimitKind(StrEnum):
     """Region power arrived by a phase (interconnect + on-site generation), facility kW (IT × PUE)."""
     supply = "supply"
     """Racks of a type delivered by a phase (GPU allocations), racks."""
+
+    @property
+    def words(self) -> str:
+        """The kind in a sentence ("power", "pod ports")."""
+        return _KIND_TEXT[self][0]
+
+    @property
+    def title(self) -> str:
+        """The kind as a chart title, with its unit."""
+        return _KIND_TEXT[self][1]
+
+    @property
+    def per_phase(self) -> bool:
+        """Whether limits of this kind are stated per phase and relaxed in the phase they bind."""
+        return self in (LimitKind.power_arrival, LimitKind.supply)
+
+
+_KIND_TEXT = {
+    LimitKind.power_node: ("power", "Power nodes (kW)"),
+    LimitKind.cooling_zone: ("cooling", "Cooling zones (kW)"),
+    LimitKind.pod_gpus: ("pod ports", "Pod GPU ports"),
+    LimitKind.pod_racks: ("pod racks", "Pod racks"),
+    LimitKind.hall_positions: ("hall positions", "Hall positions"),
+    LimitKind.row_positions: ("space", "Row positions"),
+    LimitKind.row_redundant: ("power", "Redundant rows a failure leaves unfed (kW)"),
+    LimitKind.row_unpowered: ("power", "Rows with no feed online yet (kW)"),
+    LimitKind.demand_cap: ("demand cap", "Demand caps (GPUs)"),
+    LimitKind.storage: ("storage", "Storage racks"),
+    LimitKind.fabric: ("fabric", "Fabric builds (endpoints)"),
+    LimitKind.spread: ("spread", "Failure-domain spread (GPUs)"),
+    LimitKind.budget: ("budget", "Budgets"),
+    LimitKind.power_arrival: ("power arrival", "Region power arrived (facility kW, IT × PUE)"),
+    LimitKind.supply: ("supply", "Rack and switch supply"),
+}
+"""(words, chart title) of every limit kind: one table, read by the explainer and the dashboard."""

@@ -34,10 +34,9 @@ import pulp
 from planner.enums import LimitKind, Objective, Status
 from planner.input.asks import storage_racks
 from planner.input.site_index import index_site
-from planner.model import Family, Limit, Model, build
+from planner.model import Limit, Model, build, limit_rows
 from planner.plan import Plan
 from planner.plan.pipeline import plan_scenario, start_from_racks
-from planner.rules.costs import FACILITY_USD_PER_KW
 from planner.rules.fabric_sizing import leaf_down_of, limit_text
 from planner.schema import Demand, Scenario, Usage
 from planner.solving.backends import SolveRequest, from_name
@@ -160,24 +159,21 @@ def _clusters_in(m: Model, lim: Limit, counts: dict) -> list[str]:
 
 def _what(m: Model, lim: Limit) -> tuple[str, str]:
     """(family words, element) of a limit, for a sentence."""
-    fam = lim.family
-    if fam == Family.space:
-        return "space", f"row {lim.ident.rsplit('@', 1)[0]}"
-    if fam in (Family.power, Family.power_n1):
-        return "power", lim.ident
-    if fam == Family.redundant:
+    kind = lim.kind
+    if kind == LimitKind.row_positions:
+        return kind.words, f"row {lim.ident.rsplit('@', 1)[0]}"
+    if kind == LimitKind.row_redundant:
         rows = ", ".join(m.pm.groups[lim.ident].rows)
-        return "power", f"rows {rows} (redundant)"
-    if fam == Family.cooling:
-        return "cooling", f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
-    if fam == Family.power_arrival:
-        return "power arrival", f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
-    if fam == Family.supply:
+        return kind.words, f"rows {rows} (redundant)"
+    if kind == LimitKind.cooling_zone:
+        return kind.words, f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
+    if kind == LimitKind.power_arrival:
+        return kind.words, f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
+    if kind == LimitKind.supply:
         if lim.ident.startswith("switch:"):
-            return "supply", f"of {lim.ident.removeprefix('switch:')} switches"
-        return "supply", f"of {lim.ident} racks" + (f" by {lim.key.phase}" if lim.key.phase else "")
-    words = {Family.pod_gpus: "pod GPUs", Family.pod_racks: "pod racks", Family.demand_cap: "demand cap", Family.budget: "budget"}
-    return words.get(fam, fam), lim.ident
+            return kind.words, f"of {lim.ident.removeprefix('switch:')} switches"
+        return kind.words, f"of {lim.ident} racks" + (f" by {lim.key.phase}" if lim.key.phase else "")
+    return ("pod GPUs" if kind == LimitKind.pod_gpus else kind.words), lim.ident
 
 
 def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s: float | None) -> list[Finding]:
@@ -187,7 +183,7 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
         return []
     m = build(scenario, elastic=True)
     for key, var in m.slack.items():
-        if key.family != Family.storage:
+        if m.limits[key].kind != LimitKind.storage:
             var.upBound = 0
     result = solve(m, None, time_limit_s, tie_breaks=False)
     if result.objective is None:
@@ -195,7 +191,7 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
     out = []
     for key, var in m.slack.items():
         short = result.values.get(var.name, 0.0)
-        if key.family == Family.storage and short > 1e-6:
+        if m.limits[key].kind == LimitKind.storage and short > 1e-6:
             gid, sid = key.ident.split("@", 1)
             head = m.groups[gid].head
             st = scenario.catalog.by_id().get(head.storage_rack_type)
@@ -224,7 +220,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
             continue
-        if lim.family == Family.storage:
+        if lim.kind == LimitKind.storage:
             gid, sid = lim.ident.split("@", 1)
             head = m.groups[gid].head
             st = m.scenario.catalog.by_id().get(head.storage_rack_type)
@@ -234,7 +230,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
                                            f"{storage_racks(m.scenario, head)} storage racks do not fit)", short, "racks"))
             continue
-        if lim.family == Family.fabric_size:
+        if lim.kind == LimitKind.fabric:
             cid, did = lim.ident.split("@", 1)
             design = next(d for d in m.scenario.fabrics if d.id == did)
             cluster = next(c for c in m.scenario.clusters if c.id == cid)
@@ -251,7 +247,7 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             continue
         family, element = _what(m, lim)
         k = (family, element)
-        if lim.family == Family.space and k in worst:  # a row's cable-length bands add up
+        if lim.kind == LimitKind.row_positions and k in worst:  # a row's cable-length bands add up
             prev = worst[k]
             worst[k] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
         elif k not in worst or short > worst[k][0]:
@@ -289,9 +285,10 @@ STEP = 0.10
 """One relaxation step: +10 % of a limit (power rating, cooling capacity, pod ports or racks, budget)."""
 TOP = 5
 """Candidates re-solved one by one (then all together)."""
-RELAXABLE = (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget, LimitKind.power_arrival,
-             LimitKind.supply)
-PER_PHASE = (LimitKind.power_arrival, LimitKind.supply)
+RELAXERS = {rows.kind: rows.relax for rows in limit_rows().values() if rows.relax is not None}
+"""Limit kind → its relaxation step, as the families declare them (:mod:`planner.model.registry`)."""
+RELAXABLE = tuple(RELAXERS)
+PER_PHASE = tuple(k for k in RELAXABLE if k.per_phase)
 """Limits stated per phase: relaxed in the phase they bind (their element names it)."""
 
 
@@ -323,78 +320,21 @@ class Relaxation:
     @property
     def label(self) -> str:
         names = ", ".join((self.ident, *self.peers))
-        return f"{KIND_WORDS.get(self.kind, self.kind)} {names}"
+        return f"{LimitKind(self.kind).words} {names}"
 
 
-KIND_WORDS = {LimitKind.power_node: "power", LimitKind.cooling_zone: "cooling", LimitKind.pod_gpus: "pod ports", LimitKind.pod_racks: "pod racks",
-              LimitKind.budget: "budget", LimitKind.power_arrival: "power arrival", LimitKind.supply: "supply"}
 MAX_UNSOLVED_LINES = 8
 """Limits listed without a re-solve, at most (the rest are counted)."""
 
 
 def _relaxed(scenario: Scenario, kind: str, idents: set[str]) -> tuple[Scenario, str, float | None] | None:
     """The scenario with one kind of limit relaxed by one step (:data:`STEP`) on the given elements,
-    the step in words, and an indicative cost: added power or cooling kW at the facility build cost
-    per MW of critical IT; added pod ports at the fabric cost per GPU; a budget step at its own size."""
+    the step in words, and an indicative cost (each kind's step and price: :data:`RELAXERS`)."""
     data: dict[str, Any] = copy.deepcopy(scenario.model_dump(mode="json"))
-    steps: list[str] = []
-    cost = 0.0
-    if kind == LimitKind.power_arrival:  # ident: the phase (or "region"); more interconnect from then on
-        order = {p.id: i for i, p in enumerate(scenario.phases)}
-        for ident in idents:
-            mw = STEP * (scenario.power_available_kw(order.get(ident, 0)) or 0.0) / 1000
-            if mw > 0:
-                data["power_arrival"].append({"phase": ident if ident in order else None, "interconnect_mw": mw})
-                more = f"{_fmt(mw)} MW" if mw >= 1 else f"{_fmt(mw * 1000)} kW"
-                steps.append(f"{ident if ident in order else 'region'}: +{more} more interconnect")
-    if kind == LimitKind.supply:  # ident: "rack type@phase" (the type alone without phases), or "switch:<model>"; more allocated then
-        for ident in idents:
-            if ident.startswith("switch:"):
-                model = ident.removeprefix("switch:")
-                have = sum(x["count"] for x in data["switch_supply"] if x["switch"] == model)
-                more = max(1, math.ceil(STEP * have))
-                data["switch_supply"].append({"switch": model, "count": more})
-                steps.append(f"+{more:,} more {model} switches allocated")
-                continue
-            t, _, ph = ident.partition("@")
-            order = {p.id: i for i, p in enumerate(scenario.phases)}
-            more = max(1, math.ceil(STEP * (scenario.supply_upto(t, order.get(ph, 0)) or 0)))
-            data["supply"].append({"rack_type": t, **({"phase": ph} if ph else {}), "racks": more})
-            steps.append(f"{ph + ': ' if ph else ''}+{more:,} more {t} racks allocated")
-    if kind == LimitKind.budget:
-        for ident in idents:
-            old = data["budgets"][ident]
-            data["budgets"][ident] = old * (1 + STEP)
-            steps.append(f"+{STEP:.0%} on budget {ident} (+{_fmt(old * STEP)})")
-            cost += old * STEP if ident == "capex_usd" else old * STEP * FACILITY_USD_PER_KW
-    for bld in data["site"]["buildings"]:
-        for node in [*bld["power_nodes"], *(n for h in bld["halls"] for n in h["power_nodes"])]:
-            if kind == LimitKind.power_node and node["id"] in idents:
-                add = node["capacity_kw"] * STEP
-                node["capacity_kw"] += add
-                cost += add * FACILITY_USD_PER_KW
-                steps.append(f"{node['id']} +{_fmt(add)} kW")
-        for h in bld["halls"]:
-            for z in h["cooling_zones"]:
-                if kind == LimitKind.cooling_zone and z["id"] in idents:
-                    add = (z["units"] - z.get("redundant_units", 0)) * z["unit_capacity_kw"] * STEP
-                    z["unit_capacity_kw"] *= 1 + STEP
-                    cost += add * FACILITY_USD_PER_KW
-                    steps.append(f"{z['id']} +{_fmt(add)} kW of cooling")
-            for p in h["pods"]:
-                if kind == LimitKind.pod_gpus and p["id"] in idents:
-                    add = math.ceil(p["max_gpus"] * STEP)
-                    p["max_gpus"] += add
-                    cost += add * scenario.site.fabric.cost_usd_per_gpu
-                    steps.append(f"pod {p['id']} +{add} GPU ports")
-                if kind == LimitKind.pod_racks and p["id"] in idents and p.get("max_racks"):
-                    add = math.ceil(p["max_racks"] * STEP)
-                    p["max_racks"] += add
-                    steps.append(f"pod {p['id']} +{add} racks")
+    steps, cost = RELAXERS[LimitKind(kind)](data, scenario, idents, STEP)
     if not steps:
         return None
-    priced = kind in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.budget)
-    return Scenario.model_validate(data), "; ".join(steps), cost if priced else None
+    return Scenario.model_validate(data), "; ".join(steps), cost
 
 
 def _power_peers(scenario: Scenario, nodes: set[str]) -> dict[str, set[str]]:

@@ -21,13 +21,27 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node but those under ``if TYPE_CHECKING:`` (imports for annotations only never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+                stack.extend(child.orelse)
+                continue
+            stack.append(child)
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Module → the planner modules it imports, at the top or inside a function."""
+    """Module → the planner modules it imports, at the top or inside a function (not those imported
+for type annotations only)."""
     mods = _modules()
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, f in mods.items():
         base = m.split(".") if f.name == "__init__.py" else m.split(".")[:-1]
-        for node in ast.walk(ast.parse(f.read_text())):
+        for node in _runtime_nodes(ast.parse(f.read_text())):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

@@ -11,8 +11,6 @@ from planner.enums import LimitKind
 from planner.plan import Plan
 from ui.format import EMPTY, cell, header
 
-KIND_TITLES = {LimitKind.power_node: "Power nodes (kW)", LimitKind.cooling_zone: "Cooling zones (kW)", LimitKind.pod_gpus: "Pod GPU ports", LimitKind.pod_racks: "Pod racks", LimitKind.budget: "Budgets", LimitKind.power_arrival: "Region power arrived (facility kW, IT × PUE)"}
-
 
 def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     """KPIs of one or more plans, one row per plan and one typed column per KPI."""
@@ -59,7 +57,7 @@ def utilisation_figure(plan: Plan, kind: str, top: int = 25) -> go.Figure | None
     items = every[:top]
     if not items:
         return None
-    title = KIND_TITLES.get(kind, kind) + (f": top {len(items)} of {len(every)} by worst use" if len(every) > len(items) else "")
+    title = LimitKind(kind).title + (f": top {len(items)} of {len(every)} by worst use" if len(every) > len(items) else "")
     names = [u.id for u in items][::-1]
     fig = go.Figure()
     fig.add_bar(y=names, x=[u.share * 100 for u in items][::-1], orientation="h", name="normal",

@@ -54,48 +54,20 @@ from planner.input.power_model import power_model
 from planner.input.site_index import index_site
 from planner.input.timeline import timeline
 from planner.model.classes import cluster_groups, network_positions, position_classes
-from planner.model.cooling import add_cooling_constraints
-from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, OrderError, PositionClass, build_until
-from planner.model.fabric import add_fabric_constraints
-from planner.model.keys import BuyKey, ClassKey, CountKey, Family, LimitKey, ScopeKey, class_label, lp_name
-from planner.model.network import add_cluster_constraints, add_pod_constraints
-from planner.model.objective import OBJECTIVES, add_budget_constraints, add_expressions, objective_expr
-from planner.model.phases import add_count_variables, add_retrofit_gates, add_retrofit_variables, retrofit_needs
-from planner.model.power import add_group_load_definitions, add_power_constraints
-from planner.model.region import add_power_arrival_constraints
-from planner.model.space import add_fixed_loads, add_space_constraints
-from planner.model.spread import add_failover_loads, add_spread_constraints, spread_domains
-from planner.model.storage import add_storage_constraints
-from planner.model.supply import add_supply_constraints
+from planner.model.core import ClusterGroup, FixedItem, Limit, Model, Needs, PositionClass, build_until
+from planner.model.families import FAMILIES, limit_rows
+from planner.model.keys import BuyKey, ClassKey, CountKey, LimitKey, ScopeKey, class_label, lp_name
+from planner.model.objective import OBJECTIVES, objective_expr
+from planner.model.phases import retrofit_needs
+from planner.model.registry import Family, LimitRows, OrderError
+from planner.model.spread import spread_domains
 from planner.schema import Scenario
 
 __all__ = [
-    "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "Model", "Needs",
-    "OrderError", "PositionClass", "RECIPE", "ScopeKey", "build", "new_model", "class_label", "cluster_groups", "lp_name", "objective_expr",
-    "position_classes", "retrofit_needs", "spread_domains", "write_lp",
+    "FAMILIES", "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "LimitRows",
+    "Model", "Needs", "OrderError", "PositionClass", "ScopeKey", "build", "class_label", "cluster_groups", "limit_rows", "lp_name",
+    "new_model", "objective_expr", "position_classes", "retrofit_needs", "spread_domains", "write_lp",
 ]
-
-RECIPE = (
-    add_fixed_loads,
-    add_retrofit_variables,
-    add_count_variables,
-    add_fabric_constraints,
-    add_expressions,
-    add_space_constraints,
-    add_retrofit_gates,
-    add_group_load_definitions,
-    add_failover_loads,
-    add_power_constraints,
-    add_cooling_constraints,
-    add_pod_constraints,
-    add_cluster_constraints,
-    add_storage_constraints,
-    add_spread_constraints,
-    add_budget_constraints,
-    add_power_arrival_constraints,
-    add_supply_constraints,
-)
-"""The families in the order :func:`build` adds them; each checks that the ones it needs came first."""
 
 
 def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
@@ -138,8 +110,9 @@ def write_lp(m: Model, path: str | Path) -> None:
 
 
 def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
-          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None) -> Model:
-    """Build stage: the MILP of a validated scenario (:data:`RECIPE`).
+          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None,
+          families: tuple[Family, ...] = FAMILIES) -> Model:
+    """Build stage: the MILP of a validated scenario, family by family (:data:`FAMILIES`).
 
     ``elastic``: every capacity limit gets a slack and the objective becomes
     min Σ slack / max(limit, 1); demands stay hard (used by :mod:`planner.explainer`).
@@ -147,9 +120,10 @@ def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, gro
     ``from_phase``, ``fixed_buys``: rolling planning (phases before ``from_phase`` are settled: their
     racks are in ``scenario.existing``, their retrofits in ``fixed_buys``).
     ``deadline``: checked before each family; past it the build stops with :class:`~planner.clock.TimeUp`.
+    ``families``: the families to add, in order (:data:`FAMILIES`; a test adds a toy one).
     """
     m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase, deadline)
-    for family in RECIPE:
+    for family in families:
         if deadline is not None:
             deadline.check("building the model", build_until(deadline))
         family(m)

@@ -1,9 +1,8 @@
 """The model object: a PuLP problem plus the maps from its pieces back to the site.
 
 Every input and output of a constraint family is a field declared on :class:`Model` (nothing is
-attached on the fly), and each family states what it needs and what it gives through
-:meth:`Model.needs_done` and :meth:`Model.done`, so :func:`planner.model.build` reads as a recipe
-and calling a family before the ones it needs fails with an instruction.
+attached on the fly); what a family needs first is declared with it (:mod:`planner.model.registry`),
+and every row it adds lands in its labelled block, :attr:`Model.blocks`.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from planner.input.power_model import PowerModel
 from planner.input.site_index import SiteIndex
 from planner.input.timeline import Timeline
 from planner.model.keys import BuyKey, ClassKey, CountKey, LimitKey, ScopeKey, lp_name
+from planner.model.registry import Family, OrderError
 from planner.schema import Cluster, RackType, Scenario
 
 
@@ -106,6 +106,7 @@ class Limit:
 
     @property
     def family(self) -> str:
+        """The row-name prefix of the limit (``space``, ``power_n1`` …)."""
         return self.key.family
 
     @property
@@ -146,10 +147,6 @@ class FixedItem:
     def stands(self, p: int) -> bool:
         """Whether it stands in phase index p."""
         return self.online <= p and (self.until is None or p < self.until)
-
-
-class OrderError(RuntimeError):
-    """A constraint family was called before a family it needs (a bug in the build recipe)."""
 
 
 def build_until(deadline: Deadline) -> float:
@@ -240,26 +237,19 @@ class Model:
     """Group → the scopes its installed racks fix as homes: clusters."""
     limits: dict[LimitKey, Limit] = field(default_factory=dict)
     slack: dict[LimitKey, pulp.LpVariable] = field(default_factory=dict)
-    steps: set[str] = field(default_factory=set)
-    """Families added so far."""
+    steps: list[str] = field(default_factory=list)
+    """Families added so far, in order."""
+    blocks: dict[str, dict[str, pulp.LpConstraint]] = field(default_factory=dict)
+    """Family → its rows by name, in the order added (the labelled blocks; rows added outside any
+    family, such as tie-break rows of a solve, are in the block ``model``)."""
+    current: Family | None = None
+    """The family being added (its rows go to its block)."""
+    columns: dict[str, list[pulp.LpVariable]] = field(default_factory=dict)
+    """Family → the variables it made, in order (``model`` for variables made outside any family)."""
     _by_group: dict[str, list] | None = field(default=None, repr=False)
     _by_group_n: int = field(default=0, repr=False)
     _until: float | None = field(default=None, repr=False)
     _until_cache: dict = field(default_factory=dict, repr=False)
-
-    # ---------------------------------------------------------------- recipe order
-
-    def needs_done(self, family: str, *before: str) -> None:
-        """Fail (with what to do) unless every family in ``before`` was added already."""
-        missing = [b for b in before if b not in self.steps]
-        if missing:
-            raise OrderError(f"the {family} family needs {', '.join(missing)} first: add_{missing[0]}_… before add_{family}_…")
-
-    def done(self, family: str) -> None:
-        """Record that a family was added (once)."""
-        if family in self.steps:
-            raise OrderError(f"the {family} family was added twice; build a new model instead")
-        self.steps.add(family)
 
     # ---------------------------------------------------------------- helpers
 
@@ -294,12 +284,21 @@ class Model:
                 raise TimeUp("building the model")
 
     def var(self, name: str, low: float | None = 0, up: float | None = None, integer: bool = False) -> pulp.LpVariable:
+        """A new variable, recorded with the family making it."""
         self.tick()
-        return self.prob.add_variable(name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous)
+        v = self.prob.add_variable(name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous)
+        self.columns.setdefault(self.current.name if self.current else "model", []).append(v)
+        return v
 
     def add(self, constraint: pulp.LpConstraint, name: str) -> None:
+        """Add a row to the problem and to the block of the family adding it."""
         self.tick()
         self.prob.addConstraint(constraint, name)
+        self.blocks.setdefault(self.current.name if self.current else "model", {})[name] = constraint
+
+    def rows(self):
+        """(family, row name, row) of every row, family by family in build order."""
+        return ((fam, name, c) for fam, block in self.blocks.items() for name, c in block.items())
 
     def counts_of(self, group: str) -> list[tuple[CountKey, pulp.LpVariable]]:
         """Count variables of one cluster group (an index built once the counts are all made)."""
@@ -310,8 +309,10 @@ class Model:
             self._by_group, self._by_group_n = dict(by), len(self.n)
         return self._by_group.get(group, [])
 
-    def add_limit(self, key: LimitKey, kind: LimitKind, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
-        """Add lhs ≤ limit (with a slack in an elastic model) and record it."""
+    def add_limit(self, key: LimitKey, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
+        """Add lhs ≤ limit (with a slack in an elastic model) and record it; its kind is the one the
+        family adding it declares for its row prefix (:class:`~planner.model.registry.LimitRows`)."""
+        kind = self.limit_kind(key.family)
         parts = [key.ident, *([key.failed] if key.failed else []), *([key.phase] if key.phase else [])]
         name = lp_name(key.family, *parts)
         if self.elastic:
@@ -321,6 +322,14 @@ class Model:
         else:
             self.add(lhs <= limit, name)
         self.limits[key] = Limit(key, name, unit, float(limit), lhs, kind, float(fixed))
+
+    def limit_kind(self, prefix: str) -> LimitKind:
+        """The kind the current family declares for limit rows named ``prefix``."""
+        rows = self.current.limits.get(prefix) if self.current else None
+        if rows is None:
+            fam = self.current.name if self.current else "no"
+            raise OrderError(f"the {fam} family states {prefix} limits it does not declare (registry: limits={{'{prefix}': ...}})")
+        return rows.kind
 
     def until(self, rack_type: str, phase: str | None) -> int:
         """Index of the phase from which racks of a type placed in ``phase`` no longer stand (the

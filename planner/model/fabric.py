@@ -12,7 +12,9 @@ import pulp
 
 from planner.enums import LimitKind, Scope
 from planner.model.core import Model
-from planner.model.keys import Family, LimitKey, lp_name
+from planner.model.keys import LimitKey, lp_name
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, declare
 from planner.rules.fabric_sizing import building_km, km_between, latency_us, leaf_down_of, max_endpoints, ports, rail_width
 
 
@@ -52,6 +54,7 @@ def _position_links(m: Model, keys: list, per_rack: dict[str, int], attr: str, y
     return pulp.LpAffineExpression(v)
 
 
+@declare("fabric", needs=(add_count_variables,), limits={"fabric_size": LimitRows(LimitKind.fabric), "space": LimitRows(LimitKind.row_positions)})
 def add_fabric_constraints(m: Model) -> None:
     """Designed fabrics (§13, :mod:`planner.rules.fabric_sizing`), per cluster c on designs D_c (a choice y[c,d]
     ∈ {0,1}, Σ_d y = 1, when there are several). x[d,t,p]: c's GPU racks of type t in pod p on
@@ -82,8 +85,6 @@ def add_fabric_constraints(m: Model) -> None:
     τ[c,k] ≥ 0 with Σ_k τ = the fabric's optics kW; per row Σ_t s·kW_t + τ ≤ row rack kW · Σ r;
     Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Named
     ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``, ``region_links(c,d,b)``."""
-    m.needs_done("fabric", "counts")
-    m.done("fabric")
     s = m.scenario
     if not s.fabrics:
         return
@@ -163,7 +164,7 @@ def add_fabric_constraints(m: Model) -> None:
                 mine = [(t, pod) for (t, pod) in here if building_of_pod[pod] == b]
                 ends = pulp.lpSum(x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t, pod in mine)
                 label = f"{c.id}@{d.id}" if len(bldgs) == 1 else f"{c.id}@{d.id}@{b}"
-                m.add_limit(LimitKey(Family.fabric_size, label), LimitKind.fabric, ends, float(max_endpoints(d, sw, leaf_down)), "endpoints")
+                m.add_limit(LimitKey("fabric_size", label), ends, float(max_endpoints(d, sw, leaf_down)), "endpoints")
                 b_rows = sorted({r for pod in pods if building_of_pod[pod] == b for r in rows_for.get(pod, [])})
                 if d.leaf_in_rack:
                     leaves = pulp.lpSum(x[d.id, t, pod] for t, pod in mine)
@@ -244,7 +245,7 @@ def add_fabric_constraints(m: Model) -> None:
             optics_c += optics
         _place_network_racks(m, c.id, designs, needs, pulp.lpSum(optics_c), rows, in_row, present, spanning)
     for rid, vs in in_row.items():
-        m.add_limit(LimitKey(Family.space, f"{rid}@net"), LimitKind.row_positions, pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
+        m.add_limit(LimitKey("space", f"{rid}@net"), pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
     m.fabric_rows = dict(rows)
     m.fabric_capex = pulp.lpSum(capex)
     m.fabric_kw = pulp.lpSum(power)

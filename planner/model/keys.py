@@ -13,46 +13,7 @@ ID may hold), so names read back to site elements and never collide. Examples:
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import NamedTuple
-
-
-class Family(StrEnum):
-    """Families of limits (rows with a right-hand side that a relaxation could raise): the first
-    part of a limit's name. Other rows (definitions, demands, homes) are named by their own
-    family strings."""
-
-    space = "space"
-    """Positions of one position class."""
-    power = "power"
-    """A power node in normal operation."""
-    power_n1 = "power_n1"
-    """A power node when another node has failed."""
-    redundant = "redundant"
-    """A redundant feed group that some failure leaves unfed: it must stay empty."""
-    unpowered = "unpowered"
-    """A feed group with no feed online yet: it must stay empty."""
-    cooling = "cooling"
-    """An air zone or liquid loop."""
-    pod_gpus = "pod_gpus"
-    """GPU ports of a pod."""
-    pod_racks = "pod_racks"
-    """Racks a pod connects."""
-    demand_cap = "demand_cap"
-    """A max-demand cluster's upper figure."""
-    storage = "storage"
-    """Storage racks a cluster wants (a limit only in an elastic model)."""
-    fabric_size = "fabric_size"
-    """The largest build of a fabric design."""
-    spread_power_node = "spread_power_node"
-    spread_cooling_zone = "spread_cooling_zone"
-    spread_pod = "spread_pod"
-    budget = "budget"
-    """Capex or IT-power budget."""
-    power_arrival = "power_arrival"
-    """Region power arrived by a phase: facility load (IT × PUE) ≤ MW available then."""
-    supply = "supply"
-    """Racks of a type placed by a phase ≤ racks of it delivered by then."""
 
 
 class ClassKey(NamedTuple):
@@ -88,8 +49,9 @@ class ScopeKey(NamedTuple):
 
 
 class LimitKey(NamedTuple):
-    """A capacity limit: its family, the element it limits, for N-1 limits the failed node, and
-    in phased scenarios the phase it holds in."""
+    """A capacity limit: its row-name prefix (``space``, ``power_n1``: declared with its kind by the
+    family that states it, :mod:`planner.model.registry`), the element it limits, for N-1 limits the
+    failed node, and in phased scenarios the phase it holds in."""
 
     family: str
     ident: str

@@ -11,14 +11,44 @@ import pulp
 from planner.enums import Demand, LimitKind, Scope
 from planner.input.asks import storage_racks
 from planner.model.core import ClusterGroup, Model
-from planner.model.keys import CountKey, Family, LimitKey, ScopeKey, lp_name
+from planner.model.keys import CountKey, LimitKey, ScopeKey, lp_name
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, declare
+from planner.model.space import add_fixed_loads
 
 
+def _pods(data: dict):
+    return (p for bld in data["site"]["buildings"] for h in bld["halls"] for p in h["pods"])
+
+
+def relax_pod_ports(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named pod's GPU ports × (1 + step), rounded up, priced at the fabric cost per GPU."""
+    steps, cost = [], 0.0
+    for p in _pods(data):
+        if p["id"] in idents:
+            add = math.ceil(p["max_gpus"] * step)
+            p["max_gpus"] += add
+            cost += add * scenario.site.fabric.cost_usd_per_gpu
+            steps.append(f"pod {p['id']} +{add} GPU ports")
+    return steps, cost
+
+
+def relax_pod_racks(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named pod's rack limit × (1 + step), rounded up (no price: a pod's rack count is a design choice)."""
+    steps = []
+    for p in _pods(data):
+        if p["id"] in idents and p.get("max_racks"):
+            add = math.ceil(p["max_racks"] * step)
+            p["max_racks"] += add
+            steps.append(f"pod {p['id']} +{add} racks")
+    return steps, None
+
+
+@declare("pods", needs=(add_count_variables, add_fixed_loads),
+         limits={"pod_gpus": LimitRows(LimitKind.pod_gpus, relax_pod_ports), "pod_racks": LimitRows(LimitKind.pod_racks, relax_pod_racks)})
 def add_pod_constraints(m: Model) -> None:
     """Pods: Σ n · gpus_t over the pod's rows ≤ max_gpus − installed GPUs; Σ n ≤ max_racks − installed
     racks (all phases together: racks only add). Named ``pod_gpus(POD~A)``, ``pod_racks(POD~A)``."""
-    m.needs_done("pods", "counts", "fixed_loads")
-    m.done("pods")
     types = m.scenario.catalog.by_id()
     if m.scenario.service_life:  # racks retire and free their pod's ports: a limit per phase
         for p in m.points:
@@ -46,12 +76,12 @@ def _pod_limits(m: Model, gpus: dict, racks: dict, fixed_gpus: dict, fixed_racks
     """GPUs ≤ max_gpus and racks ≤ max_racks per pod, less what installed racks take."""
     for pod, items in gpus.items():
         f = fixed_gpus.get(pod, 0)
-        m.add_limit(LimitKey(Family.pod_gpus, pod, "", phase), LimitKind.pod_gpus, pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
+        m.add_limit(LimitKey("pod_gpus", pod, "", phase), pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
     for pod, items in racks.items():
         cap = m.ix.pods[pod].max_racks
         if cap is not None:
             f = fixed_racks.get(pod, 0)
-            m.add_limit(LimitKey(Family.pod_racks, pod, "", phase), LimitKind.pod_racks, pulp.LpAffineExpression(items), cap - f, "racks", f)
+            m.add_limit(LimitKey("pod_racks", pod, "", phase), pulp.LpAffineExpression(items), cap - f, "racks", f)
 
 
 def group_counts(m: Model, g: ClusterGroup) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
@@ -72,6 +102,7 @@ def installed_storage(m: Model, g: ClusterGroup) -> int:
     return sum(1 for r in m.scenario.existing if r.cluster == g.head.id and r.rack_type == g.storage_type) if g.k == 1 else 0
 
 
+@declare("clusters", needs=(add_count_variables, add_fixed_loads), limits={"demand_cap": LimitRows(LimitKind.demand_cap)})
 def add_cluster_constraints(m: Model) -> None:
     """Clusters, per group G of k members with demand d_p each in phase p (installed GPUs E count
     toward it):
@@ -85,8 +116,6 @@ def add_cluster_constraints(m: Model) -> None:
     rack scope:   one rack per cluster (k = 1).
 
     Named ``demand(job~a)``, ``scope_gpus(job~a,POD~1)``, ``homes(job~a)``. Gives ``m.z`` and ``m.homes``."""
-    m.needs_done("clusters", "counts", "fixed_loads")
-    m.done("clusters")
     s = m.scenario
     types = s.catalog.by_id()
     n_ph = m.horizon + 1
@@ -117,7 +146,7 @@ def add_cluster_constraints(m: Model) -> None:
                 elif head.demand == Demand.at_least:
                     m.add(gpus >= k * d - base, lp_name("demand", g.id, *m.sfx(p)))
                 elif d is not None:
-                    m.add_limit(LimitKey(Family.demand_cap, g.id, "", m.ph(p)), LimitKind.demand_cap, gpus, k * d - base, "GPUs", base)
+                    m.add_limit(LimitKey("demand_cap", g.id, "", m.ph(p)), gpus, k * d - base, "GPUs", base)
             if g.scope == Scope.rack:
                 m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
             continue

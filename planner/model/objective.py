@@ -10,8 +10,13 @@ import pulp
 from planner.enums import LimitKind, Objective
 from planner.input.site_index import network_racks
 from planner.model.core import Model
-from planner.model.keys import Family, LimitKey
+from planner.model.fabric import add_fabric_constraints
+from planner.model.keys import LimitKey
+from planner.model.phases import add_count_variables, add_retrofit_variables
+from planner.model.registry import LimitRows, amount, declare
+from planner.model.space import add_fixed_loads
 from planner.rules.costs import (
+    FACILITY_USD_PER_KW,
     annuity,
     discount,
     facility_usd,
@@ -23,6 +28,7 @@ from planner.rules.costs import (
 )
 
 
+@declare("expressions", needs=(add_count_variables, add_retrofit_variables, add_fabric_constraints))
 def add_expressions(m: Model) -> None:
     """Named expressions (planner.rules.costs for every money figure): gpus and pflops (in the last phase;
     the objective of a phased max_* sums them over phases), capex_usd (equipment + facility +
@@ -30,8 +36,6 @@ def add_expressions(m: Model) -> None:
     tco_usd (each rack from its phase's start, to its retirement with its removal cost, less its
     residual value: planner.rules.costs), it_kw (standing in the last phase), cable_usd, cable_m. With
     service lives a rack counts GPU-phases only while it stands."""
-    m.needs_done("expressions", "counts", "retrofits", "fabric")
-    m.done("expressions")
     s = m.scenario
     types = s.catalog.by_id()
     classes = {c.id: c for c in s.site.fabric.link_classes}
@@ -95,16 +99,26 @@ def add_expressions(m: Model) -> None:
     m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
 
 
+def relax_budgets(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named budget × (1 + step), priced at its own size (capex) or the facility build cost (IT kW)."""
+    steps, cost = [], 0.0
+    for ident in idents:
+        old = data["budgets"][ident]
+        data["budgets"][ident] = old * (1 + step)
+        steps.append(f"+{step:.0%} on budget {ident} (+{amount(old * step)})")
+        cost += old * step if ident == "capex_usd" else old * step * FACILITY_USD_PER_KW
+    return steps, cost
+
+
+@declare("budgets", needs=(add_expressions, add_fixed_loads), limits={"budget": LimitRows(LimitKind.budget, relax_budgets)})
 def add_budget_constraints(m: Model) -> None:
     """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.rules.costs) ≤ capex_usd; IT power of
     all racks (installed included) in the last phase ≤ it_power_kw."""
-    m.needs_done("budgets", "expressions", "fixed_loads")
-    m.done("budgets")
     b = m.scenario.budgets
     if b.capex_usd is not None:
-        m.add_limit(LimitKey(Family.budget, "capex_usd"), LimitKind.budget, m.exprs["capex_usd"], b.capex_usd, "USD")
+        m.add_limit(LimitKey("budget", "capex_usd"), m.exprs["capex_usd"], b.capex_usd, "USD")
     if b.it_power_kw is not None:
-        m.add_limit(LimitKey(Family.budget, "it_power_kw"), LimitKind.budget, m.exprs["it_kw"], b.it_power_kw - m.existing_kw, "kW", m.existing_kw)
+        m.add_limit(LimitKey("budget", "it_power_kw"), m.exprs["it_kw"], b.it_power_kw - m.existing_kw, "kW", m.existing_kw)
 
 
 OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}

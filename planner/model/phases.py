@@ -12,6 +12,7 @@ from planner.enums import RetrofitKind
 from planner.input.site_index import SiteIndex, fits, floor_load_kg_per_m2
 from planner.model.core import Model, Needs, unit_slots
 from planner.model.keys import BuyKey, CountKey, class_label, lp_name
+from planner.model.registry import declare
 from planner.schema import RackType, Scenario
 
 
@@ -58,10 +59,10 @@ def _site_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> 
     return needs if ok else None
 
 
+@declare("retrofits")
 def add_retrofit_variables(m: Model) -> None:
     """buy[r, p] ∈ {0, 1}: retrofit r bought in phase p, at most once: Σ_p buy[r, p] ≤ 1; a purchase
     whose effect would land after the last phase is never made. Gives ``m.buy``."""
-    m.done("retrofits")
     last = len(m.tl.phases) - 1
     bought = {r for r, _ in m.fixed_buys}
     for r in m.scenario.retrofits:
@@ -78,13 +79,13 @@ def add_retrofit_variables(m: Model) -> None:
             m.add(pulp.lpSum(mine) <= 1, lp_name("buy_once", r.id))
 
 
+@declare("counts")
 def add_count_variables(m: Model) -> None:
     """n[k, t, G, p] racks of type t for group G added to class k in phase p (integer, 0…size_k),
     for every type allowed for G that fits k as built or after retrofits it could buy, from the
     phase the row exists, the group wants GPUs and the type's lead time allows (ordered in a phase
     this model decides: from_phase + lead; a rolling step decides one phase, so a type with a lead
     time never stands in it). Gives ``m.n`` and ``m.needs``."""
-    m.done("counts")
     types = m.scenario.catalog.by_id()
     for k, cls in m.classes.items():
         fitting: dict[str, Needs] = {}
@@ -113,11 +114,10 @@ def add_count_variables(m: Model) -> None:
                                                                 0, up, integer=True)
 
 
+@declare("retrofit_gates", needs=(add_retrofit_variables, add_count_variables))
 def add_retrofit_gates(m: Model) -> None:
     """A rack type that fits a row only after a retrofit: Σ_{q ≤ p} n[k,t,·,q] ≤ size_k × Σ (retrofits
     in effect in p that give it), per need (a liquid loop, a higher rack limit), per phase."""
-    m.needs_done("retrofit_gates", "retrofits", "counts")
-    m.done("retrofit_gates")
     by_class: dict[tuple, list] = defaultdict(list)  # (class, type) → (phase index, var): one pass over the counts
     for key, var in m.n.items():
         by_class[key.cls, key.rack_type].append((m.tl.at(key.phase), var))

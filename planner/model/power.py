@@ -7,18 +7,22 @@ from collections import defaultdict
 
 import pulp
 
-from planner.enums import LimitKind, RetrofitKind
+from planner.enums import FailoverPolicy, LimitKind, RetrofitKind
 from planner.model.core import Model, summed
-from planner.model.keys import Family, LimitKey, lp_name
+from planner.model.fabric import add_fabric_constraints
+from planner.model.keys import LimitKey, lp_name
+from planner.model.phases import add_count_variables, add_retrofit_variables
+from planner.model.registry import LimitRows, amount, declare
+from planner.model.space import add_fixed_loads
+from planner.rules.costs import FACILITY_USD_PER_KW
 
 
+@declare("loads", needs=(add_count_variables, add_fabric_constraints))
 def add_group_load_definitions(m: Model) -> None:
     """Feed-group load in phase p: P_{g,p} = Σ_{k in rows of g, t, G, q ≤ p} n[k,t,G,q] · p_t (kW),
     p_t the planning power of t, plus the designed fabrics' power charged to network-rack rows of
     g; only at the phases where a power limit is stated; named ``load(BW~A1&BW~B1)`` after the
     group's feeds. Gives ``m.group_kw``."""
-    m.needs_done("loads", "counts", "fabric")
-    m.done("loads")
     types = m.scenario.catalog.by_id()
     for p in m.points:
         terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
@@ -32,6 +36,45 @@ def add_group_load_definitions(m: Model) -> None:
             m.add(summed(items) - v == 0, lp_name("load_def", g, *m.sfx(p)))
 
 
+@declare("failover", needs=(add_group_load_definitions,))
+def add_failover_loads(m: Model) -> None:
+    """Only when some cluster caps or sheds: P_eff_{g,p} = Σ n · p_t · f_c over the group's racks,
+    f_c the share of planning power the cluster's policy leaves a rack in a contingency (keep 1,
+    cap cap_ratio, shed 0); designed fabrics' switches keep their power. Gives ``m.group_eff``,
+    which the power family uses in its N-1 rows."""
+    if all(g.head.on_power_failure == FailoverPolicy.keep for g in m.groups.values()):
+        return
+    types = m.scenario.catalog.by_id()
+    for p in m.points:
+        eff: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            head = m.groups[key.group].head
+            f = head.on_power_failure.factor(head.cap_ratio)
+            if f > 0:
+                eff[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9)))
+        for row, items in m.fabric_rows.items():  # switches keep power
+            eff[m.pm.group_of_row[row]].extend(items)
+        for name in [k for k in m.group_kw if not m.tl.phased or k.endswith(f"|{m.ph(p)}")]:
+            g = name.rsplit("|", 1)[0] if m.tl.phased else name
+            m.group_eff[name] = summed(eff.get(g, []))
+
+
+def relax_power_nodes(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named power node's capacity × (1 + step), priced at the facility build cost per kW."""
+    steps, cost = [], 0.0
+    for bld in data["site"]["buildings"]:
+        for node in [*bld["power_nodes"], *(n for h in bld["halls"] for n in h["power_nodes"])]:
+            if node["id"] in idents:
+                add = node["capacity_kw"] * step
+                node["capacity_kw"] += add
+                cost += add * FACILITY_USD_PER_KW
+                steps.append(f"{node['id']} +{amount(add)} kW")
+    return steps, cost
+
+
+@declare("power", needs=(add_group_load_definitions, add_failover_loads, add_fixed_loads, add_retrofit_variables), limits={
+    "power": LimitRows(LimitKind.power_node, relax_power_nodes), "power_n1": LimitRows(LimitKind.power_node, relax_power_nodes),
+    "redundant": LimitRows(LimitKind.row_redundant), "unpowered": LimitRows(LimitKind.row_unpowered)})
 def add_power_constraints(m: Model) -> None:
     """Power, normal and N-1, in each phase where what is online changes (coefficients from
     :mod:`planner.input.power_model` over the nodes online then), F the fixed loads, R the capacity
@@ -45,8 +88,6 @@ def add_power_constraints(m: Model) -> None:
     single failure leaves without feeds, or a group with no feed online yet, gets P_g + F_g ≤ 0 (a
     fixed load there makes the model infeasible, as the verifier would find). Named
     ``power(UPS~A)`` and ``power_n1(BW~B1,UPS~A)``: BW-B1 when UPS-A has failed."""
-    m.needs_done("power", "loads", "failover", "fixed_loads", "retrofits")
-    m.done("power")
     raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.power_nodes:
@@ -69,7 +110,7 @@ def add_power_constraints(m: Model) -> None:
                 expr = pulp.LpAffineExpression([(lv, 1.0)])
             extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
             f0 = pm.fixed_normal(v, fixed)
-            m.add_limit(LimitKey(Family.power, v, "", ph), LimitKind.power_node, expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
+            m.add_limit(LimitKey("power", v, "", ph), expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
         for c in pm.contingencies:
             lv = m.node_kw.get(m.at_phase(c.node, p))
             hit = [g for g in c.delta if g in live]
@@ -83,14 +124,14 @@ def add_power_constraints(m: Model) -> None:
                 expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
             f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
             extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
-            m.add_limit(LimitKey(Family.power_n1, c.node, c.failed, ph), LimitKind.power_node, expr - pulp.lpSum(extra),
+            m.add_limit(LimitKey("power_n1", c.node, c.failed, ph), expr - pulp.lpSum(extra),
                         pm.usable_kw[c.node] - f1, "kW", f1)
         for g, failed in pm.forced_empty.items():  # fixed loads obey the same rule: they leave less than nothing
             if g in live or fixed.get(g, 0.0) > 0:
-                m.add_limit(LimitKey(Family.redundant, g, failed, ph), LimitKind.row_redundant, _load_or_zero(m, g, p),
+                m.add_limit(LimitKey("redundant", g, failed, ph), _load_or_zero(m, g, p),
                             -fixed.get(g, 0.0), "kW", fixed.get(g, 0.0))
         for g in sorted(pm.dark & (live | {g for g, kw in fixed.items() if kw > 0})):
-            m.add_limit(LimitKey(Family.unpowered, g, "", ph), LimitKind.row_unpowered, _load_or_zero(m, g, p), -fixed.get(g, 0.0), "kW",
+            m.add_limit(LimitKey("unpowered", g, "", ph), _load_or_zero(m, g, p), -fixed.get(g, 0.0), "kW",
                         fixed.get(g, 0.0))
 
 

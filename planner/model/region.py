@@ -6,9 +6,29 @@ import pulp
 
 from planner.enums import LimitKind
 from planner.model.core import Model
-from planner.model.keys import Family, LimitKey
+from planner.model.fabric import add_fabric_constraints
+from planner.model.keys import LimitKey
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, amount, declare
+from planner.model.space import add_fixed_loads
 
 
+def relax_power_arrival(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """In the named phase (or the region without phases): step × the power available then as more
+    interconnect from that phase on (no price: what the utility charges is not in the scenario)."""
+    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    steps = []
+    for ident in idents:
+        mw = step * (scenario.power_available_kw(order.get(ident, 0)) or 0.0) / 1000
+        if mw > 0:
+            data["power_arrival"].append({"phase": ident if ident in order else None, "interconnect_mw": mw})
+            more = f"{amount(mw)} MW" if mw >= 1 else f"{amount(mw * 1000)} kW"
+            steps.append(f"{ident if ident in order else 'region'}: +{more} more interconnect")
+    return steps, None
+
+
+@declare("power_arrival", needs=(add_count_variables, add_fabric_constraints, add_fixed_loads),
+         limits={"power_arrival": LimitRows(LimitKind.power_arrival, relax_power_arrival)})
 def add_power_arrival_constraints(m: Model) -> None:
     """For each phase p this model decides (interconnect and generation arrived by p, A_p in kW):
 
@@ -17,8 +37,6 @@ def add_power_arrival_constraints(m: Model) -> None:
     with p_t the planning power of type t and F_p the fixed loads standing in p (installed racks,
     pods' network racks), all kW. Named ``power_arrival(region,q3)`` (``power_arrival(region)`` without
     phases). Nothing when the scenario states no arrival."""
-    m.needs_done("power_arrival", "counts", "fabric", "fixed_loads")
-    m.done("power_arrival")
     s = m.scenario
     if not s.power_arrival:
         return
@@ -30,4 +48,4 @@ def add_power_arrival_constraints(m: Model) -> None:
         items = [(var, round(s.pue * s.rack_power_kw(types[key.rack_type]), 9)) for key, var in m.upto(p)]
         items += [(var, round(s.pue * c, 9)) for var, c in fabric]
         lhs = pulp.LpAffineExpression(items)
-        m.add_limit(LimitKey(Family.power_arrival, "region", phase=m.ph(p)), LimitKind.power_arrival, lhs, available - fixed, "kW", fixed)
+        m.add_limit(LimitKey("power_arrival", "region", phase=m.ph(p)), lhs, available - fixed, "kW", fixed)

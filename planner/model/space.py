@@ -11,14 +11,16 @@ import pulp
 from planner.enums import LimitKind
 from planner.input.site_index import network_racks
 from planner.model.core import FixedItem, Model, unit_slots
-from planner.model.keys import ClassKey, Family, LimitKey, class_label, lp_name
+from planner.model.keys import ClassKey, LimitKey, class_label, lp_name
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, declare
 
 
+@declare("fixed_loads")
 def add_fixed_loads(m: Model) -> None:
     """Fixed load: every pod's network rack (from its row's phase) and every installed rack: power
     on its row, heat in its row's zones, GPUs and a rack in its pod, GPUs toward its cluster.
     Gives ``m.fixed_items``, ``m.fixed_row_kw``, ``m.fixed_heat`` and the ``existing_*`` maps."""
-    m.done("fixed_loads")
     s = m.scenario
     types = s.catalog.by_id()
     for _, row_id, t in network_racks(s):
@@ -44,6 +46,7 @@ def add_fixed_loads(m: Model) -> None:
             m.fixed_heat[row.liquid_loop] = m.fixed_heat.get(row.liquid_loop, 0.0) + liquid
 
 
+@declare("space", needs=(add_count_variables,), limits={"space": LimitRows(LimitKind.row_positions)})
 def add_space_constraints(m: Model) -> None:
     """Space: Σ_{t,G,p} w_t · n[k,t,G,p] ≤ size_k for every class k, w_t the positions a rack type
     takes (1, or a multi-rack unit's width); racks never leave, so the last phase's count bounds
@@ -52,8 +55,6 @@ def add_space_constraints(m: Model) -> None:
     one unit width per class (checked on input) the two are exact: units take whole slots of the
     runs, plain racks the positions left. With service lives (§17) racks retire and free their
     positions: Σ over the racks standing in phase p ≤ size_k for every phase, ``space(R01@2,p3)``."""
-    m.needs_done("space", "counts")
-    m.done("space")
     types = m.scenario.catalog.by_id()
     if m.scenario.service_life:  # racks retire and free their positions: space per phase (one-position types only)
         where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
@@ -67,7 +68,7 @@ def add_space_constraints(m: Model) -> None:
                 if k is not None and p < m.until(r.rack_type, r.phase):
                     held[k] += 1
             for k, items in here.items():
-                m.add_limit(LimitKey(Family.space, class_label(k), "", m.ph(p)), LimitKind.row_positions, pulp.LpAffineExpression(items),
+                m.add_limit(LimitKey("space", class_label(k), "", m.ph(p)), pulp.LpAffineExpression(items),
                             m.classes[k].size - held[k], "positions", held[k])
         return
     by_class: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
@@ -76,7 +77,7 @@ def add_space_constraints(m: Model) -> None:
     for k, items in by_class.items():
         wide = sorted({w for _, w in items if w > 1})
         if len(items) > 1 or m.elastic or wide:
-            m.add_limit(LimitKey(Family.space, class_label(k)), LimitKind.row_positions, pulp.LpAffineExpression(items), m.classes[k].size,
+            m.add_limit(LimitKey("space", class_label(k)), pulp.LpAffineExpression(items), m.classes[k].size,
                         "positions")
         for w in wide:
             units = [var for var, vw in items if vw == w]

@@ -9,34 +9,12 @@ import pulp
 
 from planner.enums import FailoverPolicy, LimitKind
 from planner.input.site_index import SiteIndex
-from planner.model.core import Model, summed
-from planner.model.keys import Family, LimitKey
+from planner.model.core import Model
+from planner.model.keys import LimitKey
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, declare
 from planner.rules.reliability import domain_rows, node_failure_rows, rows_of_feed
 from planner.schema import Scenario
-
-
-def add_failover_loads(m: Model) -> None:
-    """Only when some cluster caps or sheds: P_eff_{g,p} = Σ n · p_t · f_c over the group's racks,
-    f_c the share of planning power the cluster's policy leaves a rack in a contingency (keep 1,
-    cap cap_ratio, shed 0); designed fabrics' switches keep their power. Gives ``m.group_eff``,
-    which the power family uses in its N-1 rows."""
-    m.needs_done("failover", "loads")
-    m.done("failover")
-    if all(g.head.on_power_failure == FailoverPolicy.keep for g in m.groups.values()):
-        return
-    types = m.scenario.catalog.by_id()
-    for p in m.points:
-        eff: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
-        for key, var in m.upto(p):
-            head = m.groups[key.group].head
-            f = head.on_power_failure.factor(head.cap_ratio)
-            if f > 0:
-                eff[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9)))
-        for row, items in m.fabric_rows.items():  # switches keep power
-            eff[m.pm.group_of_row[row]].extend(items)
-        for name in [k for k in m.group_kw if not m.tl.phased or k.endswith(f"|{m.ph(p)}")]:
-            g = name.rsplit("|", 1)[0] if m.tl.phased else name
-            m.group_eff[name] = summed(eff.get(g, []))
 
 
 def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[str, str], frozenset[str]]:
@@ -55,15 +33,14 @@ def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[
     return out
 
 
+@declare("spread", needs=(add_count_variables,), limits={f"spread_{k}": LimitRows(LimitKind.spread) for k in ("power_node", "cooling_zone", "pod")})
 def add_spread_constraints(m: Model) -> None:
     """Failure-domain spread (§11), per cluster c with a limit s for a kind of element, and every
     element e of that kind whose failure takes rows R_e down (:func:`spread_domains`):
     Σ_{k in R_e, t} n[k,t,c] · gpus_t ≤ s · Σ_{k,t} n[k,t,c] · gpus_t (over the racks standing at
     the end); named ``spread_pod(job~a@POD~1)``."""
-    m.needs_done("spread", "counts")
-    m.done("spread")
     types = m.scenario.catalog.by_id()
-    family = {"power_node": Family.spread_power_node, "cooling_zone": Family.spread_cooling_zone, "pod": Family.spread_pod}
+    family = {"power_node": "spread_power_node", "cooling_zone": "spread_cooling_zone", "pod": "spread_pod"}
     for g in m.groups.values():
         head = g.head
         limits = {"power_node": head.max_share_per_power_node, "cooling_zone": head.max_share_per_cooling_zone, "pod": head.max_share_per_pod}
@@ -81,4 +58,4 @@ def add_spread_constraints(m: Model) -> None:
             if share is None or not here or (kind, rows) in seen:
                 continue
             seen.add((kind, rows))
-            m.add_limit(LimitKey(family[kind], f"{g.id}@{eid}"), LimitKind.spread, pulp.LpAffineExpression(here) - share * total, 0.0, "GPUs")
+            m.add_limit(LimitKey(family[kind], f"{g.id}@{eid}"), pulp.LpAffineExpression(here) - share * total, 0.0, "GPUs")

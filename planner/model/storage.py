@@ -9,8 +9,10 @@ import pulp
 from planner.enums import LimitKind, Scope
 from planner.input.asks import storage_racks
 from planner.model.core import Limit, Model
-from planner.model.keys import Family, LimitKey, lp_name
-from planner.model.network import group_counts, installed_storage
+from planner.model.keys import LimitKey, lp_name
+from planner.model.network import add_cluster_constraints, group_counts, installed_storage
+from planner.model.phases import add_count_variables
+from planner.model.registry import LimitRows, declare
 
 
 def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rhs: float, need: int | None) -> None:
@@ -20,7 +22,7 @@ def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rh
     if not m.elastic:
         m.add(lhs == rhs, name)
         return
-    key = LimitKey(Family.storage, f"{gid}@{sid}")
+    key = LimitKey("storage", f"{gid}@{sid}")
     slack = m.var(lp_name("slack_storage", gid, sid))
     m.slack[key] = slack
     m.add(lhs <= rhs, name + "_le")
@@ -28,6 +30,7 @@ def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rh
     m.limits[key] = Limit(key, name, "racks", float(need if need is not None else rhs), lhs, LimitKind.storage)
 
 
+@declare("storage", needs=(add_count_variables, add_cluster_constraints), limits={"storage": LimitRows(LimitKind.storage)})
 def add_storage_constraints(m: Model) -> None:
     """Per group G of k members, each wanting s storage racks (:func:`planner.input.asks.storage_racks`)
     and h hot spares (:func:`planner.input.asks.spares_needed`), I of its storage racks installed:
@@ -36,8 +39,6 @@ def add_storage_constraints(m: Model) -> None:
     pod/building scope:   storage racks in scope σ = s·z[G,σ] − I_σ;  spares in σ = h·z[G,σ].
 
     Named ``storage(job~a)``, ``scope_storage(job~a,POD~1)``, ``spares(job~a)``, ``scope_spares(job~a,POD~1)``."""
-    m.needs_done("storage", "counts", "clusters")
-    m.done("storage")
     s = m.scenario
     for g in m.groups.values():
         if not g.storage_type and not g.spares:

@@ -111,7 +111,7 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
     sense = copies[0].prob.sense
     prob = pulp.LpProblem("stochastic", sense)
     for i, m in enumerate(copies):
-        for name, c in m.prob._constraints.items():  # noqa: SLF001 - PuLP exposes no public row iterator
+        for _, name, c in m.rows():  # every family's labelled block, in build order
             prob.addConstraint(c, f"f{i}_{name}")
     objective = pulp.lpSum(f.probability * m.prob.objective for f, m in zip(scenario.futures, copies, strict=True))
     prob.setObjective(objective)

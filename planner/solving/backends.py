@@ -196,10 +196,10 @@ def _compile(prob: pulp.LpProblem) -> _Compiled:
     index: list[int] = []
     value: list[float] = []
     row_names: list[str] = []
-    for rname, c in prob._constraints.items():  # noqa: SLF001 - PuLP exposes no public row iterator
+    for c in prob.constraints():  # the rows in the order added (PuLP 4.0's list of named rows)
         _add_row(c, c.sense, -c.constant, col_of, row_lower, row_upper, index, value)
         starts.append(len(index))
-        row_names.append(rname)
+        row_names.append(c.name)
     out = _Compiled(names, col, row_names, lower, upper, integer, row_lower, row_upper, starts, index, value)
     with _COMPILED_LOCK:
         _COMPILED[prob] = out
