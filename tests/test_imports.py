@@ -96,9 +96,10 @@ MAY_IMPORT = {
     "cli": LOWER[:-1],
 }
 """Stage → the stages it may import (besides itself and :data:`BASE`); each package's docstring says the same."""
-VERIFIER_STILL_SHARES = {("planner.verifier.claims", "planner.plan.kpis"), ("planner.verifier.claims", "planner.plan.orders"),
-                         ("planner.verifier.claims", "planner.rules.reliability")}
-"""Optimiser modules the verifier's claim checks still call (to be replaced by its own recount)."""
+VERIFIER_STILL_SHARES = {("planner.verifier.claims", "planner.plan.kpis"), ("planner.verifier.claims", "planner.rules.reliability")}
+"""Optimiser modules the verifier's claim checks still call: stranded power (``plan.kpis``), goodput
+and the reliability report with its backup choice (``rules.reliability``); every other figure is
+the verifier's own count (:mod:`planner.verifier.kpis_recount`)."""
 
 
 def stage_of(module: str) -> str:

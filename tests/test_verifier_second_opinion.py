@@ -76,3 +76,85 @@ def test_storage_and_spares_agree(gpus, rack, availability, repair_h, target, ck
     if with_target is not None:
         ct = with_target.clusters[0]
         assert ver_asks.storage_wanted(with_target, ct) == asks.storage_racks(with_target, ct)
+
+
+# ---------------------------------------------------------------- figures: KPIs, costs, rules
+
+from functools import cache  # noqa: E402
+
+from planner.input.loader import load_scenario  # noqa: E402
+from planner.plan import kpis as opt_kpis  # noqa: E402
+from planner.plan.orders import order_book  # noqa: E402
+from planner.plan.pipeline import plan_scenario  # noqa: E402
+from planner.rules import costs as opt_costs  # noqa: E402
+from planner.verifier import kpis_recount, rules_recount  # noqa: E402
+
+FIGURE_SCENARIOS = ["small-hall", "hall-refresh", "fleet-expansion", "dr-hall-flex"]
+"""Shipped scenarios whose plans carry every kind of figure: a hall, service lives and refresh,
+phases with retrofits and lead times, a failover policy."""
+
+
+@cache
+def _solved(name: str):
+    s = load_scenario(f"datasets/{name}.yaml")
+    return s, plan_scenario(s)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(FIGURE_SCENARIOS), st.data())
+def test_the_verifiers_kpis_agree_with_the_optimisers_on_any_part_of_a_plan(name: str, data) -> None:
+    """Any subset of a shipped plan's racks and retrofits: every KPI, the objective, the phase
+    summaries and the order book counted both ways agree."""
+    s, plan = _solved(name)
+    racks = data.draw(st.lists(st.sampled_from(plan.racks), unique_by=lambda r: (r.row, r.position), max_size=len(plan.racks))) if plan.racks else []
+    bought = [(b.id, b.phase) for b in plan.retrofits if data.draw(st.booleans())]
+    sub = plan.model_copy(update={"racks": racks, "retrofits": [b for b in plan.retrofits if (b.id, b.phase) in bought]})
+    want = opt_kpis.compute_kpis(s, racks, bought, {}, plan.network_racks).model_dump()
+    got = kpis_recount.recount_kpis(s, racks, bought, {}, len(plan.network_racks), opt_kpis.cluster_goodput(s, racks)).model_dump()
+    for key, w in want.items():
+        assert got[key] == pytest.approx(w, rel=1e-9, abs=0.006), key  # the optimiser rounds USD to cents
+    assert kpis_recount.recount_objective(s, racks, bought, {}) == pytest.approx(opt_kpis.objective_value(s, racks, bought, {}), rel=1e-9)
+    assert kpis_recount.recount_phases(s, sub, {}) == opt_kpis.phase_summaries(s, racks, bought, {})
+    assert kpis_recount.recount_orders(s, sub) == order_book(s, racks, sub.retrofits)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(FIGURE_SCENARIOS), st.one_of(st.none(), st.floats(300, 1200)), st.one_of(st.none(), st.floats(0.5, 1.0)))
+def test_planning_power_agrees(name: str, cap, ratio) -> None:
+    s = _solved(name)[0].model_copy(update={"gpu_power_cap_w": cap, "power_budget_ratio": ratio})
+    for t in s.catalog.rack_types:
+        assert rules_recount.planning_kw(s, t) == pytest.approx(s.rack_power_kw(t), rel=1e-12)
+        assert rules_recount.nameplate_kw(s, t) == pytest.approx(t.nameplate_power_kw(cap), rel=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(30, 800), min_size=1, max_size=8), st.floats(0.2, 6.0), st.data())
+def test_retirement_arrival_and_standing_agree(gaps: list[int], life: float, data) -> None:
+    """Phases ``gaps`` days apart, a service life of ``life`` years, power arriving in random phases."""
+    from datetime import date, timedelta
+
+    s, _ = _solved("small-hall")
+    starts = [date(2027, 1, 1) + timedelta(days=sum(gaps[:i])) for i in range(len(gaps))]
+    phases = [{"id": f"p{i}", "start": d.isoformat()} for i, d in enumerate(starts)]
+    t = s.catalog.rack_types[0].id
+    steps = [{"phase": data.draw(st.sampled_from([None, *[p["id"] for p in phases]])), "interconnect_mw": data.draw(st.floats(0, 50))}
+             for _ in range(data.draw(st.integers(1, 3)))]
+    raw = s.model_dump(mode="json")
+    raw.update(phases=phases, service_life={t: {"years": life}}, power_arrival=steps)
+    s2 = scenario_from_data({k: v for k, v in raw.items() if v is not None})
+    for p in phases:
+        assert rules_recount.retired_at(s2, t, p["id"]) == s2.retire_index(t, p["id"])
+    for i in range(len(phases)):
+        assert rules_recount.arrived_kw(s2, i) == pytest.approx(s2.power_available_kw(i), rel=1e-12)
+        racks = [r.model_copy(update={"rack_type": t, "phase": data.draw(st.sampled_from([p["id"] for p in phases]))}) for r in _solved("small-hall")[1].racks[:6]]
+        assert rules_recount.standing_racks(s2, racks, i) == s2.standing(racks, i)
+    assert rules_recount.held(s2, s2.existing) == s2.positions_held(s2.existing)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0, 30), st.floats(0, 30), st.sampled_from([0.0, 0.03, 0.08, 0.2]))
+def test_money_over_time_agrees(t: float, end: float, rate: float) -> None:
+    """flow(t, end) = annuity(t, H) − annuity(end, H) for end ≤ H; worth = discount."""
+    h = max(t, end) + 1.0
+    assert rules_recount.worth(t, rate) == pytest.approx(opt_costs.discount(t, rate), rel=1e-12)
+    assert rules_recount.flow(t, end, rate) == pytest.approx(max(0.0, opt_costs.annuity(t, h, rate) - opt_costs.annuity(end, h, rate)), rel=1e-9, abs=1e-12)

@@ -8,6 +8,7 @@ from collections import defaultdict
 from planner.enums import LimitKind
 from planner.schema import Plan, Scenario, Usage
 from planner.verifier.report import TOL, VerifyReport, fmt
+from planner.verifier.rules_recount import arrived_kw, planning_kw, standing_racks
 from planner.verifier.site import PhaseState, SiteView, network_load
 
 
@@ -16,7 +17,7 @@ def row_loads(racks, scenario: Scenario, site: SiteView, state: PhaseState, poli
     and the designed-fabric power charged to it. ``policy``: in a contingency that hits the row,
     each rack at the share its cluster's failover policy leaves it (keep 1, cap cap_ratio, shed 0;
     SPEC §4); network racks and switches in full."""
-    kw_of = {t.id: scenario.rack_power_kw(t) for t in scenario.catalog.rack_types}
+    kw_of = {t.id: planning_kw(scenario, t) for t in scenario.catalog.rack_types}
     share = {c.id: c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters} if policy else {}
     loads: dict[str, float] = defaultdict(float)
     for r in racks:
@@ -25,7 +26,7 @@ def row_loads(racks, scenario: Scenario, site: SiteView, state: PhaseState, poli
             loads[r.row] += kw * share.get(r.cluster, 1.0)
     for row, t in network_load(scenario, site):
         if site.on.get(row, 0) <= state.index:
-            loads[row] += scenario.rack_power_kw(t)
+            loads[row] += planning_kw(scenario, t)
     for row, kw in state.fabric_kw.items():
         loads[row] += kw
     return loads
@@ -104,7 +105,7 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
 def arrival_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
     """Region power arrived by the phase (§16): PUE × (every load standing: racks, installed and
     network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
-    available = scenario.power_available_kw(st.index)
+    available = arrived_kw(scenario, st.index)
     if available is None:
         return
     facility = scenario.pue * sum(row_loads(st.racks, scenario, site, st).values())
@@ -134,7 +135,7 @@ def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Ph
     placed = [(r.row, types[r.rack_type]) for r in st.racks if r.row in site.rows and r.rack_type in types]
     net = [(row, t) for row, t in network_load(scenario, site) if site.on.get(row, 0) <= st.index]
     for row_id, t in [*placed, *net]:
-        kw = scenario.rack_power_kw(t)
+        kw = planning_kw(scenario, t)
         row = site.rows[row_id][2]
         heat[row.air_zone] += kw * (1 - t.liquid_fraction)
         loop = row.liquid_loop or (st.loops[row_id].id if row_id in st.loops else None)
@@ -158,7 +159,7 @@ def standing_sets(plan: Plan, scenario: Scenario) -> list[list]:
     service lives (§17) the racks standing in each phase."""
     if not scenario.service_life:
         return [plan.racks]
-    return [scenario.standing(plan.racks, i) for i in range(len(scenario.phases))]
+    return [standing_racks(scenario, plan.racks, i) for i in range(len(scenario.phases))]
 
 
 def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:

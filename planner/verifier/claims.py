@@ -1,5 +1,7 @@
-"""Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs
-and costs through :mod:`planner.plan.kpis`, utilisation from the constraint checks, phases, fabric
+"""Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs,
+costs, objective, phases and order book by the verifier's own count, :mod:`planner.verifier.kpis_recount`;
+stranded power, goodput and the reliability report still by the optimiser's, listed in
+``tests/test_imports.py``), utilisation from the constraint checks, phases, fabric
 figures from the verifier's own sizing, reliability, objective, bound, gap, status, scenario
 hash), and money budgets against the plan's capex and IT power."""
 
@@ -7,11 +9,11 @@ from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
 from planner.input.loader import scenario_hash
-from planner.plan.kpis import compute_kpis, objective_value, phase_summaries, stranded_power, with_backup
-from planner.plan.orders import order_book
-from planner.rules.reliability import reliability_report
+from planner.plan.kpis import stranded_power
+from planner.rules.reliability import cluster_goodput, reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.verifier.fabric_recount import all_figures, chosen
+from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.report import TOL, VerifyReport, close, fmt
 from planner.verifier.site import site_view
 from planner.verifier.witness import strict, witness_checks, witness_racks
@@ -34,7 +36,7 @@ def budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     b = scenario.budgets
     if b.capex_usd is None and b.it_power_kw is None:
         return
-    k = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+    k = recount_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
             rep.add("budgets.capex_usd", "budget", f"capex ${fmt(k.capex_usd)} exceeds the budget ${fmt(b.capex_usd)}")
@@ -64,14 +66,15 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                 rep.add(f"stranded {node}", "claim", f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})")
     # the KPIs before backup power (computed once), and the reliability report the racks give with
     # them: the backup choice it makes enters the KPIs
-    base = compute_kpis(scenario, plan.racks, _bought(plan), chosen(plan), plan.network_racks) if plan.kpis is not None or (
-        plan.reliability is not None and scenario.backup_power) else None
+    base = recount_kpis(scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks), cluster_goodput(scenario, plan.racks)) \
+        if plan.kpis is not None or (plan.reliability is not None and scenario.backup_power) else None
     want_r = None
     if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
         want_r = reliability_report(scenario, plan.racks, network=plan.network_racks,
                                     tco_usd=base.tco_usd if base is not None and scenario.backup_power else None)
     if plan.kpis is not None:
-        kpis = with_backup(base, want_r.backup if want_r else []).model_copy(update={"stranded_kw": total_stranded})
+        kpis = recount_kpis(scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks), cluster_goodput(scenario, plan.racks),
+                            want_r.backup if want_r else [], total_stranded)
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if not close(float(got), float(want)):
@@ -90,7 +93,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             if a.worst_failure != b.worst_failure and not close(a.worst_value, b.worst_value):
                 rep.add(f"utilisation {key[0]} {key[1]}", "claim", f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}")
     if plan.phases:  # a plan that states no summary claims none
-        want = phase_summaries(scenario, plan.racks, _bought(plan), rep.phase_usage)
+        want = recount_phases(scenario, plan, rep.phase_usage)
         if [p.model_dump() for p in plan.phases] != [p.model_dump() for p in want]:
             got = {p.phase: p for p in plan.phases}
             for w in want:
@@ -100,7 +103,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
                                                                  for k in type(w).model_fields if getattr(g, k) != getattr(w, k))
                     rep.add(f"phases {w.phase}", "claim", diff)
     if plan.orders:  # a plan that states no order book claims none
-        want_o = [o.model_dump() for o in order_book(scenario, plan.racks, plan.retrofits)]
+        want_o = [o.model_dump() for o in recount_orders(scenario, plan)]
         if [o.model_dump() for o in plan.orders] != want_o:
             rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
     if plan.fabric is not None:
@@ -153,7 +156,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
         rep.add("status", "claim", f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks")
     if status in (Status.optimal, Status.feasible) or (status == Status.not_solved and plan.objective_value is not None):
         objective = Objective(scenario.objective)
-        obj = objective_value(scenario, plan.racks, _bought(plan), chosen(plan))
+        obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan))
         if plan.objective and plan.objective != objective.value:
             rep.add("objective", "claim", f"plan optimised {plan.objective}, the scenario asks for {objective.value}")
         if plan.objective_value is None or not close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
@@ -212,7 +215,7 @@ def failover_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     if got is not None and g.strict_objective is not None:
         hard = strict(scenario)
         witness = [r for r in witness_racks(g, hard, site_view(hard), VerifyReport())]
-        want = objective_value(hard, [*hard.existing, *witness], [(b.id, b.phase) for b in g.strict_retrofits], chosen(plan))
+        want = recount_objective(hard, [*hard.existing, *witness], [(b.id, b.phase) for b in g.strict_retrofits], chosen(plan))
         if not close(g.strict_objective, want, rel=1e-6, abs_=1e-4):
             rep.add("failover.strict_objective", "claim", f"plan says {g.strict_objective}, its strict N-1 racks give {fmt(want)}")
         if plan.objective_value is not None and (g.gain_objective is None or not close(g.gain_objective, plan.objective_value - g.strict_objective,

@@ -11,6 +11,7 @@ from planner.enums import RackLimitBasis
 from planner.schema import Plan, RackType, Scenario
 from planner.verifier.asks_recount import storage_wanted
 from planner.verifier.report import TOL, VerifyReport, fmt
+from planner.verifier.rules_recount import nameplate_kw, planning_kw, retired_at
 from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
 
 
@@ -48,7 +49,7 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
             if clash is not None:
                 rep.add(name, "placement", f"position already holds racks[{clash}] then")
             held.setdefault((r.row, r.position), []).append((i, span))
-            until = scenario.retire_index(r.rack_type, r.phase)
+            until = retired_at(scenario, r.rack_type, r.phase)
             want = None if until is None else scenario.phases[until].id
             if r.retired != want:
                 rep.add(name, "retired", f"says retired from {r.retired or 'never'}; its service life ends {('in ' + want) if want else 'after the last phase'}")
@@ -137,7 +138,7 @@ def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict
             elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
                 out.append(("cluster", f"{rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB"))
         on_planning = scenario.rack_limit_on == RackLimitBasis.planning
-        kw = t.planning_power_kw(scenario.gpu_power_cap_w, scenario.power_budget_ratio if on_planning else None) * t.position_power_share
+        kw = (planning_kw(scenario, t) if on_planning else nameplate_kw(scenario, t)) * max((q.power_share for q in t.parts or []), default=1.0)
         row_limit = max(row.max_rack_power_kw, at.rack_kw.get(row_id, 0.0))
         if kw > row_limit + TOL:
             basis = "planning" if on_planning else "nameplate"
@@ -283,5 +284,5 @@ def _span(scenario: Scenario, site: SiteView, r) -> tuple[int, int]:
     """Phase indices [from, until) a rack stands in: installed racks from the first, retired ones
     until their service life ends, the rest to the end."""
     start = 0 if r.existing else site.phase_index.get(r.phase, 0)
-    until = scenario.retire_index(r.rack_type, r.phase)
+    until = retired_at(scenario, r.rack_type, r.phase)
     return start, len(scenario.phases) if until is None else until

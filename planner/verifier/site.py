@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from planner.schema import CoolingZone, LinkClass, Plan, Pod, PowerNode, RackType, Row, Scenario
+from planner.verifier.rules_recount import standing_racks
 
 
 @dataclass
@@ -181,7 +182,7 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
         network[nr.row] += nr.kw
     out = []
     for i, ph in enumerate(ids):
-        racks = scenario.standing(plan.racks, i) if scenario.phases else list(plan.racks)  # retired racks gone (§17)
+        racks = standing_racks(scenario, plan.racks, i) if scenario.phases else list(plan.racks)  # retired racks gone (§17)
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
         st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
         for b in plan.retrofits:

@@ -12,6 +12,7 @@ from planner.verifier.capacity import cooling_checks, pod_checks, power_checks
 from planner.verifier.clusters import cluster_checks, spread_checks
 from planner.verifier.placement import rack_checks
 from planner.verifier.report import VerifyReport
+from planner.verifier.rules_recount import held
 from planner.verifier.site import SiteView, cable_m, phase_states, site_view
 
 
@@ -30,7 +31,7 @@ def _reach(scenario: Scenario, site: SiteView, rack_type: str) -> float:
 
 def witness_racks(gain: FailoverGain, scenario: Scenario, site: SiteView, rep: VerifyReport) -> list[PlacedRack]:
     """The witness's racks at positions of their rows (module docstring); a row too small is reported."""
-    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | scenario.positions_held(scenario.existing)
+    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | held(scenario, scenario.existing)
     by_row: dict[str, list] = {}
     for w in gain.strict_racks:
         by_row.setdefault(w.row, []).append(w)

@@ -1,0 +1,262 @@
+"""The verifier's own count of a plan's figures (SPEC §10, §17): KPIs and costs, the objective
+value, per-phase summaries and the order book, from the racks and the scenario alone, written apart
+from the optimiser's :mod:`planner.plan.kpis`, :mod:`planner.rules.costs` and
+:mod:`planner.plan.orders` (money, retirement, power: :mod:`planner.verifier.rules_recount`; designed
+fabrics: :mod:`planner.verifier.fabric_recount`). Goodput per cluster (for $ per useful GPU-hour)
+and the backup-power choice are the reliability model's (:func:`recount_kpis` takes them)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from planner.schema import BackupChoice, Kpis, LinkClass, Order, PhaseSummary, PlacedRack, Plan, RackType, Scenario
+from planner.verifier.fabric_recount import all_figures, design_for
+from planner.verifier.rules_recount import HOURS, flow, phase_index, planning_kw, retired_at, stands, start_years, worth
+
+
+@dataclass
+class _Sums:
+    """Running sums over the racks (USD, kW, hours)."""
+
+    gpus: int = 0
+    racks: int = 0
+    spares: int = 0
+    retired: int = 0
+    optics: int = 0
+    kw: float = 0.0
+    max_kw: float = 0.0
+    pflops: float = 0.0
+    hbm_tb: float = 0.0
+    storage_pb: float = 0.0
+    storage_gbs: float = 0.0
+    cable_m: float = 0.0
+    capex: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("racks", "fabric", "links", "facility", "retrofits"), 0.0))
+    opex: float = 0.0
+    tco: float = 0.0
+    hours: float = 0.0
+    hours_npv: float = 0.0
+    useful_npv: float = 0.0
+    removal: float = 0.0
+    residual: float = 0.0
+    depreciation: float = 0.0
+    halls: set[str] = field(default_factory=set)
+
+
+def facility_usd(scenario: Scenario, kw: float) -> float:
+    """Facility build for kW of critical IT (none when the site is leased)."""
+    c = scenario.costs
+    return 0.0 if c.colocation_usd_per_kw_month is not None else c.facility_usd_per_mw * kw / 1000.0
+
+
+def opex_usd(scenario: Scenario, kw: float, equipment_usd: float) -> float:
+    """A year of energy (kW × utilisation × PUE × 8,760 h × $/kWh), colocation and maintenance."""
+    c = scenario.costs
+    energy = kw * scenario.pue * c.average_utilisation * HOURS * c.energy_usd_per_kwh
+    lease = 0.0 if c.colocation_usd_per_kw_month is None else 12.0 * c.colocation_usd_per_kw_month * kw
+    return energy + lease + c.maintenance_share_per_year * equipment_usd
+
+
+def _cable(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]) -> float:
+    """Cable metres of a rack's links: every fabric link at the rack's cable length; a designed
+    fabric with leaves in the rack sends only its uplinks out (⌈GPUs × NICs ÷ first oversubscription⌉)."""
+    d = design_for(scenario, r.cluster, picks)
+    if d is not None and d.leaf_in_rack and t.gpus and not r.spare:
+        return math.ceil(t.gpus * d.nics_per_gpu / d.oversubscription[0]) * r.cable_length_m
+    return t.links * r.cable_length_m
+
+
+def _add_rack(s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str], good: dict[str, float]) -> None:
+    """One rack's share of every sum (module docstring of :mod:`planner.verifier.rules_recount`)."""
+    designed = design_for(scenario, r.cluster, picks) is not None
+    kw = planning_kw(scenario, t)
+    link: LinkClass | None = None
+    if not (designed and t.gpus and not r.spare):
+        link = {c.id: c for c in scenario.site.fabric.link_classes}.get(r.link_class or "")
+    per_gpu = 0.0 if designed else scenario.site.fabric.cost_usd_per_gpu
+    links = t.links * link.cost_usd_per_link if link is not None and t.links else 0.0
+    equipment = t.capex_usd + t.gpus * per_gpu + links
+    h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
+    starts = start_years(scenario)
+    at = phase_index(scenario).get(r.phase or "")
+    t0 = 0.0 if r.existing or at is None else starts[at]
+    life = scenario.service_life.get(r.rack_type)
+    gone = retired_at(scenario, r.rack_type, r.phase) if life is not None else None
+    retire = None if gone is None else starts[gone]
+    end = h if retire is None else min(retire, h)
+    capex = 0.0 if r.existing else equipment + facility_usd(scenario, kw)
+    removal = life.removal_cost_usd if life is not None and retire is not None and retire < h else 0.0
+    residual = 0.0
+    if life is not None and not r.existing and (retire is None or retire >= h) and t0 < h:
+        residual = equipment * max(0.0, 1.0 - (h - t0) / life.years)
+    s.tco += capex * worth(t0, rate) + opex_usd(scenario, kw, equipment) * flow(t0, end, rate)
+    s.tco += removal * worth(retire or 0.0, rate) - residual * worth(h, rate)
+    s.removal += removal
+    s.residual += residual
+    s.cable_m += _cable(scenario, r, t, picks)
+    s.halls.add(r.hall)
+    if not r.spare:
+        s.hours += t.gpus * HOURS * max(0.0, end - t0)
+        s.hours_npv += t.gpus * HOURS * flow(t0, end, rate)
+        s.useful_npv += t.gpus * HOURS * flow(t0, end, rate) * good.get(r.cluster, 1.0)
+    if not r.existing:
+        s.capex["racks"] += t.capex_usd
+        s.capex["fabric"] += t.gpus * per_gpu
+        s.capex["links"] += links
+        s.capex["facility"] += facility_usd(scenario, kw)
+    if retire is not None:  # gone by the last phase: none of what stands
+        s.retired += 1
+        return
+    s.opex += opex_usd(scenario, kw, equipment)
+    if life is not None and not r.existing:
+        s.depreciation += equipment / life.years
+    s.racks += 1
+    s.kw += kw
+    s.max_kw = max(s.max_kw, kw)
+    if r.spare:
+        s.spares += 1
+    else:
+        s.gpus += t.gpus
+        s.pflops += t.gpus * t.tflops_bf16_per_gpu / 1000.0
+        s.hbm_tb += t.gpus * t.hbm_gb_per_gpu / 1000.0
+    s.storage_pb += t.storage_capacity_pb
+    s.storage_gbs += t.storage_write_gb_per_s
+    if link is not None and link.optical:
+        s.optics += 2 * t.links
+
+
+def network_kw(scenario: Scenario) -> float:
+    """Planning kW of every pod's network rack (they stand in every plan)."""
+    types = scenario.catalog.by_id()
+    return sum(planning_kw(scenario, types[p.network_rack_type]) for b in scenario.site.buildings for hall in b.halls for p in hall.pods
+               if p.network_rack_type is not None and p.network_rack_type in types)
+
+
+def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
+    """(capex, discounted capex) of the retrofits bought, each at its phase's start."""
+    cost = {x.id: x.cost_usd for x in scenario.retrofits}
+    starts, at = start_years(scenario), phase_index(scenario)
+    pairs = [(cost[i], starts[at[p]] if p in at else 0.0) for i, p in bought if i in cost]
+    return sum(c for c, _ in pairs), sum(c * worth(y, scenario.costs.discount_rate) for c, y in pairs)
+
+
+def recount_kpis(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str],
+                 fabric_racks: int = 0, good: dict[str, float] | None = None, backup: list[BackupChoice] | None = None,
+                 stranded_kw: float = 0.0) -> Kpis:
+    """Every KPI of placed racks and retrofits bought (``picks``: cluster → fabric design chosen;
+    ``fabric_racks``: the designed fabrics' network racks placed; ``good``: goodput per cluster;
+    ``backup``: the backup power chosen per building; ``stranded_kw``: the stranded power found)."""
+    types = scenario.catalog.by_id()
+    good = good or {}
+    backup = backup or []
+    s = _Sums()
+    for r in racks:
+        if r.rack_type in types:
+            _add_rack(s, scenario, r, types[r.rack_type], picks, good)
+    fabric = list(all_figures(scenario, racks, picks).values())
+    fabric_kw = sum(z.kw for z in fabric)
+    designed_usd = sum(z.capex_usd for z in fabric)
+    white = network_kw(scenario) + fabric_kw  # network racks and designed fabrics: from the start to the horizon
+    white_opex = opex_usd(scenario, white, designed_usd)
+    retro, retro_npv = retrofit_usd(scenario, bought)
+    s.capex["fabric"] += designed_usd
+    s.capex["facility"] += facility_usd(scenario, white)
+    s.capex["retrofits"] = retro
+    s.opex += white_opex
+    s.tco += facility_usd(scenario, white) + designed_usd + white_opex * flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
+    s.tco += retro_npv
+    backup_usd = sum(c.capex_usd for c in backup)
+    tco = s.tco + backup_usd
+    it = s.kw + white
+    area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
+    floor = sum(area.get(x, 0.0) for x in s.halls)
+    mw = it / 1000.0
+    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else (tco / s.useful_npv if s.useful_npv else 0.0)
+
+    def per(x: float, y: float) -> float:
+        return x / y if y else 0.0
+
+    capex = sum(s.capex.values()) + backup_usd
+    return Kpis(
+        gpus=s.gpus, racks=s.racks, spare_racks=s.spares, pflops_bf16=s.pflops, it_kw=it, racks_kw=s.kw, network_kw=white - fabric_kw,
+        facility_kw=it * scenario.pue, gpus_per_mw=per(s.gpus, mw), pflops_per_mw=per(s.pflops, mw), avg_kw_per_rack=per(s.kw, s.racks),
+        max_kw_per_rack=s.max_kw, gpus_per_m2=per(s.gpus, floor), hbm_tb=s.hbm_tb, hbm_gb_per_gpu=per(s.hbm_tb * 1000.0, s.gpus),
+        storage_pb=s.storage_pb, storage_write_gb_per_s=s.storage_gbs, switches=sum(sum(z.switches) for z in fabric),
+        optics=s.optics + sum(z.optics for z in fabric), fabric_kw=fabric_kw, fabric_racks=fabric_racks,
+        fabric_capex_usd=s.capex["fabric"], fabric_usd_per_gpu=per(s.capex["fabric"], s.gpus), capex_racks_usd=s.capex["racks"],
+        capex_fabric_usd=s.capex["fabric"], capex_links_usd=s.capex["links"], capex_facility_usd=s.capex["facility"],
+        capex_retrofits_usd=retro, capex_backup_usd=backup_usd, capex_usd=capex, opex_usd_per_year=s.opex, tco_usd=tco,
+        removal_usd=s.removal, residual_value_usd=s.residual, depreciation_usd_per_year=s.depreciation, retired_racks=s.retired,
+        gpu_hours=s.hours, gpu_hours_npv=s.hours_npv, usd_per_gpu_hour=per(tco, s.hours_npv), usd_per_useful_gpu_hour=useful,
+        cable_m=s.cable_m, stranded_kw=stranded_kw,
+    )
+
+
+def recount_objective(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str]) -> float:
+    """The objective's figure: capex or TCO as counted (before backup power); GPUs (PFLOPS) of the
+    racks placed (not installed ones, not spares), each × the phases it stands in when phased."""
+    if scenario.objective in ("min_capex", "min_tco"):
+        k = recount_kpis(scenario, racks, bought, picks)
+        return k.capex_usd if scenario.objective == "min_capex" else k.tco_usd
+    types = scenario.catalog.by_id()
+    total = 0.0
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is None or r.existing or r.spare:
+            continue
+        phases = sum(1 for i in range(len(scenario.phases)) if stands(scenario, r, i)) if scenario.phases else 1
+        total += phases * (t.gpus if scenario.objective == "max_gpus" else t.gpus * t.tflops_bf16_per_gpu / 1000.0)
+    return total
+
+
+def recount_phases(scenario: Scenario, plan: Plan, phase_usage: dict) -> list[PhaseSummary]:
+    """Per phase: GPUs and racks standing, racks new in it, IT kW (standing racks and the network
+    racks of rows online), capex spent in it (racks placed: equipment at the site's fabric cost per
+    GPU and facility; retrofits bought), and its three tightest limits."""
+    types = scenario.catalog.by_id()
+    link = {c.id: c for c in scenario.site.fabric.link_classes}
+    at = phase_index(scenario)
+    online = {r.id: max(at.get(hall.online_phase or "", 0), at.get(r.online_phase or "", 0))
+              for b in scenario.site.buildings for hall in b.halls for r in hall.rows}
+    pods = [(p.network_rack.row, types[p.network_rack_type]) for b in scenario.site.buildings for hall in b.halls for p in hall.pods
+            if p.network_rack_type is not None and p.network_rack_type in types]
+    cost = {x.id: x.cost_usd for x in scenario.retrofits}
+    out = []
+    for i, ph in enumerate(scenario.phases):
+        every = [r for r in plan.racks if stands(scenario, r, i)]
+        up = [r for r in every if r.rack_type in types]
+        new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
+        kw = sum(planning_kw(scenario, types[r.rack_type]) for r in up) + sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i)
+        spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id)
+        for r in new:
+            t = types.get(r.rack_type)
+            if t is None:
+                continue
+            lc = link.get(r.link_class or "")
+            spent += (t.capex_usd + t.gpus * scenario.site.fabric.cost_usd_per_gpu + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
+                      + facility_usd(scenario, planning_kw(scenario, t)))
+        tight = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
+        out.append(PhaseSummary(phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in up if not r.spare),
+                                racks=len(every), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
+                                tightest=[f"{u.id} {u.worst_share:.1%}" for u in tight]))
+    return out
+
+
+def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:
+    """The order book: a rack placed in phase p (not installed) is ordered lead phases earlier (not
+    before the first); a retrofit bought in q stands lead phases later (not after the last). Sorted by
+    phase ordered, item, ID, phase standing."""
+    ids = [p.id for p in scenario.phases]
+    at = phase_index(scenario)
+    books: Counter = Counter()
+    for r in plan.racks:
+        if not r.existing and r.phase in at:
+            books["rack", r.rack_type, ids[max(0, at[r.phase] - scenario.lead_phases.get(r.rack_type, 0))], r.phase] += 1
+    lead = {x.id: x.lead_phases for x in scenario.retrofits}
+    for b in plan.retrofits:
+        if b.phase in at and b.id in lead:
+            books["retrofit", b.id, b.phase, ids[min(len(ids) - 1, at[b.phase] + lead[b.id])]] += 1
+    keys = sorted(books, key=lambda k: (at[k[2]], k[0], k[1], at[k[3]]))
+    return [Order(item=k[0], id=k[1], ordered=k[2], stands=k[3], count=books[k]) for k in keys]

@@ -1,0 +1,118 @@
+"""The verifier's own reading of the rules a plan's figures rest on, written apart from the
+optimiser's (the schema's methods and :mod:`planner.rules.costs`): planning power, retirement at the
+end of a service life, power arrived by a phase, what stands in a phase, and money over the horizon.
+``tests/test_verifier_second_opinion.py`` holds both readings to the same figures on random inputs.
+
+Money (SPEC §10, §17), t a rack's start in years from the first phase, H the horizon, r the
+discount rate, v(t) = (1 + r)^-t:
+
+- capex at t is worth capex × v(t); opex flows from t to the rack's end e = min(retirement, H):
+  worth opex × ∫_t^e v(s) ds = opex × (v(t) − v(e)) / ln(1 + r)  (e − t when r = 0);
+- removal is paid at retirement (within H), worth removal × v(τ); a rack with a service life L
+  standing at H leaves equipment × max(0, 1 − (H − t)/L), credited at H: − residual × v(H);
+- GPU-hours: GPUs × 8,760 × (e − t); discounted like dollars: GPUs × 8,760 × ∫_t^e v(s) ds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from planner.schema import PlacedRack, RackType, Scenario
+
+HOURS = 8760.0
+"""Hours in a year."""
+YEAR_DAYS = 365.25
+"""Days in a year (a phase's start in years = days since the first phase ÷ 365.25)."""
+
+
+def planning_kw(scenario: Scenario, t: RackType) -> float:
+    """kW the plan reserves for one rack: (servers × (non-GPU kW + GPUs × min(TDP, cap) W ÷ 1000)
+    + overhead kW) × power_budget_ratio."""
+    cap = scenario.gpu_power_cap_w
+    gpu_w = t.gpu_power_w if cap is None else min(cap, t.gpu_power_w)
+    rack = t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0) + t.overhead_power_kw
+    ratio = scenario.power_budget_ratio
+    return rack if ratio is None else rack * ratio
+
+
+def nameplate_kw(scenario: Scenario, t: RackType) -> float:
+    """Rated kW of one rack with any GPU cap applied (no power budget ratio)."""
+    cap = scenario.gpu_power_cap_w
+    gpu_w = t.gpu_power_w if cap is None else min(cap, t.gpu_power_w)
+    return t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0) + t.overhead_power_kw
+
+
+def held(scenario: Scenario, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
+    """(row, position) of every position the racks take (a multi-rack unit: its width of them)."""
+    width = {t.id: len(t.parts or []) or 1 for t in scenario.catalog.rack_types}
+    return {(r.row, r.position + k) for r in racks for k in range(width.get(r.rack_type, 1))}
+
+
+def phase_index(scenario: Scenario) -> dict[str, int]:
+    """Phase ID → its index."""
+    return {p.id: i for i, p in enumerate(scenario.phases)}
+
+
+def start_years(scenario: Scenario) -> list[float]:
+    """Each phase's start, years after the first phase's start."""
+    if not scenario.phases:
+        return []
+    first = scenario.phases[0].start
+    return [(p.start - first).days / YEAR_DAYS for p in scenario.phases]
+
+
+def retired_at(scenario: Scenario, rack_type: str, phase: str | None) -> int | None:
+    """Index of the first phase starting at least the type's service life after ``phase`` starts:
+    the rack no longer stands from then; None when it stands to the end."""
+    life = scenario.service_life.get(rack_type)
+    at = phase_index(scenario).get(phase or "")
+    if life is None or at is None:
+        return None
+    starts = start_years(scenario)
+    later = [i for i in range(at + 1, len(starts)) if starts[i] - starts[at] + 1e-9 >= life.years]
+    return later[0] if later else None
+
+
+def arrived_kw(scenario: Scenario, index: int) -> float | None:
+    """Facility kW arrived by phase ``index``: Σ (interconnect + generation) MW × 1000 of the steps
+    from phases up to it (a step without a phase: from the start); None when nothing is stated."""
+    if not scenario.power_arrival:
+        return None
+    at = phase_index(scenario)
+    mw = 0.0
+    for step in scenario.power_arrival:
+        if step.phase is None or at.get(step.phase, 0) <= index:
+            mw += step.interconnect_mw + step.generation_mw
+    return mw * 1000.0
+
+
+def stands(scenario: Scenario, r: PlacedRack, index: int | None) -> bool:
+    """Whether a rack stands in phase ``index`` (None: the last): installed or placed by then, and
+    not retired by then. Without phases every rack stands."""
+    if not scenario.phases:
+        return True
+    at = len(scenario.phases) - 1 if index is None else index
+    if not r.existing and phase_index(scenario).get(r.phase or "", 0) > at:
+        return False
+    gone = retired_at(scenario, r.rack_type, r.phase)
+    return gone is None or at < gone
+
+
+def standing_racks(scenario: Scenario, racks: Iterable[PlacedRack], index: int | None = None) -> list[PlacedRack]:
+    """The racks that stand in phase ``index`` (None: the last)."""
+    return [r for r in racks if stands(scenario, r, index)]
+
+
+def worth(t: float, rate: float) -> float:
+    """Today's value of 1 USD paid at year t: 1 / (1 + rate)^t."""
+    return 1.0 / (1.0 + rate) ** t
+
+
+def flow(t: float, end: float, rate: float) -> float:
+    """Today's value of 1 USD a year flowing from year t to year end (0 when end ≤ t)."""
+    if end <= t:
+        return 0.0
+    if rate == 0:
+        return end - t
+    return (worth(t, rate) - worth(end, rate)) / math.log(1.0 + rate)
