@@ -28,5 +28,7 @@ try:
     finally:
         sync_url()  # a page switch drops the query: the URL names the scenario again
 except Exception as e:  # noqa: BLE001 - Streamlit's own stop/rerun signals are not Exceptions
-    st.error(f"Something went wrong on this page ({type(e).__name__}: {str(e)[:300]}). The scenario is unchanged; "
-             "reload the page or load a shipped scenario.")
+    st.error(
+        f"Something went wrong on this page ({type(e).__name__}: {str(e)[:300]}). The scenario is unchanged; "
+        "reload the page or load a shipped scenario."
+    )

@@ -32,7 +32,10 @@ SWEEPS = {"small-hall": "24 points, ~0.01 s solves", "meta-24k": "12 points, 24k
 FLEET = {
     # name: (clusters, budgets) of the scenario on the generated fleet-1m site
     "fleet-1m": ("one max cluster per building (max_hops 5)", None),
-    "fleet-1m-budget": ("one max cluster per building + one exact 65,536-GPU job anywhere (max_hops 7)", 1_400_000),
+    "fleet-1m-budget": (
+        "one max cluster per building + one exact 65,536-GPU job anywhere (max_hops 7)",
+        1_400_000,
+    ),
 }
 
 
@@ -41,17 +44,34 @@ def fleet_scenario(name: str) -> Path:
     GEN.mkdir(parents=True, exist_ok=True)
     site = GEN / "fleet-1m.site.yaml"
     if not site.exists():
-        subprocess.run([sys.executable, "-m", "planner.cli", "generate-site", "--spec", "datasets/fleet-1m.gen.yaml", "-o", str(site)],
-                       check=True, cwd=ROOT, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "planner.cli",
+                "generate-site",
+                "--spec",
+                "datasets/fleet-1m.gen.yaml",
+                "-o",
+                str(site),
+            ],
+            check=True,
+            cwd=ROOT,
+            capture_output=True,
+        )
     from planner.input.loader import load_site
 
     s = load_site(site)
     lines = [f"name: {name}", "site: fleet-1m.site.yaml", "clusters:"]
     _, budget = FLEET[name]
     if budget:
-        lines.append("  - {id: frontier-run, demand: exact, gpus: 65536, rack_types: [grand-teton-h100], max_hops: 7}")
+        lines.append(
+            "  - {id: frontier-run, demand: exact, gpus: 65536, rack_types: [grand-teton-h100], max_hops: 7}"
+        )
     for i, b in enumerate(s.buildings):
-        rack = "gb200-nvl72" if 17 <= i + 1 <= 30 else "grand-teton-h100"  # region 2 is liquid-cooled (fleet-1m.gen.yaml)
+        rack = (
+            "gb200-nvl72" if 17 <= i + 1 <= 30 else "grand-teton-h100"
+        )  # region 2 is liquid-cooled (fleet-1m.gen.yaml)
         lines.append(f"  - {{id: job-{b.id.lower()}, demand: max, rack_types: [{rack}], max_hops: 5}}")
     if budget:
         lines.append(f"budgets: {{it_power_kw: {budget}}}")
@@ -62,7 +82,10 @@ def fleet_scenario(name: str) -> Path:
 
 
 def _peak_mb() -> tuple[float, float]:
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    return (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    )
 
 
 def worker(kind: str, name: str, executor: str) -> dict:
@@ -95,13 +118,24 @@ def worker(kind: str, name: str, executor: str) -> dict:
 
             plan = plan_scenario(s)
         out["plan_s"] = time.perf_counter() - t0
-        out.update(status=str(plan.status), gap=plan.gap, bound=plan.bound, gpus=plan.kpis.gpus, racks_kw=plan.kpis.racks_kw)
+        out.update(
+            status=str(plan.status),
+            gap=plan.gap,
+            bound=plan.bound,
+            gpus=plan.kpis.gpus,
+            racks_kw=plan.kpis.racks_kw,
+        )
         target = GEN / f"{name}.{kind}.plan.yaml"
         t0 = time.perf_counter()
         save_plan(plan, target)
         out["save_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "planner.cli", "verify", str(target), str(path)], capture_output=True, text=True, cwd=ROOT)
+        r = subprocess.run(
+            [sys.executable, "-m", "planner.cli", "verify", str(target), str(path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         out["verify_cli_s"] = time.perf_counter() - t0
         out["verify_ok"] = r.returncode == 0
     elif kind == "startup":
@@ -121,7 +155,9 @@ def worker(kind: str, name: str, executor: str) -> dict:
         out["points"] = len(rows)
         out["failed"] = sum(1 for r in rows if isinstance(r.get("error"), str) and r["error"])
         out["solve_sum_s"] = sum(float(r.get("solve_s") or 0) for r in rows)
-        out["gpus"] = sorted(int(r["gpus"]) for r in rows if r.get("gpus") == r.get("gpus") and r.get("gpus") is not None)
+        out["gpus"] = sorted(
+            int(r["gpus"]) for r in rows if r.get("gpus") == r.get("gpus") and r.get("gpus") is not None
+        )
         shutil.rmtree(tmp)
     out["peak_mb"], out["workers_peak_mb"] = _peak_mb()
     return out
@@ -133,14 +169,23 @@ def noop(x: str) -> dict:
 
 
 def measure(kind: str, name: str, executor: str = "serial") -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--worker", kind, name, executor], capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", kind, name, executor],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=3600,
+    )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         print(f"  {kind} {name} {executor}: FAILED {tail}", file=sys.stderr)
         return {"error": tail}
     data = json.loads(proc.stdout.strip().splitlines()[-1])
-    print(f"  {kind:10s} {name:16s} {executor:8s} {json.dumps({k: v for k, v in data.items() if k not in ('gpus',) or kind != 'sweep'})[:300]}",
-          file=sys.stderr)
+    print(
+        f"  {kind:10s} {name:16s} {executor:8s} "
+        f"{json.dumps({k: v for k, v in data.items() if k not in ('gpus',) or kind != 'sweep'})[:300]}",
+        file=sys.stderr,
+    )
     return data
 
 
@@ -173,45 +218,93 @@ def main() -> None:
 
 def write(sweeps: dict, gen: dict, fleet: dict) -> None:
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    L = ["# Batch and decomposition benchmark", "",
-         f"Written by `.venv/bin/python benchmarks/batch.py` on {now}; {platform.machine()}, Python {platform.python_version()}, 2 cores, "
-         "solver threads 1, 2 workers. The machine is shared and noisy: read timings as ratios within this file.", "",
-         "## Sweep throughput on each executor (2 workers)", "",
-         "Start-up = an executor running two empty jobs (pool or LocalCluster up and down). Overhead per point: serial = (wall − Σ solver "
-         "time) / points (load, build, first-fit, fill, verify, write); parallel = (wall × 2 − serial wall) / points, the work-seconds "
-         "the executor adds per point beyond running it inline, start-up included. 'Speed-up after start-up' = serial wall / (wall − start-up).", "",
-         "| sweep | executor | points | failed | wall s | start-up s | speed-up vs serial | speed-up after start-up | overhead per point s | peak MB (runner) | peak MB (workers) | same GPUs as serial |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    L = [
+        "# Batch and decomposition benchmark",
+        "",
+        f"Written by `.venv/bin/python benchmarks/batch.py` on {now}; {platform.machine()}, Python "
+        f"{platform.python_version()}, 2 cores, "
+        "solver threads 1, 2 workers. The machine is shared and noisy: read timings as ratios within this "
+        "file.",
+        "",
+        "## Sweep throughput on each executor (2 workers)",
+        "",
+        "Start-up = an executor running two empty jobs (pool or LocalCluster up and down). Overhead per "
+        "point: serial = (wall − Σ solver "
+        "time) / points (load, build, first-fit, fill, verify, write); parallel = (wall × 2 − serial wall) "
+        "/ points, the work-seconds "
+        "the executor adds per point beyond running it inline, start-up included. 'Speed-up after "
+        "start-up' = serial wall / (wall − start-up).",
+        "",
+        "| sweep | executor | points | failed | wall s | start-up s | speed-up vs serial | speed-up after "
+        "start-up | overhead per point s | peak MB (runner) | peak MB (workers) | same GPUs as serial |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (n, e), r in sweeps.items():
         ser = sweeps.get((n, "serial"), {})
         if "error" in r:
             L.append(f"| {n} | {e} | error: {r['error']} |")
             continue
         speed = ser["wall_s"] / r["wall_s"] if ser.get("wall_s") else None
-        after = ser["wall_s"] / max(r["wall_s"] - (r.get("startup_s") or 0), 1e-9) if ser.get("wall_s") and e != "serial" else speed
-        over = (r["wall_s"] - r["solve_sum_s"]) / r["points"] if e == "serial" else (r["wall_s"] * 2 - ser.get("wall_s", 0)) / r["points"]
-        L.append(f"| {n} ({SWEEPS[n]}) | {e} | {r['points']} | {r['failed']} | {_f(r['wall_s'])} | {_f(r.get('startup_s') if e != 'serial' else 0)} | "
-                 f"{_f(speed, '{:.2f}×')} | {_f(after, '{:.2f}×')} | {_f(over, '{:.3f}')} | {r['peak_mb']:.0f} | {r['workers_peak_mb']:.0f} | {r['gpus'] == ser.get('gpus')} |")
-    L += ["", "## 1M-GPU fleet: datasets/fleet-1m.gen.yaml (42 buildings in three regions)", "",
-          f"Generate: `planner generate-site --spec datasets/fleet-1m.gen.yaml` {_f(gen.get('generate_s'))} s, {_f(gen.get('site_mb'), '{:.1f}')} MB of YAML, "
-          f"peak {_f(gen.get('peak_mb'), '{:.0f}')} MB.", ""]
+        after = (
+            ser["wall_s"] / max(r["wall_s"] - (r.get("startup_s") or 0), 1e-9)
+            if ser.get("wall_s") and e != "serial"
+            else speed
+        )
+        over = (
+            (r["wall_s"] - r["solve_sum_s"]) / r["points"]
+            if e == "serial"
+            else (r["wall_s"] * 2 - ser.get("wall_s", 0)) / r["points"]
+        )
+        L.append(
+            f"| {n} ({SWEEPS[n]}) | {e} | {r['points']} | {r['failed']} | {_f(r['wall_s'])} | "
+            f"{_f(r.get('startup_s') if e != 'serial' else 0)} | "
+            f"{_f(speed, '{:.2f}×')} | {_f(after, '{:.2f}×')} | {_f(over, '{:.3f}')} | {r['peak_mb']:.0f} "
+            f"| {r['workers_peak_mb']:.0f} | {r['gpus'] == ser.get('gpus')} |"
+        )
+    L += [
+        "",
+        "## 1M-GPU fleet: datasets/fleet-1m.gen.yaml (42 buildings in three regions)",
+        "",
+        f"Generate: `planner generate-site --spec datasets/fleet-1m.gen.yaml` {_f(gen.get('generate_s'))} "
+        f"s, {_f(gen.get('site_mb'), '{:.1f}')} MB of YAML, "
+        f"peak {_f(gen.get('peak_mb'), '{:.0f}')} MB.",
+        "",
+    ]
     for name, (what, budget) in FLEET.items():
-        L.append(f"- **{name}**: {what}" + (f", site IT power budget {budget:,} kW" if budget else ", no site budget") + "; 1% gap, 600 s.")
-    L += ["", "Decomposition stages (s): proposals (counted from the site, no solve), master MILP, fixed demands at least cost "
-          "(budgets only), building solves (parallel), bound (merged relaxation; the LP of the whole only when that does not "
-          "prove the gap), join + verify. 'verify CLI' = `planner verify` of the "
-          "written plan in a fresh process.", "",
-          "| scenario | method | status | gap | GPUs | bound | rounds | load s | proposals s | master s | fixed s | buildings s | bound s | verify s | "
-          "plan total s | save s | verify CLI s | verified | peak MB | peak MB of child processes (workers, verify CLI) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        L.append(
+            f"- **{name}**: {what}"
+            + (f", site IT power budget {budget:,} kW" if budget else ", no site budget")
+            + "; 1% gap, 600 s."
+        )
+    L += [
+        "",
+        "Decomposition stages (s): proposals (counted from the site, no solve), master MILP, fixed demands "
+        "at least cost "
+        "(budgets only), building solves (parallel), bound (merged relaxation; the LP of the whole only "
+        "when that does not "
+        "prove the gap), join + verify. 'verify CLI' = `planner verify` of the "
+        "written plan in a fresh process.",
+        "",
+        "| scenario | method | status | gap | GPUs | bound | rounds | load s | proposals s | master s | "
+        "fixed s | buildings s | bound s | verify s | "
+        "plan total s | save s | verify CLI s | verified | peak MB | peak MB of child processes (workers, "
+        "verify CLI) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (name, how), r in fleet.items():
         if "error" in r:
             L.append(f"| {name} | {how} | error: {r['error']} |")
             continue
-        L.append(f"| {name} | {how} | {r['status']} | {_f(r.get('gap'), '{:.3%}')} | {r['gpus']:,} | {_f(r.get('bound'), '{:,.0f}')} | "
-                 f"{r.get('rounds', '-')} | {_f(r['load_s'])} | {_f(r.get('proposals_s'))} | {_f(r.get('master_s'), '{:.3f}')} | {_f(r.get('fixed_s'))} | "
-                 f"{_f(r.get('buildings_s'))} | {_f((r.get('merged_bound_s') or 0) + (r.get('lp_bound_s') or 0) or r.get('bound_s'))} | {_f(r.get('verify_s'))} | {_f(r['plan_s'])} | {_f(r['save_s'])} | "
-                 f"{_f(r['verify_cli_s'])} | {r['verify_ok']} | {r['peak_mb']:.0f} | {r['workers_peak_mb']:.0f} |")
+        L.append(
+            f"| {name} | {how} | {r['status']} | {_f(r.get('gap'), '{:.3%}')} | {r['gpus']:,} | "
+            f"{_f(r.get('bound'), '{:,.0f}')} | "
+            f"{r.get('rounds', '-')} | {_f(r['load_s'])} | {_f(r.get('proposals_s'))} | "
+            f"{_f(r.get('master_s'), '{:.3f}')} | {_f(r.get('fixed_s'))} | "
+            f"{_f(r.get('buildings_s'))} | "
+            f"{_f((r.get('merged_bound_s') or 0) + (r.get('lp_bound_s') or 0) or r.get('bound_s'))} | "
+            f"{_f(r.get('verify_s'))} | {_f(r['plan_s'])} | {_f(r['save_s'])} | "
+            f"{_f(r['verify_cli_s'])} | {r['verify_ok']} | {r['peak_mb']:.0f} | {r['workers_peak_mb']:.0f} |"
+        )
     L += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
 
     def t(name: str, value: str, ok: bool) -> None:
@@ -224,17 +317,36 @@ def write(sweeps: dict, gen: dict, fleet: dict) -> None:
             if ser.get("wall_s") and r.get("wall_s"):
                 raw = ser["wall_s"] / r["wall_s"]
                 after = ser["wall_s"] / max(r["wall_s"] - (r.get("startup_s") or 0), 1e-9)
-                shown = f"{raw:.2f}× raw (start-up-adjusted: {after:.2f}×, what a running Dask scheduler would give)"
+                shown = (
+                    f"{raw:.2f}× raw (start-up-adjusted: {after:.2f}×, what a running Dask scheduler would "
+                    "give)"
+                )
                 if n == "meta-24k" and e == "process":
-                    t("meta-24k sweep (points of ~0.2 s), process executor vs serial on 2 cores: raw speed-up ≥ 1.3×", shown, raw >= 1.3)
+                    t(
+                        "meta-24k sweep (points of ~0.2 s), process executor vs serial on 2 cores: raw "
+                        "speed-up ≥ 1.3×",
+                        shown,
+                        raw >= 1.3,
+                    )
                 else:
-                    t(f"{n} sweep, {e} executor vs serial on 2 cores (reported, no target: start-up dominates points this small)", shown, True)
+                    t(
+                        f"{n} sweep, {e} executor vs serial on 2 cores (reported, no target: start-up "
+                        "dominates points this small)",
+                        shown,
+                        True,
+                    )
     for name in FLEET:
         r = fleet.get((name, "decompose process"), {})
         total = (r.get("load_s") or 0) + (r.get("plan_s") or 0) + (r.get("verify_cli_s") or 0)
-        t(f"{name}: generate + decompose + verify within 1% of the bound in ≤ 10 min",
-          f"{r.get('status')}, gap {_f(r.get('gap'), '{:.3%}')}, {_f(total + (gen.get('generate_s') or 0))} s",
-          r.get("gap") is not None and r["gap"] <= 0.01 and total + (gen.get("generate_s") or 0) <= 600 and bool(r.get("verify_ok")))
+        t(
+            f"{name}: generate + decompose + verify within 1% of the bound in ≤ 10 min",
+            f"{r.get('status')}, gap {_f(r.get('gap'), '{:.3%}')}, "
+            f"{_f(total + (gen.get('generate_s') or 0))} s",
+            r.get("gap") is not None
+            and r["gap"] <= 0.01
+            and total + (gen.get("generate_s") or 0) <= 600
+            and bool(r.get("verify_ok")),
+        )
     (ROOT / "benchmarks" / "BATCH.md").write_text("\n".join(L) + "\n")
     print("wrote benchmarks/BATCH.md", file=sys.stderr)
 

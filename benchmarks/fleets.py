@@ -3,7 +3,8 @@
 Each fleet is drawn by the shipped generator spec (every cluster distinct: sizes, rack types,
 demands, hop budgets, spread limits) into benchmarks/generated/:
 
-    planner generate-site --spec datasets/fleet-mixed-250k.gen.yaml -o G/fleet-mixed-250k.site.yaml --scenario G/fleet-mixed-250k.yaml
+    planner generate-site --spec datasets/fleet-mixed-250k.gen.yaml -o G/fleet-mixed-250k.site.yaml --scenario
+    G/fleet-mixed-250k.yaml
 
 and planned three ways, each in its own process (peak memory is that process's, its worker
 processes reported apart): first-fit (the baseline), the single model, and ``--decompose
@@ -41,8 +42,23 @@ def generate(name: str) -> Path:
     """The fleet's site and scenario (same spec, same seed, same files); the scenario path."""
     GEN.mkdir(parents=True, exist_ok=True)
     site, scen = GEN / f"{name}.site.yaml", GEN / f"{name}.yaml"
-    subprocess.run([sys.executable, "-m", "planner.cli", "generate-site", "--spec", f"datasets/{name}.gen.yaml", "-o", str(site),
-                    "--scenario", str(scen)], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "generate-site",
+            "--spec",
+            f"datasets/{name}.gen.yaml",
+            "-o",
+            str(site),
+            "--scenario",
+            str(scen),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     return scen
 
 
@@ -58,12 +74,21 @@ def worker(how: str, path: str, limit: float) -> dict:
     t0 = time.perf_counter()
     s = load_scenario(path)
     load_s = time.perf_counter() - t0
-    out: dict = {"how": how, "clusters": len(s.clusters), "wanted": sum(c.gpus or 0 for c in s.clusters), "load_s": load_s}
+    out: dict = {
+        "how": how,
+        "clusters": len(s.clusters),
+        "wanted": sum(c.gpus or 0 for c in s.clusters),
+        "load_s": load_s,
+    }
     if how == "firstfit":
         t0 = time.perf_counter()
         racks = greedy_racks(s)
-        out.update(total_s=time.perf_counter() - t0 + load_s, gpus=sum(s.catalog.by_id()[r.rack_type].gpus for r in racks),
-                   objective=objective_value(s, racks), meets_demands=greedy_meets_demands(s, racks))
+        out.update(
+            total_s=time.perf_counter() - t0 + load_s,
+            gpus=sum(s.catalog.by_id()[r.rack_type].gpus for r in racks),
+            objective=objective_value(s, racks),
+            meets_demands=greedy_meets_demands(s, racks),
+        )
     else:
         t0 = time.perf_counter()
         if how == "single":
@@ -75,8 +100,17 @@ def worker(how: str, path: str, limit: float) -> dict:
             notes = [n for n in plan.notes if n.startswith(("decomposed", "decomposition"))]
         total = time.perf_counter() - t0 + load_s
         ok = verify(plan, s).ok if plan.status.has_plan else None
-        out.update(total_s=total, status=str(plan.status), gpus=plan.kpis.gpus if plan.status.has_plan else 0,
-                   objective=plan.objective_value, bound=plan.bound, gap=plan.gap, verified=ok, stages=plan.stage_times_s, notes=notes)
+        out.update(
+            total_s=total,
+            status=str(plan.status),
+            gpus=plan.kpis.gpus if plan.status.has_plan else 0,
+            objective=plan.objective_value,
+            bound=plan.bound,
+            gap=plan.gap,
+            verified=ok,
+            stages=plan.stage_times_s,
+            notes=notes,
+        )
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["children_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return out
@@ -93,8 +127,12 @@ def measure(how: str, path: Path, limit: float) -> dict:
         return {"how": how, "error": tail, "wall_s": wall}
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     data["wall_s"] = wall
-    print(f"  {how:10s} {path.name:24s} {data.get('status', '-'):10s} gpus={data.get('gpus'):,} wall={wall:.1f}s "
-          f"peak={data['peak_mb']:.0f} MB", file=sys.stderr)
+    print(
+        f"  {how:10s} {path.name:24s} {data.get('status', '-'):10s} gpus={data.get('gpus'):,} "
+        f"wall={wall:.1f}s "
+        f"peak={data['peak_mb']:.0f} MB",
+        file=sys.stderr,
+    )
     return data
 
 
@@ -108,14 +146,23 @@ def _pct(x) -> str:
 
 def write(rows: dict[str, dict[str, dict]], took_s: float) -> None:
     now = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    lines = ["# Distinct fleets: single model vs decomposition by building", "",
-             f"Written by `.venv/bin/python benchmarks/fleets.py` on {now} UTC in {took_s / 60:.1f} minutes; machine: {MACHINE}. "
-             "Every cluster differs (sizes 256-16,384 GPUs, rack types by building kind, exact / at-least / as-many-as-fit demands, "
-             "one-pod or one-building hop budgets, spread limits): `planner generate-site --spec datasets/NAME.gen.yaml -o SITE "
-             "--scenario SCENARIO`. Peak memory: the run's own process (its building workers apart). The bound of the whole is the "
-             "tightest either run proves; gaps are to it.", "",
-             "| fleet | clusters | GPUs wanted | run | status | GPUs | verified | gap to the whole's bound | bound | wall s | peak MB (workers) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Distinct fleets: single model vs decomposition by building",
+        "",
+        f"Written by `.venv/bin/python benchmarks/fleets.py` on {now} UTC in {took_s / 60:.1f} minutes; "
+        f"machine: {MACHINE}. "
+        "Every cluster differs (sizes 256-16,384 GPUs, rack types by building kind, exact / at-least / "
+        "as-many-as-fit demands, "
+        "one-pod or one-building hop budgets, spread limits): `planner generate-site --spec "
+        "datasets/NAME.gen.yaml -o SITE "
+        "--scenario SCENARIO`. Peak memory: the run's own process (its building workers apart). The bound "
+        "of the whole is the "
+        "tightest either run proves; gaps are to it.",
+        "",
+        "| fleet | clusters | GPUs wanted | run | status | GPUs | verified | gap to the whole's bound | "
+        "bound | wall s | peak MB (workers) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     targets = []
     for fleet, r in rows.items():
         bounds = [x["bound"] for x in (r["single"], r["decomposed"]) if x.get("bound") is not None]
@@ -123,27 +170,61 @@ def write(rows: dict[str, dict[str, dict]], took_s: float) -> None:
         for how in ("firstfit", "single", "decomposed"):
             x = r[how]
             if "error" in x:
-                lines.append(f"| {fleet} | - | - | {how} | error: {x['error']} | - | - | - | - | {x['wall_s']:.1f} | - |")
+                lines.append(
+                    f"| {fleet} | - | - | {how} | error: {x['error']} | - | - | - | - | {x['wall_s']:.1f} "
+                    "| - |"
+                )
                 continue
-            gap = None if best is None or not x.get("gpus") else (best - x["objective"]) / max(abs(x["objective"]), 1)
+            gap = (
+                None
+                if best is None or not x.get("gpus")
+                else (best - x["objective"]) / max(abs(x["objective"]), 1)
+            )
             status = x.get("status", "meets demands" if x.get("meets_demands") else "misses demands")
-            lines.append(f"| {fleet} | {x['clusters']} | {_n(x['wanted'])} | {how} | {status} | {_n(x['gpus'])} | {x.get('verified', '-')} | "
-                         f"{_pct(gap)} | {_n(best)} | {x['wall_s']:.1f} | {x['peak_mb']:,.0f} ({x['children_peak_mb']:,.0f}) |")
+            lines.append(
+                f"| {fleet} | {x['clusters']} | {_n(x['wanted'])} | {how} | {status} | {_n(x['gpus'])} | "
+                f"{x.get('verified', '-')} | "
+                f"{_pct(gap)} | {_n(best)} | {x['wall_s']:.1f} | {x['peak_mb']:,.0f} "
+                f"({x['children_peak_mb']:,.0f}) |"
+            )
         d, s, f = r["decomposed"], r["single"], r["firstfit"]
         if "error" not in d and best is not None:
             gap = (best - d["objective"]) / max(d["objective"], 1)
             limit = FLEETS[fleet][2]
-            targets.append((f"{fleet} decomposed: verified, within 1% of the whole's bound in ≤ {limit:.0f} s", f"{gap:.3%} in {d['wall_s']:.1f} s",
-                            bool(d.get("verified")) and gap <= 0.01 and d["wall_s"] <= limit))
-            targets.append((f"{fleet} decomposed: peak memory ≤ {MEMORY_TARGET_MB:,} MB (main process; each worker apart)",
-                            f"{d['peak_mb']:,.0f} MB ({d['children_peak_mb']:,.0f} MB)", max(d["peak_mb"], d["children_peak_mb"]) <= MEMORY_TARGET_MB))
+            targets.append(
+                (
+                    f"{fleet} decomposed: verified, within 1% of the whole's bound in ≤ {limit:.0f} s",
+                    f"{gap:.3%} in {d['wall_s']:.1f} s",
+                    bool(d.get("verified")) and gap <= 0.01 and d["wall_s"] <= limit,
+                )
+            )
+            targets.append(
+                (
+                    f"{fleet} decomposed: peak memory ≤ {MEMORY_TARGET_MB:,} MB (main process; each worker "
+                    "apart)",
+                    f"{d['peak_mb']:,.0f} MB ({d['children_peak_mb']:,.0f} MB)",
+                    max(d["peak_mb"], d["children_peak_mb"]) <= MEMORY_TARGET_MB,
+                )
+            )
             if "error" not in s:
-                targets.append((f"{fleet}: decomposed places at least the single model's GPUs with the same time limit",
-                                f"{d['gpus']:,} vs {s['gpus']:,}", d["gpus"] >= s["gpus"]))
+                targets.append(
+                    (
+                        f"{fleet}: decomposed places at least the single model's GPUs with the same time "
+                        "limit",
+                        f"{d['gpus']:,} vs {s['gpus']:,}",
+                        d["gpus"] >= s["gpus"],
+                    )
+                )
             if "error" not in f:
-                targets.append((f"{fleet}: what the optimiser adds over first-fit", f"+{d['gpus'] - f['gpus']:,} GPUs "
-                                f"({(d['gpus'] - f['gpus']) / max(f['gpus'], 1):+.1%}); first-fit "
-                                f"{'meets' if f['meets_demands'] else 'misses'} the fixed demands", True))
+                targets.append(
+                    (
+                        f"{fleet}: what the optimiser adds over first-fit",
+                        f"+{d['gpus'] - f['gpus']:,} GPUs "
+                        f"({(d['gpus'] - f['gpus']) / max(f['gpus'], 1):+.1%}); first-fit "
+                        f"{'meets' if f['meets_demands'] else 'misses'} the fixed demands",
+                        True,
+                    )
+                )
     lines += ["", "## Stage times (s)", "", "| fleet | run | stages |", "|---|---|---|"]
     for fleet, r in rows.items():
         for how in ("single", "decomposed"):
@@ -170,12 +251,15 @@ def main() -> None:
         return
     started = time.perf_counter()
     rows: dict[str, dict[str, dict]] = {}
-    for fleet in ([args.only] if args.only else list(FLEETS)):
+    for fleet in [args.only] if args.only else list(FLEETS):
         name, single_s, dec_s = FLEETS[fleet]
         path = generate(name)
         print(f"fleet {fleet}: {path}", file=sys.stderr)
-        rows[fleet] = {"firstfit": measure("firstfit", path, single_s), "decomposed": measure("decomposed", path, dec_s),
-                       "single": measure("single", path, single_s)}
+        rows[fleet] = {
+            "firstfit": measure("firstfit", path, single_s),
+            "decomposed": measure("decomposed", path, dec_s),
+            "single": measure("single", path, single_s),
+        }
     write(rows, time.perf_counter() - started)
 
 

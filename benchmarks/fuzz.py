@@ -30,8 +30,35 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-HOSTILE = [None, "", 0, -1, 1e308, -1e308, 10**40, 0.5, True, [], {}, "x" * 5000, "../../../etc/passwd", "/dev/zero", "\x1b[2J",
-           "NaN", ".nan", "-.inf", "2024-13-45", "!!int", "${x}", "null", [[]], {"a": {"b": {}}}, "a\x00b", 3.999999999, "tcp://x:1"]
+HOSTILE = [
+    None,
+    "",
+    0,
+    -1,
+    1e308,
+    -1e308,
+    10**40,
+    0.5,
+    True,
+    [],
+    {},
+    "x" * 5000,
+    "../../../etc/passwd",
+    "/dev/zero",
+    "\x1b[2J",
+    "NaN",
+    ".nan",
+    "-.inf",
+    "2024-13-45",
+    "!!int",
+    "${x}",
+    "null",
+    [[]],
+    {"a": {"b": {}}},
+    "a\x00b",
+    3.999999999,
+    "tcp://x:1",
+]
 TIMEOUT_S = 30
 
 
@@ -103,7 +130,20 @@ def mutate(text: str, rng: random.Random) -> str:
             b[rng.randrange(len(b))] = rng.randrange(256)
     elif kind < 0.9:
         i = rng.randrange(len(b))
-        b[i:i] = rng.choice([b"\t", b"{", b"[", b"- ", b": ", b"&a ", b"*a", b"!!python/object:os.system ", b"\n  x: 1\n", b'"'])
+        b[i:i] = rng.choice(
+            [
+                b"\t",
+                b"{",
+                b"[",
+                b"- ",
+                b": ",
+                b"&a ",
+                b"*a",
+                b"!!python/object:os.system ",
+                b"\n  x: 1\n",
+                b'"',
+            ]
+        )
     else:
         b = b[: rng.randrange(len(b))]
     return b.decode(errors="replace")
@@ -122,22 +162,70 @@ def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
         main(["plan", str(work / "small-hall.yaml"), "-o", str(work / "small-hall.plan.yaml"), "--quiet"])
         main(["plan", str(work / "dr-hall-flex.yaml"), "-o", str(work / "dr-hall-flex.plan.yaml"), "--quiet"])
         (work / "mini").mkdir()
-        (work / "mini" / "two.yaml").write_text("name: two\nbase: ../small-hall.yaml\ngrid:\n  gpu_power_cap_w: [null, 600]\n"
-                                                "zip:\n  clusters[0].rack_types: [[grand-teton-h100]]\n")
-        main(["batch", str(work / "mini" / "two.yaml"), "-o", str(work / "results"), "--executor", "serial", "--quiet"])
-    scenarios = [f for f in work.glob("*.yaml") if not f.name.endswith((".site.yaml", ".gen.yaml", ".plan.yaml")) and f.name != "catalog.yaml"
-                 and f.name not in ("fleet-1m.gen.yaml",) and "1m" not in f.name and "100k" not in f.name and "1gw" not in f.name]
+        (work / "mini" / "two.yaml").write_text(
+            "name: two\nbase: ../small-hall.yaml\ngrid:\n  gpu_power_cap_w: [null, 600]\n"
+            "zip:\n  clusters[0].rack_types: [[grand-teton-h100]]\n"
+        )
+        main(
+            [
+                "batch",
+                str(work / "mini" / "two.yaml"),
+                "-o",
+                str(work / "results"),
+                "--executor",
+                "serial",
+                "--quiet",
+            ]
+        )
+    scenarios = [
+        f
+        for f in work.glob("*.yaml")
+        if not f.name.endswith((".site.yaml", ".gen.yaml", ".plan.yaml"))
+        and f.name != "catalog.yaml"
+        and f.name not in ("fleet-1m.gen.yaml",)
+        and "1m" not in f.name
+        and "100k" not in f.name
+        and "1gw" not in f.name
+    ]
     return {
-        "scenario": [(f, ["validate", "{file}"]) for f in scenarios] + [(work / "small-hall.yaml", ["plan", "{file}", "--time-limit", "5", "--quiet"])],
-        "site": [(f, ["validate", str(work / f.name.replace(".site.yaml", ".yaml"))]) for f in work.glob("*.site.yaml")
-                 if (work / f.name.replace(".site.yaml", ".yaml")).exists() and "100k" not in f.name and "1gw" not in f.name],
+        "scenario": [(f, ["validate", "{file}"]) for f in scenarios]
+        + [(work / "small-hall.yaml", ["plan", "{file}", "--time-limit", "5", "--quiet"])],
+        "site": [
+            (f, ["validate", str(work / f.name.replace(".site.yaml", ".yaml"))])
+            for f in work.glob("*.site.yaml")
+            if (work / f.name.replace(".site.yaml", ".yaml")).exists()
+            and "100k" not in f.name
+            and "1gw" not in f.name
+        ],
         "catalog": [(work / "catalog.yaml", ["validate", "{scenario_with_catalog}"])],
-        "generator": [(f, ["generate-site", "--spec", "{file}", "-o", "{out}"]) for f in work.glob("*.gen.yaml") if "1m" not in f.name and "100k" not in f.name and "1gw" not in f.name],
-        "sweep": [(work / "mini" / "two.yaml", ["batch", "{file}", "-o", "{outdir}", "--executor", "serial", "--quiet", "--time-limit", "5",
-                                                  "--max-points", "4"])],
-        "plan": [(work / "small-hall.plan.yaml", ["verify", "{file}", str(work / "small-hall.yaml")]),
-                 (work / "dr-hall-flex.plan.yaml", ["verify", "{file}", str(work / "dr-hall-flex.yaml")]),
-                 (work / "small-hall.plan.yaml", ["compare", "{file}", str(work / "small-hall.plan.yaml")])],
+        "generator": [
+            (f, ["generate-site", "--spec", "{file}", "-o", "{out}"])
+            for f in work.glob("*.gen.yaml")
+            if "1m" not in f.name and "100k" not in f.name and "1gw" not in f.name
+        ],
+        "sweep": [
+            (
+                work / "mini" / "two.yaml",
+                [
+                    "batch",
+                    "{file}",
+                    "-o",
+                    "{outdir}",
+                    "--executor",
+                    "serial",
+                    "--quiet",
+                    "--time-limit",
+                    "5",
+                    "--max-points",
+                    "4",
+                ],
+            )
+        ],
+        "plan": [
+            (work / "small-hall.plan.yaml", ["verify", "{file}", str(work / "small-hall.yaml")]),
+            (work / "dr-hall-flex.plan.yaml", ["verify", "{file}", str(work / "dr-hall-flex.yaml")]),
+            (work / "small-hall.plan.yaml", ["compare", "{file}", str(work / "small-hall.plan.yaml")]),
+        ],
         "results": [(work / "results" / "results.csv", ["frontier", "{file}", "-o", "{out}"])],
     }
 
@@ -172,14 +260,24 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
                 target = mutant_dir / "sw" / src.name
             cat_scenario = mutant_dir / "with-catalog.yaml"
             cat_scenario.write_text((work / "small-hall.yaml").read_text() + "\ncatalog: catalog.yaml\n")
-            real = [a.format(file=target, out=mutant_dir / "out.html" if kind == "results" else mutant_dir / "out.yaml",
-                             outdir=mutant_dir / "out", scenario_with_catalog=cat_scenario) for a in args]
+            real = [
+                a.format(
+                    file=target,
+                    out=mutant_dir / "out.html" if kind == "results" else mutant_dir / "out.yaml",
+                    outdir=mutant_dir / "out",
+                    scenario_with_catalog=cat_scenario,
+                )
+                for a in args
+            ]
             if kind == "site":
                 real[1] = str(mutant_dir / Path(real[1]).name)
             signal.alarm(TIMEOUT_S)
             t0 = time.perf_counter()
             try:
-                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                with (
+                    contextlib.redirect_stdout(io.StringIO()),
+                    contextlib.redirect_stderr(io.StringIO()) as err,
+                ):
                     code = main(real)
             except Hang:
                 code = "hang"
@@ -191,7 +289,10 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
                 signal.alarm(0)
             counts[kind, code] += 1
             if code in (3, "hang"):
-                failures.append(f"{kind} {' '.join(real)}: {err.getvalue().strip().splitlines()[-1:]} ({time.perf_counter() - t0:.1f} s)")
+                failures.append(
+                    f"{kind} {' '.join(real)}: {err.getvalue().strip().splitlines()[-1:]} "
+                    f"({time.perf_counter() - t0:.1f} s)"
+                )
                 keep = ROOT / "benchmarks" / "generated" / "fuzz-failures"
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(target, keep / f"{i}-{src.name}")
@@ -212,9 +313,20 @@ def main() -> None:
     by_kind: dict[str, dict] = {}
     for (kind, code), v in sorted(counts.items(), key=str):
         by_kind.setdefault(kind, {})[str(code)] = v
-    print(json.dumps({"mutants": args.n, "seed": args.seed, "seconds": round(time.perf_counter() - t0, 1), "by_kind_and_exit_code": by_kind,
-                      "internal_errors": sum(v for (k, c), v in counts.items() if c == 3),
-                      "hangs": sum(v for (k, c), v in counts.items() if c == "hang"), "failures": failures[:50]}, indent=1))
+    print(
+        json.dumps(
+            {
+                "mutants": args.n,
+                "seed": args.seed,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "by_kind_and_exit_code": by_kind,
+                "internal_errors": sum(v for (k, c), v in counts.items() if c == 3),
+                "hangs": sum(v for (k, c), v in counts.items() if c == "hang"),
+                "failures": failures[:50],
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -114,7 +114,11 @@ class NodeKind(StrEnum):
         """Usable share of the rating when the site states none: 0.8 for breakers, busways, PDUs
         (and unknown kinds), the NEC/NEMA continuous-load rule; 1.0 for UPS, transformers,
         substations and utility feeds, rated in kW for continuous load."""
-        return 1.0 if self in (NodeKind.utility, NodeKind.substation, NodeKind.transformer, NodeKind.ups) else 0.8
+        return (
+            1.0
+            if self in (NodeKind.utility, NodeKind.substation, NodeKind.transformer, NodeKind.ups)
+            else 0.8
+        )
 
 
 class RackLimitBasis(StrEnum):

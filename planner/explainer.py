@@ -115,7 +115,12 @@ def unplaceable(m: Model) -> list[Finding]:
         sizes = sorted({types[t].gpus for t in usable if types[t].gpus})
         if c.demand == Demand.exact and c.gpus and not _reachable(c.gpus, sizes):
             out.append(
-                Finding("unplaceable", c.id, f"cluster {c.id}: exactly {c.gpus:,} GPUs is no sum of its racks' GPU counts ({', '.join(map(str, sizes)) or 'none'})")
+                Finding(
+                    "unplaceable",
+                    c.id,
+                    f"cluster {c.id}: exactly {c.gpus:,} GPUs is no sum of its racks' GPU counts "
+                    f"({', '.join(map(str, sizes)) or 'none'})",
+                )
             )
             continue
         needs = c.demand in (Demand.exact, Demand.at_least) and (c.gpus or 0) > 0
@@ -125,7 +130,8 @@ def unplaceable(m: Model) -> list[Finding]:
                 Finding(
                     "unplaceable",
                     c.id,
-                    f"cluster {c.id}: none of its rack types ({', '.join(c.rack_types)}){hbm} fits any position "
+                    f"cluster {c.id}: none of its rack types ({', '.join(c.rack_types)}){hbm} fits any "
+                    "position "
                     f"(row power, weight or floor limit, liquid loop, or cable reach)",
                 )
             )
@@ -168,7 +174,12 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
     if kind == LimitKind.cooling_zone:
         return kind.words, f"{lim.ident} ({m.ix.zones[lim.ident].medium.value})"
     if kind == LimitKind.power_arrival:
-        return kind.words, f"(interconnect + generation) in {lim.key.phase}" if lim.key.phase else "(interconnect + generation)"
+        return (
+            kind.words,
+            f"(interconnect + generation) in {lim.key.phase}"
+            if lim.key.phase
+            else "(interconnect + generation)",
+        )
     if kind == LimitKind.supply:
         if lim.ident.startswith("switch:"):
             return kind.words, f"of {lim.ident.removeprefix('switch:')} switches"
@@ -176,10 +187,14 @@ def _what(m: Model, lim: Limit) -> tuple[str, str]:
     return ("pod GPUs" if kind == LimitKind.pod_gpus else kind.words), lim.ident
 
 
-def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s: float | None) -> list[Finding]:
+def _storage_alternative(
+    scenario: Scenario, found: list[Finding], time_limit_s: float | None
+) -> list[Finding]:
     """When clusters need storage racks: whether everything fits with only their storage short
     (every capacity kept), and by how much write bandwidth, where."""
-    if not any(storage_racks(scenario, c) for c in scenario.clusters) or any(f.text.startswith("storage") for f in found):
+    if not any(storage_racks(scenario, c) for c in scenario.clusters) or any(
+        f.text.startswith("storage") for f in found
+    ):
         return []
     m = build(scenario, elastic=True)
     for key, var in m.slack.items():
@@ -197,22 +212,47 @@ def _storage_alternative(scenario: Scenario, found: list[Finding], time_limit_s:
             st = scenario.catalog.by_id().get(head.storage_rack_type)
             where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
             racks = round(short)
-            what = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
-            out.append(Finding("conflict", sid or "site", f"or, keeping every capacity: {what} for {head.id} in {where} ({racks} of its "
-                                                          f"{storage_racks(scenario, head)} storage racks do not fit)", short, "racks"))
+            what = (
+                f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s"
+                if st and st.storage_write_gb_per_s
+                else "storage short"
+            )
+            out.append(
+                Finding(
+                    "conflict",
+                    sid or "site",
+                    f"or, keeping every capacity: {what} for {head.id} in {where} ({racks} of its "
+                    f"{storage_racks(scenario, head)} storage racks do not fit)",
+                    short,
+                    "racks",
+                )
+            )
     return out
 
 
-def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> Explanation:
+def explain_infeasible(
+    scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None
+) -> Explanation:
     """Elastic relaxation of the capacity limits (module docstring)."""
     m = build(scenario, elastic=True)
     found = unplaceable(m)
     if found:
-        return Explanation(scenario.name, False, f"Cannot place {_demand_text(scenario)}:", found, "checked before solving")
+        return Explanation(
+            scenario.name, False, f"Cannot place {_demand_text(scenario)}:", found, "checked before solving"
+        )
     result = solve(m, progress, time_limit_s, tie_breaks=False)
     if result.objective is None:
-        text = "no assignment meets the demands even with every capacity relaxed: check hop budgets (max_hops) against pod and building sizes"
-        return Explanation(scenario.name, False, f"Cannot place {_demand_text(scenario)}:", [Finding("conflict", "scope", text)], "elastic relaxation")
+        text = (
+            "no assignment meets the demands even with every capacity relaxed: check hop budgets "
+            "(max_hops) against pod and building sizes"
+        )
+        return Explanation(
+            scenario.name,
+            False,
+            f"Cannot place {_demand_text(scenario)}:",
+            [Finding("conflict", "scope", text)],
+            "elastic relaxation",
+        )
     worst: dict[tuple[str, str], tuple[float, str, Limit]] = {}
     findings_spread: list[Finding] = []
     for key, lim in m.limits.items():
@@ -226,39 +266,75 @@ def explain_infeasible(scenario: Scenario, time_limit_s: float | None = None, pr
             st = m.scenario.catalog.by_id().get(head.storage_rack_type)
             where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
             racks = round(short)
-            gbps = f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s" if st and st.storage_write_gb_per_s else "storage short"
-            findings_spread.append(Finding("conflict", sid or "site", f"{gbps} for {head.id} in {where} ({racks} of its "
-                                           f"{storage_racks(m.scenario, head)} storage racks do not fit)", short, "racks"))
+            gbps = (
+                f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s"
+                if st and st.storage_write_gb_per_s
+                else "storage short"
+            )
+            findings_spread.append(
+                Finding(
+                    "conflict",
+                    sid or "site",
+                    f"{gbps} for {head.id} in {where} ({racks} of its "
+                    f"{storage_racks(m.scenario, head)} storage racks do not fit)",
+                    short,
+                    "racks",
+                )
+            )
             continue
         if lim.kind == LimitKind.fabric:
             cid, did = lim.ident.split("@", 1)
             design = next(d for d in m.scenario.fabrics if d.id == did)
             cluster = next(c for c in m.scenario.clusters if c.id == cid)
             types = m.scenario.catalog.by_id()
-            downs = [leaf_down_of(design, types[t]) for t in m.scenario.gpu_types_for(cluster) if types[t].gpus]
-            text = limit_text(design, m.scenario.catalog.switch_by_id(), max(downs) if downs and design.leaf_in_rack else None)
-            findings_spread.append(Finding("conflict", did, f"{text}; {cid} needs {_fmt(lim.limit + short)}", short, "endpoints"))
+            downs = [
+                leaf_down_of(design, types[t]) for t in m.scenario.gpu_types_for(cluster) if types[t].gpus
+            ]
+            text = limit_text(
+                design,
+                m.scenario.catalog.switch_by_id(),
+                max(downs) if downs and design.leaf_in_rack else None,
+            )
+            findings_spread.append(
+                Finding("conflict", did, f"{text}; {cid} needs {_fmt(lim.limit + short)}", short, "endpoints")
+            )
             continue
         if lim.family.startswith("spread_"):
             cluster, element = lim.ident.split("@", 1)
             kind = lim.family.removeprefix("spread_")
-            findings_spread.append(Finding("conflict", element, f"spread {element}: {cluster} needs {_fmt(short)} GPUs more there than "
-                                           f"max_share_per_{kind} allows", short, "GPUs"))
+            findings_spread.append(
+                Finding(
+                    "conflict",
+                    element,
+                    f"spread {element}: {cluster} needs {_fmt(short)} GPUs more there than "
+                    f"max_share_per_{kind} allows",
+                    short,
+                    "GPUs",
+                )
+            )
             continue
         family, element = _what(m, lim)
         k = (family, element)
         if lim.kind == LimitKind.row_positions and k in worst:  # a row's cable-length bands add up
             prev = worst[k]
-            worst[k] = (prev[0] + short, "", replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs))
+            worst[k] = (
+                prev[0] + short,
+                "",
+                replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs),
+            )
         elif k not in worst or short > worst[k][0]:
             worst[k] = (short, lim.failed, lim)
     findings = list(findings_spread)
-    for (family, element), (short, when, lim) in sorted(worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)):
+    for (family, element), (short, when, lim) in sorted(
+        worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)
+    ):
         who = _clusters_in(m, lim, result.counts)
         whom = f" for {', '.join(who)}" if who else ""
         case = f" when {when} fails" if when else ""
         shown = lim.limit + lim.fixed
-        fixed = f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
+        fixed = (
+            f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
+        )
         findings.append(
             Finding(
                 "conflict",
@@ -346,7 +422,11 @@ def _power_peers(scenario: Scenario, nodes: set[str]) -> dict[str, set[str]]:
         under = ix.subtree(u)
         rows_of[u] = {r for r, ref in ix.rows.items() if under & set(ref.row.feeds)}
     return {
-        u: {v for v in nodes if v != u and rows_of[u] & rows_of[v] and v not in ix.ancestors(u) and u not in ix.ancestors(v)}
+        u: {
+            v
+            for v in nodes
+            if v != u and rows_of[u] & rows_of[v] and v not in ix.ancestors(u) and u not in ix.ancestors(v)
+        }
         for u in nodes
     }
 
@@ -358,7 +438,12 @@ def _smallest_steps(scenario: Scenario) -> dict[str, float]:
     if not allowed:
         return {}
     kw = [scenario.rack_power_kw(t) for t in allowed]
-    heat = [h for t, p in zip(allowed, kw, strict=True) for h in (p * (1 - t.liquid_fraction), p * t.liquid_fraction) if h > 0]
+    heat = [
+        h
+        for t, p in zip(allowed, kw, strict=True)
+        for h in (p * (1 - t.liquid_fraction), p * t.liquid_fraction)
+        if h > 0
+    ]
     return {
         LimitKind.power_node: min(kw),
         LimitKind.cooling_zone: min(heat, default=0.0),
@@ -374,7 +459,16 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
     Σ over the limit's rows (normal and N-1) of |dual| × STEP × right-hand side."""
     m = build(scenario)
     backend = from_name("highs")
-    res = backend.solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0, relax_integrality=True))
+    res = backend.solve(
+        SolveRequest(
+            m.prob,
+            m.prob.objective,
+            m.prob.sense == pulp.LpMaximize,
+            time_limit_s,
+            0.0,
+            relax_integrality=True,
+        )
+    )
     out: dict[tuple[str, str], float] = {}
     if not res.duals:
         return out
@@ -406,11 +500,17 @@ def per_phase_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
     rep = verify(plan, scenario)
     if not scenario.phases:
         return [u for u in rep.usage if u.kind in PER_PHASE]
-    return [u.model_copy(update={"id": ph if u.kind == LimitKind.power_arrival else f"{u.id}@{ph}"})
-            for ph, us in rep.phase_usage.items() for u in us if u.kind in PER_PHASE]
+    return [
+        u.model_copy(update={"id": ph if u.kind == LimitKind.power_arrival else f"{u.id}@{ph}"})
+        for ph, us in rep.phase_usage.items()
+        for u in us
+        if u.kind in PER_PHASE
+    ]
 
 
-def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float) -> tuple[float, float | None]:
+def _resolve_gain(
+    scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_s: float
+) -> tuple[float, float | None]:
     """(gain, upper end or none) of a relaxed scenario against the base plan: the relaxed model
     starts from the base plan (still feasible: relaxing only loosens), with the same settings."""
     m = build(relaxed)
@@ -428,7 +528,11 @@ def _resolve_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, time_limit_
 
 
 def explain_feasible(
-    scenario: Scenario, plan: Plan, time_limit_s: float | None = None, top: int = TOP, progress: ProgressFn | None = None
+    scenario: Scenario,
+    plan: Plan,
+    time_limit_s: float | None = None,
+    top: int = TOP,
+    progress: ProgressFn | None = None,
 ) -> Explanation:
     """Which limits bind and what relaxing each buys: screen every used limit with LP duals, re-solve
     the most promising (each from the base plan, same settings and gap), then all of them together."""
@@ -436,9 +540,16 @@ def explain_feasible(
     unit = Objective(scenario.objective).unit
     screen = dual_screen(scenario, limit_s)
     room = _smallest_steps(scenario)
-    usage = [u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE]
+    usage = [
+        u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE
+    ]
     usage += [u for u in per_phase_usage(scenario, plan) if u.limit > 0 or u.kind == LimitKind.power_arrival]
-    tight = {u.id for u in usage if u.kind == LimitKind.power_node and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)}
+    tight = {
+        u.id
+        for u in usage
+        if u.kind == LimitKind.power_node
+        and (u.worst_share >= NEAR_SHARE or screen.get((u.kind, u.id), 0) > 0)
+    }
     peers = _power_peers(scenario, tight)
     cands: list[Relaxation] = []
     grouped: set[tuple[str, str]] = set()
@@ -453,7 +564,9 @@ def explain_feasible(
         if est <= 1e-9 and u.worst_share < BINDING_SHARE and not no_room:
             continue
         when = u.worst_failure if u.worst_failure and (u.worst_value or 0) > u.value + 1e-9 else ""
-        cands.append(Relaxation(u.kind, u.id, mates, used / u.limit, used, u.limit, u.unit, when, estimate=est))
+        cands.append(
+            Relaxation(u.kind, u.id, mates, used / u.limit, used, u.limit, u.unit, when, estimate=est)
+        )
     findings: list[Finding] = []
     chosen = cands[:top]
     for c in chosen:
@@ -476,10 +589,21 @@ def explain_feasible(
             unsolved += 1
             if unsolved > MAX_UNSOLVED_LINES:
                 continue
-            text += "; not re-solved (the LP screen ranks it below the top ones)" if c.estimate > 0 else "; the LP screen finds no gain"
+            text += (
+                "; not re-solved (the LP screen ranks it below the top ones)"
+                if c.estimate > 0
+                else "; the LP screen finds no gain"
+            )
         findings.append(Finding("binding", c.ident, text, c.used, c.unit))
     if unsolved > MAX_UNSOLVED_LINES:
-        findings.append(Finding("note", "", f"… and {unsolved - MAX_UNSOLVED_LINES:,} more limits used to the full or close, not re-solved (table: every one)"))
+        findings.append(
+            Finding(
+                "note",
+                "",
+                f"… and {unsolved - MAX_UNSOLVED_LINES:,} more limits used to the full or close, not "
+                "re-solved (table: every one)",
+            )
+        )
     joint = [c for c in chosen if c.step]
     if len(joint) > 1:
         s2 = scenario
@@ -491,17 +615,42 @@ def explain_feasible(
             progress(Progress(f"re-solving with {len(joint)} limits relaxed together", 0.0))
         g, up = _resolve_gain(scenario, s2, plan, limit_s)
         names = "; ".join(c.label for c in joint)
-        findings.append(Finding("note", "joint", f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}", g, unit))
+        findings.append(
+            Finding(
+                "note",
+                "joint",
+                f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}",
+                g,
+                unit,
+            )
+        )
     capped = _clusters_at_cap(scenario, plan)
     if capped and all((c.gain or 0.0) <= 1e-9 for c in chosen):
-        findings.insert(0, Finding("note", "demand", f"{_names(capped)} at {'its' if len(capped) == 1 else 'their'} GPU cap: demand, not capacity, decides this plan"))
+        findings.insert(
+            0,
+            Finding(
+                "note",
+                "demand",
+                f"{_names(capped)} at {'its' if len(capped) == 1 else 'their'} GPU cap: demand, not "
+                "capacity, decides this plan",
+            ),
+        )
     elif not cands:
         findings.append(Finding("note", "", "no limit binds: demand, not capacity, decides this plan"))
     gpus = plan.kpis.gpus if plan.kpis else 0
-    head = (f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation pays, "
-            f"most valuable first (normal or worst N-1 use):")
-    ex = Explanation(scenario.name, True, head, findings,
-                     f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same settings; +{STEP:.0%} per step")
+    head = (
+        f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation "
+        "pays, "
+        f"most valuable first (normal or worst N-1 use):"
+    )
+    ex = Explanation(
+        scenario.name,
+        True,
+        head,
+        findings,
+        f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same "
+        f"settings; +{STEP:.0%} per step",
+    )
     ex.relaxations = cands
     return ex
 
@@ -512,12 +661,20 @@ def _clusters_at_cap(scenario: Scenario, plan: Plan) -> list[str]:
     got: dict[str, int] = {}
     for r in plan.racks:
         got[r.cluster] = got.get(r.cluster, 0) + types[r.rack_type].gpus
-    return [c.id for c in scenario.clusters if c.gpus is not None and c.demand != Demand.at_least and got.get(c.id, 0) >= c.gpus]
+    return [
+        c.id
+        for c in scenario.clusters
+        if c.gpus is not None and c.demand != Demand.at_least and got.get(c.id, 0) >= c.gpus
+    ]
 
 
 def _names(ids: list[str], most: int = 4) -> str:
     head = ", ".join(ids[:most])
-    return ("cluster " if len(ids) == 1 else "clusters ") + head + (f" and {len(ids) - most} more" if len(ids) > most else "")
+    return (
+        ("cluster " if len(ids) == 1 else "clusters ")
+        + head
+        + (f" and {len(ids) - most} more" if len(ids) > most else "")
+    )
 
 
 def _gain_text(gain: float, upper: float | None) -> str:
@@ -528,11 +685,18 @@ def _gain_text(gain: float, upper: float | None) -> str:
     return f"+{_fmt(gain)} to +{_fmt(upper)} (re-solve stopped at its limit)"
 
 
-def explain(scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None) -> tuple[Explanation, Plan | None]:
+def explain(
+    scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None
+) -> tuple[Explanation, Plan | None]:
     """Solve; explain the conflict if infeasible, else the binding limits."""
     plan = plan_scenario(scenario, progress, time_limit_s)
     if plan.status == Status.infeasible:
         return explain_infeasible(scenario, time_limit_s, progress), plan
     if not plan.status.has_plan:
-        return Explanation(scenario.name, None, f"No plan found within {time_limit_s or scenario.solver.time_limit_s} s; feasibility is unknown. Raise the time limit."), plan
+        return Explanation(
+            scenario.name,
+            None,
+            f"No plan found within {time_limit_s or scenario.solver.time_limit_s} s; feasibility is "
+            "unknown. Raise the time limit.",
+        ), plan
     return explain_feasible(scenario, plan, time_limit_s, progress=progress), plan

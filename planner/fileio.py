@@ -70,7 +70,10 @@ def refuse_special(path: str | Path, flag: str = "-o") -> None:
     if what == "a folder":
         raise InputError(f"{flag} {path}: is a folder; give a file name to write")
     if what is not None:
-        raise InputError(f"{flag} {path}: is {what}; give a regular file or a new path in an existing folder (standard output: -o -)")
+        raise InputError(
+            f"{flag} {path}: is {what}; give a regular file or a new path in an existing folder (standard "
+            "output: -o -)"
+        )
 
 
 def check_writable(path: str | Path, flag: str = "-o") -> Path:
@@ -115,7 +118,9 @@ def atomic_write_with(path: str | Path, writer: Callable[[str], object]) -> None
     refuse_special(p)
     folder = p.parent if str(p.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=TEMP_SUFFIX, dir=folder)  # O_EXCL: never an existing file or link
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{p.name}.", suffix=TEMP_SUFFIX, dir=folder
+        )  # O_EXCL: never an existing file or link
         os.close(fd)
     except OSError as e:
         raise WriteError(p, e.strerror or str(e)) from None

@@ -86,18 +86,34 @@ def _scalar(event, memo: dict) -> Any:
 def _construct(tag: str, value: str, event) -> Any:
     if tag in _REFUSED:
         short = tag.rsplit(":", 1)[-1]
-        raise YamlError(f"!!{short} values are not accepted; only mappings, lists, strings, numbers, booleans and dates", *_where(event))
+        raise YamlError(
+            f"!!{short} values are not accepted; only mappings, lists, strings, numbers, booleans and dates",
+            *_where(event),
+        )
     ctor = _CONSTRUCTORS.get(tag)
     if ctor is None:
-        raise YamlError(f"could not determine a constructor for the tag '{tag}'; "
-                        "only plain YAML (mappings, lists, strings, numbers, booleans) is accepted", *_where(event))
+        raise YamlError(
+            f"could not determine a constructor for the tag '{tag}'; "
+            "only plain YAML (mappings, lists, strings, numbers, booleans) is accepted",
+            *_where(event),
+        )
     try:
         return ctor(_CONSTRUCTOR, yaml.ScalarNode(tag, value, event.start_mark, event.end_mark))
     except yaml.MarkedYAMLError:
         raise
-    except Exception as e:  # noqa: BLE001 - PyYAML's constructors fail in many ways on odd text (!!int with no value: IndexError)
-        reason = f": {e.args[0]}" if isinstance(e, (ValueError, OverflowError)) and e.args and isinstance(e.args[0], str) and len(e.args[0]) < 120 else ""
-        raise YamlError(f"cannot read {_short(value)} as {tag.rsplit(':', 1)[-1]}{reason}", *_where(event)) from None
+    # PyYAML's constructors fail in many ways on odd text (!!int with no value: IndexError)
+    except Exception as e:  # noqa: BLE001
+        reason = (
+            f": {e.args[0]}"
+            if isinstance(e, (ValueError, OverflowError))
+            and e.args
+            and isinstance(e.args[0], str)
+            and len(e.args[0]) < 120
+            else ""
+        )
+        raise YamlError(
+            f"cannot read {_short(value)} as {tag.rsplit(':', 1)[-1]}{reason}", *_where(event)
+        ) from None
 
 
 def load(text: str) -> Any:
@@ -122,7 +138,9 @@ def load(text: str) -> Any:
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             stack.pop()
         elif kind is yaml.AliasEvent:
-            raise YamlError(f"YAML aliases (*{event.anchor}) are not accepted; write the value out", *_where(event))
+            raise YamlError(
+                f"YAML aliases (*{event.anchor}) are not accepted; write the value out", *_where(event)
+            )
         elif kind is yaml.DocumentStartEvent and root:
             raise YamlError("more than one YAML document; expected one", *_where(event))
     return root[0] if root else None
@@ -163,7 +181,16 @@ def _attach(stack: list, root: list, value: Any, event, is_scalar: bool) -> None
 _PLAIN_SAFE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
 
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P"}
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
 
 
 def _dq(value: str) -> str:
@@ -174,7 +201,12 @@ def _dq(value: str) -> str:
         code = ord(ch)
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF:
+        elif (
+            0x20 <= code <= 0x7E
+            or 0xA0 <= code <= 0xD7FF
+            or 0xE000 <= code <= 0xFFFD
+            or 0x10000 <= code <= 0x10FFFF
+        ):
             out.append(ch)
         elif code <= 0xFF:
             out.append(f"\\x{code:02x}")
@@ -188,7 +220,10 @@ def _dq(value: str) -> str:
 def _str(value: str, memo: dict) -> str:
     hit = memo.get(value)
     if hit is None:
-        plain = bool(_PLAIN_SAFE.match(value)) and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
+        plain = (
+            bool(_PLAIN_SAFE.match(value))
+            and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
+        )
         hit = value if plain else _dq(value)
         memo[value] = hit
     return hit
@@ -250,7 +285,8 @@ def _block(value: Any, indent: int, memo: dict, out: list[str], flow_lists: froz
                 out[-1] = f"{pad}- {sub[0].lstrip()}" if sub else out[-1]
                 out.extend(sub[1:])
             else:
-                out.append(f"{pad}- {_flow(item, memo) if isinstance(item, (dict, list)) else scalar_text(item, memo)}")
+                text = _flow(item, memo) if isinstance(item, (dict, list)) else scalar_text(item, memo)
+                out.append(f"{pad}- {text}")
 
 
 def _flow(value: Any, memo: dict) -> str:
@@ -259,7 +295,8 @@ def _flow(value: Any, memo: dict) -> str:
         for k, v in value.items():
             if isinstance(v, (dict, list)):
                 text = _flow(v, memo)
-            else:  # a plan's racks repeat their rows, types, clusters and coordinates: each scalar is written once
+            # a plan's racks repeat their rows, types, clusters and coordinates: each scalar is written once
+            else:
                 key = (v.__class__, v)
                 text = memo.get(key)
                 if text is None:

@@ -54,8 +54,14 @@ def tiny_scenario(
     """
     defaults = {"air_zone": "AIR", "pod": "P", "max_rack_power_kw": 200, "pitch_m": 0.6}
     rows = [{**defaults, **r} for r in rows]
-    net_row = {"id": "NET", "positions": net_positions, "origin_y_m": -2.4, "feeds": [power_nodes[-1]["id"]],
-               **{k: v for k, v in defaults.items() if k != "pitch_m"}, "pod": pods[0]["id"] if pods else "P"}
+    net_row = {
+        "id": "NET",
+        "positions": net_positions,
+        "origin_y_m": -2.4,
+        "feeds": [power_nodes[-1]["id"]],
+        **{k: v for k, v in defaults.items() if k != "pitch_m"},
+        "pod": pods[0]["id"] if pods else "P",
+    }
     site = {
         "id": "tiny",
         "buildings": [
@@ -66,8 +72,21 @@ def tiny_scenario(
                         "id": "H1",
                         "floor_area_m2": 100,
                         "power_nodes": power_nodes,
-                        "cooling_zones": zones or [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10000}],
-                        "pods": [{"network_rack_type": None, **p} for p in (pods or [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 100000}])],
+                        "cooling_zones": zones
+                        or [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10000}],
+                        "pods": [
+                            {"network_rack_type": None, **p}
+                            for p in (
+                                pods
+                                or [
+                                    {
+                                        "id": "P",
+                                        "network_rack": {"row": "NET", "position": 0},
+                                        "max_gpus": 100000,
+                                    }
+                                ]
+                            )
+                        ],
                         "rows": [*rows, net_row],
                     }
                 ],

@@ -45,7 +45,9 @@ def applied(m: Mutant) -> Iterator[None]:
     original = getattr(owner, attr)
     bad = m.make(original)
     undo = []
-    holders = [owner] if isinstance(owner, type) else [mod for mod in list(sys.modules.values()) if mod is not None]
+    holders = (
+        [owner] if isinstance(owner, type) else [mod for mod in list(sys.modules.values()) if mod is not None]
+    )
     for holder in holders:
         with contextlib.suppress(Exception):
             if holder.__dict__.get(attr) is original:
@@ -61,8 +63,16 @@ def applied(m: Mutant) -> Iterator[None]:
 def _residual_sign(f):
     def bad(*a, **k):
         c = f(*a, **k)
-        return c.__class__(c.capex_usd, c.opex_usd_per_year, c.tco_usd + 2 * c.residual_usd * costs.discount(a[4].horizon_years, a[4].discount_rate),
-                           c.gpu_hours, c.gpu_hours_npv, c.removal_usd, c.residual_usd)
+        return c.__class__(
+            c.capex_usd,
+            c.opex_usd_per_year,
+            c.tco_usd + 2 * c.residual_usd * costs.discount(a[4].horizon_years, a[4].discount_rate),
+            c.gpu_hours,
+            c.gpu_hours_npv,
+            c.removal_usd,
+            c.residual_usd,
+        )
+
     return bad
 
 
@@ -70,6 +80,7 @@ def _retire_late(f):
     def bad(self, rack_type, placed):
         r = f(self, rack_type, placed)
         return None if r is None or r + 1 >= len(self.phases) else r + 1
+
     return bad
 
 
@@ -78,6 +89,7 @@ def _retire_early(f):
         r = f(self, rack_type, placed)
         at = {p.id: i for i, p in enumerate(self.phases)}.get(placed, 0)
         return r - 1 if r is not None and r - 1 > at else r
+
     return bad
 
 
@@ -86,13 +98,16 @@ def _lifecycle(**change):
         def bad(*a):
             life = f(*a)
             return {**life, **{k: v(life[k]) for k, v in change.items()}} if life else life
+
         return bad
+
     return make
 
 
 def _arrival_early(f):
     def bad(self, index):
         return f(self, min(index + 1, max(len(self.phases) - 1, 0)))
+
     return bad
 
 
@@ -101,37 +116,131 @@ def _power_model_more(f):
         pm = f(*a, **k)
         pm.usable_kw = {n: kw * 1.25 for n, kw in pm.usable_kw.items()}
         return pm
+
     return bad
 
 
 MUTANTS: tuple[Mutant, ...] = (
-    Mutant("residual value added to TCO instead of credited", (costs, "rack_cost"), _residual_sign, "hall-refresh"),
-    Mutant("racks retire a phase late", (Scenario, "retire_index"), _retire_late, "hall-refresh", expect="no plan"),
+    Mutant(
+        "residual value added to TCO instead of credited",
+        (costs, "rack_cost"),
+        _residual_sign,
+        "hall-refresh",
+    ),
+    Mutant(
+        "racks retire a phase late",
+        (Scenario, "retire_index"),
+        _retire_late,
+        "hall-refresh",
+        expect="no plan",
+    ),
     Mutant("racks retire a phase early", (Scenario, "retire_index"), _retire_early, "tests:refresh"),
-    Mutant("removal at retirement costs nothing", (costs, "lifecycle"), _lifecycle(removal_usd=lambda x: 0.0), "hall-refresh"),
-    Mutant("equipment depreciates over twice its life", (costs, "lifecycle"), _lifecycle(life_years=lambda x: 2 * x), "hall-refresh"),
+    Mutant(
+        "removal at retirement costs nothing",
+        (costs, "lifecycle"),
+        _lifecycle(removal_usd=lambda x: 0.0),
+        "hall-refresh",
+    ),
+    Mutant(
+        "equipment depreciates over twice its life",
+        (costs, "lifecycle"),
+        _lifecycle(life_years=lambda x: 2 * x),
+        "hall-refresh",
+    ),
     Mutant("power arrives a phase early", (Scenario, "power_available_kw"), _arrival_early, "tests:arrival"),
-    Mutant("EVPI with the wrong sign", (sto, "regret"), lambda f: lambda s, best, got: None if f(s, best, got) is None else -f(s, best, got),
-           "fleet-futures", "stochastic"),
-    Mutant("discounting compounds forward", (costs, "discount"), lambda f: lambda t, rate: (1.0 + rate) ** t, "small-hall"),
-    Mutant("opex annuity ignores the discount rate", (costs, "annuity"), lambda f: lambda t, h, rate: max(0.0, h - t), "small-hall"),
-    Mutant("facility build at half price", (costs, "facility_usd"), lambda f: lambda kw, c: 0.5 * f(kw, c), "small-hall"),
-    Mutant("energy without PUE", (costs, "energy_usd_per_year"), lambda f: lambda kw, c, pue: f(kw, c, 1.0), "small-hall"),
-    Mutant("maintenance left out", (costs, "maintenance_usd_per_year"), lambda f: lambda e, c: 0.0, "small-hall"),
-    Mutant("links priced per rack, not per link", (costs, "links_usd"), lambda f: lambda r, link: f(r, link) / max(r.links, 1), "small-hall"),
-    Mutant("retrofits cost nothing", (kpis, "retrofit_costs"), lambda f: lambda s, b: (0.0, 0.0), "fleet-expansion"),
-    Mutant("network racks draw no power in the KPIs", (kpis, "network_racks"), lambda f: lambda s: [], "small-hall"),
-    Mutant("GPU cap ignored in planning power", (RackType, "planning_power_kw"),
-           lambda f: lambda self, cap=None, ratio=None: f(self, None, ratio), "tests:capped"),
-    Mutant("phase capex leaves out the retrofits", (kpis, "phase_summaries"),
-           lambda f: lambda s, r, b, u: f(s, r, [], u), "fleet-expansion"),
-    Mutant("retrofit lead times left out of the order book", (orders, "order_book"),
-           lambda f: lambda s, r, x: f(s.model_copy(update={"retrofits": [y.model_copy(update={"lead_phases": 0}) for y in s.retrofits]}), r, x),
-           "hall-refresh"),
-    Mutant("PFLOPS off by 10x", (RackType, "pflops_bf16"), lambda f: property(lambda self: f.fget(self) * 10), "small-hall"),
-    Mutant("usable power 25% above the derated rating", (pm_mod, "power_model"), _power_model_more, "small-hall"),
-    Mutant("air heat undercounted by a fifth", (RackType, "heat_kw"),
-           lambda f: lambda self, kw: (0.8 * f(self, kw)[0], f(self, kw)[1]), "small-hall"),
+    Mutant(
+        "EVPI with the wrong sign",
+        (sto, "regret"),
+        lambda f: lambda s, best, got: None if f(s, best, got) is None else -f(s, best, got),
+        "fleet-futures",
+        "stochastic",
+    ),
+    Mutant(
+        "discounting compounds forward",
+        (costs, "discount"),
+        lambda f: lambda t, rate: (1.0 + rate) ** t,
+        "small-hall",
+    ),
+    Mutant(
+        "opex annuity ignores the discount rate",
+        (costs, "annuity"),
+        lambda f: lambda t, h, rate: max(0.0, h - t),
+        "small-hall",
+    ),
+    Mutant(
+        "facility build at half price",
+        (costs, "facility_usd"),
+        lambda f: lambda kw, c: 0.5 * f(kw, c),
+        "small-hall",
+    ),
+    Mutant(
+        "energy without PUE",
+        (costs, "energy_usd_per_year"),
+        lambda f: lambda kw, c, pue: f(kw, c, 1.0),
+        "small-hall",
+    ),
+    Mutant(
+        "maintenance left out", (costs, "maintenance_usd_per_year"), lambda f: lambda e, c: 0.0, "small-hall"
+    ),
+    Mutant(
+        "links priced per rack, not per link",
+        (costs, "links_usd"),
+        lambda f: lambda r, link: f(r, link) / max(r.links, 1),
+        "small-hall",
+    ),
+    Mutant(
+        "retrofits cost nothing",
+        (kpis, "retrofit_costs"),
+        lambda f: lambda s, b: (0.0, 0.0),
+        "fleet-expansion",
+    ),
+    Mutant(
+        "network racks draw no power in the KPIs",
+        (kpis, "network_racks"),
+        lambda f: lambda s: [],
+        "small-hall",
+    ),
+    Mutant(
+        "GPU cap ignored in planning power",
+        (RackType, "planning_power_kw"),
+        lambda f: lambda self, cap=None, ratio=None: f(self, None, ratio),
+        "tests:capped",
+    ),
+    Mutant(
+        "phase capex leaves out the retrofits",
+        (kpis, "phase_summaries"),
+        lambda f: lambda s, r, b, u: f(s, r, [], u),
+        "fleet-expansion",
+    ),
+    Mutant(
+        "retrofit lead times left out of the order book",
+        (orders, "order_book"),
+        lambda f: (
+            lambda s, r, x: f(
+                s.model_copy(
+                    update={"retrofits": [y.model_copy(update={"lead_phases": 0}) for y in s.retrofits]}
+                ),
+                r,
+                x,
+            )
+        ),
+        "hall-refresh",
+    ),
+    Mutant(
+        "PFLOPS off by 10x",
+        (RackType, "pflops_bf16"),
+        lambda f: property(lambda self: f.fget(self) * 10),
+        "small-hall",
+    ),
+    Mutant(
+        "usable power 25% above the derated rating", (pm_mod, "power_model"), _power_model_more, "small-hall"
+    ),
+    Mutant(
+        "air heat undercounted by a fifth",
+        (RackType, "heat_kw"),
+        lambda f: lambda self, kw: (0.8 * f(self, kw)[0], f(self, kw)[1]),
+        "small-hall",
+    ),
 )
 """The mutants, each a figure-level or constraint-level bug of the optimiser."""
 
@@ -145,7 +254,9 @@ def builders() -> dict[str, Callable[[], Scenario]]:
     return {
         "arrival": lambda: arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]),
         "refresh": hall,
-        "capped": lambda: load_scenario("datasets/small-hall.yaml").model_copy(update={"gpu_power_cap_w": 600.0}),
+        "capped": lambda: load_scenario("datasets/small-hall.yaml").model_copy(
+            update={"gpu_power_cap_w": 600.0}
+        ),
     }
 
 

@@ -32,7 +32,9 @@ def open_page(page: str, **params: str) -> AppTest:
 
 def load(at: AppTest, name: str) -> AppTest:
     at.switch_page("ui/scenario_page.py").run()
-    at.selectbox(key=next(w.key for w in at.selectbox if w.key and w.key.startswith("shipped_"))).select(name).run()
+    at.selectbox(key=next(w.key for w in at.selectbox if w.key and w.key.startswith("shipped_"))).select(
+        name
+    ).run()
     at.button(key="load_shipped").click().run()
     return at
 
@@ -54,7 +56,9 @@ def solved_on(page: str, scenario, button: str) -> AppTest:
 def form_key(at: AppTest, prefix: str) -> str:
     """The key of a form widget tied to the loaded scenario (prefix_<scenario key>)."""
     widgets = [*at.selectbox, *at.number_input, *at.multiselect]
-    keys = [w.key for w in widgets if w.key and w.key.startswith(prefix + "_") and len(w.key) == len(prefix) + 13]
+    keys = [
+        w.key for w in widgets if w.key and w.key.startswith(prefix + "_") and len(w.key) == len(prefix) + 13
+    ]
     assert len(keys) == 1, keys
     return keys[0]
 
@@ -63,7 +67,15 @@ def apply_knobs(at: AppTest) -> AppTest:
     """Press the Scenario page's Apply changes (its key is tied to the loaded scenario), after the
     rerun a browser makes for the last widget change."""
     at.run()
-    return at.button(key=next(b.key for b in at.button if b.key and b.key.startswith("apply_") and b.key != "apply_upload")).click().run()
+    return (
+        at.button(
+            key=next(
+                b.key for b in at.button if b.key and b.key.startswith("apply_") and b.key != "apply_upload"
+            )
+        )
+        .click()
+        .run()
+    )
 
 
 def _param(at: AppTest, name: str) -> str:
@@ -101,12 +113,18 @@ def test_solve_matches_cli_engine() -> None:
     assert values["Status"] == "Optimal"
     assert expected.status == "optimal"
     labels = [d.proto.label for d in at.get("download_button")]
-    assert labels[:3] == ["Placement, one row per rack (CSV)", "Placement by hall (XLSX)", "NetBox device import (CSV)"]
+    assert labels[:3] == [
+        "Placement, one row per rack (CSV)",
+        "Placement by hall (XLSX)",
+        "NetBox device import (CSV)",
+    ]
 
 
 def test_bad_yaml_lists_path() -> None:
     at = open_page("ui/scenario_page.py")
-    text = (ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red")
+    text = (
+        (ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red")
+    )
     at.text_area(key="paste").input(text).run()
     at.button(key="apply_upload").click().run()
     assert not at.exception
@@ -116,8 +134,10 @@ def test_bad_yaml_lists_path() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("name: x\nsite: /etc/shadow\nclusters: [{id: c, demand: max, rack_types: [dgx-h100-4]}]\n",
-         "site: '/etc/shadow' is an absolute path; give a path relative to the shipped datasets"),
+        (
+            "name: x\nsite: /etc/shadow\nclusters: [{id: c, demand: max, rack_types: [dgx-h100-4]}]\n",
+            "site: '/etc/shadow' is an absolute path; give a path relative to the shipped datasets",
+        ),
         ("name: x\nsite: ../../etc/passwd\nclusters: []\n", "leaves the shipped datasets"),
         ("a: " + "[" * 3000 + "]" * 3000, "line 1, column"),
         ("a: !!python/object/apply:os.system ['true']\n", "could not determine a constructor"),
@@ -195,8 +215,11 @@ def test_a_reload_keeps_the_loaded_and_the_edited_scenario() -> None:
 
 def test_every_shipped_scenario_is_in_the_picker() -> None:
     at = open_page("ui/scenario_page.py")
-    shipped = sorted(p.name.removesuffix(".yaml") for p in (ROOT / "datasets").glob("*.yaml")
-                     if not p.name.endswith((".site.yaml", ".gen.yaml")) and p.name != "catalog.yaml")
+    shipped = sorted(
+        p.name.removesuffix(".yaml")
+        for p in (ROOT / "datasets").glob("*.yaml")
+        if not p.name.endswith((".site.yaml", ".gen.yaml")) and p.name != "catalog.yaml"
+    )
     assert sorted(next(w for w in at.selectbox if w.key and w.key.startswith("shipped_")).options) == shipped
     assert "region-100k-pods" in shipped
 
@@ -212,7 +235,10 @@ def test_file_and_pasted_text_says_which_it_uses() -> None:
 
 def test_infeasible_scenario_is_an_error_with_its_explanation() -> None:
     at = open_page("ui/scenario_page.py")
-    text = "name: inf\nsite: small-hall.site.yaml\nclusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n"
+    text = (
+        "name: inf\nsite: small-hall.site.yaml\nclusters: [{id: llama-train, demand: exact, gpus: 1536, "
+        "rack_types: [grand-teton-h100], max_hops: 5}]\n"
+    )
     at.text_area(key="paste").input(text).run()
     at.button(key="apply_upload").click().run()
     at.switch_page("ui/plan_page.py").run()
@@ -245,9 +271,22 @@ def test_large_site_shows_an_overview_and_says_top_n() -> None:
     assert not at.exception
     assert any(s.value.startswith("Site overview: 4 buildings, ") for s in at.subheader)
     overview = at.dataframe[0].value
-    assert list(overview.columns) == ["building", "hall", "positions", "racks", "GPUs", "IT MW", "worst power use %", "worst cooling use %"]
-    assert sum(int(g.replace(",", "")) for g in overview["GPUs"]) == int({m.label: m.value for m in at.metric}["GPUs"].replace(",", ""))
-    assert len(overview) == sum(len(b.halls) for b in load_scenario(ROOT / "datasets/region-100k.yaml").site.buildings)
+    assert list(overview.columns) == [
+        "building",
+        "hall",
+        "positions",
+        "racks",
+        "GPUs",
+        "IT MW",
+        "worst power use %",
+        "worst cooling use %",
+    ]
+    assert sum(int(g.replace(",", "")) for g in overview["GPUs"]) == int(
+        {m.label: m.value for m in at.metric}["GPUs"].replace(",", "")
+    )
+    assert len(overview) == sum(
+        len(b.halls) for b in load_scenario(ROOT / "datasets/region-100k.yaml").site.buildings
+    )
 
 
 def test_compare_two_variants() -> None:
@@ -292,7 +331,9 @@ def test_colours_are_fixed_per_rack_type_and_cluster() -> None:
     colours = {t.name.split(" (")[0]: t.marker.color for t in floor_figure(small, plan, "H1").data}
     assert colours["grand-teton-h100"] == rack_type_colors(small)["grand-teton-h100"]
     assert colours["gb200-nvl72"] == rack_type_colors(small)["gb200-nvl72"]
-    by_cluster = {t.name.split(" (")[0]: t.marker.color for t in floor_figure(small, plan, "H1", "cluster").data}
+    by_cluster = {
+        t.name.split(" (")[0]: t.marker.color for t in floor_figure(small, plan, "H1", "cluster").data
+    }
     assert by_cluster["train-gt"] == cluster_colors(small)["train-gt"]
 
 
@@ -367,10 +408,14 @@ def test_phases_page_compares_joint_and_rolling() -> None:
     assert not at.exception
     table = at.dataframe[0].value
     assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == ("2,216", "1,768")
-    # by hand from the per-phase GPUs (joint 1,136 + 1,136 + 2,216 + 2,216 = 6,704; rolling 1,136 + 1,264 + 1,768 + 1,768 = 5,936)
+    # by hand from the per-phase GPUs (joint 1,136 + 1,136 + 2,216 + 2,216 = 6,704; rolling 1,136 + 1,264 +
+    # 1,768 + 1,768 = 5,936)
     # and the plans' capex ($153.74M vs $115.88M) and TCO ($172.77M vs $131.54M)
-    assert "Regret of rolling against joint: joint places **448 more GPUs** by q4 (+768 GPU-phases); rolling spends **$37.9M less** capex; " \
-           "rolling spends **$41.2M less** TCO." in [m.value for m in at.markdown]
+    assert (
+        "Regret of rolling against joint: joint places **448 more GPUs** by q4 (+768 GPU-phases); rolling "
+        "spends **$37.9M less** capex; "
+        "rolling spends **$41.2M less** TCO." in [m.value for m in at.markdown]
+    )
     joint_fig, rolling_fig = (at.get("plotly_chart")[i].proto.spec for i in (-3, -2))
     assert '"joint, B1-H1, end of q4"' in joint_fig
     assert '"rolling, B1-H1, end of q4"' in rolling_fig
@@ -393,12 +438,22 @@ def test_joint_vs_rolling_marks_agree_with_the_plans() -> None:
     r_spots = {(x.row, x.position) for x in r.racks if x.existing or order[x.phase] <= 1}
     assert set(jm) == j_spots
     assert set(rm) == r_spots
-    assert {k for k, v in jm.items() if v == BOTH} == {k for k, v in rm.items() if v == BOTH} == j_spots & r_spots
+    assert (
+        {k for k, v in jm.items() if v == BOTH}
+        == {k for k, v in rm.items() if v == BOTH}
+        == j_spots & r_spots
+    )
     assert {k for k, v in jm.items() if v == JOINT_ONLY} == j_spots - r_spots
     later = {(x.row, x.position): x.phase for x in j.racks if not x.existing and order[x.phase] > 1}
     for spot in r_spots - j_spots:
-        assert rm[spot] == (f"rolling only: joint fills it in {later[spot]}" if spot in later else "rolling only: joint leaves it empty")
-    assert r_spots - j_spots  # rolling stands 1,264 GPUs at q2 against joint's 1,136: it must use spots joint does not
+        assert rm[spot] == (
+            f"rolling only: joint fills it in {later[spot]}"
+            if spot in later
+            else "rolling only: joint leaves it empty"
+        )
+    assert (
+        r_spots - j_spots
+    )  # rolling stands 1,264 GPUs at q2 against joint's 1,136: it must use spots joint does not
 
 
 def test_phases_page_on_a_scenario_without_phases() -> None:
@@ -433,8 +488,11 @@ def test_sweep_page_runs_a_grid_shows_the_frontier_and_opens_a_point(tmp_path: P
     at.button(key="sweep_open").click().run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Plan: small-hall · sweep variant p0001"
-    assert [i.value for i in at.info][0] == ("The sweep's variant p0001 (gpu_power_cap_w = as in the scenario, power_budget_ratio = as in the scenario) replaced the scenario in effect "
-                                             "(was small-hall); the Scenario page shows it and this page's URL reopens it.")
+    assert [i.value for i in at.info][0] == (
+        "The sweep's variant p0001 (gpu_power_cap_w = as in the scenario, power_budget_ratio = as in the "
+        "scenario) replaced the scenario in effect "
+        "(was small-hall); the Scenario page shows it and this page's URL reopens it."
+    )
     assert any("Showing the opened plan" in s.value for s in at.success)
     at.switch_page("ui/scenario_page.py").run()
     assert at.subheader[0].value == "In effect: small-hall (the sweep's variant p0001)"
@@ -465,8 +523,12 @@ def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None
     assert metrics["Worst single failure"] == "1,200 GPUs"
     assert metrics["Power N-1"] == "holds"
     captions = [c.value for c in at.caption]
-    assert "**cooling zone CZ-AIR**: the whole zone failing (not one unit: its spare units cover that) stops every rack it cools." in captions
-    # dr-hall-flex by hand: 3 UPS + 16 busways can fail (the utility cannot); a page string literal would show as text
+    assert (
+        "**cooling zone CZ-AIR**: the whole zone failing (not one unit: its spare units cover that) stops "
+        "every rack it cools." in captions
+    )
+    # dr-hall-flex by hand: 3 UPS + 16 busways can fail (the utility cannot); a page string literal would show
+    # as text
     assert any(c.startswith("Any one of the 19 power nodes that can fail may fail") for c in captions)
     assert not any("One line of why" in m.value for m in at.markdown)
     clusters = at.dataframe[0].value
@@ -515,7 +577,13 @@ def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:
 def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_plan() -> None:
     # (a sidebar page switch that drops the query is a browser matter: tests/test_browser.py)
     at = load(app(), "dr-hall")
-    for page in ("ui/plan_page.py", "ui/phases_page.py", "ui/compare_page.py", "ui/reliability_page.py", "ui/sweep_page.py"):
+    for page in (
+        "ui/plan_page.py",
+        "ui/phases_page.py",
+        "ui/compare_page.py",
+        "ui/reliability_page.py",
+        "ui/sweep_page.py",
+    ):
         at.switch_page(page).run()
         assert dict(at.query_params) == {"scenario": "dr-hall"}, page
     at.switch_page("ui/plan_page.py").run()
@@ -540,12 +608,16 @@ def test_an_edited_scenarios_link_reopens_it_and_a_lost_one_says_so() -> None:
     assert reopened.subheader[0].value == "In effect: small-hall (reopened from a link)"
     lost = app(s="f" * 32).run()
     assert [w.value for w in lost.warning] == [
-        "The link names a scenario this server no longer keeps (key ffffffffffff…, kept only while the server runs); "
-        "opened small-hall instead. Upload the scenario YAML again on the Scenario page."]
+        "The link names a scenario this server no longer keeps (key ffffffffffff…, kept only while the "
+        "server runs); "
+        "opened small-hall instead. Upload the scenario YAML again on the Scenario page."
+    ]
     assert lost.title[0].value == "Plan: small-hall"
     assert _param(lost, "scenario") == "small-hall"
     wrong = app(scenario="no-such").run()
-    assert [w.value for w in wrong.warning] == ["The link names no shipped scenario ('no-such'); opened small-hall instead."]
+    assert [w.value for w in wrong.warning] == [
+        "The link names no shipped scenario ('no-such'); opened small-hall instead."
+    ]
 
 
 def test_the_scenario_page_names_what_is_in_effect_and_keeps_unapplied_edits_visible() -> None:
@@ -554,15 +626,22 @@ def test_the_scenario_page_names_what_is_in_effect_and_keeps_unapplied_edits_vis
     # small-hall by hand: 8 rows x 20 positions less 2 reserved less 2 pods' network-rack spots = 156;
     # one root, the 2,500 kW utility; two pods; clusters: max (no figure) and 144 GPUs
     assert [(m.label, m.value) for m in at.metric] == [
-        ("buildings", "1"), ("halls", "1"), ("rack positions", "156"), ("MW rated", "2.5"), ("pods", "2"),
-        ("clusters", "2 (144 GPUs)")]
+        ("buildings", "1"),
+        ("halls", "1"),
+        ("rack positions", "156"),
+        ("MW rated", "2.5"),
+        ("pods", "2"),
+        ("clusters", "2 (144 GPUs)"),
+    ]
     at.number_input(key=form_key(at, "capex")).set_value(12e6).run()
     at.selectbox(key=form_key(at, "demand_nvl-infer")).select("exact").run()
     pending = "- capex budget (USD) none → 12,000,000\n- cluster nvl-infer: demand at_least → exact"
     assert pending in at.warning[0].value
     assert at.warning[0].value.startswith("**2 unapplied edits**")
     at.switch_page("ui/plan_page.py").run()
-    assert [w.value for w in at.sidebar.warning] == ["2 unapplied edits on the Scenario page: kept there; apply or discard them."]
+    assert [w.value for w in at.sidebar.warning] == [
+        "2 unapplied edits on the Scenario page: kept there; apply or discard them."
+    ]
     assert "no capex budget" in at.markdown[0].value  # the Plan page solves the scenario in effect
     at.switch_page("ui/scenario_page.py").run()
     assert at.number_input(key=form_key(at, "capex")).value == 12e6
@@ -570,8 +649,10 @@ def test_the_scenario_page_names_what_is_in_effect_and_keeps_unapplied_edits_vis
     apply_knobs(at)
     assert at.subheader[0].value == "In effect: small-hall (edited from the shipped small-hall)"
     assert [s.value for s in at.success] == [
-        "Applied to small-hall: capex budget (USD) none → 12,000,000; cluster nvl-infer: demand at_least → exact. "
-        "The Plan page now solves this edited scenario."]
+        "Applied to small-hall: capex budget (USD) none → 12,000,000; cluster nvl-infer: demand at_least → "
+        "exact. "
+        "The Plan page now solves this edited scenario."
+    ]
     assert not at.warning
     # discard drops the edits and puts the widgets back to the scenario's values
     at.number_input(key=form_key(at, "itkw")).set_value(500.0).run()

@@ -76,9 +76,18 @@ def test_every_table_on_every_page_is_readable(name: str) -> None:
 
 
 def test_the_formatter_by_hand() -> None:
-    assert [number(v) for v in (69_696_100.0, 98.9785, 1080, 0.123456, 12.345, 0.001, 0.0, -3.14159, 2.0)] == [
-        "69,696,100", "99", "1,080", "0.12", "12.3", "<0.01", "0", "-3.14", "2"]
-    assert [cell(v) for v in (None, math.nan, [], {"a": 1_000}, "nan", "600.0", True)] == [EMPTY, EMPTY, EMPTY, "a 1,000", EMPTY, "600", "yes"]
+    assert [
+        number(v) for v in (69_696_100.0, 98.9785, 1080, 0.123456, 12.345, 0.001, 0.0, -3.14159, 2.0)
+    ] == ["69,696,100", "99", "1,080", "0.12", "12.3", "<0.01", "0", "-3.14", "2"]
+    assert [cell(v) for v in (None, math.nan, [], {"a": 1_000}, "nan", "600.0", True)] == [
+        EMPTY,
+        EMPTY,
+        EMPTY,
+        "a 1,000",
+        EMPTY,
+        "600",
+        "yes",
+    ]
     assert header("capex_usd") == ("capex $M", 1e-6)
     assert header("it_kw") == ("IT MW", 1e-3)
     assert header("capex_racks_usd") == ("capex racks $M", 1e-6)
@@ -92,13 +101,28 @@ def test_a_delta_row_is_signed_once() -> None:
 
     from ui.charts import with_deltas
 
-    t = with_deltas(pd.DataFrame({"network_kw": [20.0, 19.0], "gpus": [2216, 2216], "capex_usd": [1e6, 3.5e6], "status": ["optimal"] * 2},
-                                 index=["A", "B"]))
+    t = with_deltas(
+        pd.DataFrame(
+            {
+                "network_kw": [20.0, 19.0],
+                "gpus": [2216, 2216],
+                "capex_usd": [1e6, 3.5e6],
+                "status": ["optimal"] * 2,
+            },
+            index=["A", "B"],
+        )
+    )
     # -1 kW is -0.001 MW: shown as "−<0.01"; equal GPUs "0"; +$2.5M; text columns empty
     assert t.loc["B − A"].tolist() == ["−<0.01", "0", "+2.5", None]
 
 
-@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**15, max_value=10**15), st.none()))
+@given(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(min_value=-(10**15), max_value=10**15),
+        st.none(),
+    )
+)
 def test_no_number_is_shown_with_an_exponent_nan_or_more_than_two_decimals(v) -> None:
     shown = cell(v)
     assert shown

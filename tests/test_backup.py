@@ -21,22 +21,44 @@ def backed(fixed=None, ups_usd_per_mw=2_000_000.0):
     days on a one-rack reference: 6 / 24,000 = 0.00025 per rack-hour, 0.001 per hour for 4 racks
     (MTBF 1,000 h). Outages: 8.76 a year (0.001 per hour), 2 h each."""
     rows = [{"id": "R", "positions": 8, "feeds": ["F"], "max_rack_power_kw": 25}]
-    s = tiny_scenario(rows, FEED, [{"id": "job", "demand": "exact", "gpus": 64, "rack_types": [GT], "checkpoint_gb_per_gpu": 360,
-                                    "storage_racks": 1, "restart_min": 10}],
-                      reliability={"causes": [{"id": "any", "count": 6, "scale": "rack"}],
-                                   "reference": {"days": 1000, "gpus": 16, "gpus_per_server": 8, "gpus_per_rack": 16}},
-                      backup_power={"outage": {"events_per_year": 8.76, "duration_h": 2, "source": "estimate"},
-                                    "designs": [{"id": "ups_generators", "usd_per_mw": ups_usd_per_mw, "ride_through": True},
-                                                {"id": "none", "usd_per_mw": 0}],
-                                    "fixed": fixed or {}})
+    s = tiny_scenario(
+        rows,
+        FEED,
+        [
+            {
+                "id": "job",
+                "demand": "exact",
+                "gpus": 64,
+                "rack_types": [GT],
+                "checkpoint_gb_per_gpu": 360,
+                "storage_racks": 1,
+                "restart_min": 10,
+            }
+        ],
+        reliability={
+            "causes": [{"id": "any", "count": 6, "scale": "rack"}],
+            "reference": {"days": 1000, "gpus": 16, "gpus_per_server": 8, "gpus_per_rack": 16},
+        },
+        backup_power={
+            "outage": {"events_per_year": 8.76, "duration_h": 2, "source": "estimate"},
+            "designs": [
+                {"id": "ups_generators", "usd_per_mw": ups_usd_per_mw, "ride_through": True},
+                {"id": "none", "usd_per_mw": 0},
+            ],
+            "fixed": fixed or {},
+        },
+    )
     return s
 
 
 def test_an_outage_without_ride_through_halves_the_mtbf_and_lowers_goodput_by_hand() -> None:
     """Checkpoint C = 64 × 360 GB / 100 GB/s = 230.4 s = 0.064 h; R = 1/6 h.
-    UPS: MTBF 1,000 h, τ = √(2 · 1,000 · 0.064) = 11.3137 h, goodput 1 − 0.064/11.3137 − (5.6569 + 0.1667)/1,000 = 0.988520.
-    None: rate 0.001 + 8.76 / 8,760 = 0.002 → MTBF 500 h, τ = 8 h, goodput 1 − 0.008 − (4 + 0.1667)/500 = 0.983667;
-    the building is a 'utility' element taking the 64 GPUs down; dark 8.76 × 2 h × 64 = 1,121.28 GPU-hours a year."""
+    UPS: MTBF 1,000 h, τ = √(2 · 1,000 · 0.064) = 11.3137 h, goodput 1 − 0.064/11.3137 − (5.6569 +
+    0.1667)/1,000 = 0.988520.
+    None: rate 0.001 + 8.76 / 8,760 = 0.002 → MTBF 500 h, τ = 8 h, goodput 1 − 0.008 − (4 + 0.1667)/500 =
+    0.983667;
+    the building is a 'utility' element taking the 64 GPUs down; dark 8.76 × 2 h × 64 = 1,121.28 GPU-hours a
+    year."""
     ups = solved(backed({"B1": "ups_generators"}), "highs")
     none_ = solved(backed({"B1": "none"}), "highs")
     (u,), (n,) = ups.reliability.clusters, none_.reliability.clusters
@@ -44,10 +66,17 @@ def test_an_outage_without_ride_through_halves_the_mtbf_and_lowers_goodput_by_ha
     assert n.mtbf_h == pytest.approx(500.0)
     assert u.goodput == pytest.approx(0.988520, abs=1e-6)
     assert n.goodput == pytest.approx(1 - 0.008 - (4 + 1 / 6) / 500, abs=1e-6)
-    assert [(b.kind, b.id, b.gpus_lost) for b in none_.reliability.blast_radius if b.kind == "utility"] == [("utility", "B1", 64)]
+    assert [(b.kind, b.id, b.gpus_lost) for b in none_.reliability.blast_radius if b.kind == "utility"] == [
+        ("utility", "B1", 64)
+    ]
     assert not [b for b in ups.reliability.blast_radius if b.kind == "utility"]
     (bu,), (bn,) = ups.reliability.backup, none_.reliability.backup
-    assert (bu.design, bu.fixed, bu.ride_through, bu.gpu_hours_dark_per_year) == ("ups_generators", True, True, 0.0)
+    assert (bu.design, bu.fixed, bu.ride_through, bu.gpu_hours_dark_per_year) == (
+        "ups_generators",
+        True,
+        True,
+        0.0,
+    )
     assert bn.gpu_hours_dark_per_year == pytest.approx(1121.28)
     # capex by hand: 4 × 21.4 kW + 15 kW storage = 100.6 kW → $2M/MW × 0.1006 = $201,200
     assert bu.capex_usd == pytest.approx(201_200.0)
@@ -57,7 +86,9 @@ def test_an_outage_without_ride_through_halves_the_mtbf_and_lowers_goodput_by_ha
 
 
 @pytest.mark.parametrize(("usd_per_mw", "design"), [(0.0, "ups_generators"), (1e12, "none")])
-def test_the_design_with_the_lowest_dollar_per_useful_gpu_hour_is_chosen(usd_per_mw: float, design: str) -> None:
+def test_the_design_with_the_lowest_dollar_per_useful_gpu_hour_is_chosen(
+    usd_per_mw: float, design: str
+) -> None:
     """A free UPS only adds useful GPU-hours: chosen. One at $1M per kW costs more than every GPU-hour
     it saves: none."""
     plan = solved(backed(ups_usd_per_mw=usd_per_mw), "highs")
@@ -70,8 +101,16 @@ def test_the_verifier_rejects_an_edited_backup_choice() -> None:
     s = backed()
     plan = solved(s, "highs")
     (b,) = plan.reliability.backup
-    edited = plan.model_copy(update={"reliability": plan.reliability.model_copy(update={"backup": [b.model_copy(update={"design": "other"})]})})
-    assert "reliability backup: the backup-power choice differs from the one the racks and costs give" in [str(v) for v in verify(edited, s).violations]
+    edited = plan.model_copy(
+        update={
+            "reliability": plan.reliability.model_copy(
+                update={"backup": [b.model_copy(update={"design": "other"})]}
+            )
+        }
+    )
+    assert "reliability backup: the backup-power choice differs from the one the racks and costs give" in [
+        str(v) for v in verify(edited, s).violations
+    ]
 
 
 def test_a_fixed_design_must_exist() -> None:
@@ -81,7 +120,9 @@ def test_a_fixed_design_must_exist() -> None:
     data["backup_power"]["fixed"] = {"B1": "diesel"}
     with pytest.raises(InputError) as e:
         scenario_from_data(data)
-    assert any("backup_power.fixed.B1: unknown design 'diesel'" in line for line in e.value.lines()), e.value.lines()
+    assert any("backup_power.fixed.B1: unknown design 'diesel'" in line for line in e.value.lines()), (
+        e.value.lines()
+    )
 
 
 def test_the_reliability_page_shows_the_choice_per_building() -> None:
@@ -114,6 +155,11 @@ def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() ->
     h = ups.kpis.gpu_hours_npv
     assert h == none_.kpis.gpu_hours_npv
     assert ups.kpis.usd_per_useful_gpu_hour == pytest.approx(ups.kpis.tco_usd / (h * 0.988520), rel=1e-6)
-    assert none_.kpis.usd_per_useful_gpu_hour == pytest.approx(none_.kpis.tco_usd / (h * (1 - 0.008 - (4 + 1 / 6) / 500 - 0.002)), rel=1e-6)
-    assert ups.kpis.usd_per_useful_gpu_hour == ups.reliability.backup[0].usd_per_useful_gpu_hour["ups_generators"]
+    assert none_.kpis.usd_per_useful_gpu_hour == pytest.approx(
+        none_.kpis.tco_usd / (h * (1 - 0.008 - (4 + 1 / 6) / 500 - 0.002)), rel=1e-6
+    )
+    assert (
+        ups.kpis.usd_per_useful_gpu_hour
+        == ups.reliability.backup[0].usd_per_useful_gpu_hour["ups_generators"]
+    )
     assert ups.kpis.usd_per_gpu_hour == pytest.approx(ups.kpis.tco_usd / h, rel=1e-6)

@@ -24,7 +24,16 @@ TWELVE = Path(__file__).resolve().parent / "data" / "sweeps" / "twelve.yaml"
 
 
 def test_paths_parse_and_set_every_match() -> None:
-    assert parse_path("site.buildings[1].halls[0].rows[*].max_rack_power_kw") == ["site", "buildings", 1, "halls", 0, "rows", "*", "max_rack_power_kw"]
+    assert parse_path("site.buildings[1].halls[0].rows[*].max_rack_power_kw") == [
+        "site",
+        "buildings",
+        1,
+        "halls",
+        0,
+        "rows",
+        "*",
+        "max_rack_power_kw",
+    ]
     data = {"rows": [{"kw": 1}, {"kw": 2}], "cap": None}
     set_path(data, "rows[*].kw", 9)
     set_path(data, "cap", [1, 2])
@@ -35,7 +44,11 @@ def test_sweep_expands_grid_times_zip() -> None:
     sweep = load_sweep(TWELVE, ROOT)
     assert len(sweep.points) == 12
     assert sweep.params == ["clusters[0].rack_types", "gpu_power_cap_w", "power_budget_ratio"]
-    assert sweep.points[0].values == {"clusters[0].rack_types": ["grand-teton-h100"], "gpu_power_cap_w": None, "power_budget_ratio": None}
+    assert sweep.points[0].values == {
+        "clusters[0].rack_types": ["grand-teton-h100"],
+        "gpu_power_cap_w": None,
+        "power_budget_ratio": None,
+    }
 
 
 def test_every_bad_path_is_reported_before_anything_runs(tmp_path: Path) -> None:
@@ -43,7 +56,11 @@ def test_every_bad_path_is_reported_before_anything_runs(tmp_path: Path) -> None
     bad.parent.mkdir()
     (tmp_path / "small-hall.yaml").write_text((ROOT / "datasets/small-hall.yaml").read_text())
     (tmp_path / "small-hall.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
-    bad.write_text("base: ../small-hall.yaml\ngrid:\n  clusters[5].gpus: [1]\n  gpu_cap: [1]\n  site.buildings[0].halls[0].rows[*].nope.x: [1]\nzip:\n  pue: [1.1, 1.2]\n  solver.rel_gap: [0.1]\ncolour: red\n")
+    bad.write_text(
+        "base: ../small-hall.yaml\ngrid:\n  clusters[5].gpus: [1]\n  gpu_cap: [1]\n  "
+        "site.buildings[0].halls[0].rows[*].nope.x: [1]\nzip:\n  pue: [1.1, 1.2]\n  solver.rel_gap: "
+        "[0.1]\ncolour: red\n"
+    )
     with pytest.raises(InputError) as err:
         load_sweep(bad)
     assert err.value.lines() == [
@@ -51,7 +68,8 @@ def test_every_bad_path_is_reported_before_anything_runs(tmp_path: Path) -> None
         "zip: lists of different lengths: pue: 2, solver.rel_gap: 1",
         "clusters[5].gpus: not a field of the base scenario: clusters[5] does not exist (2 items)",
         "gpu_cap: names no field of the base scenario",
-        "site.buildings[0].halls[0].rows[*].nope.x: not a field of the base scenario: site.buildings[0].halls[0].rows[0].nope does not exist",
+        "site.buildings[0].halls[0].rows[*].nope.x: not a field of the base scenario: "
+        "site.buildings[0].halls[0].rows[0].nope does not exist",
     ]
 
 
@@ -61,7 +79,10 @@ def _table(out: Path) -> pd.DataFrame:
 
 def _plans(out: Path) -> dict[str, list]:
     t = _table(out)
-    return {r.point: [(x.row, x.position, x.rack_type) for x in load_plan(out / r.plan).racks] for r in t.itertuples()}
+    return {
+        r.point: [(x.row, x.position, x.rack_type) for x in load_plan(out / r.plan).racks]
+        for r in t.itertuples()
+    }
 
 
 def _free_port() -> int:
@@ -75,12 +96,43 @@ def dask_cluster():
     """A real Dask scheduler and two workers on 127.0.0.1, stopped afterwards."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--dashboard-address", ":0", "--no-show"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dashboard-address",
+                ":0",
+                "--no-show",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     time.sleep(1.5)
     for _ in range(2):
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
-                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    address,
+                    "--nworkers",
+                    "1",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     from distributed import Client
 
     with Client(address, timeout="30s") as c:
@@ -100,12 +152,25 @@ def test_serial_process_and_dask_give_the_same_table(tmp_path: Path, dask_cluste
         rows = run_batch(sweep, outs[name], name, **kw)
         assert len(rows) == 12
         assert not any(r.get("error") for r in rows)
-    cols = ["point", "clusters[0].rack_types", "gpu_power_cap_w", "power_budget_ratio", "status", "gpus", "capex_usd", "scenario_hash", "plan"]
+    cols = [
+        "point",
+        "clusters[0].rack_types",
+        "gpu_power_cap_w",
+        "power_budget_ratio",
+        "status",
+        "gpus",
+        "capex_usd",
+        "scenario_hash",
+        "plan",
+    ]
     tables = {n: _table(o)[cols] for n, o in outs.items()}
     assert tables["serial"].equals(tables["process"])
     assert tables["serial"].equals(tables["dask"])
     assert _plans(outs["serial"]) == _plans(outs["process"]) == _plans(outs["dask"])
-    assert pd.read_parquet(outs["dask"] / "results.parquet")["gpus"].tolist() == tables["serial"]["gpus"].tolist()
+    assert (
+        pd.read_parquet(outs["dask"] / "results.parquet")["gpus"].tolist()
+        == tables["serial"]["gpus"].tolist()
+    )
 
 
 def test_a_bad_point_fails_alone_and_reruns_skip_done_points(tmp_path: Path) -> None:
@@ -137,33 +202,88 @@ def test_pareto_of_a_hand_made_table() -> None:
 @pytest.mark.slow
 def test_cli_batch_frontier_and_compare(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "--data-root", str(ROOT), "-o", str(out), "--executor", "serial",
-                        "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(TWELVE),
+            "--data-root",
+            str(ROOT),
+            "-o",
+            str(out),
+            "--executor",
+            "serial",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{out}: 12 points in results.csv and results.parquet (0 failed)")
     assert r.stderr == ""  # --quiet (and no terminal): no progress output
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "--data-root", str(ROOT), "-o", str(out), "--executor", "serial"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(TWELVE),
+            "--data-root",
+            str(ROOT),
+            "-o",
+            str(out),
+            "--executor",
+            "serial",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0
     assert r.stdout.startswith(f"{out}: 12 points in results.csv and results.parquet (0 failed)")
     html = tmp_path / "frontier.html"
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(out / "results.csv"), "--x", "capex_usd", "--y", "gpus", "-o", str(html)],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "frontier",
+            str(out / "results.csv"),
+            "--x",
+            "capex_usd",
+            "--y",
+            "gpus",
+            "-o",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     assert "points on the frontier" in r.stdout
     assert "plotly_click" in html.read_text()
     t = _table(out)
     plans = [str(out / p) for p in t["plan"][:2]]
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "compare", *plans], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "compare", *plans], capture_output=True, text=True, cwd=ROOT
+    )
     assert r.returncode == 0
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("note: these plans answer different scenarios: ")  # two sweep points: two questions
+    assert lines[0].startswith(
+        "note: these plans answer different scenarios: "
+    )  # two sweep points: two questions
     assert lines[4].split()[0] == "gpus"
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), min_size=0, max_size=40),
-       st.sampled_from([("max", "min"), ("min", "min"), ("max", "max")]))
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), min_size=0, max_size=40),
+    st.sampled_from([("max", "min"), ("min", "min"), ("max", "max")]),
+)
 def test_the_pareto_sweep_agrees_with_brute_force(points, senses) -> None:
     """Two axes use a sort and a sweep, three the frontier loop: both against the definition
     (no other point at least as good on every axis and better on one), ties included."""
@@ -171,21 +291,36 @@ def test_the_pareto_sweep_agrees_with_brute_force(points, senses) -> None:
         pts = [p[:dims] for p in points]
         sn = (*senses, "min")[:dims]
         signed = [tuple(v if s == "max" else -v for v, s in zip(p, sn, strict=True)) for p in pts]
-        want = [not any(all(q[k] >= p[k] for k in range(dims)) and any(q[k] > p[k] for k in range(dims)) for q in signed) for p in signed]
+        want = [
+            not any(
+                all(q[k] >= p[k] for k in range(dims)) and any(q[k] > p[k] for k in range(dims))
+                for q in signed
+            )
+            for p in signed
+        ]
         assert pareto(pts, sn) == want
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("", "the results table is empty (no header row)"),
-    ("point,status,gpus\np1,optimal,5\np2,optimal,6,7\n", "row 3 has 4 fields, the header has 3"),
-    ('point,status,gpus\np1,"optimal,5\np2,x,6\n', "a quoted value is never closed (it starts at row 2)"),
-    ("point,status,gpus\np1,optimal,5\np2,optimal,lots\n", "row 3, column gpus: 'lots' is not a number"),
-])
-def test_a_bad_results_table_is_bad_input_naming_row_and_column(tmp_path: Path, text: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "the results table is empty (no header row)"),
+        ("point,status,gpus\np1,optimal,5\np2,optimal,6,7\n", "row 3 has 4 fields, the header has 3"),
+        ('point,status,gpus\np1,"optimal,5\np2,x,6\n', "a quoted value is never closed (it starts at row 2)"),
+        ("point,status,gpus\np1,optimal,5\np2,optimal,lots\n", "row 3, column gpus: 'lots' is not a number"),
+    ],
+)
+def test_a_bad_results_table_is_bad_input_naming_row_and_column(
+    tmp_path: Path, text: str, expected: str
+) -> None:
     table = tmp_path / "results.csv"
     table.write_text(text)
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")], capture_output=True,
-                       text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
     assert f"{table}: {expected}" in r.stderr
 
@@ -195,24 +330,75 @@ def test_only_plan_files_inside_the_results_folder_become_links(tmp_path: Path) 
     a way out of the folder opens nothing."""
     from planner.batch.frontier import frontier_figure
 
-    table = pd.DataFrame({"point": ["p1", "p2", "p3", "p4"], "status": ["optimal"] * 4, "gpus": [1.0, 2.0, 3.0, 4.0],
-                          "capex_usd": [1.0, 2.0, 3.0, 4.0],
-                          "plan": ["plans/p1-ab.plan.yaml", "javascript:alert(1)", "/etc/passwd", "plans/../../x.plan.yaml"]})
+    table = pd.DataFrame(
+        {
+            "point": ["p1", "p2", "p3", "p4"],
+            "status": ["optimal"] * 4,
+            "gpus": [1.0, 2.0, 3.0, 4.0],
+            "capex_usd": [1.0, 2.0, 3.0, 4.0],
+            "plan": [
+                "plans/p1-ab.plan.yaml",
+                "javascript:alert(1)",
+                "/etc/passwd",
+                "plans/../../x.plan.yaml",
+            ],
+        }
+    )
     fig, _ = frontier_figure(table, "capex_usd", "gpus", link_base=Path("out"))
     links = {row[1]: row[0] for trace in fig.data for row in trace.customdata}
     assert links == {"p1": "out/plans/p1-ab.plan.yaml", "p2": "", "p3": "", "p4": ""}
 
 
-@pytest.mark.parametrize(("address", "expected"), [
-    ("tcp://127.0.0.1:1", "--scheduler tcp://127.0.0.1:1: cannot connect within 3 s (Connection refused); start the scheduler or check the address"),
-    ("notaurl", "--scheduler 'notaurl': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
-    ("inproc://x", "--scheduler 'inproc://x': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
-    ("tcp://127.0.0.1:70000", "--scheduler 'tcp://127.0.0.1:70000': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"),
-])
-def test_a_bad_or_unreachable_scheduler_is_bad_input_before_anything_runs(tmp_path: Path, address: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        (
+            "tcp://127.0.0.1:1",
+            "--scheduler tcp://127.0.0.1:1: cannot connect within 3 s (Connection refused); start the "
+            "scheduler or check the address",
+        ),
+        (
+            "notaurl",
+            "--scheduler 'notaurl': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)",
+        ),
+        (
+            "inproc://x",
+            "--scheduler 'inproc://x': expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask "
+            "scheduler)",
+        ),
+        (
+            "tcp://127.0.0.1:70000",
+            "--scheduler 'tcp://127.0.0.1:70000': expected tcp://HOST:PORT with PORT in 1-65535 (a running "
+            "Dask scheduler)",
+        ),
+    ],
+)
+def test_a_bad_or_unreachable_scheduler_is_bad_input_before_anything_runs(
+    tmp_path: Path, address: str, expected: str
+) -> None:
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(tmp_path / "out"), "--executor", "dask",
-                        "--scheduler", address, "--data-root", str(ROOT), "--connect-timeout", "3"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(TWELVE),
+            "-o",
+            str(tmp_path / "out"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            address,
+            "--data-root",
+            str(ROOT),
+            "--connect-timeout",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == f"  - {expected}"
     assert time.perf_counter() - t0 < 15
@@ -224,33 +410,79 @@ def test_a_sweep_over_the_point_limit_is_refused_and_the_count_is_stated(tmp_pat
 
     with pytest.raises(Bad, match=r"the sweep has 12 points; the limit is 10 \(--max-points to raise it\)"):
         load_sweep(TWELVE, ROOT, max_points=10)
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(tmp_path / "out"), "--executor", "serial",
-                        "--data-root", str(ROOT)], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(TWELVE),
+            "-o",
+            str(tmp_path / "out"),
+            "--executor",
+            "serial",
+            "--data-root",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     assert "sweep twelve: 12 points, 12 to solve, 0 already in the table or unusable" in r.stderr
-    assert f"next: planner frontier {tmp_path / 'out'}/results.csv --x capex_usd --y gpus -o {tmp_path / 'out'}/frontier.html" in r.stderr
+    assert (
+        f"next: planner frontier {tmp_path / 'out'}/results.csv --x capex_usd --y gpus -o "
+        f"{tmp_path / 'out'}/frontier.html" in r.stderr
+    )
 
 
-def test_file_values_of_a_sweep_outside_its_data_root_are_refused_before_anything_runs(tmp_path: Path) -> None:
+def test_file_values_of_a_sweep_outside_its_data_root_are_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "root"
     (root / "sweeps").mkdir(parents=True)
     for f in ("small-hall.yaml", "small-hall.site.yaml"):
         (root / f).write_text((ROOT / "datasets" / f).read_text())
     (tmp_path / "outside.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
     sweep = root / "sweeps" / "s.yaml"
-    sweep.write_text("name: s\nbase: ../small-hall.yaml\ngrid:\n  site: [../small-hall.site.yaml, ../../outside.site.yaml, /etc/passwd]\n")
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "batch", str(sweep), "-o", str(tmp_path / "out"), "--executor", "serial"],
-                       capture_output=True, text=True, cwd=ROOT)
+    sweep.write_text(
+        "name: s\nbase: ../small-hall.yaml\ngrid:\n  site: [../small-hall.site.yaml, "
+        "../../outside.site.yaml, /etc/passwd]\n"
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(sweep),
+            "-o",
+            str(tmp_path / "out"),
+            "--executor",
+            "serial",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines()[-2:] == [f"  - grid.site[1]: '../../outside.site.yaml' is outside the sweep's data root {root}",
-                                                  f"  - grid.site[2]: '/etc/passwd' is outside the sweep's data root {root}"]
+    assert r.stderr.strip().splitlines()[-2:] == [
+        f"  - grid.site[1]: '../../outside.site.yaml' is outside the sweep's data root {root}",
+        f"  - grid.site[2]: '/etc/passwd' is outside the sweep's data root {root}",
+    ]
     assert not (tmp_path / "out").exists()
 
 
 def test_a_table_without_the_results_columns_is_bad_input(tmp_path: Path) -> None:
     table = tmp_path / "results.csv"
     table.write_text("a,b\n1,2\n")
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")], capture_output=True,
-                       text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "frontier", str(table), "-o", str(tmp_path / "f.html")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
-    assert f"{table}: no column point, status: not a results table of planner batch (columns: a, b)" in r.stderr
+    assert (
+        f"{table}: no column point, status: not a results table of planner batch (columns: a, b)" in r.stderr
+    )

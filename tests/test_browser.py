@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 OUT = ROOT / "test-output" / "browser"
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
+]
 
 
 def _free_port() -> int:
@@ -29,7 +33,9 @@ def _free_port() -> int:
 
 
 def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+    return p.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+    )
 
 
 def _open_solved(page, server: str, name: str, timeout_ms: int = 60_000) -> None:
@@ -45,8 +51,23 @@ def server():
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -70,8 +91,17 @@ def test_open_solve_floorplan_download(server: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         page = browser.new_page(viewport={"width": 1400, "height": 1800}, accept_downloads=True)
         page.goto(server)
@@ -122,7 +152,9 @@ def test_sweep_frontier_click_opens_the_plan(server: str) -> None:
 
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
         page = browser.new_page(viewport={"width": 1400, "height": 1600})
         page.goto(server)
         page.get_by_role("heading", name="Plan: small-hall").wait_for(timeout=60_000)
@@ -157,12 +189,15 @@ def test_sweep_frontier_click_opens_the_plan(server: str) -> None:
 
 
 def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
-    """dr-hall-flex in the browser: solve, open Reliability, fail UPS-1: its shed inference racks are marked."""
+    """dr-hall-flex in the browser: solve, open Reliability, fail UPS-1: its shed inference racks are
+    marked."""
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
         _open_solved(page, server, "dr-hall-flex")
         page.get_by_role("link", name="Reliability").click()
@@ -178,7 +213,9 @@ def test_reliability_page_highlights_what_a_ups_takes_down(server: str) -> None:
         browser.close()
 
 
-def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_links(server: str, tmp_path: Path) -> None:
+def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_links(
+    server: str, tmp_path: Path
+) -> None:
     """Shipped: solve dr-hall-flex, switch pages in the sidebar, reload, open the copied URL in a
     fresh browser: same scenario, plan shown again. Uploaded: the copied URL reopens it too."""
     from playwright.sync_api import sync_playwright
@@ -196,7 +233,9 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
         page.get_by_role("link", name="Plan").click()
         page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
-        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)  # the plan, shown again after the reload
+        page.get_by_text("Worst power use (N-1)").wait_for(
+            timeout=60_000
+        )  # the plan, shown again after the reload
         copied = page.url
         fresh = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
         fresh.goto(copied)
@@ -206,7 +245,9 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
 
         # an uploaded scenario: renamed so nothing shipped carries its name
         up = tmp_path / "my-hall.yaml"
-        up.write_text((ROOT / "datasets/dr-hall.yaml").read_text().replace("name: dr-hall", "name: my-hall", 1))
+        up.write_text(
+            (ROOT / "datasets/dr-hall.yaml").read_text().replace("name: dr-hall", "name: my-hall", 1)
+        )
         page.get_by_role("link", name="Scenario").click()
         page.get_by_role("heading", name="In effect: dr-hall-flex (shipped)").wait_for(timeout=60_000)
         page.get_by_text("Upload YAML (scenario, site or catalog)").click()
@@ -223,7 +264,9 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         other.goto(page.url)
         other.get_by_role("heading", name="Compare variants of my-hall").wait_for(timeout=60_000)
         other.get_by_role("link", name="Scenario").click()
-        other.get_by_role("heading", name="In effect: my-hall (reopened from a link)").wait_for(timeout=60_000)
+        other.get_by_role("heading", name="In effect: my-hall (reopened from a link)").wait_for(
+            timeout=60_000
+        )
         for pg in (page, fresh, other):
             assert pg.locator('[data-testid="stException"]').count() == 0
         browser.close()
@@ -266,7 +309,9 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
         page.get_by_role("button", name="Solve rolling (phase by phase)").click()
         page.get_by_text("Regret of rolling against joint").wait_for(timeout=120_000)
         page.get_by_text("Joint vs rolling at the end of q4").wait_for(timeout=60_000)
-        page.set_viewport_size({"width": 1400, "height": 3400})  # the page scrolls inside Streamlit: a tall window shows it all
+        page.set_viewport_size(
+            {"width": 1400, "height": 3400}
+        )  # the page scrolls inside Streamlit: a tall window shows it all
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "12-phases.png"), full_page=True)
         page.set_viewport_size({"width": 1400, "height": 1600})
@@ -274,7 +319,7 @@ def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: s
         page.get_by_role("link", name="Compare").click()
         page.get_by_role("heading", name="Compare variants of fleet-expansion").wait_for(timeout=60_000)
         page.get_by_role("button", name="Solve variants").click()
-        page.get_by_text("Rows \"B − A\"").wait_for(timeout=120_000)
+        page.get_by_text('Rows "B − A"').wait_for(timeout=120_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(OUT / "13-compare.png"), full_page=True)
 
@@ -305,10 +350,28 @@ def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None
     out = tmp_path / "out"
     (out / "plans").mkdir(parents=True)
     (out / "plans/p0001.plan.yaml").write_text(plan_to_yaml(plan))
-    (out / "results.csv").write_text(f"point,status,gpus,capex_usd,plan\np0001,optimal,{plan.kpis.gpus},{plan.kpis.capex_usd},plans/p0001.plan.yaml\n")
+    (out / "results.csv").write_text(
+        f"point,status,gpus,capex_usd,plan\np0001,optimal,{plan.kpis.gpus},{plan.kpis.capex_usd},plans/p0001.plan.yaml\n"
+    )
     html = tmp_path / "frontier.html"
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "frontier", str(out / "results.csv"), "--x", "capex_usd", "--y", "gpus", "-o", str(html)],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "frontier",
+            str(out / "results.csv"),
+            "--x",
+            "capex_usd",
+            "--y",
+            "gpus",
+            "-o",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     with sync_playwright() as p:
         browser = _launch(p)
@@ -350,11 +413,15 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         page.get_by_role("button", name="Solve jointly, building by building").click()
         page.get_by_role("heading", name="Backup power per structure").wait_for(timeout=600_000)
         page.get_by_text("decomposed by building: 19 building plans joined").first.wait_for(timeout=10_000)
-        page.locator(".js-plotly-plot .gtitle").filter(has_text="Facility MW drawn per phase").wait_for(timeout=30_000)
+        page.locator(".js-plotly-plot .gtitle").filter(has_text="Facility MW drawn per phase").wait_for(
+            timeout=30_000
+        )
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "16-region.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
-        assert page.get_by_text("509,568").count() >= 1  # GPUs by q8 (benchmarks/RESULTS.md, "Gigawatt region")
+        assert (
+            page.get_by_text("509,568").count() >= 1
+        )  # GPUs by q8 (benchmarks/RESULTS.md, "Gigawatt region")
         browser.close()
 
 
@@ -375,7 +442,9 @@ def test_phases_page_plans_for_three_futures(server: str) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser, page = _solve_on_phases_page(p, server, "fleet-futures", "Solve for the futures (two-stage)", "Futures (two-stage plan)", 3400)
+        browser, page = _solve_on_phases_page(
+            p, server, "fleet-futures", "Solve for the futures (two-stage)", "Futures (two-stage plan)", 3400
+        )
         page.get_by_text("(VSS)").wait_for(timeout=10_000)
         page.get_by_text("fast", exact=True).last.click()
         page.get_by_text("the first phase (h1) is the same in every future").wait_for(timeout=30_000)
@@ -391,7 +460,9 @@ def test_phases_page_shows_a_refresh(server: str) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser, page = _solve_on_phases_page(p, server, "hall-refresh", "Solve jointly (all phases at once)", "joint: optimal", 3000)
+        browser, page = _solve_on_phases_page(
+            p, server, "hall-refresh", "Solve jointly (all phases at once)", "joint: optimal", 3000
+        )
         page.get_by_text("48 racks retired by the last phase").wait_for(timeout=30_000)
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "18-refresh-2031.png"), full_page=True)

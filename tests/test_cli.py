@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "planner.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "planner.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_validate_ok() -> None:
@@ -35,7 +37,9 @@ def test_validate_ok() -> None:
 def test_validate_bad_input_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     shutil.copy(ROOT / "datasets/small-hall.site.yaml", tmp_path)
-    bad.write_text((ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red"))
+    bad.write_text(
+        (ROOT / "datasets/small-hall.yaml").read_text().replace("max_hops: 5", "max_hops: 5\n    colour: red")
+    )
     r = run("validate", str(bad))
     assert r.returncode == 2
     assert "clusters[0].colour: unknown key 'colour'" in r.stderr
@@ -88,8 +92,14 @@ def test_plan_writes_verified_plan(tmp_path: Path) -> None:
     assert r.returncode == 0
 
 
-@pytest.mark.parametrize("flags", [["--solver", "cbc"], ["--time-limit", "30"], ["--gap", "0.01"]], ids=["cbc", "time-limit", "gap"])
-def test_a_plan_made_with_command_line_solver_settings_verifies_against_its_scenario(tmp_path: Path, flags: list[str]) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [["--solver", "cbc"], ["--time-limit", "30"], ["--gap", "0.01"]],
+    ids=["cbc", "time-limit", "gap"],
+)
+def test_a_plan_made_with_command_line_solver_settings_verifies_against_its_scenario(
+    tmp_path: Path, flags: list[str]
+) -> None:
     """The scenario hash covers the planning question, not the solver settings; the plan records
     the settings it was made with beside it."""
     out = tmp_path / "p.yaml"
@@ -98,7 +108,9 @@ def test_a_plan_made_with_command_line_solver_settings_verifies_against_its_scen
     r = run("verify", str(out), "datasets/small-hall.yaml")
     assert r.returncode == 0, r.stdout
     plan = load_plan(out)
-    want = {"--solver": ("name", "cbc"), "--time-limit": ("time_limit_s", 30.0), "--gap": ("rel_gap", 0.01)}[flags[0]]
+    want = {"--solver": ("name", "cbc"), "--time-limit": ("time_limit_s", 30.0), "--gap": ("rel_gap", 0.01)}[
+        flags[0]
+    ]
     assert getattr(plan.solver_settings, want[0]) == want[1]
 
 
@@ -124,15 +136,21 @@ def test_write_lp_hands_the_model_as_built_to_another_solver(tmp_path: Path) -> 
 def test_plan_infeasible_exit_1_and_explain(tmp_path: Path) -> None:
     sc = tmp_path / "inf.yaml"
     shutil.copy(ROOT / "datasets/small-hall.site.yaml", tmp_path)
-    sc.write_text("name: inf\nsite: small-hall.site.yaml\n"
-                  "clusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: 5}]\n")
+    sc.write_text(
+        "name: inf\nsite: small-hall.site.yaml\n"
+        "clusters: [{id: llama-train, demand: exact, gpus: 1536, rack_types: [grand-teton-h100], max_hops: "
+        "5}]\n"
+    )
     r = run("plan", str(sc), "--quiet")
     assert r.returncode == 1
     assert "infeasible: run `planner explain`" in r.stderr
     r = run("explain", str(sc), "--quiet")
     assert r.returncode == 1
     assert r.stdout.startswith("Cannot place llama-train at exactly 1,536 GPUs")
-    assert "cooling CZ-AIR (air): short by 828.4 kW for llama-train (limit 1,250 kW of which 24 kW is taken by network racks, needs 2,078.4 kW)" in r.stdout
+    assert (
+        "cooling CZ-AIR (air): short by 828.4 kW for llama-train (limit 1,250 kW of which 24 kW is taken "
+        "by network racks, needs 2,078.4 kW)" in r.stdout
+    )
 
 
 def test_bad_solver_flag_exit_2() -> None:
@@ -144,7 +162,9 @@ def test_bad_solver_flag_exit_2() -> None:
 def test_explain_feasible_names_binding_limits() -> None:
     r = run("explain", "datasets/dr-hall.yaml", "--quiet")
     assert r.returncode == 0
-    assert r.stdout.startswith("Plan for dr-hall: 864 GPUs (optimal); limits that bind or whose relaxation pays")
+    assert r.stdout.startswith(
+        "Plan for dr-hall: 864 GPUs (optimal); limits that bind or whose relaxation pays"
+    )
     assert "  - power UPS-" in r.stdout
     assert "→ +96 GPUs" in r.stdout
     assert "re-solved from the base plan" in r.stdout
@@ -192,8 +212,21 @@ def test_time_limit_flag_must_be_positive() -> None:
 
 
 def test_ctrl_c_prints_one_line_and_exits_130() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "planner.cli", "plan", "datasets/region-100k.yaml", "--quiet", "--per-position"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "plan",
+            "datasets/region-100k.yaml",
+            "--quiet",
+            "--per-position",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.0)  # building 96k binaries takes longer than this
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -205,7 +238,12 @@ def test_ctrl_c_prints_one_line_and_exits_130() -> None:
 def test_closed_pipe_exits_quietly() -> None:
     r = subprocess.run(
         f"set -o pipefail; {sys.executable} -m planner.cli generate-site --buildings 4 --halls 4 | head -1",
-        shell=True, executable="/bin/bash", cwd=ROOT, capture_output=True, text=True, timeout=120,
+        shell=True,
+        executable="/bin/bash",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""

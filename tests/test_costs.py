@@ -21,8 +21,17 @@ from planner.rules.costs import (
 )
 from planner.schema import Costs, LinkClass, RackType
 
-GT = RackType(id="gt", servers_per_rack=2, gpus_per_server=8, gpu_power_w=700, non_gpu_power_kw_per_server=4.6, overhead_power_kw=1.0,
-              weight_kg=381, capex_usd=650_000, links_per_server=8)
+GT = RackType(
+    id="gt",
+    servers_per_rack=2,
+    gpus_per_server=8,
+    gpu_power_w=700,
+    non_gpu_power_kw_per_server=4.6,
+    overhead_power_kw=1.0,
+    weight_kg=381,
+    capex_usd=650_000,
+    links_per_server=8,
+)
 MMF = LinkClass(id="mmf", max_length_m=50, cost_usd_per_link=1400)
 
 
@@ -45,7 +54,9 @@ def test_energy_per_year() -> None:
 
 def test_colocation_per_year() -> None:
     """21.4 kW × $184.06 per kW-month × 12 = $47,266.61; none when built."""
-    assert colocation_usd_per_year(21.4, Costs(colocation_usd_per_kw_month=184.06)) == pytest.approx(47_266.608)
+    assert colocation_usd_per_year(21.4, Costs(colocation_usd_per_kw_month=184.06)) == pytest.approx(
+        47_266.608
+    )
     assert colocation_usd_per_year(21.4, Costs()) == 0
 
 
@@ -90,15 +101,23 @@ def test_plan_kpis_carry_the_same_costs() -> None:
     from planner.plan.pipeline import plan_scenario
     from tests.conftest import tiny_scenario
 
-    s = tiny_scenario([{"id": "R1", "positions": 1, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
-                      [{"id": "c1", "demand": "max", "gpus": 16, "rack_types": ["grand-teton-h100"]}])
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 1, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 1000}],
+        [{"id": "c1", "demand": "max", "gpus": 16, "rack_types": ["grand-teton-h100"]}],
+    )
     plan = plan_scenario(s)
     k = plan.kpis
     r = plan.racks[0]
     types = s.catalog.by_id()
     link = {c.id: c for c in s.site.fabric.link_classes}[r.link_class]
     c = rack_cost(types[r.rack_type], 21.4, link, 4200, s.costs, s.pue)
-    assert (k.capex_usd, k.opex_usd_per_year, k.tco_usd, k.gpu_hours) == (round(c.capex_usd, 2), round(c.opex_usd_per_year, 2), round(c.tco_usd, 2), c.gpu_hours)
+    assert (k.capex_usd, k.opex_usd_per_year, k.tco_usd, k.gpu_hours) == (
+        round(c.capex_usd, 2),
+        round(c.opex_usd_per_year, 2),
+        round(c.tco_usd, 2),
+        c.gpu_hours,
+    )
     assert k.usd_per_gpu_hour == pytest.approx(1.96321, abs=1e-5)  # levelized, by hand in the test above
     assert k.usd_per_useful_gpu_hour == k.usd_per_gpu_hour  # no checkpoint stated: every hour counts whole
 
@@ -109,9 +128,20 @@ def test_useful_gpu_hours_are_discounted_hours_times_goodput() -> None:
     from planner.plan.pipeline import plan_scenario
     from tests.conftest import tiny_scenario
 
-    s = tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
-                      [{"id": "c1", "demand": "exact", "gpus": 16, "rack_types": ["grand-teton-h100"], "storage_racks": 1,
-                        "checkpoint_gb_per_gpu": 2.0}])
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 2, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 1000}],
+        [
+            {
+                "id": "c1",
+                "demand": "exact",
+                "gpus": 16,
+                "rack_types": ["grand-teton-h100"],
+                "storage_racks": 1,
+                "checkpoint_gb_per_gpu": 2.0,
+            }
+        ],
+    )
     plan = plan_scenario(s)
     k, g = plan.kpis, plan.reliability.clusters[0].goodput
     assert 0 < g < 1
@@ -129,7 +159,10 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
 
     root = Path(__file__).resolve().parent.parent / "datasets"
     plan = plan_scenario(load_scenario(root / "small-hall.yaml"))
-    assert (plan.kpis.stranded_kw, [(x.node, x.kw, x.reason) for x in plan.stranded]) == (424.4, [("UTIL", 424.4, "cooling")])
+    assert (plan.kpis.stranded_kw, [(x.node, x.kw, x.reason) for x in plan.stranded]) == (
+        424.4,
+        [("UTIL", 424.4, "cooling")],
+    )
     plan = plan_scenario(load_scenario(root / "dr-hall.yaml"))
     assert [(x.node, x.reason) for x in plan.stranded] == [("UTIL", "N-1")]
 
@@ -144,7 +177,9 @@ def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
     from planner.plan.kpis import capex_parts, capex_text
     from planner.plan.pipeline import plan_scenario
 
-    k = plan_scenario(load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")).kpis
+    k = plan_scenario(
+        load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")
+    ).kpis
     parts = capex_parts(k)
     assert list(parts) == ["racks", "fabric", "links", "facility", "retrofits", "backup power"]
     assert parts["backup power"] == 0  # no backup_power in these scenarios

@@ -18,16 +18,30 @@ from planner.scale.decompose import plan_decomposed
 from planner.verifier import verify
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE = generate_site(SiteSpec(id="two", buildings=[BuildingSpec(count=2, halls=1, pods_per_hall=2, rows_per_pod=4, positions_per_row=10)]))
+SITE = generate_site(
+    SiteSpec(
+        id="two",
+        buildings=[BuildingSpec(count=2, halls=1, pods_per_hall=2, rows_per_pod=4, positions_per_row=10)],
+    )
+)
 GT = "grand-teton-h100"
 
 
 def scenario(clusters: list[dict], **extra):
-    return scenario_from_data({"name": "two", "site": SITE.model_dump(mode="json"), "clusters": clusters,
-                               "solver": {"time_limit_s": 60, "rel_gap": 0}, **extra})
+    return scenario_from_data(
+        {
+            "name": "two",
+            "site": SITE.model_dump(mode="json"),
+            "clusters": clusters,
+            "solver": {"time_limit_s": 60, "rel_gap": 0},
+            **extra,
+        }
+    )
 
 
-POD_JOBS = [{"id": f"pod{i}", "demand": "exact", "gpus": 512, "rack_types": [GT], "max_hops": 3} for i in (1, 2, 3)]
+POD_JOBS = [
+    {"id": f"pod{i}", "demand": "exact", "gpus": 512, "rack_types": [GT], "max_hops": 3} for i in (1, 2, 3)
+]
 SPANNING = {"id": "big", "demand": "max", "rack_types": [GT, "gb200-nvl72"], "max_hops": 7}
 
 
@@ -70,8 +84,13 @@ def test_with_a_binding_site_budget_it_is_within_its_reported_gap(budget: dict) 
 
 def test_min_capex_splits_a_spanning_job_across_buildings_within_its_gap() -> None:
     """A 1,024-GPU job allowed anywhere plus one at-least pod job, at least capex."""
-    s = scenario([{"id": "span", "demand": "exact", "gpus": 1024, "rack_types": [GT], "max_hops": 7},
-                  {"id": "pod1", "demand": "at_least", "gpus": 512, "rack_types": [GT], "max_hops": 3}], objective="min_capex")
+    s = scenario(
+        [
+            {"id": "span", "demand": "exact", "gpus": 1024, "rack_types": [GT], "max_hops": 7},
+            {"id": "pod1", "demand": "at_least", "gpus": 512, "rack_types": [GT], "max_hops": 3},
+        ],
+        objective="min_capex",
+    )
     mono, dec = both(s)
     # gap = (plan − bound) / plan and bound ≤ optimum ≤ plan, so plan − optimum ≤ gap × plan
     assert mono.objective_value <= dec.objective_value
@@ -102,14 +121,25 @@ def test_process_executor_gives_the_same_plan_as_serial() -> None:
 
 
 def test_one_building_is_refused_and_phases_go_to_the_whole_model() -> None:
-    one = scenario_from_data({"name": "one", "site": SITE.model_copy(update={"buildings": SITE.buildings[:1]}).model_dump(mode="json"),
-                              "clusters": POD_JOBS[:1]})
+    one = scenario_from_data(
+        {
+            "name": "one",
+            "site": SITE.model_copy(update={"buildings": SITE.buildings[:1]}).model_dump(mode="json"),
+            "clusters": POD_JOBS[:1],
+        }
+    )
     with pytest.raises(InputError) as err:
         plan_decomposed(one)
-    assert err.value.lines() == ["--decompose building needs at least two buildings (plan a one-building site whole)"]
+    assert err.value.lines() == [
+        "--decompose building needs at least two buildings (plan a one-building site whole)"
+    ]
 
 
-PHASES = [{"id": "q1", "start": "2027-01-01"}, {"id": "q2", "start": "2027-04-01"}, {"id": "q3", "start": "2027-07-01"}]
+PHASES = [
+    {"id": "q1", "start": "2027-01-01"},
+    {"id": "q2", "start": "2027-04-01"},
+    {"id": "q3", "start": "2027-07-01"},
+]
 
 
 def test_a_two_building_three_phase_case_matches_the_single_model() -> None:
@@ -117,9 +147,25 @@ def test_a_two_building_three_phase_case_matches_the_single_model() -> None:
     growing 512 → 1,024 → 1,248 and 256 → 768 → 1,248 GPUs (exact). Each needs a building of its
     own by q3; decomposed, each building plans its job over the phases, and the GPU-phases are the
     single model's: (512 + 256)·3 + (512 + 512)·2 + (224 + 480)·1 = 2,304 + 2,048 + 704 = 5,056."""
-    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1248}},
-                  {"id": "late", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 256, "q2": 768, "q3": 1248}}],
-                 phases=PHASES)
+    s = scenario(
+        [
+            {
+                "id": "grow",
+                "demand": "exact",
+                "rack_types": [GT],
+                "max_hops": 5,
+                "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1248},
+            },
+            {
+                "id": "late",
+                "demand": "exact",
+                "rack_types": [GT],
+                "max_hops": 5,
+                "gpus_by_phase": {"q1": 256, "q2": 768, "q3": 1248},
+            },
+        ],
+        phases=PHASES,
+    )
     mono = plan_scenario(s)
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
@@ -132,11 +178,25 @@ def test_a_two_building_three_phase_case_matches_the_single_model() -> None:
 
 
 def test_phases_with_a_site_budget_go_to_the_whole_model() -> None:
-    s = scenario([{"id": "grow", "demand": "exact", "rack_types": [GT], "max_hops": 5, "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1024}}],
-                 phases=PHASES, budgets={"it_power_kw": 5000})
+    s = scenario(
+        [
+            {
+                "id": "grow",
+                "demand": "exact",
+                "rack_types": [GT],
+                "max_hops": 5,
+                "gpus_by_phase": {"q1": 512, "q2": 1024, "q3": 1024},
+            }
+        ],
+        phases=PHASES,
+        budgets={"it_power_kw": 5000},
+    )
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
-    assert d.fell_back == ("site budgets or clusters spanning buildings couple the buildings across phases, retrofits or installed racks")
+    assert d.fell_back == (
+        "site budgets or clusters spanning buildings couple the buildings across phases, retrofits or "
+        "installed racks"
+    )
     assert d.plan.notes[0] == "decomposition handed over to the whole model: " + d.fell_back
     assert d.plan.objective_value == plan_scenario(s).objective_value == 512 * 3 + 512 * 2
 
@@ -147,8 +207,11 @@ def test_region_power_arrival_is_shared_out_by_the_region_master() -> None:
     × 1.08 = 23.112 kW; 1 MW holds ⌊948.16 / 23.112⌋ = 41 racks = 656 GPUs in q1, 2 MW from q2 on
     ⌊1948.16 / 23.112⌋ = 84 racks = 1,344 GPUs (each building holds 78): the whole model's optimum,
     3,344 GPU-phases, and the decomposition's, without handing over."""
-    s = scenario([{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], phases=PHASES,
-                 power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}])
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
+    )
     d = plan_decomposed(s, polish=False)
     assert verify(d.plan, s).ok
     assert d.fell_back is None
@@ -162,9 +225,14 @@ def test_a_cluster_bound_to_one_building_stays_in_one_under_the_region_master() 
     growing into the rest from q2, 2 MW from the start: 2 MW holds ⌊1948.16 / 23.112⌋ = 84 racks, so
     in q1 64 + 20, and from q2 the spanning cluster is held by power to 20 racks still: 84 racks,
     1,344 GPUs in every phase, the bound one in one building."""
-    s = scenario([{"id": "one", "demand": "max", "gpus": 1024, "rack_types": [GT], "max_hops": 5},
-                  {"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], phases=PHASES,
-                 power_arrival=[{"interconnect_mw": 2.0}])
+    s = scenario(
+        [
+            {"id": "one", "demand": "max", "gpus": 1024, "rack_types": [GT], "max_hops": 5},
+            {"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7},
+        ],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 2.0}],
+    )
     d = plan_decomposed(s, polish=False)
     assert verify(d.plan, s).ok
     assert d.fell_back is None
@@ -174,28 +242,60 @@ def test_a_cluster_bound_to_one_building_stays_in_one_under_the_region_master() 
 
 
 def test_what_the_region_master_cannot_split_goes_to_the_whole_model() -> None:
-    s = scenario([{"id": "grow", "demand": "exact", "gpus": 320, "rack_types": [GT], "max_hops": 7}], phases=PHASES,
-                 power_arrival=[{"interconnect_mw": 1.0}])
+    s = scenario(
+        [{"id": "grow", "demand": "exact", "gpus": 320, "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}],
+    )
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
-    assert d.fell_back == "cluster grow wants an exact or least figure (the phased region decomposition splits 'as many as fit' clusters)"
+    assert d.fell_back == (
+        "cluster grow wants an exact or least figure (the phased region decomposition splits 'as many "
+        "as fit' clusters)"
+    )
     assert d.plan.kpis.gpus == 320
 
 
 def test_cli_decompose_writes_a_plan_verify_accepts(tmp_path: Path) -> None:
     (tmp_path / "two.site.yaml").write_text(SITE.model_dump_json())
-    (tmp_path / "s.yaml").write_text("name: two\nsite: two.site.yaml\nbudgets: {it_power_kw: 2500}\nclusters:\n"
-                                     "  - {id: pod1, demand: exact, gpus: 512, rack_types: [grand-teton-h100], max_hops: 3}\n"
-                                     "  - {id: big, demand: max, rack_types: [grand-teton-h100], max_hops: 7}\n")
+    (tmp_path / "s.yaml").write_text(
+        "name: two\nsite: two.site.yaml\nbudgets: {it_power_kw: 2500}\nclusters:\n"
+        "  - {id: pod1, demand: exact, gpus: 512, rack_types: [grand-teton-h100], max_hops: 3}\n"
+        "  - {id: big, demand: max, rack_types: [grand-teton-h100], max_hops: 7}\n"
+    )
     cli = [sys.executable, "-m", "planner.cli"]
-    r = subprocess.run([*cli, "plan", str(tmp_path / "s.yaml"), "--decompose", "building", "--executor", "serial", "-o", str(tmp_path / "p.yaml")],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            *cli,
+            "plan",
+            str(tmp_path / "s.yaml"),
+            "--decompose",
+            "building",
+            "--executor",
+            "serial",
+            "-o",
+            str(tmp_path / "p.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     assert "decomposition: proposals_s" in r.stderr
-    r = subprocess.run([*cli, "verify", str(tmp_path / "p.yaml"), str(tmp_path / "s.yaml")], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [*cli, "verify", str(tmp_path / "p.yaml"), str(tmp_path / "s.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0
     assert "every constraint holds" in r.stdout
-    r = subprocess.run([*cli, "plan", str(tmp_path / "s.yaml"), "--decompose", "building", "--mode", "rolling"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [*cli, "plan", str(tmp_path / "s.yaml"), "--decompose", "building", "--mode", "rolling"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
     assert "--decompose: plans joint and aggregated (drop --mode rolling and --per-position)" in r.stderr
 
@@ -208,7 +308,9 @@ def test_no_lp_bound_unless_the_lp_is_solved_to_optimality(monkeypatch) -> None:
 
     class Stopped:
         def solve(self, req):
-            return BackendResult({v.name: 0.0 for v in req.prob.variables()}, 0.0, None, False, time_limited=True)
+            return BackendResult(
+                {v.name: 0.0 for v in req.prob.variables()}, 0.0, None, False, time_limited=True
+            )
 
     monkeypatch.setattr(bounds, "from_name", lambda name: Stopped())
     assert bounds.lp_bound(scenario(POD_JOBS), 1.0) is None
@@ -232,7 +334,12 @@ def test_a_split_greedy_cannot_make_is_found_and_verified() -> None:
     26 in B1, 26, 26 and 24 in B2 and has no room for the last 24: greedy fails, the whole fits."""
     racks = [30, 26, 26, 26, 24, 24]
     assert not _first_fit_decreasing(racks, 78, 2)
-    s = scenario([{"id": f"j{i}", "demand": "exact", "gpus": 16 * r, "rack_types": [GT], "max_hops": 5} for i, r in enumerate(racks)])
+    s = scenario(
+        [
+            {"id": f"j{i}", "demand": "exact", "gpus": 16 * r, "rack_types": [GT], "max_hops": 5}
+            for i, r in enumerate(racks)
+        ]
+    )
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
     assert d.fell_back is None
@@ -241,11 +348,18 @@ def test_a_split_greedy_cannot_make_is_found_and_verified() -> None:
     for r in d.plan.racks:
         homes.setdefault(r.cluster, set()).add(r.building)
     assert all(len(b) == 1 for b in homes.values())
-    by_building = sorted(sorted(racks[int(c[1:])] for c, b in homes.items() if b == {bid}) for bid in ("B1", "B2"))
+    by_building = sorted(
+        sorted(racks[int(c[1:])] for c, b in homes.items() if b == {bid}) for bid in ("B1", "B2")
+    )
     assert by_building == [[24, 24, 30], [26, 26, 26]]
 
 
-LEAN = generate_site(SiteSpec(id="lean", buildings=[BuildingSpec(count=2, rows_per_pod=4, positions_per_row=10, design_kw_per_position=10.7)]))
+LEAN = generate_site(
+    SiteSpec(
+        id="lean",
+        buildings=[BuildingSpec(count=2, rows_per_pod=4, positions_per_row=10, design_kw_per_position=10.7)],
+    )
+)
 
 
 def lean(n: int):
@@ -253,8 +367,17 @@ def lean(n: int):
     Teton rack's 21.4) holds 19 racks each (measured: the single model places 38 racks, 608 GPUs):
     the site count says 39 racks, so the master's first split is optimistic. ``n`` exact
     one-building jobs of 9 racks (144 GPUs): two fit a building (18 ≤ 19), three do not (27)."""
-    return scenario_from_data({"name": "lean", "site": LEAN.model_dump(mode="json"), "solver": {"time_limit_s": 60, "rel_gap": 0},
-                               "clusters": [{"id": f"j{i}", "demand": "exact", "gpus": 144, "rack_types": [GT], "max_hops": 5} for i in range(n)]})
+    return scenario_from_data(
+        {
+            "name": "lean",
+            "site": LEAN.model_dump(mode="json"),
+            "solver": {"time_limit_s": 60, "rel_gap": 0},
+            "clusters": [
+                {"id": f"j{i}", "demand": "exact", "gpus": 144, "rack_types": [GT], "max_hops": 5}
+                for i in range(n)
+            ],
+        }
+    )
 
 
 def test_a_building_that_cannot_host_its_share_is_repaired() -> None:
@@ -296,23 +419,54 @@ def test_a_master_without_solution_hands_over_to_the_whole_model(monkeypatch) ->
     assert d.plan.status == "optimal"
 
 
-SMALL = generate_site(SiteSpec(id="small", buildings=[
-    BuildingSpec(count=2, pods_per_hall=2, rows_per_pod=3, positions_per_row=6, pod_max_gpus=256),
-    BuildingSpec(count=1, rows_per_pod=3, positions_per_row=6, design_kw_per_position=10.7)]))
+SMALL = generate_site(
+    SiteSpec(
+        id="small",
+        buildings=[
+            BuildingSpec(count=2, pods_per_hall=2, rows_per_pod=3, positions_per_row=6, pod_max_gpus=256),
+            BuildingSpec(count=1, rows_per_pod=3, positions_per_row=6, design_kw_per_position=10.7),
+        ],
+    )
+)
 
 
 @pytest.mark.slow
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(jobs=st.lists(st.tuples(st.integers(1, 20), st.sampled_from(["exact", "at_least", "max"]), st.sampled_from([3, 5, 7]),
-                               st.sampled_from([None, 0.5])), min_size=1, max_size=7))
+@given(
+    jobs=st.lists(
+        st.tuples(
+            st.integers(1, 20),
+            st.sampled_from(["exact", "at_least", "max"]),
+            st.sampled_from([3, 5, 7]),
+            st.sampled_from([None, 0.5]),
+        ),
+        min_size=1,
+        max_size=7,
+    )
+)
 def test_on_random_small_fleets_decomposition_verifies_and_keeps_up_with_the_single_model(jobs) -> None:
     """Distinct fleets on three buildings (two of 2 pods × 17 positions with 256 GPU ports, one
     power-limited): the decomposed plan verifies and its objective is never more than 1% below
     the single model's; a scenario is infeasible for one exactly when it is for the other."""
-    clusters = [{"id": f"j{i}", "demand": d, "gpus": 16 * r, "rack_types": [GT], "max_hops": h,
-                 **({"max_share_per_pod": sh} if sh and h > 3 else {})} for i, (r, d, h, sh) in enumerate(jobs)]
-    s = scenario_from_data({"name": "small", "site": SMALL.model_dump(mode="json"), "clusters": clusters,
-                            "solver": {"time_limit_s": 30, "rel_gap": 0.0}})
+    clusters = [
+        {
+            "id": f"j{i}",
+            "demand": d,
+            "gpus": 16 * r,
+            "rack_types": [GT],
+            "max_hops": h,
+            **({"max_share_per_pod": sh} if sh and h > 3 else {}),
+        }
+        for i, (r, d, h, sh) in enumerate(jobs)
+    ]
+    s = scenario_from_data(
+        {
+            "name": "small",
+            "site": SMALL.model_dump(mode="json"),
+            "clusters": clusters,
+            "solver": {"time_limit_s": 30, "rel_gap": 0.0},
+        }
+    )
     single = plan_scenario(s)
     d = plan_decomposed(s)
     assert single.status.has_plan == d.plan.status.has_plan, (single.status, d.plan.status, d.plan.notes)
@@ -320,7 +474,9 @@ def test_on_random_small_fleets_decomposition_verifies_and_keeps_up_with_the_sin
         return
     assert verify(d.plan, s).ok
     assert d.plan.objective_value >= single.objective_value * 0.99 - 1e-6
-    if d.plan.bound is not None:  # a bound (merged relaxation, LP of the whole or the whole's MIP) no plan exceeds
+    if (
+        d.plan.bound is not None
+    ):  # a bound (merged relaxation, LP of the whole or the whole's MIP) no plan exceeds
         assert d.plan.bound >= single.objective_value - 1e-6
 
 
@@ -333,7 +489,9 @@ def test_the_merged_relaxation_bounds_by_rack_type_and_scope() -> None:
 
     m = merged(scenario([*POD_JOBS, SPANNING]))
     assert [(c.id, c.gpus, c.rack_types, c.max_hops) for c in m.clusters] == [
-        ("merged-1", 1536, [GT], 7), ("merged-2", None, [GT, "gb200-nvl72"], 7)]
+        ("merged-1", 1536, [GT], 7),
+        ("merged-2", None, [GT, "gb200-nvl72"], 7),
+    ]
     assert lp_bound(m, 30) == pytest.approx(2496)
     capped = merged(scenario([*POD_JOBS, {**SPANNING, "gpus": 100}]))
     assert lp_bound(capped, 30) == pytest.approx(1636)
@@ -360,10 +518,21 @@ def test_installed_racks_keep_their_cluster_in_their_building() -> None:
     """Brownfield: a 256-GPU job already stands in some building; growing it to 512 and adding a
     job of 1,248 GPUs, the installed job stays where its racks are, the new one takes the other
     building whole: 512 + 1,248 GPUs, the single model's answer."""
-    first = plan_scenario(scenario([{"id": "old", "demand": "exact", "gpus": 256, "rack_types": [GT], "max_hops": 5}]))
-    installed = [r.model_copy(update={"existing": True}).model_dump(mode="json") for r in first.racks if r.cluster == "old"]
-    s = scenario([{"id": "old", "demand": "exact", "gpus": 512, "rack_types": [GT], "max_hops": 5},
-                  {"id": "new", "demand": "exact", "gpus": 1248, "rack_types": [GT], "max_hops": 5}], existing=installed)
+    first = plan_scenario(
+        scenario([{"id": "old", "demand": "exact", "gpus": 256, "rack_types": [GT], "max_hops": 5}])
+    )
+    installed = [
+        r.model_copy(update={"existing": True}).model_dump(mode="json")
+        for r in first.racks
+        if r.cluster == "old"
+    ]
+    s = scenario(
+        [
+            {"id": "old", "demand": "exact", "gpus": 512, "rack_types": [GT], "max_hops": 5},
+            {"id": "new", "demand": "exact", "gpus": 1248, "rack_types": [GT], "max_hops": 5},
+        ],
+        existing=installed,
+    )
     mono = plan_scenario(s)
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
@@ -375,7 +544,10 @@ def test_installed_racks_keep_their_cluster_in_their_building() -> None:
 
 def test_rack_supply_goes_to_the_whole_model() -> None:
     """The supply of a rack type is shared by every building: the whole model plans it (5 racks)."""
-    s = scenario([{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}], supply=[{"rack_type": GT, "racks": 5}])
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        supply=[{"rack_type": GT, "racks": 5}],
+    )
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
     assert d.fell_back == "rack supply per phase (supply) is shared by every building"

@@ -30,7 +30,9 @@ def test_small_hall_ranks_the_air_zone_first_with_its_real_gain(small) -> None:
     assert (first.kind, first.ident) == ("cooling_zone", "CZ-AIR")
     assert first.gain == 24
     assert first.gain_upper is None
-    assert ex.findings[0].text == "cooling CZ-AIR: 1,239 of 1,250 kW used (99.1%); CZ-AIR +125 kW of cooling → +24 GPUs (≈ $1,462,500)"
+    assert ex.findings[0].text == (
+        "cooling CZ-AIR: 1,239 of 1,250 kW used (99.1%); CZ-AIR +125 kW of cooling → +24 GPUs (≈ $1,462,500)"
+    )
     assert all(r.gain is None or r.gain >= 0 for r in ex.relaxations)
     joint = ex.findings[-1].text
     assert joint.startswith("relaxing cooling CZ-AIR; power ")
@@ -48,7 +50,9 @@ def test_dr_hall_relaxes_the_three_ups_together() -> None:
 def test_demand_bound_plan_says_so_and_gains_are_never_negative() -> None:
     s = load_scenario(DATASETS / "meta-24k-building.yaml")
     ex = explain_feasible(s, plan_scenario(s))
-    assert ex.findings[0].text.startswith("clusters train-1, train-2, train-3, train-4 and 4 more at their GPU cap")
+    assert ex.findings[0].text.startswith(
+        "clusters train-1, train-2, train-3, train-4 and 4 more at their GPU cap"
+    )
     assert all(r.gain is None or r.gain == 0 for r in ex.relaxations)
     assert "-0" not in ex.render()
     assert "→ -" not in ex.render()

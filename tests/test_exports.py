@@ -17,12 +17,42 @@ DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 NETBOX_DEVICE_IMPORT_FIELDS = [
     # NetBox's device bulk-import form (netbox/dcim/forms/bulk_import.py, DeviceImportForm.Meta.fields)
-    "name", "role", "tenant", "manufacturer", "device_type", "platform", "serial", "asset_tag", "status",
-    "site", "location", "rack", "position", "face", "latitude", "longitude", "parent", "device_bay", "airflow",
-    "virtual_chassis", "vc_position", "vc_priority", "cluster", "description", "config_template", "owner",
-    "comments", "tags",
+    "name",
+    "role",
+    "tenant",
+    "manufacturer",
+    "device_type",
+    "platform",
+    "serial",
+    "asset_tag",
+    "status",
+    "site",
+    "location",
+    "rack",
+    "position",
+    "face",
+    "latitude",
+    "longitude",
+    "parent",
+    "device_bay",
+    "airflow",
+    "virtual_chassis",
+    "vc_position",
+    "vc_priority",
+    "cluster",
+    "description",
+    "config_template",
+    "owner",
+    "comments",
+    "tags",
 ]
-NETBOX_REQUIRED = ["role", "manufacturer", "device_type", "status", "site"]  # the form's fields without required=False
+NETBOX_REQUIRED = [
+    "role",
+    "manufacturer",
+    "device_type",
+    "status",
+    "site",
+]  # the form's fields without required=False
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +66,10 @@ def small(tmp_path_factory: pytest.TempPathFactory):
 
 def _export(tmp_path: Path, plan_path: Path, fmt: str, name: str) -> Path:
     out = tmp_path / name
-    assert main(["export", str(plan_path), str(DATASETS / "small-hall.yaml"), "--format", fmt, "-o", str(out)]) == 0
+    assert (
+        main(["export", str(plan_path), str(DATASETS / "small-hall.yaml"), "--format", fmt, "-o", str(out)])
+        == 0
+    )
     return out
 
 
@@ -50,9 +83,23 @@ def test_placement_csv_has_one_row_per_rack_and_a_row_by_hand(small, tmp_path: P
     assert len(rows) == len(plan.racks) + len(plan.network_racks)
     assert {(r["row"], r["position"]) for r in rows} == {(r.row, str(r.position)) for r in plan.racks}
     r = next(x for x in rows if (x["row"], x["position"]) == ("R02", "1"))
-    assert r == {"building": "B1", "hall": "H1", "row": "R02", "position": "1", "width": "1", "x_m": "1.8", "y_m": "3.6", "rack_type": "grand-teton-h100",
-                 "kind": "gpu", "cluster": "train-gt", "phase": "", "kw": "21.4", "feeds": "BW-A1+BW-B1", "link_class": r["link_class"],
-                 "existing": "False"}
+    assert r == {
+        "building": "B1",
+        "hall": "H1",
+        "row": "R02",
+        "position": "1",
+        "width": "1",
+        "x_m": "1.8",
+        "y_m": "3.6",
+        "rack_type": "grand-teton-h100",
+        "kind": "gpu",
+        "cluster": "train-gt",
+        "phase": "",
+        "kw": "21.4",
+        "feeds": "BW-A1+BW-B1",
+        "link_class": r["link_class"],
+        "existing": "False",
+    }
     assert r["link_class"] in {"dac", "aec", "mmf", "smf"}
     assert sum(float(x["kw"]) for x in rows) == pytest.approx(plan.kpis.racks_kw)
 
@@ -81,13 +128,26 @@ def test_netbox_csv_uses_netbox_import_fields_and_a_row_by_hand(small, tmp_path:
     assert len(rows) == len(plan.racks)
     assert len({r["name"] for r in rows}) == len(rows)  # NetBox device names are unique per site
     r = next(x for x in rows if x["name"] == "R02-01")
-    assert r == {"name": "R02-01", "role": "gpu", "manufacturer": "generic", "device_type": "grand-teton-h100", "status": "planned",
-                 "site": "B1", "location": "H1", "rack": "R02-01", "position": "1", "face": "front", "description": "cluster train-gt"}
+    assert r == {
+        "name": "R02-01",
+        "role": "gpu",
+        "manufacturer": "generic",
+        "device_type": "grand-teton-h100",
+        "status": "planned",
+        "site": "B1",
+        "location": "H1",
+        "rack": "R02-01",
+        "position": "1",
+        "face": "front",
+        "description": "cluster train-gt",
+    }
     assert {x["face"] for x in rows} == {"front"}
     assert {x["status"] for x in rows} <= {"planned", "active"}  # NetBox DeviceStatusChoices values
 
 
-def test_a_plan_for_another_scenario_is_not_exported(small, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plan_for_another_scenario_is_not_exported(
+    small, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     s, plan, path = small
     out = tmp_path / "x.csv"
     assert main(["export", str(path), str(DATASETS / "dr-hall.yaml"), "-o", str(out)]) == 2
@@ -95,11 +155,18 @@ def test_a_plan_for_another_scenario_is_not_exported(small, tmp_path: Path, caps
     assert "the plan does not verify against scenario 'dr-hall'" in err
     assert "export only a plan made for it" in err
     assert not out.exists()
-    assert main(["export", str(path), str(DATASETS / "small-hall.yaml"), "--format", "pdf", "-o", str(out)]) == 2
-    assert "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox')" in capsys.readouterr().err
+    assert (
+        main(["export", str(path), str(DATASETS / "small-hall.yaml"), "--format", "pdf", "-o", str(out)]) == 2
+    )
+    assert (
+        "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox')"
+        in capsys.readouterr().err
+    )
 
 
-def test_compare_and_diff_say_first_when_plans_answer_different_scenarios(small, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_and_diff_say_first_when_plans_answer_different_scenarios(
+    small, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """small-hall places 1,080 GPUs, dr-hall 864: compare's B − A column says -216, and both
     commands open with the line naming the two scenarios and their hashes; a plan compared with
     itself gets no such line and a zero delta."""
@@ -109,8 +176,11 @@ def test_compare_and_diff_say_first_when_plans_answer_different_scenarios(small,
     save_plan(dr, other)
     assert main(["compare", str(path), str(other)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (f"note: these plans answer different scenarios: small.plan.yaml: 'small-hall' (hash {plan.scenario_hash}); "
-                      f"dr.plan.yaml: 'dr-hall' (hash {dr.scenario_hash})")
+    assert out[0] == (
+        "note: these plans answer different scenarios: small.plan.yaml: 'small-hall' (hash "
+        f"{plan.scenario_hash}); "
+        f"dr.plan.yaml: 'dr-hall' (hash {dr.scenario_hash})"
+    )
     gpus = next(line for line in out if line.startswith("gpus "))
     assert gpus.split()[1:] == ["1,080", "864", "-216"]
     assert main(["diff", str(path), str(other)]) == 0

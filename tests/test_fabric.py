@@ -23,16 +23,49 @@ def scenario(designs: list[dict]) -> Scenario:
     return scenario_from_data(data)
 
 
-def racks(n: int, link_class: str = "dac", start: int = 0, row: str = "R01", rack_type: str = GT) -> list[PlacedRack]:
+def racks(
+    n: int, link_class: str = "dac", start: int = 0, row: str = "R01", rack_type: str = GT
+) -> list[PlacedRack]:
     """n racks of cluster c in a row of the small hall (R01-R04: pod POD-A, R05-R08: POD-B)."""
-    return [PlacedRack(building="B1", hall="H1", row=row, position=start + i, x_m=0, y_m=0, rack_type=rack_type, cluster="c",
-                       link_class=link_class, cable_length_m=1.0) for i in range(n)]
+    return [
+        PlacedRack(
+            building="B1",
+            hall="H1",
+            row=row,
+            position=start + i,
+            x_m=0,
+            y_m=0,
+            rack_type=rack_type,
+            cluster="c",
+            link_class=link_class,
+            cable_length_m=1.0,
+        )
+        for i in range(n)
+    ]
 
 
-IB2 = {"id": "ib2", "kind": "infiniband", "tiers": 2, "switches": ["qm9700", "qm9700"], "oversubscription": [1.0]}
-IB3 = {"id": "ib3", "kind": "infiniband", "tiers": 3, "switches": ["qm9700", "qm9700", "qm9700"], "oversubscription": [1.0, 1.0]}
-META = {"id": "meta-roce", "kind": "roce", "tiers": 3, "switches": ["minipack2", "arista-7800", "arista-7800"],
-        "oversubscription": [0.5, 7.0], "leaf_in_rack": True}
+IB2 = {
+    "id": "ib2",
+    "kind": "infiniband",
+    "tiers": 2,
+    "switches": ["qm9700", "qm9700"],
+    "oversubscription": [1.0],
+}
+IB3 = {
+    "id": "ib3",
+    "kind": "infiniband",
+    "tiers": 3,
+    "switches": ["qm9700", "qm9700", "qm9700"],
+    "oversubscription": [1.0, 1.0],
+}
+META = {
+    "id": "meta-roce",
+    "kind": "roce",
+    "tiers": 3,
+    "switches": ["minipack2", "arista-7800", "arista-7800"],
+    "oversubscription": [0.5, 7.0],
+    "leaf_in_rack": True,
+}
 
 
 def test_two_tier_non_blocking_tree_of_64_port_switches() -> None:
@@ -42,7 +75,12 @@ def test_two_tier_non_blocking_tree_of_64_port_switches() -> None:
     (the shortest class, DAC) = 4,096 DAC, no transceivers; largest build k²/2 = 2,048."""
     s = scenario([IB2])
     z = size(s, s.fabrics[0], racks(128))
-    assert (z.endpoints, z.switches, z.max_endpoints, z.leaves_per_pod) == (2048, [64, 32], 2048, {"POD-A": 64})
+    assert (z.endpoints, z.switches, z.max_endpoints, z.leaves_per_pod) == (
+        2048,
+        [64, 32],
+        2048,
+        {"POD-A": 64},
+    )
     assert (z.links, z.optics) == ({"dac": 4096}, 0)
     assert z.capex_usd == 96 * 43_000 + 4096 * 150
     assert z.kw == pytest.approx(96 * 1.1)
@@ -58,7 +96,7 @@ def test_three_tier_tree() -> None:
     z = size(s, s.fabrics[0], racks(256))
     assert (z.switches, z.max_endpoints, z.max_hops) == ([128, 128, 64], 65_536, 5)
     assert (z.links, z.optics) == ({"dac": 8192, "smf": 4096}, 8192)
-    assert max_endpoints(s.fabrics[0], s.catalog.switch_by_id()) == 64 ** 3 // 4
+    assert max_endpoints(s.fabrics[0], s.catalog.switch_by_id()) == 64**3 // 4
 
 
 def test_oversubscribed_leaf_tier() -> None:
@@ -100,8 +138,10 @@ def test_in_rack_copper_and_optics_per_transceiver_on_two_racks() -> None:
     assert z.max_endpoints == 16 * 504 * 576
 
 
-@pytest.mark.parametrize(("units", "leaves", "spines_now", "spines_largest"),
-                         [(1, 8, 4, 4), (2, 16, 8, 8), (3, 24, 12, 16), (4, 32, 16, 16)])
+@pytest.mark.parametrize(
+    ("units", "leaves", "spines_now", "spines_largest"),
+    [(1, 8, 4, 4), (2, 16, 8, 8), (3, 24, 12, 16), (4, 32, 16, 16)],
+)
 def test_superpod_h100_table(units: int, leaves: int, spines_now: int, spines_largest: int) -> None:
     """NVIDIA DGX SuperPOD H100 RA, compute fabric by scalable units (32 DGX = 256 GPUs each, 8 racks
     of 4): leaf/spine 8/4, 16/8, 24/16, 32/16. Leaves 256·n / 32; spines for the largest build
@@ -114,12 +154,28 @@ def test_superpod_h100_table(units: int, leaves: int, spines_now: int, spines_la
     assert size(s, s.fabrics[1], mix).switches == [leaves, spines_now]
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"switches": ["qm9700", "qm9700"]}, "fabrics[0]: switches: 2 given, a 3-tier design names one per tier"),
-    ({"oversubscription": [1.0]}, "fabrics[0]: oversubscription: 1 given, a 3-tier design states 2 (every tier below the top)"),
-    ({"switches": ["qm9700", "qm9700", "nope"]}, "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, qm9700, sn5600)"),
-    ({"switches": ["qm9700", "qm9700", "sn5600"]}, "fabrics[0].switches[2]: 'sn5600' is a roce switch; design 'ib3' is infiniband"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"switches": ["qm9700", "qm9700"]},
+            "fabrics[0]: switches: 2 given, a 3-tier design names one per tier",
+        ),
+        (
+            {"oversubscription": [1.0]},
+            "fabrics[0]: oversubscription: 1 given, a 3-tier design states 2 (every tier below the top)",
+        ),
+        (
+            {"switches": ["qm9700", "qm9700", "nope"]},
+            "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, "
+            "qm9700, sn5600)",
+        ),
+        (
+            {"switches": ["qm9700", "qm9700", "sn5600"]},
+            "fabrics[0].switches[2]: 'sn5600' is a roce switch; design 'ib3' is infiniband",
+        ),
+    ],
+)
 def test_design_errors_name_the_field(change: dict, message: str) -> None:
     from planner.errors import InputError
 
@@ -141,12 +197,28 @@ def test_cluster_must_name_a_known_design() -> None:
 
 # ---------------------------------------------------------------- in the optimiser
 
-TINY_SWITCH = {"id": "tiny8", "kind": "infiniband", "ports": 8, "port_gbps": 400, "power_w": 100, "price_usd": 1000, "height_u": 1}
+TINY_SWITCH = {
+    "id": "tiny8",
+    "kind": "infiniband",
+    "ports": 8,
+    "port_gbps": 400,
+    "power_w": 100,
+    "price_usd": 1000,
+    "height_u": 1,
+}
 SN2 = {"id": "eth2", "kind": "roce", "tiers": 2, "switches": ["sn5600", "sn5600"], "oversubscription": [1.0]}
-TINY = {"id": "tiny2", "kind": "infiniband", "tiers": 2, "switches": ["tiny8", "tiny8"], "oversubscription": [1.0]}
+TINY = {
+    "id": "tiny2",
+    "kind": "infiniband",
+    "tiers": 2,
+    "switches": ["tiny8", "tiny8"],
+    "oversubscription": [1.0],
+}
 
 
-def net_site(pods: list[dict[str, Any]], designs: list[dict], cluster: dict, objective: str = "max_gpus") -> Scenario:
+def net_site(
+    pods: list[dict[str, Any]], designs: list[dict], cluster: dict, objective: str = "max_gpus"
+) -> Scenario:
     """One hall; per pod a GPU row (``gpu`` positions + 1 for the pod's network-rack spot at the
     end, feed of 1 MW) and its network rows ``net``: (row id, feed kW before the 0.8 derate, rack kW
     limit, positions). Every link class costs $100 and draws nothing, and DAC reaches 100 m: every
@@ -154,23 +226,63 @@ def net_site(pods: list[dict[str, Any]], designs: list[dict], cluster: dict, obj
     rows, nodes = [], []
     for k, p in enumerate(pods):
         y = 10.0 * k
-        rows.append({"id": f"R{k + 1}", "positions": p["gpu"] + 1, "origin_y_m": y, "feeds": [f"F{k + 1}"], "max_rack_power_kw": 30,
-                     "air_zone": "AIR", "pod": p["id"]})
+        rows.append(
+            {
+                "id": f"R{k + 1}",
+                "positions": p["gpu"] + 1,
+                "origin_y_m": y,
+                "feeds": [f"F{k + 1}"],
+                "max_rack_power_kw": 30,
+                "air_zone": "AIR",
+                "pod": p["id"],
+            }
+        )
         nodes.append({"id": f"F{k + 1}", "capacity_kw": 1000})
         for j, (rid, feed_kw, rack_kw, positions) in enumerate(p["net"]):
-            rows.append({"id": rid, "positions": positions, "origin_y_m": y + 2.4 * (j + 1), "feeds": [f"{rid}-F"], "max_rack_power_kw": rack_kw,
-                         "air_zone": "AIR", "pod": p["id"], "network": "pod"})
+            rows.append(
+                {
+                    "id": rid,
+                    "positions": positions,
+                    "origin_y_m": y + 2.4 * (j + 1),
+                    "feeds": [f"{rid}-F"],
+                    "max_rack_power_kw": rack_kw,
+                    "air_zone": "AIR",
+                    "pod": p["id"],
+                    "network": "pod",
+                }
+            )
             nodes.append({"id": f"{rid}-F", "capacity_kw": feed_kw})
-    hall = {"id": "H1", "floor_area_m2": 500, "power_nodes": nodes,
-            "cooling_zones": [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000}],
-            "pods": [{"id": p["id"], "network_rack": {"row": f"R{k + 1}", "position": p["gpu"]}, "max_gpus": p.get("max_gpus", 100_000),
-                      "network_rack_type": None} for k, p in enumerate(pods)],
-            "rows": rows}
-    classes = [{"id": c, "max_length_m": 100 * (k + 1), "cost_usd_per_link": 100} for k, c in enumerate(["dac", "aec", "mmf", "smf"])]
-    site = {"id": "net", "fabric": {"link_classes": classes},
-            "buildings": [{"id": "B1", "halls": [hall]}]}
-    return scenario_from_data({"name": "net", "site": site, "clusters": [{"id": "c1", "rack_types": [GT], **cluster}], "fabrics": designs,
-                               "objective": objective, "catalog": {"switches": [TINY_SWITCH]}})
+    hall = {
+        "id": "H1",
+        "floor_area_m2": 500,
+        "power_nodes": nodes,
+        "cooling_zones": [{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000}],
+        "pods": [
+            {
+                "id": p["id"],
+                "network_rack": {"row": f"R{k + 1}", "position": p["gpu"]},
+                "max_gpus": p.get("max_gpus", 100_000),
+                "network_rack_type": None,
+            }
+            for k, p in enumerate(pods)
+        ],
+        "rows": rows,
+    }
+    classes = [
+        {"id": c, "max_length_m": 100 * (k + 1), "cost_usd_per_link": 100}
+        for k, c in enumerate(["dac", "aec", "mmf", "smf"])
+    ]
+    site = {"id": "net", "fabric": {"link_classes": classes}, "buildings": [{"id": "B1", "halls": [hall]}]}
+    return scenario_from_data(
+        {
+            "name": "net",
+            "site": site,
+            "clusters": [{"id": "c1", "rack_types": [GT], **cluster}],
+            "fabrics": designs,
+            "objective": objective,
+            "catalog": {"switches": [TINY_SWITCH]},
+        }
+    )
 
 
 TWO_PODS = [
@@ -189,7 +301,9 @@ def test_network_racks_stand_in_network_rows_and_split_a_pods_power(solver: str)
     P1 2.2, P2 4.4."""
     from tests.test_optimize import solved
 
-    plan = solved(net_site(TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}), solver)
+    plan = solved(
+        net_site(TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}), solver
+    )
     assert plan.kpis.gpus == 128
     f = plan.fabric[0]
     assert (f.switches, f.leaves_per_pod) == ([4, 2], {"P1": 2, "P2": 2})
@@ -210,7 +324,9 @@ def test_network_rack_units_decide_the_racks(solver: str) -> None:
 
     pod = [{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 5)]}]
     for units, racks_placed, gpus in [(3, 3, 128), (2, 3, 128), (1, 5, 96)]:
-        plan = solved(net_site(pod, [{**IB2, "rack_units": units}], {"demand": "max", "fabrics": ["ib2"]}), solver)
+        plan = solved(
+            net_site(pod, [{**IB2, "rack_units": units}], {"demand": "max", "fabrics": ["ib2"]}), solver
+        )
         assert (plan.kpis.gpus, plan.kpis.fabric_racks) == (gpus, racks_placed), units
         assert all(sum(c.count for c in nr.switches) <= units for nr in plan.network_racks)
 
@@ -223,7 +339,12 @@ def test_optimiser_picks_the_cheaper_fabric_that_fits(solver: str) -> None:
     from tests.test_optimize import solved
 
     pod = [{"id": "P1", "gpu": 16, "net": [("N1", 100, 30, 4)]}]
-    s = net_site(pod, [IB2, SN2, TINY], {"demand": "exact", "gpus": 256, "fabrics": ["tiny2", "eth2", "ib2"]}, "min_capex")
+    s = net_site(
+        pod,
+        [IB2, SN2, TINY],
+        {"demand": "exact", "gpus": 256, "fabrics": ["tiny2", "eth2", "ib2"]},
+        "min_capex",
+    )
     plan = solved(s, solver)
     assert plan.fabric[0].design == "ib2"
     assert plan.kpis.fabric_capex_usd == 567_200
@@ -234,10 +355,17 @@ def test_cluster_too_large_for_its_design_is_explained() -> None:
     from planner.explainer import explain_infeasible
     from planner.plan.pipeline import plan_scenario
 
-    s = net_site([{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 4)]}], [TINY], {"demand": "exact", "gpus": 64, "fabrics": ["tiny2"]})
+    s = net_site(
+        [{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 4)]}],
+        [TINY],
+        {"demand": "exact", "gpus": 64, "fabrics": ["tiny2"]},
+    )
     assert plan_scenario(s).status.value == "infeasible"
     text = explain_infeasible(s).render()
-    assert "fabric tiny2 holds at most 32 endpoints (2 tiers: 4 down ports per leaf × 8 spine ports = k²/2); c1 needs 64" in text
+    assert (
+        "fabric tiny2 holds at most 32 endpoints (2 tiers: 4 down ports per leaf × 8 spine ports = k²/2); "
+        "c1 needs 64" in text
+    )
 
 
 def test_a_site_without_network_rows_cannot_stand_a_designed_fabric() -> None:
@@ -264,10 +392,20 @@ def test_verifier_rejects_moved_network_racks_and_edited_fabric_power() -> None:
     got = [str(v) for v in verify(bad, s).violations]
     assert f"network_racks[{i}] (R1/{free_gpu}): row 'R1' is not a network row" in got
     assert "pod P1 needs 2 leaves in rows serving it, its network racks there hold 1" in " | ".join(got)
-    hot = plan.model_copy(update={"network_racks": [r.model_copy(update={"kw": r.kw + 0.5}) if r is nr else r for r in plan.network_racks]})
-    assert "its network racks draw 7.100 kW, its fabric draws 6.600 kW" in " | ".join(str(v) for v in verify(hot, s).violations)
+    hot = plan.model_copy(
+        update={
+            "network_racks": [
+                r.model_copy(update={"kw": r.kw + 0.5}) if r is nr else r for r in plan.network_racks
+            ]
+        }
+    )
+    assert "its network racks draw 7.100 kW, its fabric draws 6.600 kW" in " | ".join(
+        str(v) for v in verify(hot, s).violations
+    )
     edited = plan.model_copy(update={"fabric": [plan.fabric[0].model_copy(update={"kw": 1.0})]})
-    assert [str(v) for v in verify(edited, s).violations] == ["fabric c1: kw: plan says 1.0, the racks give 6.6"]
+    assert [str(v) for v in verify(edited, s).violations] == [
+        "fabric c1: kw: plan says 1.0, the racks give 6.6"
+    ]
     fewer = plan.model_copy(update={"kpis": plan.kpis.model_copy(update={"switches": 1})})
     assert [str(v) for v in verify(fewer, s).violations] == ["kpis.switches: plan says 1, the racks give 6"]
 
@@ -290,12 +428,21 @@ def test_switch_supply_limits_the_fabric(solver: str) -> None:
         assert plan.kpis.gpus == gpus, count
         use = [u for u in plan.utilisation if u.kind == "supply"]
         assert [(u.id, u.value, u.limit) for u in use] == [("switch:qm9700", used, count)]
-    text = explain(base.model_copy(update={"switch_supply": [SwitchSupply(switch="qm9700", count=5)]}))[0].render()  # 5 of 5 used
-    assert "supply switch:qm9700: 5 of 5 switches used (100.0%); +1 more qm9700 switches allocated → +32 GPUs" in text, text
+    text = explain(base.model_copy(update={"switch_supply": [SwitchSupply(switch="qm9700", count=5)]}))[
+        0
+    ].render()  # 5 of 5 used
+    assert (
+        "supply switch:qm9700: 5 of 5 switches used (100.0%); +1 more qm9700 switches allocated → +32 GPUs"
+        in text
+    ), text
 
 
 def test_switch_supply_names_an_unknown_model() -> None:
-    data = net_site([{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 10)]}], [IB2], {"demand": "max", "fabrics": ["ib2"]}).model_dump(mode="json")
+    data = net_site(
+        [{"id": "P1", "gpu": 8, "net": [("N1", 100, 30, 10)]}], [IB2], {"demand": "max", "fabrics": ["ib2"]}
+    ).model_dump(mode="json")
     with pytest.raises(InputError) as e:
         scenario_from_data({**data, "switch_supply": [{"switch": "qm9800", "count": 3}]})
-    assert any(line.startswith("switch_supply[0].switch: unknown switch model 'qm9800'") for line in e.value.lines()), e.value.lines()
+    assert any(
+        line.startswith("switch_supply[0].switch: unknown switch model 'qm9800'") for line in e.value.lines()
+    ), e.value.lines()

@@ -18,8 +18,13 @@ def _sig(c: dict) -> tuple:
     return c["gpus"], tuple(c["rack_types"]), c["demand"], c["max_hops"], c.get("max_share_per_pod")
 
 
-@pytest.mark.parametrize(("name", "least_clusters", "least_gpus"), [("fleet-mixed-250k", 100, 225_000), ("fleet-mixed-1m", 300, 900_000)])
-def test_shipped_fleet_specs_draw_distinct_fleets(tmp_path: Path, name: str, least_clusters: int, least_gpus: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "least_clusters", "least_gpus"),
+    [("fleet-mixed-250k", 100, 225_000), ("fleet-mixed-1m", 300, 900_000)],
+)
+def test_shipped_fleet_specs_draw_distinct_fleets(
+    tmp_path: Path, name: str, least_clusters: int, least_gpus: int
+) -> None:
     """The issue's shape: ≥ 300 clusters at 1M of 256-16,384 GPUs, three or more rack types, all
     three demand kinds, one-pod and one-building hop budgets, some spread limits, no two alike;
     the same command twice writes the same files, and the scenario loads."""
@@ -48,11 +53,28 @@ def test_fleet_rules_on_a_small_site() -> None:
     """Sizes are whole racks of the cluster's type, a one-pod job fits its pod's GPU ports, exact
     and at-least jobs stay within fixed_share of the positions, rack types match the rows
     (air 25 kW rows: Grand Teton only; liquid 135 kW rows: NVL72 only)."""
-    spec = SiteSpec(buildings=[
-        BuildingSpec(count=2, rows_per_pod=4, positions_per_row=10, design_kw_per_position=21.4, max_rack_power_kw=25, pod_max_gpus=640),
-        BuildingSpec(count=1, rows_per_pod=4, positions_per_row=6, design_kw_per_position=132, max_rack_power_kw=135, liquid=True,
-                     power_design="dr", pod_max_gpus=1728),
-    ])
+    spec = SiteSpec(
+        buildings=[
+            BuildingSpec(
+                count=2,
+                rows_per_pod=4,
+                positions_per_row=10,
+                design_kw_per_position=21.4,
+                max_rack_power_kw=25,
+                pod_max_gpus=640,
+            ),
+            BuildingSpec(
+                count=1,
+                rows_per_pod=4,
+                positions_per_row=6,
+                design_kw_per_position=132,
+                max_rack_power_kw=135,
+                liquid=True,
+                power_design="dr",
+                pod_max_gpus=1728,
+            ),
+        ]
+    )
     site = generate_site(spec)
     fs = FleetSpec(seed=7, min_gpus=64, max_gpus=4096, fixed_share=0.3)
     data = generate_fleet(site, fs, "site.yaml", "t")
@@ -73,16 +95,58 @@ def test_fleet_rules_on_a_small_site() -> None:
 
 def test_fleet_without_rows_it_can_use_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "spec.yaml"
-    spec.write_text("buildings:\n  - {rows_per_pod: 2, positions_per_row: 4, design_kw_per_position: 10, max_rack_power_kw: 12}\nfleet: {seed: 1}\n")
-    assert main(["generate-site", "--spec", str(spec), "-o", str(tmp_path / "s.yaml"), "--scenario", str(tmp_path / "f.yaml")]) == 2
+    spec.write_text(
+        "buildings:\n  - {rows_per_pod: 2, positions_per_row: 4, design_kw_per_position: 10, "
+        "max_rack_power_kw: 12}\nfleet: {seed: 1}\n"
+    )
+    assert (
+        main(
+            [
+                "generate-site",
+                "--spec",
+                str(spec),
+                "-o",
+                str(tmp_path / "s.yaml"),
+                "--scenario",
+                str(tmp_path / "f.yaml"),
+            ]
+        )
+        == 2
+    )
     assert "fleet: the site has no rows any fleet rack type fits" in capsys.readouterr().err
     assert not (tmp_path / "s.yaml").exists()
 
 
-def test_scenario_flag_needs_a_fleet_and_a_site_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["generate-site", "--positions", "4", "-o", str(tmp_path / "s.yaml"), "--scenario", str(tmp_path / "f.yaml")]) == 2
+def test_scenario_flag_needs_a_fleet_and_a_site_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "generate-site",
+                "--positions",
+                "4",
+                "-o",
+                str(tmp_path / "s.yaml"),
+                "--scenario",
+                str(tmp_path / "f.yaml"),
+            ]
+        )
+        == 2
+    )
     assert "--scenario: the spec has no fleet: section to draw clusters from" in capsys.readouterr().err
-    assert main(["generate-site", "--spec", "datasets/fleet-mixed-250k.gen.yaml", "--scenario", str(tmp_path / "f.yaml")]) == 2
+    assert (
+        main(
+            [
+                "generate-site",
+                "--spec",
+                "datasets/fleet-mixed-250k.gen.yaml",
+                "--scenario",
+                str(tmp_path / "f.yaml"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr()
     assert "--scenario: needs -o SITE.yaml: the scenario names the site file it stands on" in err.err
     assert err.out == ""
@@ -101,7 +165,20 @@ def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
     from planner.plan.pipeline import plan_scenario
 
     site, scen = tmp_path / "s.yaml", tmp_path / "f.yaml"
-    assert main(["generate-site", "--spec", "datasets/fleet-mixed-250k.gen.yaml", "-o", str(site), "--scenario", str(scen)]) == 0
+    assert (
+        main(
+            [
+                "generate-site",
+                "--spec",
+                "datasets/fleet-mixed-250k.gen.yaml",
+                "-o",
+                str(site),
+                "--scenario",
+                str(scen),
+            ]
+        )
+        == 0
+    )
     s = load_scenario(scen)
     t0 = time.perf_counter()
     plan = plan_scenario(s, deadline=Deadline(4.0))

@@ -22,9 +22,23 @@ from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS
 from tests.test_writes import cli
 
-S8 = {"id": "s8", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300, "capex_usd": 100_000}
+S8 = {
+    "id": "s8",
+    "servers_per_rack": 1,
+    "gpus_per_server": 8,
+    "gpu_power_w": 500,
+    "weight_kg": 300,
+    "capex_usd": 100_000,
+}
 """A small rack: 8 GPUs, available now."""
-D32 = {"id": "d32", "servers_per_rack": 4, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 600, "capex_usd": 400_000}
+D32 = {
+    "id": "d32",
+    "servers_per_rack": 4,
+    "gpus_per_server": 8,
+    "gpu_power_w": 500,
+    "weight_kg": 600,
+    "capex_usd": 400_000,
+}
 """A dense rack: 32 GPUs in one position, delivered from p2 on."""
 P3 = [{"id": f"p{i}", "start": date(2026, 4 * i - 3, 1)} for i in (1, 2, 3)]
 FAST = {"id": "fast", "probability": 0.25, "gpus_by_phase": {"c": {"p1": 96, "p2": 288, "p3": 384}}}
@@ -34,10 +48,19 @@ SLOW = {"id": "slow", "probability": 0.75, "gpus_by_phase": {"c": {"p1": 96, "p2
 def hedge(futures=(FAST, SLOW), solver: str = "highs", **extra) -> Scenario:
     """One row of 12 positions; one cluster (as many GPUs as fit, up to the future's figure) of 8-GPU
     racks now and 32-GPU racks from p2 (none delivered in p1), power and cooling to spare."""
-    s = tiny_scenario([{"id": "R", "positions": 12, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "max", "rack_types": ["s8", "d32"], "gpus_by_phase": {"p1": 96}}], rack_types=[S8, D32],
-                      phases=P3, supply=[{"rack_type": "d32", "phase": "p2", "racks": 100}], futures=list(futures), **extra)
-    return s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})})
+    s = tiny_scenario(
+        [{"id": "R", "positions": 12, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c", "demand": "max", "rack_types": ["s8", "d32"], "gpus_by_phase": {"p1": 96}}],
+        rack_types=[S8, D32],
+        phases=P3,
+        supply=[{"rack_type": "d32", "phase": "p2", "racks": 100}],
+        futures=list(futures),
+        **extra,
+    )
+    return s.model_copy(
+        update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})}
+    )
 
 
 def first_small(plan) -> int:
@@ -58,6 +81,7 @@ def test_the_shared_first_phase_hedges_between_the_futures(solver: str) -> None:
     VSS = 464 − 456 = 8."""
     s = hedge(solver=solver)
     from tests.test_optimize import available_solvers
+
     if solver not in available_solvers():
         pytest.skip(f"{solver} not installed")
     plan = plan_stochastic(s)
@@ -69,9 +93,16 @@ def test_the_shared_first_phase_hedges_between_the_futures(solver: str) -> None:
     assert first_small(plan_scenario(s.in_future("fast"))) == 0
     assert first_small(plan_scenario(s.in_future("slow"))) == 8
     assert first_small(plan_scenario(mean_future(s))) == 6
-    assert (st.expected_objective, st.perfect_expected, st.evpi, st.mean_expected, st.vss) == (464, 504, 40, 456, 8)
-    assert [(o.id, o.objective_value, o.perfect_objective, o.regret, o.mean_objective) for o in st.futures] == [
-        ("fast", 608, 672, 64, 528), ("slow", 416, 448, 32, 432)]
+    assert (st.expected_objective, st.perfect_expected, st.evpi, st.mean_expected, st.vss) == (
+        464,
+        504,
+        40,
+        456,
+        8,
+    )
+    assert [
+        (o.id, o.objective_value, o.perfect_objective, o.regret, o.mean_objective) for o in st.futures
+    ] == [("fast", 608, 672, 64, 528), ("slow", 416, 448, 32, 432)]
     assert st.shown_future == "slow"
     assert plan.racks == st.futures[1].plan.racks
     rep = verify(plan, s)
@@ -96,9 +127,18 @@ def test_verify_rejects_futures_that_do_not_share_the_first_phase() -> None:
     moved = [r for r in fast.plan.racks if not (r.phase == "p1" and r is fast.plan.racks[0])]
     dropped = fast.plan.racks[0]
     assert dropped.phase == "p1"
-    bad = st.model_copy(update={"futures": [fast.model_copy(update={"plan": fast.plan.model_copy(update={"racks": moved})}), st.futures[1]]})
+    bad = st.model_copy(
+        update={
+            "futures": [
+                fast.model_copy(update={"plan": fast.plan.model_copy(update={"racks": moved})}),
+                st.futures[1],
+            ]
+        }
+    )
     lines = [str(v) for v in verify(plan.model_copy(update={"stochastic": bad}), s).violations]
-    assert any("future fast: its first phase ('p1') differs from future 'slow''s" in line for line in lines), lines
+    assert any(
+        "future fast: its first phase ('p1') differs from future 'slow''s" in line for line in lines
+    ), lines
 
 
 def test_verify_recomputes_the_expected_figures() -> None:
@@ -106,7 +146,9 @@ def test_verify_recomputes_the_expected_figures() -> None:
     plan = plan_stochastic(s)
     bad = plan.stochastic.model_copy(update={"expected_objective": 465.0, "vss": 9.0})
     lines = [str(v) for v in verify(plan.model_copy(update={"stochastic": bad}), s).violations]
-    assert any("stochastic.expected_objective: claims 465, the futures give 464" in line for line in lines), lines
+    assert any("stochastic.expected_objective: claims 465, the futures give 464" in line for line in lines), (
+        lines
+    )
     assert any("stochastic.vss: claims 9, the futures give 8" in line for line in lines), lines
 
 
@@ -115,24 +157,43 @@ def test_a_lead_time_order_is_decided_in_the_first_phase() -> None:
     phases; future A wants 64 GPUs in p2, B 256 (p = ½ each). The racks standing in p2 were ordered in
     p1, before the future is known: one count y for both, y ≤ 2 (A's cap), E = ½ × 64 + ½ × 64 = 64.
     Without the lead time each future places its own: E = ½ × 64 + ½ × 256 = 160."""
-    futures = [{"id": "a", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 64}}},
-               {"id": "b", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 256}}}]
-    base = tiny_scenario([{"id": "R", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                         [{"id": "c", "demand": "max", "rack_types": ["d32"], "gpus_by_phase": {"p2": 64}}], rack_types=[D32],
-                         phases=P3[:2], futures=futures)
+    futures = [
+        {"id": "a", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 64}}},
+        {"id": "b", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 256}}},
+    ]
+    base = tiny_scenario(
+        [{"id": "R", "positions": 10, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c", "demand": "max", "rack_types": ["d32"], "gpus_by_phase": {"p2": 64}}],
+        rack_types=[D32],
+        phases=P3[:2],
+        futures=futures,
+    )
     lead = base.model_copy(update={"lead_phases": {"d32": 1}})
     assert plan_stochastic(lead).stochastic.expected_objective == 64
     assert plan_stochastic(base).stochastic.expected_objective == 160
 
 
-@pytest.mark.parametrize(("futures", "expected"), [
-    ([{**FAST, "probability": 0.2}, SLOW], "futures: the probabilities sum to 0.95; they must sum to 1"),
-    ([FAST, {**SLOW, "gpus_by_phase": {"k": {"p2": 8}}}], "futures[1].gpus_by_phase.k: unknown cluster 'k'"),
-    ([FAST, {**SLOW, "gpus_by_phase": {"c": {"p9": 8}}}], "futures[1].gpus_by_phase.c.p9: unknown phase 'p9'"),
-    ([FAST, {**SLOW, "id": "fast"}], "futures[1].id: duplicate future ID 'fast'"),
-    ([FAST, {**SLOW, "gpus_by_phase": {"c": {"p1": 88, "p2": 192}}}],
-     "futures: cluster 'c' wants different GPUs in the first phase 'p1' across futures (fast: 96, slow: 88)"),
-])
+@pytest.mark.parametrize(
+    ("futures", "expected"),
+    [
+        ([{**FAST, "probability": 0.2}, SLOW], "futures: the probabilities sum to 0.95; they must sum to 1"),
+        (
+            [FAST, {**SLOW, "gpus_by_phase": {"k": {"p2": 8}}}],
+            "futures[1].gpus_by_phase.k: unknown cluster 'k'",
+        ),
+        (
+            [FAST, {**SLOW, "gpus_by_phase": {"c": {"p9": 8}}}],
+            "futures[1].gpus_by_phase.c.p9: unknown phase 'p9'",
+        ),
+        ([FAST, {**SLOW, "id": "fast"}], "futures[1].id: duplicate future ID 'fast'"),
+        (
+            [FAST, {**SLOW, "gpus_by_phase": {"c": {"p1": 88, "p2": 192}}}],
+            "futures: cluster 'c' wants different GPUs in the first phase 'p1' across futures (fast: 96, "
+            "slow: 88)",
+        ),
+    ],
+)
 def test_bad_futures_name_the_field(futures, expected) -> None:
     with pytest.raises(InputError) as e:
         hedge(futures)
@@ -141,10 +202,16 @@ def test_bad_futures_name_the_field(futures, expected) -> None:
 
 def test_futures_need_phases() -> None:
     with pytest.raises(InputError) as e:
-        tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "max", "rack_types": ["s8"]}], rack_types=[S8],
-                      futures=[{"id": "a", "probability": 1.0}])
-    assert any(line.startswith("futures: futures need at least two phases") for line in e.value.lines()), e.value.lines()
+        tiny_scenario(
+            [{"id": "R", "positions": 4, "feeds": ["F"]}],
+            [{"id": "F", "capacity_kw": 10_000}],
+            [{"id": "c", "demand": "max", "rack_types": ["s8"]}],
+            rack_types=[S8],
+            futures=[{"id": "a", "probability": 1.0}],
+        )
+    assert any(line.startswith("futures: futures need at least two phases") for line in e.value.lines()), (
+        e.value.lines()
+    )
 
 
 def test_the_cli_refuses_stochastic_without_futures() -> None:
@@ -189,12 +256,17 @@ def test_the_phases_page_shows_one_row_per_future() -> None:
     assert "**40.0** (EVPI)" in text
     assert "**8.0** more (VSS)" in text
     table = next(d.value for d in at.dataframe if "regret" in d.value.columns)
-    assert table[["future", "GPUs", "objective", "regret"]].values.tolist() == [["fast", "288", "608", "64"], ["slow", "192", "416", "32"]]
+    assert table[["future", "GPUs", "objective", "regret"]].values.tolist() == [
+        ["fast", "288", "608", "64"],
+        ["slow", "192", "416", "32"],
+    ]
     future = next(r for r in at.radio if r.key and r.key.startswith("phases_future_"))
     assert future.value == "slow"
     future.set_value("fast").run()
     assert not at.exception
-    assert any("Future **fast**: the first phase (p1) is the same in every future" in c.value for c in at.caption)
+    assert any(
+        "Future **fast**: the first phase (p1) is the same in every future" in c.value for c in at.caption
+    )
 
 
 def test_a_sweep_varies_the_probabilities(tmp_path: Path) -> None:
@@ -209,28 +281,68 @@ def test_a_sweep_varies_the_probabilities(tmp_path: Path) -> None:
 
     (tmp_path / "s.yaml").write_text(scenario_yaml(hedge()))
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "odds.yaml").write_text("name: odds\nbase: ../s.yaml\nzip:\n  futures[0].probability: [0.25, 0.5]\n"
-                                                   "  futures[1].probability: [0.75, 0.5]\n")
+    (tmp_path / "sweeps" / "odds.yaml").write_text(
+        "name: odds\nbase: ../s.yaml\nzip:\n  futures[0].probability: [0.25, 0.5]\n"
+        "  futures[1].probability: [0.75, 0.5]\n"
+    )
     rows = run_batch(load_sweep(tmp_path / "sweeps" / "odds.yaml", tmp_path), tmp_path / "out")
     got = [[r["status"], r["expected_objective"], r["evpi"], r["vss"]] for r in rows]
     assert got == [["optimal", 464.0, 40.0, 8.0], ["optimal", 528.0, 32.0, 16.0]]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(positions=st.integers(6, 12), p_fast=st.sampled_from([0.1, 0.25, 0.5, 0.75, 0.9]),
-       fast=st.tuples(st.integers(4, 12), st.integers(0, 6)), slow=st.tuples(st.integers(0, 6), st.integers(0, 4)))
-def test_two_stage_figures_keep_their_order_for_any_futures(positions: int, p_fast: float, fast: tuple, slow: tuple) -> None:
+@given(
+    positions=st.integers(6, 12),
+    p_fast=st.sampled_from([0.1, 0.25, 0.5, 0.75, 0.9]),
+    fast=st.tuples(st.integers(4, 12), st.integers(0, 6)),
+    slow=st.tuples(st.integers(0, 6), st.integers(0, 4)),
+)
+def test_two_stage_figures_keep_their_order_for_any_futures(
+    positions: int, p_fast: float, fast: tuple, slow: tuple
+) -> None:
     """For any two futures (caps in 32-GPU steps, growing from p1's) the figures keep the order the theory
     gives, whatever the plans: regrets and EVPI ≥ 0 (knowing the future never hurts), VSS ≥ 0 (the
     mean-demand plan's first phase with its later phases re-planned is one of the two-stage plans
     the model chose among), every future's plan verifies and they share the first phase."""
     f2, f3 = 32 * fast[0], 32 * (fast[0] + fast[1])
     s2, s3 = 96 + 32 * slow[0], 96 + 32 * (slow[0] + slow[1])  # never below p1's 96: racks stay
-    futures = [{"id": "fast", "probability": p_fast, "gpus_by_phase": {"c": {"p1": 96, "p2": f2, "p3": f3}}},
-               {"id": "slow", "probability": round(1 - p_fast, 6), "gpus_by_phase": {"c": {"p1": 96, "p2": s2, "p3": s3}}}]
+    futures = [
+        {"id": "fast", "probability": p_fast, "gpus_by_phase": {"c": {"p1": 96, "p2": f2, "p3": f3}}},
+        {
+            "id": "slow",
+            "probability": round(1 - p_fast, 6),
+            "gpus_by_phase": {"c": {"p1": 96, "p2": s2, "p3": s3}},
+        },
+    ]
     s = hedge(futures)
-    s = s.model_copy(update={"site": s.site.model_copy(update={"buildings": [b.model_copy(update={"halls": [h.model_copy(update={"rows": [
-        r.model_copy(update={"positions": positions}) if r.id == "R" else r for r in h.rows]}) for h in b.halls]}) for b in s.site.buildings]})})
+    s = s.model_copy(
+        update={
+            "site": s.site.model_copy(
+                update={
+                    "buildings": [
+                        b.model_copy(
+                            update={
+                                "halls": [
+                                    h.model_copy(
+                                        update={
+                                            "rows": [
+                                                r.model_copy(update={"positions": positions})
+                                                if r.id == "R"
+                                                else r
+                                                for r in h.rows
+                                            ]
+                                        }
+                                    )
+                                    for h in b.halls
+                                ]
+                            }
+                        )
+                        for b in s.site.buildings
+                    ]
+                }
+            )
+        }
+    )
     plan = plan_stochastic(s)
     st_ = plan.stochastic
     assert st_.status == "optimal"
@@ -247,8 +359,10 @@ def test_a_mean_demand_plan_that_cannot_serve_a_future_has_no_vss() -> None:
     any p1 rack breaks slow, and the two-stage plan places none in p1: E = 0.1 × (128 + 128) = 25.6.
     The mean demand (p2, p3: 12.8 → 13 GPUs) places one 8-GPU rack in p1, which slow cannot undo:
     that plan fails slow (no objective there, no VSS); in fast it reaches 8 + 128 + 128 = 264."""
-    futures = [{"id": "fast", "probability": 0.1, "gpus_by_phase": {"c": {"p1": 96, "p2": 128, "p3": 128}}},
-               {"id": "slow", "probability": 0.9, "gpus_by_phase": {"c": {"p1": 96, "p2": 0, "p3": 0}}}]
+    futures = [
+        {"id": "fast", "probability": 0.1, "gpus_by_phase": {"c": {"p1": 96, "p2": 128, "p3": 128}}},
+        {"id": "slow", "probability": 0.9, "gpus_by_phase": {"c": {"p1": 96, "p2": 0, "p3": 0}}},
+    ]
     s = hedge(futures)
     st_ = plan_stochastic(s).stochastic
     assert st_.expected_objective == 25.6

@@ -19,5 +19,13 @@ def test_mutants_of_every_input_kind_never_crash_or_hang() -> None:
     spec.loader.exec_module(fuzz)
     counts, failures = fuzz.fuzz(140, seed=7)
     assert failures == []
-    assert {kind for kind, _ in counts} == {"catalog", "generator", "plan", "results", "scenario", "site", "sweep"}
+    assert {kind for kind, _ in counts} == {
+        "catalog",
+        "generator",
+        "plan",
+        "results",
+        "scenario",
+        "site",
+        "sweep",
+    }
     assert sum(counts.values()) == 140

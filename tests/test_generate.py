@@ -30,7 +30,9 @@ def test_meta_building_shape() -> None:
     assert all(p.max_gpus == 3072 for p in ix.pods.values())
     gpu_rows = [r.row for r in ix.rows.values() if r.row.network is None]
     net_rows = [r.row for r in ix.rows.values() if r.row.network is not None]
-    assert sum(r.positions for r in gpu_rows) == 8 * 12 * 17  # the pods' network racks stand in their network rows
+    assert (
+        sum(r.positions for r in gpu_rows) == 8 * 12 * 17
+    )  # the pods' network racks stand in their network rows
     assert [(r.network, r.positions, r.max_rack_power_kw) for r in net_rows] == [("pod", 16, 40.0)] * 8
     assert {p.network_rack.row for p in ix.pods.values()} == {r.id for r in net_rows}
 
@@ -41,13 +43,29 @@ def test_network_rows_are_sized_into_busways_ups_and_air() -> None:
     (80 + 100) / 0.8 = 225 kW, the air zone ⌈180 / 400⌉ + 1 = 2 units, the utility 225 kW."""
     from planner.input.generate import BuildingSpec, SiteSpec, generate_site
 
-    site = generate_site(SiteSpec(buildings=[BuildingSpec(rows_per_pod=2, positions_per_row=4, design_kw_per_position=10,
-                                                          network_rows_per_pod=1, network_row_positions=3, network_row_kw=100,
-                                                          network_rack_max_kw=30)]))
+    site = generate_site(
+        SiteSpec(
+            buildings=[
+                BuildingSpec(
+                    rows_per_pod=2,
+                    positions_per_row=4,
+                    design_kw_per_position=10,
+                    network_rows_per_pod=1,
+                    network_row_positions=3,
+                    network_row_kw=100,
+                    network_rack_max_kw=30,
+                )
+            ]
+        )
+    )
     h = site.buildings[0].halls[0]
     cap = {n.id: n.capacity_kw for n in h.power_nodes}
     assert [r.id for r in h.rows] == ["B1-H1-P1-R01", "B1-H1-P1-R02", "B1-H1-P1-N1"]
-    assert [(r.network, r.positions, r.max_rack_power_kw) for r in h.rows] == [(None, 4, 25.0), (None, 4, 25.0), ("pod", 3, 30.0)]
+    assert [(r.network, r.positions, r.max_rack_power_kw) for r in h.rows] == [
+        (None, 4, 25.0),
+        (None, 4, 25.0),
+        ("pod", 3, 30.0),
+    ]
     assert (cap["B1-H1-P1-R01-BW-A"], cap["B1-H1-P1-N1-BW-B"]) == (50.0, 125.0)
     assert cap["B1-H1-UPS-A"] == cap["B1-H1-UPS-B"] == 225.0
     assert h.cooling_zones[0].units == 2
@@ -78,22 +96,44 @@ def test_fleet_spec_holds_a_million_gpus_in_three_regions() -> None:
     assert [b.count for b in spec.buildings] == [16, 14, 12]
     assert len(ix.site.buildings) == 42
     assert sum(p.max_gpus for p in ix.pods.values()) == 1_075_200
-    total = sum((ref.row.positions - sum(1 for p in ix.pods.values() if p.network_rack.row == ref.row.id))
-                * (72 if ref.row.liquid_loop else 16) for ref in ix.rows.values())
+    total = sum(
+        (ref.row.positions - sum(1 for p in ix.pods.values() if p.network_rack.row == ref.row.id))
+        * (72 if ref.row.liquid_loop else 16)
+        for ref in ix.rows.values()
+    )
     assert total >= 1_000_000
 
 
 @pytest.mark.parametrize("design", ["2n", "dr"])
 def test_full_design_load_survives_n_minus_1(design: str) -> None:
     """Filling every usable position at the design density passes normal and N-1 checks."""
-    spec = SiteSpec(buildings=[BuildingSpec(rows_per_pod=3, positions_per_row=6, power_design=design, design_kw_per_position=21.4, pod_max_gpus=10_000)])
+    spec = SiteSpec(
+        buildings=[
+            BuildingSpec(
+                rows_per_pod=3,
+                positions_per_row=6,
+                power_design=design,
+                design_kw_per_position=21.4,
+                pod_max_gpus=10_000,
+            )
+        ]
+    )
     site = generate_site(spec)
-    data = {"name": "g", "site": site.model_dump(mode="json"), "clusters": [{"id": "c", "demand": "max", "rack_types": ["grand-teton-h100"]}]}
+    data = {
+        "name": "g",
+        "site": site.model_dump(mode="json"),
+        "clusters": [{"id": "c", "demand": "max", "rack_types": ["grand-teton-h100"]}],
+    }
     s = scenario_from_data(data)
     ix = index_site(s.site)
     gt = s.catalog.by_id()["grand-teton-h100"]
     spots = ix.pod_locations()
-    racks = [place(ix, rid, i, gt, "c") for rid, ref in ix.rows.items() for i in range(ref.row.positions) if (rid, i) not in spots]
+    racks = [
+        place(ix, rid, i, gt, "c")
+        for rid, ref in ix.rows.items()
+        for i in range(ref.row.positions)
+        if (rid, i) not in spots
+    ]
     rep = verify(Plan(scenario_name="g", racks=racks), s)
     assert rep.ok, rep.violations[:3]
     worst = max(u.worst_share for u in rep.usage if u.kind == "power_node")
@@ -102,10 +142,33 @@ def test_full_design_load_survives_n_minus_1(design: str) -> None:
 
 def test_generate_site_flags(tmp_path: Path) -> None:
     out = tmp_path / "g.yaml"
-    assert main(["generate-site", "--buildings", "2", "--halls", "1", "--rows-per-pod", "2", "--positions", "5", "--power-design", "dr", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate-site",
+                "--buildings",
+                "2",
+                "--halls",
+                "1",
+                "--rows-per-pod",
+                "2",
+                "--positions",
+                "5",
+                "--power-design",
+                "dr",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = read_yaml_file(out)
     assert [b["id"] for b in data["buildings"]] == ["B1", "B2"]
-    assert [n["id"] for n in data["buildings"][0]["halls"][0]["power_nodes"][:3]] == ["B1-H1-UPS-1", "B1-H1-UPS-2", "B1-H1-UPS-3"]
+    assert [n["id"] for n in data["buildings"][0]["halls"][0]["power_nodes"][:3]] == [
+        "B1-H1-UPS-1",
+        "B1-H1-UPS-2",
+        "B1-H1-UPS-3",
+    ]
 
 
 def test_generate_site_bad_flag() -> None:
@@ -114,18 +177,23 @@ def test_generate_site_bad_flag() -> None:
 
 def test_prometheus_shape_prefixes_online_phases_and_tents() -> None:
     """prometheus-1gw.gen.yaml: B1-B13 and T1-T6; B5-B6 online from q3 … B13 from q7; tents' pods
-    have no network rack drawing power. IT design: 4 × 2 × 4 × (12 × 17 − 1) × 21.4 + 9 × 4 × 4 × (12 × 18 − 1)
+    have no network rack drawing power. IT design: 4 × 2 × 4 × (12 × 17 − 1) × 21.4 + 9 × 4 × 4 × (12 × 18 −
+    1)
     × 21.4 + 6 × 4 × (12 × 18 − 1) × 21.4 kW (one position per pod holds its network rack; 42,616
     positions) = 912.0 MW of racks, and 12 kW per pod's switches: 914.4 MW, ~988 MW at PUE 1.08."""
     site = load_site(DATASETS / "prometheus-1gw.site.yaml")
     ids = [b.id for b in site.buildings]
     assert ids == [f"B{i}" for i in range(1, 14)] + [f"T{i}" for i in range(1, 7)]
     online = {b.id: {h.online_phase for h in b.halls} for b in site.buildings}
-    assert [online[f"B{i}"] for i in range(1, 14)] == [{None}] * 4 + [{"q3"}] * 2 + [{"q4"}] * 2 + [{"q5"}] * 2 + [{"q6"}] * 2 + [{"q7"}]
+    assert [online[f"B{i}"] for i in range(1, 14)] == [{None}] * 4 + [{"q3"}] * 2 + [{"q4"}] * 2 + [
+        {"q5"}
+    ] * 2 + [{"q6"}] * 2 + [{"q7"}]
     tents = [p for b in site.buildings if b.id.startswith("T") for h in b.halls for p in h.pods]
     assert len(tents) == 24
     assert all(p.network_rack_type is None for p in tents)
     design = 21.4 * (4 * 2 * 4 * (12 * 17 - 1) + 9 * 4 * 4 * (12 * 18 - 1) + 6 * 4 * (12 * 18 - 1))
     assert design == pytest.approx(911_982.4)
     usable = sum(n.usable_kw for b in site.buildings for n in b.power_nodes)
-    assert usable == pytest.approx(design + 12 * 200, abs=19 * 0.1)  # each utility rounded up to 0.1 kW of rating
+    assert usable == pytest.approx(
+        design + 12 * 200, abs=19 * 0.1
+    )  # each utility rounded up to 0.1 kW of rating

@@ -3,7 +3,8 @@
 Each family of :data:`planner.model.FAMILIES` has ``tests/golden/<family>.lp.txt``: the variables
 it makes and the rows of its labelled block, on the tiny scenario named at the top of the file
 (:data:`SOURCES`; the hall below unless a family needs more: phases and a retrofit, supply, power
-arrival, a spread limit, a shedding cluster, a designed fabric). The hall: one 2N hall (UPS-A/B → BW-A/B), two rows on both busways (R2 with a liquid loop), an air
+arrival, a spread limit, a shedding cluster, a designed fabric). The hall: one 2N hall (UPS-A/B → BW-A/B), two
+rows on both busways (R2 with a liquid loop), an air
 zone and a liquid loop, one pod with a 12 kW network rack (on BW-B) and port and rack limits; a
 one-pod GPU cluster with a storage rack and a GPU cap, an anywhere NVL72 cluster with an at-least
 demand, and capex and IT-power budgets. ``UPDATE_GOLDEN=1 pytest tests/test_golden_lp.py`` rewrites
@@ -29,18 +30,65 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def golden_scenario():
-    pods = [{"id": "P-A", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 64, "max_racks": 3, "network_rack_type": "network-rack"}]
-    rows = [
-        {"id": "R1", "positions": 3, "feeds": ["BW-A", "BW-B"], "redundant": True, "pod": "P-A", "max_rack_power_kw": 45},
-        {"id": "R2", "positions": 2, "origin_y_m": 2.4, "feeds": ["BW-A", "BW-B"], "redundant": True, "pod": "P-A", "max_rack_power_kw": 140, "liquid_loop": "LQ"},
+    pods = [
+        {
+            "id": "P-A",
+            "network_rack": {"row": "NET", "position": 0},
+            "max_gpus": 64,
+            "max_racks": 3,
+            "network_rack_type": "network-rack",
+        }
     ]
-    nodes = [{"id": "UPS-A", "kind": "ups", "capacity_kw": 400}, {"id": "UPS-B", "kind": "ups", "capacity_kw": 400},
-             {"id": "BW-A", "kind": "busway", "capacity_kw": 300, "parent": "UPS-A"}, {"id": "BW-B", "kind": "busway", "capacity_kw": 300, "parent": "UPS-B"}]
-    zones = [{"id": "AIR", "medium": "air", "units": 3, "unit_capacity_kw": 100, "redundant_units": 1},
-             {"id": "LQ", "medium": "liquid", "units": 2, "unit_capacity_kw": 150, "redundant_units": 1}]
-    clusters = [{"id": "train-1", "demand": "max", "gpus": 48, "rack_types": ["grand-teton-h100"], "max_hops": 3, "storage_racks": 1},
-                {"id": "nvl", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"], "max_hops": 7}]
-    return tiny_scenario(rows, nodes, clusters, zones=zones, pods=pods, budgets={"capex_usd": 2e7, "it_power_kw": 500}, gpu_power_cap_w=650)
+    rows = [
+        {
+            "id": "R1",
+            "positions": 3,
+            "feeds": ["BW-A", "BW-B"],
+            "redundant": True,
+            "pod": "P-A",
+            "max_rack_power_kw": 45,
+        },
+        {
+            "id": "R2",
+            "positions": 2,
+            "origin_y_m": 2.4,
+            "feeds": ["BW-A", "BW-B"],
+            "redundant": True,
+            "pod": "P-A",
+            "max_rack_power_kw": 140,
+            "liquid_loop": "LQ",
+        },
+    ]
+    nodes = [
+        {"id": "UPS-A", "kind": "ups", "capacity_kw": 400},
+        {"id": "UPS-B", "kind": "ups", "capacity_kw": 400},
+        {"id": "BW-A", "kind": "busway", "capacity_kw": 300, "parent": "UPS-A"},
+        {"id": "BW-B", "kind": "busway", "capacity_kw": 300, "parent": "UPS-B"},
+    ]
+    zones = [
+        {"id": "AIR", "medium": "air", "units": 3, "unit_capacity_kw": 100, "redundant_units": 1},
+        {"id": "LQ", "medium": "liquid", "units": 2, "unit_capacity_kw": 150, "redundant_units": 1},
+    ]
+    clusters = [
+        {
+            "id": "train-1",
+            "demand": "max",
+            "gpus": 48,
+            "rack_types": ["grand-teton-h100"],
+            "max_hops": 3,
+            "storage_racks": 1,
+        },
+        {"id": "nvl", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"], "max_hops": 7},
+    ]
+    return tiny_scenario(
+        rows,
+        nodes,
+        clusters,
+        zones=zones,
+        pods=pods,
+        budgets={"capex_usd": 2e7, "it_power_kw": 500},
+        gpu_power_cap_w=650,
+    )
 
 
 def sources():
@@ -54,25 +102,41 @@ def sources():
     return {
         "hall": golden_scenario,
         "retrofit": lambda: retrofit_site(1),
-        "supply": lambda: supplied([{"rack_type": GT, "phase": "p1", "racks": 2}, {"rack_type": GT, "phase": "p2", "racks": 3}]),
+        "supply": lambda: supplied(
+            [{"rack_type": GT, "phase": "p1", "racks": 2}, {"rack_type": GT, "phase": "p2", "racks": 3}]
+        ),
         "arrival": lambda: arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]),
         "spread": lambda: two_domain_site("max_share_per_pod"),
         "shed": lambda: dr_site("shed"),
-        "fabric": lambda: net_site(TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}),
+        "fabric": lambda: net_site(
+            TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}
+        ),
     }
 
 
-SOURCES = {"retrofits": "retrofit", "retrofit_gates": "retrofit", "supply": "supply", "power_arrival": "arrival",
-           "spread": "spread", "failover": "shed", "fabric": "fabric"}
+SOURCES = {
+    "retrofits": "retrofit",
+    "retrofit_gates": "retrofit",
+    "supply": "supply",
+    "power_arrival": "arrival",
+    "spread": "spread",
+    "failover": "shed",
+    "fabric": "fabric",
+}
 """Family → the golden scenario its file shows (``hall`` when not named)."""
 
 
 def family_text(m, family: str) -> str:
     """What a family added to a built model: its variables (bounds, integer or not) and its rows."""
-    lines = [f"{v.name} in [{v.lowBound}, {v.upBound}]{' integer' if v.cat == 'Integer' else ''}" for v in m.columns.get(family, [])]
+    lines = [
+        f"{v.name} in [{v.lowBound}, {v.upBound}]{' integer' if v.cat == 'Integer' else ''}"
+        for v in m.columns.get(family, [])
+    ]
     lines += [f"{name}: {c}".replace("= -0.0", "= 0.0") for name, c in m.blocks.get(family, {}).items()]
     if family == "fixed_loads":  # constants on right-hand sides
-        lines += [f"fixed {it.rack_type.id} in {it.row}: {it.kw} kW from phase {it.online}" for it in m.fixed_items]
+        lines += [
+            f"fixed {it.rack_type.id} in {it.row}: {it.kw} kW from phase {it.online}" for it in m.fixed_items
+        ]
     if family == "expressions":  # named expressions the objective, budgets and KPIs use
         lines += [f"{name} = {e}" for name, e in m.exprs.items()]
     if family == "failover":  # feed-group loads under a contingency, used by the power family's N-1 rows
@@ -82,7 +146,11 @@ def family_text(m, family: str) -> str:
 
 def golden_texts() -> dict[str, str]:
     built = {name: build(make()) for name, make in sources().items()}
-    out = {f.name: f"# scenario: {SOURCES.get(f.name, 'hall')}\n" + family_text(built[SOURCES.get(f.name, "hall")], f.name) for f in FAMILIES}
+    out = {
+        f.name: f"# scenario: {SOURCES.get(f.name, 'hall')}\n"
+        + family_text(built[SOURCES.get(f.name, "hall")], f.name)
+        for f in FAMILIES
+    }
     out["objective"] = f"# scenario: hall\nmaximise {built['hall'].prob.objective}\n"
     return out
 
@@ -101,7 +169,9 @@ def test_family_rows_match_golden(family: str) -> None:
     path = GOLDEN / f"{family}.lp.txt"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(got)
-    assert got == path.read_text(), f"rows of {family} changed; if deliberate, run UPDATE_GOLDEN=1 and review the diff"
+    assert got == path.read_text(), (
+        f"rows of {family} changed; if deliberate, run UPDATE_GOLDEN=1 and review the diff"
+    )
 
 
 def test_every_row_of_the_problem_is_in_a_block_in_the_problems_order() -> None:
@@ -113,8 +183,11 @@ def test_every_row_of_the_problem_is_in_a_block_in_the_problems_order() -> None:
 def test_a_family_called_before_what_it_needs_says_what_to_add() -> None:
 
     m = new_model(golden_scenario())
-    with pytest.raises(OrderError, match="the power family needs loads, failover, fixed_loads, retrofits first: "
-                                         "add add_group_load_definitions before add_power_constraints"):
+    with pytest.raises(
+        OrderError,
+        match="the power family needs loads, failover, fixed_loads, retrofits first: "
+        "add add_group_load_definitions before add_power_constraints",
+    ):
         add_power_constraints(m)
     built = build(golden_scenario())
     with pytest.raises(OrderError, match="the space family was added twice; build a new model instead"):
@@ -148,7 +221,7 @@ def test_a_toy_family_declared_in_one_place_is_built_recorded_written_and_relaxe
     assert m.limits[LimitKey("toy_cap", "R1")].kind == LimitKind.pod_racks
     lp = tmp_path / "m.lp"
     write_lp(m, lp)
-    assert "toy_cap(R1):" in lp.read_text()
+    assert "\\ family toy: 2 rows\ntoy_cap(R1):" in lp.read_text()
     elastic = build(golden_scenario(), elastic=True, families=(*FAMILIES, TOY))
     assert LimitKey("toy_cap", "R1") in elastic.slack
 

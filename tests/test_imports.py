@@ -28,7 +28,11 @@ def _runtime_nodes(tree: ast.AST):
         node = stack.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+            if (
+                isinstance(child, ast.If)
+                and isinstance(child.test, ast.Name)
+                and child.test.id == "TYPE_CHECKING"
+            ):
                 stack.extend(child.orelse)
                 continue
             stack.append(child)
@@ -36,7 +40,7 @@ def _runtime_nodes(tree: ast.AST):
 
 def import_graph() -> dict[str, set[str]]:
     """Module → the planner modules it imports, at the top or inside a function (not those imported
-for type annotations only)."""
+    for type annotations only)."""
     mods = _modules()
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, f in mods.items():
@@ -78,9 +82,28 @@ def test_no_import_cycles_in_the_planner() -> None:
     assert found == [], "import cycle (counting imports inside functions): " + " → ".join(found)
 
 
-BASE = ("planner.enums", "planner.errors", "planner.clock", "planner.fileio", "planner.yamlio", "planner.version")
+BASE = (
+    "planner.enums",
+    "planner.errors",
+    "planner.clock",
+    "planner.fileio",
+    "planner.yamlio",
+    "planner.version",
+)
 """Modules every stage may use: allowed values, errors, the run's clock, safe writes, YAML."""
-LOWER = ("schema", "input", "rules", "model", "solving", "verifier", "plan", "batch", "scale", "explainer", "cli")
+LOWER = (
+    "schema",
+    "input",
+    "rules",
+    "model",
+    "solving",
+    "verifier",
+    "plan",
+    "batch",
+    "scale",
+    "explainer",
+    "cli",
+)
 """The stages from the bottom up (``planner.<stage>``)."""
 MAY_IMPORT = {
     "schema": (),
@@ -95,8 +118,12 @@ MAY_IMPORT = {
     "explainer": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
     "cli": LOWER[:-1],
 }
-"""Stage → the stages it may import (besides itself and :data:`BASE`); each package's docstring says the same."""
-VERIFIER_STILL_SHARES = {("planner.verifier.claims", "planner.plan.kpis"), ("planner.verifier.claims", "planner.rules.reliability")}
+"""Stage → the stages it may import (besides itself and :data:`BASE`); each package's docstring says the
+same."""
+VERIFIER_STILL_SHARES = {
+    ("planner.verifier.claims", "planner.plan.kpis"),
+    ("planner.verifier.claims", "planner.rules.reliability"),
+}
 """Optimiser modules the verifier's claim checks still call: stranded power (``plan.kpis``), goodput
 and the reliability report with its backup choice (``rules.reliability``); every other figure is
 the verifier's own count (:mod:`planner.verifier.kpis_recount`)."""
@@ -117,7 +144,11 @@ def test_every_stage_imports_only_the_stages_below_it() -> None:
             continue
         stage = stage_of(m)
         allowed = {stage, "base", *MAY_IMPORT.get(stage, ())} if stage != "base" else {"base"}
-        bad += [f"{m} → {d}" for d in sorted(deps) if stage_of(d) not in allowed and (m, d) not in VERIFIER_STILL_SHARES]
+        bad += [
+            f"{m} → {d}"
+            for d in sorted(deps)
+            if stage_of(d) not in allowed and (m, d) not in VERIFIER_STILL_SHARES
+        ]
     assert bad == [], "imports across the layering:\n" + "\n".join(bad)
 
 
@@ -137,13 +168,23 @@ def test_the_schema_imports_nothing_but_enums() -> None:
 
 def test_the_verifier_imports_nothing_of_the_optimiser_but_what_it_lists() -> None:
     edges = import_graph()
-    shared = {(m, d) for m, deps in edges.items() if m.startswith("planner.verifier") for d in deps
-              if stage_of(d) not in ("base", "schema", "verifier") and d != "planner.input.loader"}
+    shared = {
+        (m, d)
+        for m, deps in edges.items()
+        if m.startswith("planner.verifier")
+        for d in deps
+        if stage_of(d) not in ("base", "schema", "verifier") and d != "planner.input.loader"
+    }
     assert shared == VERIFIER_STILL_SHARES
 
 
 def test_no_optimiser_module_imports_the_verifier_except_to_call_verify() -> None:
     edges = import_graph()
-    reach = {(m, d) for m, deps in edges.items() if not m.startswith("planner.verifier") for d in deps
-             if d.startswith("planner.verifier") and d != "planner.verifier"}
+    reach = {
+        (m, d)
+        for m, deps in edges.items()
+        if not m.startswith("planner.verifier")
+        for d in deps
+        if d.startswith("planner.verifier") and d != "planner.verifier"
+    }
     assert reach == set(), sorted(reach)

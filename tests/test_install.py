@@ -28,7 +28,8 @@ def _direct() -> list[Requirement]:
 
 
 def test_lock_pins_every_direct_requirement_within_its_range() -> None:
-    """Drift check: a direct requirement added, or its range changed, without re-running scripts/lock fails here."""
+    """Drift check: a direct requirement added, or its range changed, without re-running scripts/lock fails
+    here."""
     pins = _locked()
     drift = []
     for req in _direct():
@@ -45,7 +46,9 @@ def test_lock_pins_every_direct_requirement_within_its_range() -> None:
 
 def test_lock_is_hashed_and_highspy_avoids_the_bad_mip_start_release() -> None:
     text = (ROOT / "requirements.lock").read_text()
-    entries = re.findall(r"^[A-Za-z0-9_.-]+==\S+ \\\n(?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+", text, flags=re.MULTILINE)
+    entries = re.findall(
+        r"^[A-Za-z0-9_.-]+==\S+ \\\n(?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+", text, flags=re.MULTILINE
+    )
     assert len(entries) == len(_locked())
     assert _locked()["highspy"] != "1.16.0"
 
@@ -72,16 +75,19 @@ def test_setup_says_what_it_is_doing(tmp_path) -> None:
     venv_bin = work / ".venv/bin"
     venv_bin.mkdir(parents=True)
     fake = venv_bin / "python"
-    fake.write_text("#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/calls\"\n")
+    fake.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\n')
     fake.chmod(0o755)
     first = subprocess.run(["bash", "scripts/setup"], cwd=work, capture_output=True, text=True, timeout=60)
     assert first.returncode == 0, first.stderr
     packages = sum(1 for line in (ROOT / "requirements.lock").read_text().splitlines() if "==" in line)
     assert first.stderr.splitlines() == [
-        f"setup: installing {packages} pinned packages from requirements.lock into .venv (about 2 minutes on a fresh machine; pip's own output is quiet)",
+        f"setup: installing {packages} pinned packages from requirements.lock into .venv (about 2 minutes "
+        "on a fresh machine; pip's own output is quiet)",
         "setup: installing the planner itself (editable: .venv/bin/planner runs this checkout)",
         "setup: installed",
     ]
     assert "--require-hashes -r requirements.lock" in (venv_bin / "calls").read_text()
     again = subprocess.run(["bash", "scripts/setup"], cwd=work, capture_output=True, text=True, timeout=60)
-    assert again.stderr.splitlines() == ["setup: packages up to date (requirements.lock unchanged since the last install)"]
+    assert again.stderr.splitlines() == [
+        "setup: packages up to date (requirements.lock unchanged since the last install)"
+    ]

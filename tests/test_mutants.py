@@ -28,4 +28,4 @@ def test_a_mutant_is_undone_after_its_run() -> None:
 
     with applied(m):
         assert costs.discount(2.0, 0.08) != pytest.approx(before)
-    assert costs.discount(2.0, 0.08) == pytest.approx(1.08 ** -2)
+    assert costs.discount(2.0, 0.08) == pytest.approx(1.08**-2)

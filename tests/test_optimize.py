@@ -30,7 +30,9 @@ GT = "grand-teton-h100"
 def solved(scenario: Scenario, solver: str):
     if solver not in available_solvers():
         pytest.skip(f"{solver} not installed")
-    s = scenario.model_copy(update={"solver": scenario.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})})
+    s = scenario.model_copy(
+        update={"solver": scenario.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})}
+    )
     plan = plan_scenario(s)
     rep = verify(plan, s)
     assert rep.ok, rep.violations
@@ -44,7 +46,9 @@ def max_cluster(types=(GT,), **kw):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_row_bound_by_feed_power(solver: str) -> None:
     """One non-redundant row on one 100 kW feed: 80 kW usable → ⌊80 / 21.4⌋ = 3 racks = 48 GPUs."""
-    s = tiny_scenario([{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 100}], max_cluster())
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 100}], max_cluster()
+    )
     plan = solved(s, solver)
     assert plan.kpis.gpus == 48
     assert plan.status == "optimal"
@@ -72,7 +76,8 @@ def test_distributed_redundancy_n_minus_1_binds(solver: str) -> None:
     12 kW network rack stands in R01, block (1,2). In racks of 21.4 kW (600 kW = 28.04 racks,
     12 kW = 0.56 rack), with X, Y, Z racks in blocks (1,2), (2,3), (3,1), each UPS carrying one
     block whole and the other half when its partner fails:
-      X + Z/2 ≤ 27.48,  X + Y/2 ≤ 27.48,  Z + X/2 ≤ 27.76,  Y + X/2 ≤ 27.76,  Z + Y/2 ≤ 28.04,  Y + Z/2 ≤ 28.04.
+      X + Z/2 ≤ 27.48,  X + Y/2 ≤ 27.48,  Z + X/2 ≤ 27.76,  Y + X/2 ≤ 27.76,  Z + Y/2 ≤ 28.04,  Y + Z/2 ≤
+      28.04.
     (18, 18, 18) = 54 racks fits. 55 needs a 19: X = 19 forces Y, Z ≤ 16; Y = 19 with X = 18 breaks
     Y + X/2 (28 > 27.76) and with X ≤ 17 needs Z ≤ 18 (19 + Z/2 ≤ 28.04), total ≤ 54; Z = 19 alike.
     So the optimum is 54 racks = 864 GPUs. Normal load per UPS is only about half of that: the
@@ -91,7 +96,9 @@ NVL = {"id": "R1", "positions": 10, "feeds": ["F"], "liquid_loop": "LQ"}
 @pytest.mark.parametrize(
     ("loop_kw", "air_kw", "racks"),
     [
-        pytest.param(336, 1000, 2, id="liquid-bound"),  # ⌊336 / 112.2⌋ = 2 (a 120 kW rack would give ⌊336 / 102⌋ = 3)
+        pytest.param(
+            336, 1000, 2, id="liquid-bound"
+        ),  # ⌊336 / 112.2⌋ = 2 (a 120 kW rack would give ⌊336 / 102⌋ = 3)
         pytest.param(1000, 55, 2, id="air-share-bound"),  # ⌊55 / 19.8⌋ = 2 (⌊55 / 18⌋ = 3 at 120 kW)
         pytest.param(337, 1000, 3, id="liquid-3"),  # 3 × 112.2 = 336.6 ≤ 337
     ],
@@ -101,7 +108,10 @@ def test_cooling_bound_liquid_rack(solver: str, loop_kw: float, air_kw: float, r
         [NVL],
         [{"id": "F", "capacity_kw": 10_000}],
         max_cluster(["gb200-nvl72"]),
-        zones=[{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": air_kw}, {"id": "LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": loop_kw}],
+        zones=[
+            {"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": air_kw},
+            {"id": "LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": loop_kw},
+        ],
     )
     assert solved(s, solver).kpis.gpus == 72 * racks
 
@@ -124,8 +134,18 @@ def test_weight_bound(solver: str) -> None:
 def test_cable_reach_bound(solver: str) -> None:
     """A copper-only GT variant (dac/aec, ≤ 5 m). Row at y = −1.2, network rack at (0, −2.4):
     cable = 0.6 i + 1.2 + 3.0 m tray ≤ 5 → i ∈ {0, 1} → 2 racks = 32 GPUs."""
-    copper = {"id": "gt-copper", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6,
-              "overhead_power_kw": 1.0, "weight_kg": 381, "capex_usd": 650000, "links_per_server": 8, "link_classes": ["dac", "aec"]}
+    copper = {
+        "id": "gt-copper",
+        "servers_per_rack": 2,
+        "gpus_per_server": 8,
+        "gpu_power_w": 700,
+        "non_gpu_power_kw_per_server": 4.6,
+        "overhead_power_kw": 1.0,
+        "weight_kg": 381,
+        "capex_usd": 650000,
+        "links_per_server": 8,
+        "link_classes": ["dac", "aec"],
+    }
     s = tiny_scenario(
         [{"id": "R1", "positions": 10, "feeds": ["F"], "origin_y_m": -1.2}],
         [{"id": "F", "capacity_kw": 10_000}],
@@ -143,11 +163,16 @@ def test_pod_limit_with_one_pod_scope(solver: str) -> None:
     """Pods P1 (64 GPU ports) and P2 (96); max_hops 3 keeps the cluster in one pod:
     the best pod is P2 → 6 racks = 96 GPUs (160 if it could span both)."""
     s = tiny_scenario(
-        [{"id": "R1", "positions": 10, "feeds": ["F"], "pod": "P1"}, {"id": "R2", "positions": 10, "feeds": ["F"], "pod": "P2", "origin_y_m": 2.4}],
+        [
+            {"id": "R1", "positions": 10, "feeds": ["F"], "pod": "P1"},
+            {"id": "R2", "positions": 10, "feeds": ["F"], "pod": "P2", "origin_y_m": 2.4},
+        ],
         [{"id": "F", "capacity_kw": 10_000}],
         max_cluster(max_hops=3),
-        pods=[{"id": "P1", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 64},
-              {"id": "P2", "network_rack": {"row": "NET", "position": 1}, "max_gpus": 96}],
+        pods=[
+            {"id": "P1", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 64},
+            {"id": "P2", "network_rack": {"row": "NET", "position": 1}, "max_gpus": 96},
+        ],
         net_positions=2,
     )
     plan = solved(s, solver)
@@ -156,8 +181,26 @@ def test_pod_limit_with_one_pod_scope(solver: str) -> None:
 
 
 CHEAP = [
-    {"id": "a8", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6, "weight_kg": 200, "capex_usd": 200000, "links_per_server": 0},
-    {"id": "b16", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.6, "weight_kg": 400, "capex_usd": 350000, "links_per_server": 0},
+    {
+        "id": "a8",
+        "servers_per_rack": 1,
+        "gpus_per_server": 8,
+        "gpu_power_w": 700,
+        "non_gpu_power_kw_per_server": 4.6,
+        "weight_kg": 200,
+        "capex_usd": 200000,
+        "links_per_server": 0,
+    },
+    {
+        "id": "b16",
+        "servers_per_rack": 2,
+        "gpus_per_server": 8,
+        "gpu_power_w": 700,
+        "non_gpu_power_kw_per_server": 4.6,
+        "weight_kg": 400,
+        "capex_usd": 350000,
+        "links_per_server": 0,
+    },
 ]
 
 
@@ -166,8 +209,11 @@ def test_capex_budget(solver: str) -> None:
     """a8 racks: $200,000 + 8 GPUs × $4,200 fabric + 10.2 kW × $11,700 facility build = $352,940
     each; budget $750,000 → 2 racks = 16 GPUs ($705,880; a third would make $1,058,820)."""
     s = tiny_scenario(
-        [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}], max_cluster(["a8"]),
-        rack_types=CHEAP, budgets={"capex_usd": 750_000},
+        [{"id": "R1", "positions": 10, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        max_cluster(["a8"]),
+        rack_types=CHEAP,
+        budgets={"capex_usd": 750_000},
     )
     plan = solved(s, solver)
     assert plan.kpis.gpus == 16
@@ -180,9 +226,11 @@ def test_min_capex_meets_demand(solver: str) -> None:
     and b16 ($350k + 16 × $4,200 + 20.4 kW × $11,700 = $655,880): 2 × b16 + 1 × a8 = $1,664,700
     (5 × a8 = $1,764,700; 1 × b16 + 3 × a8 = $1,714,700)."""
     s = tiny_scenario(
-        [{"id": "R1", "positions": 10, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "R1", "positions": 10, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
         [{"id": "c1", "demand": "exact", "gpus": 40, "rack_types": ["a8", "b16"]}],
-        rack_types=CHEAP, objective="min_capex",
+        rack_types=CHEAP,
+        objective="min_capex",
     )
     plan = solved(s, solver)
     assert plan.objective_value == pytest.approx(1_664_700)
@@ -216,11 +264,15 @@ def test_infeasible_explained(solver: str) -> None:
 
 def test_unplaceable_cluster_explained() -> None:
     """NVL72 needs a liquid loop; the only row has none."""
-    s = tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 1000}],
-                      [{"id": "c1", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"]}])
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 4, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 1000}],
+        [{"id": "c1", "demand": "at_least", "gpus": 72, "rack_types": ["gb200-nvl72"]}],
+    )
     ex = explain_infeasible(s)
     assert [f.text for f in ex.findings] == [
-        "cluster c1: none of its rack types (gb200-nvl72) fits any position (row power, weight or floor limit, liquid loop, or cable reach)"
+        "cluster c1: none of its rack types (gb200-nvl72) fits any position (row power, weight or floor "
+        "limit, liquid loop, or cable reach)"
     ]
 
 
@@ -267,8 +319,26 @@ def test_power_budget_ratio(solver: str) -> None:
 
 
 FAST_MANY = [
-    {"id": "fast", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 1000, "non_gpu_power_kw_per_server": 22, "weight_kg": 300, "capex_usd": 1, "tflops_bf16_per_gpu": 2000},
-    {"id": "many", "servers_per_rack": 2, "gpus_per_server": 8, "gpu_power_w": 700, "non_gpu_power_kw_per_server": 4.4, "weight_kg": 300, "capex_usd": 1, "tflops_bf16_per_gpu": 500},
+    {
+        "id": "fast",
+        "servers_per_rack": 1,
+        "gpus_per_server": 8,
+        "gpu_power_w": 1000,
+        "non_gpu_power_kw_per_server": 22,
+        "weight_kg": 300,
+        "capex_usd": 1,
+        "tflops_bf16_per_gpu": 2000,
+    },
+    {
+        "id": "many",
+        "servers_per_rack": 2,
+        "gpus_per_server": 8,
+        "gpu_power_w": 700,
+        "non_gpu_power_kw_per_server": 4.4,
+        "weight_kg": 300,
+        "capex_usd": 1,
+        "tflops_bf16_per_gpu": 500,
+    },
 ]
 
 
@@ -282,16 +352,28 @@ FAST_MANY = [
 )
 def test_objectives(solver: str, objective: str, gpus: int, pflops: float) -> None:
     """fast: 30 kW, 8 GPUs × 2,000 TFLOPS; many: 20 kW, 16 GPUs × 500 TFLOPS; 60 kW usable (75 kW feed)."""
-    s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 75}], max_cluster(["fast", "many"]), rack_types=FAST_MANY, objective=objective)
+    s = tiny_scenario(
+        ONE_ROW,
+        [{"id": "F", "capacity_kw": 75}],
+        max_cluster(["fast", "many"]),
+        rack_types=FAST_MANY,
+        objective=objective,
+    )
     plan = solved(s, solver)
     assert (plan.kpis.gpus, plan.kpis.pflops_bf16) == (gpus, pflops)
 
 
 def test_exact_demand_not_a_sum_of_rack_sizes() -> None:
     """100 GPUs from 16-GPU racks cannot be exact."""
-    s = tiny_scenario(ONE_ROW, [{"id": "F", "capacity_kw": 1000}], [{"id": "c1", "demand": "exact", "gpus": 100, "rack_types": [GT]}])
+    s = tiny_scenario(
+        ONE_ROW,
+        [{"id": "F", "capacity_kw": 1000}],
+        [{"id": "c1", "demand": "exact", "gpus": 100, "rack_types": [GT]}],
+    )
     assert plan_scenario(s).status == "infeasible"
-    assert [f.text for f in explain_infeasible(s).findings] == ["cluster c1: exactly 100 GPUs is no sum of its racks' GPU counts (16)"]
+    assert [f.text for f in explain_infeasible(s).findings] == [
+        "cluster c1: exactly 100 GPUs is no sum of its racks' GPU counts (16)"
+    ]
 
 
 def test_time_limited_solve_reports_gap_honestly() -> None:
@@ -328,14 +410,21 @@ def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
     """2,304 GPUs (144 GT racks) in one pod of small-hall: a pod has at most 2,048 ports and
     64 racks, so the explanation must name the pod limits; the relaxed model may exceed
     positions, which shows up as space shortfalls per row, never as 'no assignment'."""
-    data = {"name": "inf2", "site": "small-hall.site.yaml",
-            "clusters": [{"id": "big-job", "demand": "exact", "gpus": 2304, "rack_types": [GT], "max_hops": 3}]}
+    data = {
+        "name": "inf2",
+        "site": "small-hall.site.yaml",
+        "clusters": [{"id": "big-job", "demand": "exact", "gpus": 2304, "rack_types": [GT], "max_hops": 3}],
+    }
     from planner.input.loader import scenario_from_data
 
     s = scenario_from_data(data, DATASETS)
     ex = explain_infeasible(s)
     lines = [f.text for f in ex.findings]
-    assert any(t.startswith("pod GPUs POD-") and "short by 256 GPUs for big-job (limit 2,048 GPUs, needs 2,304 GPUs)" in t for t in lines), lines
+    assert any(
+        t.startswith("pod GPUs POD-")
+        and "short by 256 GPUs for big-job (limit 2,048 GPUs, needs 2,304 GPUs)" in t
+        for t in lines
+    ), lines
     assert any(t.startswith("pod racks POD-") and "needs 144 racks" in t for t in lines), lines
 
 
@@ -365,15 +454,50 @@ def test_sixty_four_exact_one_pod_jobs_of_five_sizes_pack_32_pods_proven_optimal
     the repaired first-fit (largest first) reaches it: optimal, proven by that bound, no search."""
     from planner.input.generate import BuildingSpec, SiteSpec, generate_site
 
-    site = generate_site(SiteSpec(id="four", buildings=[BuildingSpec(count=4, halls=2, pods_per_hall=4, rows_per_pod=12, positions_per_row=17,
-                                                                     pod_max_gpus=3072, pod_max_racks=200)]))
+    site = generate_site(
+        SiteSpec(
+            id="four",
+            buildings=[
+                BuildingSpec(
+                    count=4,
+                    halls=2,
+                    pods_per_hall=4,
+                    rows_per_pod=12,
+                    positions_per_row=17,
+                    pod_max_gpus=3072,
+                    pod_max_racks=200,
+                )
+            ],
+        )
+    )
     jobs = [(512, 8), (1024, 10), (1536, 28), (2048, 10), (2560, 8)]
-    clusters = [{"id": f"j{size}-{i}", "demand": "exact", "gpus": size, "rack_types": ["grand-teton-h100"], "max_hops": 3}
-                for size, n in jobs for i in range(n)]
-    s = scenario_from_data({"name": "pack64", "site": site.model_dump(mode="json"), "clusters": clusters,
-                            "solver": {"name": solver, "time_limit_s": 60, "rel_gap": 0.0}})
+    clusters = [
+        {
+            "id": f"j{size}-{i}",
+            "demand": "exact",
+            "gpus": size,
+            "rack_types": ["grand-teton-h100"],
+            "max_hops": 3,
+        }
+        for size, n in jobs
+        for i in range(n)
+    ]
+    s = scenario_from_data(
+        {
+            "name": "pack64",
+            "site": site.model_dump(mode="json"),
+            "clusters": clusters,
+            "solver": {"name": solver, "time_limit_s": 60, "rel_gap": 0.0},
+        }
+    )
     plan = plan_scenario(s, tie_breaks=False)
-    assert (plan.status, plan.optimality, plan.kpis.gpus, plan.bound, plan.gap) == ("optimal", "proven", 98_304, 98_304, 0.0)
+    assert (plan.status, plan.optimality, plan.kpis.gpus, plan.bound, plan.gap) == (
+        "optimal",
+        "proven",
+        98_304,
+        98_304,
+        0.0,
+    )
     assert "the first-fit start meets the sum of the demands (98,304): optimal without a search" in plan.notes
     assert verify(plan, s).ok
     pod_of = {row.id: row.pod for b in site.buildings for h in b.halls for row in h.rows}

@@ -25,10 +25,21 @@ FEED = [{"id": "F", "capacity_kw": 10_000}]
 def liquid_row_site(**extra):
     """RA: one air position; RL: one position with a liquid loop. 'air' wants as many GT racks as
     fit from p1; 'nvl' wants exactly one NVL72 (72 GPUs) from p2."""
-    rows = [{"id": "RA", "positions": 1, "feeds": ["F"], "max_rack_power_kw": 25},
-            {"id": "RL", "positions": 1, "origin_y_m": 2.4, "feeds": ["F"], "max_rack_power_kw": 140, "liquid_loop": "LQ"}]
-    clusters = [{"id": "air", "demand": "max", "rack_types": [GT]},
-                {"id": "nvl", "demand": "exact", "gpus_by_phase": {"p2": 72}, "rack_types": [NVL]}]
+    rows = [
+        {"id": "RA", "positions": 1, "feeds": ["F"], "max_rack_power_kw": 25},
+        {
+            "id": "RL",
+            "positions": 1,
+            "origin_y_m": 2.4,
+            "feeds": ["F"],
+            "max_rack_power_kw": 140,
+            "liquid_loop": "LQ",
+        },
+    ]
+    clusters = [
+        {"id": "air", "demand": "max", "rack_types": [GT]},
+        {"id": "nvl", "demand": "exact", "gpus_by_phase": {"p2": 72}, "rack_types": [NVL]},
+    ]
     return tiny_scenario(rows, FEED, clusters, zones=[AIR, LQ], phases=PHASES, **extra)
 
 
@@ -60,8 +71,14 @@ def test_a_row_online_later_hosts_racks_only_from_then() -> None:
     s = type(s).model_validate(data)
     plan = plan_scenario(s)
     assert [(r.row, r.phase) for r in plan.racks if r.cluster == "nvl"] == [("RL", "p2")]
-    early = plan.model_copy(update={"racks": [r.model_copy(update={"phase": "p1"}) if r.cluster == "nvl" else r for r in plan.racks],
-                                    "kpis": None, "utilisation": None, "phases": []})
+    early = plan.model_copy(
+        update={
+            "racks": [r.model_copy(update={"phase": "p1"}) if r.cluster == "nvl" else r for r in plan.racks],
+            "kpis": None,
+            "utilisation": None,
+            "phases": [],
+        }
+    )
     messages = [str(v) for v in verify(early, s).violations]
     assert "racks[1] (RL/0): row 'RL' exists only from phase p2, not in phase p1" in messages
 
@@ -71,10 +88,22 @@ def retrofit_site(lead: int, cost: float = 500_000):
     wants one NVL72 from p2. Three phases so a purchase can come early or late."""
     phases = [*PHASES, {"id": "p3", "start": date(2027, 1, 1)}]
     rows = [{"id": "R", "positions": 1, "feeds": ["F"], "max_rack_power_kw": 140}]
-    retro = [{"id": "loop-R", "cost_usd": cost, "lead_phases": lead,
-              "effect": {"kind": "add_liquid_loop", "row": "R", "loop": {"id": "LQ-R", "medium": "liquid", "units": 1, "unit_capacity_kw": 150}}}]
+    retro = [
+        {
+            "id": "loop-R",
+            "cost_usd": cost,
+            "lead_phases": lead,
+            "effect": {
+                "kind": "add_liquid_loop",
+                "row": "R",
+                "loop": {"id": "LQ-R", "medium": "liquid", "units": 1, "unit_capacity_kw": 150},
+            },
+        }
+    ]
     clusters = [{"id": "nvl", "demand": "exact", "gpus_by_phase": {"p2": 72}, "rack_types": [NVL]}]
-    return tiny_scenario(rows, FEED, clusters, zones=[AIR], phases=phases, retrofits=retro, objective="min_tco")
+    return tiny_scenario(
+        rows, FEED, clusters, zones=[AIR], phases=phases, retrofits=retro, objective="min_tco"
+    )
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -91,7 +120,14 @@ def test_a_retrofit_is_bought_exactly_when_it_pays(solver: str) -> None:
 def test_the_verifier_refuses_a_retrofit_that_comes_too_late() -> None:
     s = retrofit_site(1)
     plan = plan_scenario(s)
-    late = plan.model_copy(update={"retrofits": [BoughtRetrofit(id="loop-R", phase="p2")], "kpis": None, "utilisation": None, "phases": []})
+    late = plan.model_copy(
+        update={
+            "retrofits": [BoughtRetrofit(id="loop-R", phase="p2")],
+            "kpis": None,
+            "utilisation": None,
+            "phases": [],
+        }
+    )
     messages = [str(v) for v in verify(late, s).violations]
     assert "racks[0] (R/0): gb200-nvl72 needs a liquid loop; row 'R' has none in phase p2" in messages
 
@@ -99,8 +135,13 @@ def test_the_verifier_refuses_a_retrofit_that_comes_too_late() -> None:
 def test_brownfield_racks_never_move(tmp_path: Path) -> None:
     """Plan phase 1 alone, feed its plan back as the installed racks of phase 2: every phase-1 rack
     stands where it stood, and phase 2 adds around it."""
-    rows = [{"id": "R1", "positions": 4, "feeds": ["F"]}, {"id": "R2", "positions": 4, "feeds": ["F"], "origin_y_m": 2.4}]
-    s1 = tiny_scenario(rows, FEED, [{"id": "train", "demand": "exact", "gpus": 48, "rack_types": [GT]}], name="phase-1")
+    rows = [
+        {"id": "R1", "positions": 4, "feeds": ["F"]},
+        {"id": "R2", "positions": 4, "feeds": ["F"], "origin_y_m": 2.4},
+    ]
+    s1 = tiny_scenario(
+        rows, FEED, [{"id": "train", "demand": "exact", "gpus": 48, "rack_types": [GT]}], name="phase-1"
+    )
     p1 = plan_scenario(s1)
     (tmp_path / "phase-1.plan.yaml").write_text(plan_to_yaml(p1))
     data = s1.model_dump(mode="json")
@@ -109,15 +150,25 @@ def test_brownfield_racks_never_move(tmp_path: Path) -> None:
     from planner.input.loader import scenario_from_data
 
     s2 = scenario_from_data(data, tmp_path)
-    assert [(r.row, r.position, r.existing) for r in s2.existing] == [(r.row, r.position, True) for r in p1.racks]
+    assert [(r.row, r.position, r.existing) for r in s2.existing] == [
+        (r.row, r.position, True) for r in p1.racks
+    ]
     p2 = plan_scenario(s2)
     assert verify(p2, s2).ok
     before = {(r.row, r.position, r.rack_type) for r in p1.racks}
     assert before <= {(r.row, r.position, r.rack_type) for r in p2.racks if r.existing}
     assert sum(16 for r in p2.racks) == 96
     assert sum(1 for r in p2.racks if not r.existing) == 3
-    moved = p2.model_copy(update={"racks": [r.model_copy(update={"position": 3}) if r.existing and r.position == 0 else r for r in p2.racks],
-                                  "kpis": None, "utilisation": None})
+    moved = p2.model_copy(
+        update={
+            "racks": [
+                r.model_copy(update={"position": 3}) if r.existing and r.position == 0 else r
+                for r in p2.racks
+            ],
+            "kpis": None,
+            "utilisation": None,
+        }
+    )
     assert any(v.check == "existing" for v in verify(moved, s2).violations)
 
 
@@ -131,7 +182,12 @@ def test_shipped_fleet_expansion_joint_beats_rolling() -> None:
     joint, rolling = plan_scenario(s), plan_rolling(s)
     assert verify(joint, s).ok
     assert verify(rolling, s).ok
-    assert (joint.status, joint.kpis.gpus, rolling.status, rolling.kpis.gpus) == (Status.optimal, 2216, Status.feasible, 1768)
+    assert (joint.status, joint.kpis.gpus, rolling.status, rolling.kpis.gpus) == (
+        Status.optimal,
+        2216,
+        Status.feasible,
+        1768,
+    )
     assert {b.id for b in joint.retrofits} == {"loop-B1-R7", "loop-B1-R8"}
     assert rolling.retrofits == []
     assert sum(1 for r in joint.racks if r.rack_type == NVL) == 15
@@ -146,11 +202,31 @@ def test_cli_modes_and_diff(tmp_path: Path) -> None:
     out = {}
     for mode in ("joint", "rolling"):
         out[mode] = tmp_path / f"{mode}.yaml"
-        r = subprocess.run([sys.executable, "-m", "planner.cli", "plan", "datasets/fleet-expansion.yaml", "--mode", mode, "-o", str(out[mode]), "--quiet"],
-                           capture_output=True, text=True, cwd=root)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "planner.cli",
+                "plan",
+                "datasets/fleet-expansion.yaml",
+                "--mode",
+                mode,
+                "-o",
+                str(out[mode]),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=root,
+        )
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines()[0].split() == ["mode", mode]
-    r = subprocess.run([sys.executable, "-m", "planner.cli", "diff", str(out["joint"]), str(out["rolling"])], capture_output=True, text=True, cwd=root)
+    r = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "diff", str(out["joint"]), str(out["rolling"])],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert r.returncode == 0
     assert r.stdout.splitlines()[0].endswith("78 racks in place, 8 added, 8 removed, 0 moved")
     assert any(line.split()[:4] == ["gpus", "2,216", "1,768", "-448"] for line in r.stdout.splitlines())
@@ -163,13 +239,35 @@ def test_capacity_and_rack_power_retrofits(solver: str) -> None:
     until a rack-power retrofit raises it to 25 kW."""
     one = [{"id": "p1", "start": date(2026, 1, 1)}]
     rows = [{"id": "R", "positions": 4, "feeds": ["F"]}]
-    raise_f = [{"id": "more-F", "cost_usd": 1, "lead_phases": 0, "effect": {"kind": "raise_capacity", "target": "F", "add_kw": 30}}]
-    s = tiny_scenario(rows, [{"id": "F", "capacity_kw": 50}], [{"id": "c", "demand": "max", "rack_types": [GT]}], phases=one, retrofits=raise_f)
+    raise_f = [
+        {
+            "id": "more-F",
+            "cost_usd": 1,
+            "lead_phases": 0,
+            "effect": {"kind": "raise_capacity", "target": "F", "add_kw": 30},
+        }
+    ]
+    s = tiny_scenario(
+        rows,
+        [{"id": "F", "capacity_kw": 50}],
+        [{"id": "c", "demand": "max", "rack_types": [GT]}],
+        phases=one,
+        retrofits=raise_f,
+    )
     plan = solved(s, solver)
     assert (plan.kpis.gpus, plan.retrofits) == (48, [BoughtRetrofit(id="more-F", phase="p1")])
     rows = [{"id": "R", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 20}]
-    raise_r = [{"id": "taps", "cost_usd": 1, "lead_phases": 0, "effect": {"kind": "raise_rack_power", "row": "R", "max_rack_power_kw": 25}}]
-    s = tiny_scenario(rows, FEED, [{"id": "c", "demand": "max", "rack_types": [GT]}], phases=one, retrofits=raise_r)
+    raise_r = [
+        {
+            "id": "taps",
+            "cost_usd": 1,
+            "lead_phases": 0,
+            "effect": {"kind": "raise_rack_power", "row": "R", "max_rack_power_kw": 25},
+        }
+    ]
+    s = tiny_scenario(
+        rows, FEED, [{"id": "c", "demand": "max", "rack_types": [GT]}], phases=one, retrofits=raise_r
+    )
     plan = solved(s, solver)
     assert (plan.kpis.gpus, plan.retrofits) == (32, [BoughtRetrofit(id="taps", phase="p1")])
 
@@ -181,8 +279,16 @@ def test_the_verifier_refuses_racks_on_power_not_online_yet() -> None:
 
     s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "fleet-expansion.yaml")
     plan = plan_scenario(s)
-    rack = place(index_site(s.site), "B1-R7", 3, s.catalog.by_id()[GT], "h100-train").model_copy(update={"phase": "q1"})
-    bad = plan.model_copy(update={"racks": [r for r in plan.racks if (r.row, r.position) != ("B1-R7", 3)] + [rack],
-                                  "kpis": None, "utilisation": None, "phases": []})
+    rack = place(index_site(s.site), "B1-R7", 3, s.catalog.by_id()[GT], "h100-train").model_copy(
+        update={"phase": "q1"}
+    )
+    bad = plan.model_copy(
+        update={
+            "racks": [r for r in plan.racks if (r.row, r.position) != ("B1-R7", 3)] + [rack],
+            "kpis": None,
+            "utilisation": None,
+            "phases": [],
+        }
+    )
     messages = [str(v) for v in verify(bad, s).violations]
     assert "B1-R7: 21.4 kW stand in a row with no feed online in phase q1" in messages

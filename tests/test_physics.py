@@ -29,10 +29,21 @@ def _violations(s, spots) -> list[str]:
 
 def network_site(feed_kw: float = 60, air_kw: float = 10_000, **extra):
     """R1 (4 positions) and NET share feed F; the pod's 12 kW network rack stands at NET/0."""
-    return tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": feed_kw}], max_cluster(),
-                         zones=[{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": air_kw}],
-                         pods=[{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 1000, "network_rack_type": "network-rack"}],
-                         **extra)
+    return tiny_scenario(
+        [{"id": "R1", "positions": 4, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": feed_kw}],
+        max_cluster(),
+        zones=[{"id": "AIR", "medium": "air", "units": 1, "unit_capacity_kw": air_kw}],
+        pods=[
+            {
+                "id": "P",
+                "network_rack": {"row": "NET", "position": 0},
+                "max_gpus": 1000,
+                "network_rack_type": "network-rack",
+            }
+        ],
+        **extra,
+    )
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -41,7 +52,9 @@ def test_network_rack_draws_power(solver: str) -> None:
     (2 racks without it: 42.8 ≤ 48)."""
     s = network_site()
     assert solved(s, solver).kpis.gpus == 16
-    assert _violations(s, [("R1", 0, GT, "c1"), ("R1", 1, GT, "c1")]) == ["F: normal load 54.8 kW exceeds 48 kW (derate 0.8 × 60 kW)"]
+    assert _violations(s, [("R1", 0, GT, "c1"), ("R1", 1, GT, "c1")]) == [
+        "F: normal load 54.8 kW exceeds 48 kW (derate 0.8 × 60 kW)"
+    ]
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -50,7 +63,9 @@ def test_network_rack_makes_heat(solver: str) -> None:
     s = network_site(feed_kw=10_000, air_kw=50)
     plan = solved(s, solver)
     assert (plan.kpis.gpus, plan.kpis.network_kw, plan.kpis.it_kw) == (16, 12, 33.4)
-    assert _violations(s, [("R1", 0, GT, "c1"), ("R1", 1, GT, "c1")]) == ["AIR: air heat 54.8 kW exceeds 50 kW (1 of 1 units × 50 kW)"]
+    assert _violations(s, [("R1", 0, GT, "c1"), ("R1", 1, GT, "c1")]) == [
+        "AIR: air heat 54.8 kW exceeds 50 kW (1 of 1 units × 50 kW)"
+    ]
 
 
 # ---------------------------------------------------------------- storage racks
@@ -60,8 +75,11 @@ def test_network_rack_makes_heat(solver: str) -> None:
 def test_storage_racks_take_power_and_positions(solver: str) -> None:
     """F: 100 kW × 0.8 = 80 kW; two 15 kW storage racks leave 50 kW: ⌊50 / 21.4⌋ = 2 GT racks
     (3 without storage). The storage racks sit in the cluster's pod."""
-    s = tiny_scenario([{"id": "R1", "positions": 6, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 100}],
-                      max_cluster(storage_racks=2, max_hops=3))
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 6, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 100}],
+        max_cluster(storage_racks=2, max_hops=3),
+    )
     plan = solved(s, solver)
     kinds = sorted(r.rack_type for r in plan.racks)
     assert kinds == [GT, GT, STORE, STORE]
@@ -70,15 +88,27 @@ def test_storage_racks_take_power_and_positions(solver: str) -> None:
 
 
 def test_storage_racks_stay_in_the_clusters_pod() -> None:
-    """Two pods; the cluster is pod-scoped (max_hops 3): storage racks in the other pod break the hop budget."""
-    pods = [{"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 1000},
-            {"id": "Q", "network_rack": {"row": "R2", "position": 3}, "max_gpus": 1000}]
-    s = tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"]}, {"id": "R2", "positions": 4, "feeds": ["F"], "pod": "Q", "origin_y_m": 2.4}],
-                      [{"id": "F", "capacity_kw": 1000}], max_cluster(storage_racks=1, max_hops=3, gpus=32), pods=pods)
+    """Two pods; the cluster is pod-scoped (max_hops 3): storage racks in the other pod break the hop
+    budget."""
+    pods = [
+        {"id": "P", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 1000},
+        {"id": "Q", "network_rack": {"row": "R2", "position": 3}, "max_gpus": 1000},
+    ]
+    s = tiny_scenario(
+        [
+            {"id": "R1", "positions": 4, "feeds": ["F"]},
+            {"id": "R2", "positions": 4, "feeds": ["F"], "pod": "Q", "origin_y_m": 2.4},
+        ],
+        [{"id": "F", "capacity_kw": 1000}],
+        max_cluster(storage_racks=1, max_hops=3, gpus=32),
+        pods=pods,
+    )
     plan = plan_scenario(s)
     assert verify(plan, s).ok
     assert len({index_site(s.site).rows[r.row].row.pod for r in plan.racks}) == 1
-    assert _violations(s, [("R1", 0, GT, "c1"), ("R2", 0, STORE, "c1")]) == ["cluster c1: its racks span 2 pods: 5 hops between them, max_hops is 3"]
+    assert _violations(s, [("R1", 0, GT, "c1"), ("R2", 0, STORE, "c1")]) == [
+        "cluster c1: its racks span 2 pods: 5 hops between them, max_hops is 3"
+    ]
 
 
 # ---------------------------------------------------------------- derate by kind
@@ -86,8 +116,17 @@ def test_storage_racks_stay_in_the_clusters_pod() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "derate", "usable"),
-    [("ups", None, 100.0), ("transformer", None, 100.0), ("utility", None, 100.0), ("busway", None, 80.0),
-     ("pdu", None, 80.0), ("breaker", None, 80.0), ("other", None, 80.0), ("ups", 0.8, 80.0), ("busway", 0.9, 90.0)],
+    [
+        ("ups", None, 100.0),
+        ("transformer", None, 100.0),
+        ("utility", None, 100.0),
+        ("busway", None, 80.0),
+        ("pdu", None, 80.0),
+        ("breaker", None, 80.0),
+        ("other", None, 80.0),
+        ("ups", 0.8, 80.0),
+        ("busway", 0.9, 90.0),
+    ],
 )
 def test_derate_default_depends_on_kind(kind: str, derate: float | None, usable: float) -> None:
     node = PowerNode(id="N", kind=NodeKind(kind), capacity_kw=100, derate=derate)
@@ -98,7 +137,11 @@ def test_derate_default_depends_on_kind(kind: str, derate: float | None, usable:
 def test_a_ups_at_its_rating(solver: str) -> None:
     """A 64.2 kW UPS with no derate stated carries three 21.4 kW racks (a busway of that rating: two)."""
     for kind, gpus in (("ups", 48), ("busway", 32)):
-        s = tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"]}], [{"id": "F", "kind": kind, "capacity_kw": 64.2}], max_cluster())
+        s = tiny_scenario(
+            [{"id": "R1", "positions": 4, "feeds": ["F"]}],
+            [{"id": "F", "kind": kind, "capacity_kw": 64.2}],
+            max_cluster(),
+        )
         assert solved(s, solver).kpis.gpus == gpus
 
 
@@ -106,8 +149,11 @@ def test_a_ups_at_its_rating(solver: str) -> None:
 
 
 def floor_site(rating: float | None, types=(GT, DGX)):
-    s = tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 50}], [{"id": "F", "capacity_kw": 1000}],
-                      max_cluster(types=types))
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 50}],
+        [{"id": "F", "capacity_kw": 1000}],
+        max_cluster(types=types),
+    )
     if rating is None:
         return s
     data = s.model_dump(mode="json")
@@ -124,7 +170,8 @@ def test_floor_rating_keeps_heavy_racks_off_a_raised_floor(solver: str) -> None:
     assert solved(floor_site(340), solver).kpis.gpus == 32
     s = floor_site(340)
     assert _violations(s, [("R1", 0, DGX, "c1")]) == [
-        "racks[0] (R1/0): dgx-h100-4 loads the floor with 466.667 kg/m² (672 kg on 0.6 × 2.4 m), hall H1 is rated 340 kg/m²"
+        "racks[0] (R1/0): dgx-h100-4 loads the floor with 466.667 kg/m² (672 kg on 0.6 × 2.4 m), hall H1 "
+        "is rated 340 kg/m²"
     ]
 
 
@@ -133,27 +180,38 @@ def test_floor_rating_keeps_heavy_racks_off_a_raised_floor(solver: str) -> None:
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_cluster_that_needs_141_gb_gets_h200(solver: str) -> None:
-    s = tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 50}], [{"id": "F", "capacity_kw": 1000}],
-                      max_cluster(types=(DGX, H200), min_hbm_gb_per_gpu=141))
+    s = tiny_scenario(
+        [{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 50}],
+        [{"id": "F", "capacity_kw": 1000}],
+        max_cluster(types=(DGX, H200), min_hbm_gb_per_gpu=141),
+    )
     plan = solved(s, solver)
     assert {r.rack_type for r in plan.racks} == {H200}
     assert (plan.kpis.gpus, plan.kpis.hbm_gb_per_gpu, plan.kpis.hbm_tb) == (64, 141, 9.024)
-    assert _violations(s, [("R1", 0, DGX, "c1")]) == ["racks[0] (R1/0): dgx-h100-4 has 80 GB HBM per GPU; cluster 'c1' needs 141 GB"]
+    assert _violations(s, [("R1", 0, DGX, "c1")]) == [
+        "racks[0] (R1/0): dgx-h100-4 has 80 GB HBM per GPU; cluster 'c1' needs 141 GB"
+    ]
 
 
-# ---------------------------------------------------------------- nameplate or planning power against the row limit
+# ---------------------------------------------------------------- nameplate or planning power against the row
+# limit
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_row_limit_checks_nameplate_unless_planning_on_measured_peak(solver: str) -> None:
     """A 20 kW row limit; GT is 21.4 kW nameplate, 17.548 kW at a 0.82 budget ratio. The ratio alone
     does not let it into the row (the breaker sees nameplate); rack_limit_on: planning does."""
-    rows, feeds = [{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 20}], [{"id": "F", "capacity_kw": 1000}]
+    rows, feeds = (
+        [{"id": "R1", "positions": 2, "feeds": ["F"], "max_rack_power_kw": 20}],
+        [{"id": "F", "capacity_kw": 1000}],
+    )
     s = tiny_scenario(rows, feeds, max_cluster(), power_budget_ratio=0.82)
     assert solved(s, solver).kpis.gpus == 0
     s = tiny_scenario(rows, feeds, max_cluster(), power_budget_ratio=0.82, rack_limit_on="planning")
     assert solved(s, solver).kpis.gpus == 32
-    s = tiny_scenario(rows, feeds, max_cluster(), gpu_power_cap_w=600)  # 2 x (4.6 + 8 x 0.6) + 1 = 19.8 kW nameplate with the cap
+    s = tiny_scenario(
+        rows, feeds, max_cluster(), gpu_power_cap_w=600
+    )  # 2 x (4.6 + 8 x 0.6) + 1 = 19.8 kW nameplate with the cap
     assert solved(s, solver).kpis.gpus == 32
 
 
@@ -162,12 +220,23 @@ def test_row_limit_checks_nameplate_unless_planning_on_measured_peak(solver: str
 
 def test_ids_that_differ_only_in_punctuation_do_not_collide() -> None:
     """job-a and job_a (and pods P-1 / P_1) are different elements with different variable names."""
-    pods = [{"id": "P-1", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 1000},
-            {"id": "P_1", "network_rack": {"row": "R2", "position": 3}, "max_gpus": 1000}]
-    clusters = [{"id": "job-a", "demand": "exact", "gpus": 32, "rack_types": [GT], "max_hops": 3},
-                {"id": "job_a", "demand": "exact", "gpus": 48, "rack_types": [GT], "max_hops": 3}]
-    s = tiny_scenario([{"id": "R1", "positions": 4, "feeds": ["F"], "pod": "P-1"}, {"id": "R2", "positions": 4, "feeds": ["F"], "pod": "P_1", "origin_y_m": 2.4}],
-                      [{"id": "F", "capacity_kw": 1000}], clusters, pods=pods)
+    pods = [
+        {"id": "P-1", "network_rack": {"row": "NET", "position": 0}, "max_gpus": 1000},
+        {"id": "P_1", "network_rack": {"row": "R2", "position": 3}, "max_gpus": 1000},
+    ]
+    clusters = [
+        {"id": "job-a", "demand": "exact", "gpus": 32, "rack_types": [GT], "max_hops": 3},
+        {"id": "job_a", "demand": "exact", "gpus": 48, "rack_types": [GT], "max_hops": 3},
+    ]
+    s = tiny_scenario(
+        [
+            {"id": "R1", "positions": 4, "feeds": ["F"], "pod": "P-1"},
+            {"id": "R2", "positions": 4, "feeds": ["F"], "pod": "P_1", "origin_y_m": 2.4},
+        ],
+        [{"id": "F", "capacity_kw": 1000}],
+        clusters,
+        pods=pods,
+    )
     plan = plan_scenario(s)
     assert verify(plan, s).ok
     by = {c: sum(16 for r in plan.racks if r.cluster == c) for c in ("job-a", "job_a")}
@@ -176,7 +245,11 @@ def test_ids_that_differ_only_in_punctuation_do_not_collide() -> None:
 
 def test_a_node_with_two_parents_is_refused_with_advice() -> None:
     with pytest.raises(InputError) as err:
-        tiny_scenario([{"id": "R1", "positions": 2, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10, "parent": ["A", "B"]}], max_cluster())
+        tiny_scenario(
+            [{"id": "R1", "positions": 2, "feeds": ["F"]}],
+            [{"id": "F", "capacity_kw": 10, "parent": ["A", "B"]}],
+            max_cluster(),
+        )
     assert "a power node has one parent" in err.value.lines()[0]
 
 

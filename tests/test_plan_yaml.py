@@ -15,18 +15,26 @@ pos_floats = st.floats(min_value=0, allow_nan=False, allow_infinity=False)
 
 racks = st.builds(
     PlacedRack,
-    building=ids, hall=ids, row=ids,
+    building=ids,
+    hall=ids,
+    row=ids,
     position=st.integers(0, 10_000),
-    x_m=coords, y_m=coords,
-    rack_type=ids, cluster=ids,
+    x_m=coords,
+    y_m=coords,
+    rack_type=ids,
+    cluster=ids,
     link_class=st.none() | ids,
     cable_length_m=st.floats(min_value=0, max_value=1e6, allow_nan=False),
 )
 usages = st.builds(
     Usage,
     kind=st.sampled_from(["power_node", "cooling_zone", "pod_gpus", "pod_racks", "hall_positions", "budget"]),
-    id=ids, value=floats, limit=floats, unit=st.sampled_from(["kW", "GPUs"]),
-    worst_value=st.none() | floats, worst_failure=st.none() | ids,
+    id=ids,
+    value=floats,
+    limit=floats,
+    unit=st.sampled_from(["kW", "GPUs"]),
+    worst_value=st.none() | floats,
+    worst_failure=st.none() | ids,
 )
 plans = st.builds(
     Plan,
@@ -56,11 +64,15 @@ def test_load_dump_is_identity(plan: Plan) -> None:
 def test_unknown_plan_key_is_named() -> None:
     from planner.errors import InputError
 
-    text = "scenario_name: s\nracks:\n- {building: B1, hall: H1, row: R1, position: 0, x_m: 0, y_m: 0, rack_type: t, cluster: c, cable_length_m: 1, colour: red}\n"
+    text = (
+        "scenario_name: s\nracks:\n- {building: B1, hall: H1, row: R1, position: 0, x_m: 0, y_m: 0, "
+        "rack_type: t, cluster: c, cable_length_m: 1, colour: red}\n"
+    )
     with pytest.raises(InputError) as err:
         plan_from_text(text)
     assert [str(p) for p in err.value.problems] == [
-        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, rack_type, cluster, link_class, cable_length_m, phase, existing, spare, retired)"
+        "racks[0].colour: unknown key 'colour' (allowed: building, hall, row, position, x_m, y_m, "
+        "rack_type, cluster, link_class, cable_length_m, phase, existing, spare, retired)"
     ]
 
 

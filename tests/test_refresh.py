@@ -20,13 +20,37 @@ from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, available_solvers
 from tests.test_writes import cli
 
-OLD = {"id": "old", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300, "capex_usd": 100_000}
+OLD = {
+    "id": "old",
+    "servers_per_rack": 1,
+    "gpus_per_server": 8,
+    "gpu_power_w": 500,
+    "weight_kg": 300,
+    "capex_usd": 100_000,
+}
 """8 GPUs in a position, $100k."""
-NEW = {"id": "new", "servers_per_rack": 4, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 600, "capex_usd": 400_000}
+NEW = {
+    "id": "new",
+    "servers_per_rack": 4,
+    "gpus_per_server": 8,
+    "gpu_power_w": 500,
+    "weight_kg": 600,
+    "capex_usd": 400_000,
+}
 """32 GPUs in a position, $400k, delivered from p2."""
-PH = [{"id": "p1", "start": date(2026, 1, 1)}, {"id": "p2", "start": date(2028, 1, 1)}, {"id": "p3", "start": date(2030, 1, 1)}]
+PH = [
+    {"id": "p1", "start": date(2026, 1, 1)},
+    {"id": "p2", "start": date(2028, 1, 1)},
+    {"id": "p3", "start": date(2030, 1, 1)},
+]
 """Years 0, 2 and 4 (2026-01-01 to 2030-01-01 is 1,461 days: 4.0 years of 365.25 days)."""
-MONEY = {"facility_usd_per_mw": 0, "energy_usd_per_kwh": 0, "maintenance_share_per_year": 0, "discount_rate": 0, "horizon_years": 6}
+MONEY = {
+    "facility_usd_per_mw": 0,
+    "energy_usd_per_kwh": 0,
+    "maintenance_share_per_year": 0,
+    "discount_rate": 0,
+    "horizon_years": 6,
+}
 """Only equipment capex counts, undiscounted, over six years (TCO by hand)."""
 FABRIC = 4_200
 """The site's fabric cost per GPU (tiny_scenario's default): part of each rack's equipment capex."""
@@ -37,11 +61,24 @@ def hall(old_life: float | None = 4, solver: str = "highs", life: dict | None = 
     (from p1) or new ones (supplied from p2); old racks serve ``old_life`` years ($10k to remove),
     new ones 4."""
     if life is None:
-        life = {"new": {"years": 4}, **({"old": {"years": old_life, "removal_cost_usd": 10_000}} if old_life else {})}
-    s = tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "at_least", "gpus": 32, "rack_types": ["old", "new"]}], rack_types=[OLD, NEW], phases=PH,
-                      supply=[{"rack_type": "new", "phase": "p2", "racks": 100}], costs=MONEY, service_life=life, **extra)
-    return s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})})
+        life = {
+            "new": {"years": 4},
+            **({"old": {"years": old_life, "removal_cost_usd": 10_000}} if old_life else {}),
+        }
+    s = tiny_scenario(
+        [{"id": "R", "positions": 4, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c", "demand": "at_least", "gpus": 32, "rack_types": ["old", "new"]}],
+        rack_types=[OLD, NEW],
+        phases=PH,
+        supply=[{"rack_type": "new", "phase": "p2", "racks": 100}],
+        costs=MONEY,
+        service_life=life,
+        **extra,
+    )
+    return s.model_copy(
+        update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})}
+    )
 
 
 def solved(s: Scenario):
@@ -64,13 +101,25 @@ def test_racks_are_replaced_when_their_life_ends(solver: str) -> None:
     1,068,800 = 1,643,200; depreciation of the racks standing at the end 4 × 534,400 / 4 a year."""
     plan = solved(hall(solver=solver))
     assert plan.objective_value == 192
-    assert [(p.phase, p.gpus, p.racks, p.new_racks) for p in plan.phases] == [("p1", 32, 4, 4), ("p2", 32, 4, 0), ("p3", 128, 4, 4)]
+    assert [(p.phase, p.gpus, p.racks, p.new_racks) for p in plan.phases] == [
+        ("p1", 32, 4, 4),
+        ("p2", 32, 4, 0),
+        ("p3", 128, 4, 4),
+    ]
     assert sorted((r.position, r.rack_type, r.phase, r.retired) for r in plan.racks) == [
-        (i, t, ph, gone) for i in range(4) for t, ph, gone in (("new", "p3", None), ("old", "p1", "p3"))]
+        (i, t, ph, gone) for i in range(4) for t, ph, gone in (("new", "p3", None), ("old", "p1", "p3"))
+    ]
     k = plan.kpis
     assert (k.gpus, k.racks, k.retired_racks) == (128, 4, 4)
-    assert (k.capex_usd, k.removal_usd, k.residual_value_usd, k.tco_usd) == (2_672_000, 40_000, 1_068_800, 1_643_200)
-    assert k.depreciation_usd_per_year == 4 * 534_400 / 4  # the new racks standing at the end, over their 4 years
+    assert (k.capex_usd, k.removal_usd, k.residual_value_usd, k.tco_usd) == (
+        2_672_000,
+        40_000,
+        1_068_800,
+        1_643_200,
+    )
+    assert (
+        k.depreciation_usd_per_year == 4 * 534_400 / 4
+    )  # the new racks standing at the end, over their 4 years
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -102,10 +151,13 @@ def test_the_verifier_holds_a_position_until_its_rack_retires() -> None:
     assert any("says retired from never; its service life ends in p3" in line for line in lines), lines
 
 
-@pytest.mark.parametrize(("life", "expected"), [
-    ({"h100-box": {"years": 4}}, "service_life.h100-box: unknown rack type 'h100-box'"),
-    ({"old": {"years": 0}}, "service_life.old.years"),
-])
+@pytest.mark.parametrize(
+    ("life", "expected"),
+    [
+        ({"h100-box": {"years": 4}}, "service_life.h100-box: unknown rack type 'h100-box'"),
+        ({"old": {"years": 0}}, "service_life.old.years"),
+    ],
+)
 def test_bad_service_life_names_the_field(life, expected) -> None:
     with pytest.raises(InputError) as e:
         hall(life=life)
@@ -114,9 +166,16 @@ def test_bad_service_life_names_the_field(life, expected) -> None:
 
 def test_a_service_life_needs_phases() -> None:
     with pytest.raises(InputError) as e:
-        tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "max", "rack_types": ["old"]}], rack_types=[OLD], service_life={"old": {"years": 4}})
-    assert any(line.startswith("service_life.old: the scenario has no phases") for line in e.value.lines()), e.value.lines()
+        tiny_scenario(
+            [{"id": "R", "positions": 4, "feeds": ["F"]}],
+            [{"id": "F", "capacity_kw": 10_000}],
+            [{"id": "c", "demand": "max", "rack_types": ["old"]}],
+            rack_types=[OLD],
+            service_life={"old": {"years": 4}},
+        )
+    assert any(line.startswith("service_life.old: the scenario has no phases") for line in e.value.lines()), (
+        e.value.lines()
+    )
 
 
 def test_the_shipped_refresh_scenario(tmp_path: Path) -> None:
@@ -132,8 +191,14 @@ def test_the_shipped_refresh_scenario(tmp_path: Path) -> None:
 
     plan = load_plan(out)
     assert plan.status == "optimal"
-    assert [(p.phase, p.gpus) for p in plan.phases] == [("y2026", 768), ("y2027", 768), ("y2028", 768), ("y2029", 768),
-                                                        ("y2030", 1152), ("y2031", 1152)]
+    assert [(p.phase, p.gpus) for p in plan.phases] == [
+        ("y2026", 768),
+        ("y2027", 768),
+        ("y2028", 768),
+        ("y2029", 768),
+        ("y2030", 1152),
+        ("y2031", 1152),
+    ]
     assert {b.phase for b in plan.retrofits} == {"y2029"}
     assert len(plan.retrofits) == 16
     assert plan.kpis.retired_racks == 48
@@ -142,26 +207,48 @@ def test_the_shipped_refresh_scenario(tmp_path: Path) -> None:
 
 def test_spares_and_spread_with_a_service_life_are_refused() -> None:
     with pytest.raises(InputError) as e:
-        tiny_scenario([{"id": "R", "positions": 4, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "max", "rack_types": ["old"], "max_share_per_pod": 0.5}], rack_types=[OLD], phases=PH,
-                      service_life={"old": {"years": 4}})
-    assert any(line.startswith("clusters[0]: hot spares and failure-domain spread are not planned yet for rack types with a service life (old)")
-               for line in e.value.lines()), e.value.lines()
+        tiny_scenario(
+            [{"id": "R", "positions": 4, "feeds": ["F"]}],
+            [{"id": "F", "capacity_kw": 10_000}],
+            [{"id": "c", "demand": "max", "rack_types": ["old"], "max_share_per_pod": 0.5}],
+            rack_types=[OLD],
+            phases=PH,
+            service_life={"old": {"years": 4}},
+        )
+    assert any(
+        line.startswith(
+            "clusters[0]: hot spares and failure-domain spread are not planned yet for rack types with a "
+            "service life (old)"
+        )
+        for line in e.value.lines()
+    ), e.value.lines()
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(positions=st.integers(2, 6), old_life=st.sampled_from([1.5, 2.0, 3.0, 4.0, 4.5, 7.0]), new_life=st.sampled_from([2.0, 4.0, 9.0]),
-       racks=st.integers(1, 6))
-def test_any_service_lives_give_plans_that_verify_and_rolling_never_beats_joint(positions: int, old_life: float, new_life: float, racks: int) -> None:
+@given(
+    positions=st.integers(2, 6),
+    old_life=st.sampled_from([1.5, 2.0, 3.0, 4.0, 4.5, 7.0]),
+    new_life=st.sampled_from([2.0, 4.0, 9.0]),
+    racks=st.integers(1, 6),
+)
+def test_any_service_lives_give_plans_that_verify_and_rolling_never_beats_joint(
+    positions: int, old_life: float, new_life: float, racks: int
+) -> None:
     """Random service lives over the three phases (years 0, 2, 4): the joint plan and the rolling
     plan verify (a position holds one rack at a time, every phase within its limits), rolling never
     beats joint (joint is optimal over the same choices), and no phase stands more racks than the
     row's positions. The demand (at least 8 GPUs per old rack, p1 has only old racks) fits the row."""
     gpus = 8 * min(racks, positions)
-    s = tiny_scenario([{"id": "R", "positions": positions, "feeds": ["F"]}], [{"id": "F", "capacity_kw": 10_000}],
-                      [{"id": "c", "demand": "at_least", "gpus": gpus, "rack_types": ["old", "new"]}], rack_types=[OLD, NEW], phases=PH,
-                      supply=[{"rack_type": "new", "phase": "p2", "racks": 100}], costs=MONEY,
-                      service_life={"old": {"years": old_life, "removal_cost_usd": 10_000}, "new": {"years": new_life}})
+    s = tiny_scenario(
+        [{"id": "R", "positions": positions, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c", "demand": "at_least", "gpus": gpus, "rack_types": ["old", "new"]}],
+        rack_types=[OLD, NEW],
+        phases=PH,
+        supply=[{"rack_type": "new", "phase": "p2", "racks": 100}],
+        costs=MONEY,
+        service_life={"old": {"years": old_life, "removal_cost_usd": 10_000}, "new": {"years": new_life}},
+    )
     joint = plan_scenario(s)
     assert joint.status == "optimal"
     assert verify(joint, s).ok

@@ -13,28 +13,75 @@ from planner.rules.fabric_sizing import size
 from planner.schema import PlacedRack, Scenario
 
 GT = "grand-teton-h100"
-IB2 = {"id": "ib2", "kind": "infiniband", "tiers": 2, "switches": ["qm9700", "qm9700"], "oversubscription": [1.0]}
+IB2 = {
+    "id": "ib2",
+    "kind": "infiniband",
+    "tiers": 2,
+    "switches": ["qm9700", "qm9700"],
+    "oversubscription": [1.0],
+}
 
 
 def two_buildings(max_latency_us: float | None = None, region: bool = True) -> Scenario:
     """Two buildings 3 km apart, each one pod of 2 rows × 4 positions (64 GPU ports), a 4-position
     pod network row and a 4-position building network row (100 kW each, 40 kW racks); the region
     tier (432 × 800G chassis, 4.5:1) stands in B1."""
-    site = generate_site(SiteSpec(id="two", building_spacing_km=3, buildings=[BuildingSpec(
-        count=2, rows_per_pod=2, positions_per_row=4, pod_max_gpus=64, network_rows_per_pod=1, network_row_positions=4,
-        network_row_kw=100, network_rack_max_kw=40, building_network_rows=1)]))
-    cluster = {"id": "job", "demand": "max", "gpus": 128, "rack_types": [GT], "max_hops": 7, "fabrics": ["ib2"]}
+    site = generate_site(
+        SiteSpec(
+            id="two",
+            building_spacing_km=3,
+            buildings=[
+                BuildingSpec(
+                    count=2,
+                    rows_per_pod=2,
+                    positions_per_row=4,
+                    pod_max_gpus=64,
+                    network_rows_per_pod=1,
+                    network_row_positions=4,
+                    network_row_kw=100,
+                    network_rack_max_kw=40,
+                    building_network_rows=1,
+                )
+            ],
+        )
+    )
+    cluster = {
+        "id": "job",
+        "demand": "max",
+        "gpus": 128,
+        "rack_types": [GT],
+        "max_hops": 7,
+        "fabrics": ["ib2"],
+    }
     if max_latency_us is not None:
         cluster["max_latency_us"] = max_latency_us
-    data = {"name": "two", "site": site.model_dump(mode="json", exclude_none=True), "fabrics": [IB2], "clusters": [cluster]}
+    data = {
+        "name": "two",
+        "site": site.model_dump(mode="json", exclude_none=True),
+        "fabrics": [IB2],
+        "clusters": [cluster],
+    }
     if region:
         data["region_tier"] = {"switch": "bag-chassis", "building": "B1"}
     return scenario_from_data(data)
 
 
 def racks_in(building: str, n: int) -> list[PlacedRack]:
-    return [PlacedRack(building=building, hall=f"{building}-H1", row=f"{building}-H1-P1-R01", position=i, x_m=0, y_m=0, rack_type=GT,
-                       cluster="job", link_class="dac", cable_length_m=1.0) for i in range(n)]
+    return [
+        PlacedRack(
+            building=building,
+            hall=f"{building}-H1",
+            row=f"{building}-H1-P1-R01",
+            position=i,
+            x_m=0,
+            y_m=0,
+            rack_type=GT,
+            cluster="job",
+            link_class="dac",
+            cable_length_m=1.0,
+        )
+        for i in range(n)
+    ]
 
 
 def test_region_tier_switches_fibre_and_latency_for_two_buildings() -> None:
@@ -59,7 +106,9 @@ def test_the_region_tier_is_priced_and_powered() -> None:
     s = two_buildings()
     both = size(s, s.fabrics[0], racks_in("B1", 4) + racks_in("B2", 4))
     parts = [size(s, s.fabrics[0], racks_in(b, 4)) for b in ("B1", "B2")]
-    assert both.capex_usd - sum(p.capex_usd for p in parts) == pytest.approx(2 * 43_000 + 2_600_000 + 16 * 2_400 + 24 * 1_500)
+    assert both.capex_usd - sum(p.capex_usd for p in parts) == pytest.approx(
+        2 * 43_000 + 2_600_000 + 16 * 2_400 + 24 * 1_500
+    )
     assert both.kw - sum(p.kw for p in parts) == pytest.approx(2 * 1.1 + 24 + 16 * 0.024)
 
 
@@ -74,7 +123,9 @@ def test_a_latency_budget_decides_whether_the_job_spans(solver: str) -> None:
     f = wide.fabric[0]
     assert (wide.kpis.gpus, f.region_switches, f.latency_us, f.fibre_km) == (128, 1, 15.0, 24.0)
     hub = [nr for nr in wide.network_racks if any(c.tier == 4 for c in nr.switches)]
-    assert [(nr.building, nr.switches[0].count) for nr in hub] == [("B1", 1)]  # any network row of the tier's building
+    assert [(nr.building, nr.switches[0].count) for nr in hub] == [
+        ("B1", 1)
+    ]  # any network row of the tier's building
     near = solved(two_buildings(10), solver)
     assert (near.kpis.gpus, near.fabric[0].region_switches, near.fabric[0].latency_us) == (64, 0, 0.0)
     assert len({r.building for r in near.racks}) == 1
@@ -96,14 +147,20 @@ def test_region_tier_errors_name_the_field() -> None:
     data["region_tier"] = {"switch": "nope", "building": "B9"}
     with pytest.raises(InputError) as err:
         scenario_from_data(data)
-    assert err.value.lines() == ["region_tier.switch: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, qm9700, sn5600)",
-                                 "region_tier.building: unknown building 'B9' (known: B1, B2)"]
+    assert err.value.lines() == [
+        "region_tier.switch: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, qm9700, "
+        "sn5600)",
+        "region_tier.building: unknown building 'B9' (known: B1, B2)",
+    ]
     data.pop("region_tier")
     data["clusters"][0]["max_latency_us"] = 5
     with pytest.raises(InputError) as err:
         scenario_from_data(data)
-    assert err.value.lines() == ["clusters[0].max_latency_us: a latency budget needs a region tier (region_tier:): without one a cluster on a "
-                                 "designed fabric stays in one building"]
+    assert err.value.lines() == [
+        "clusters[0].max_latency_us: a latency budget needs a region tier (region_tier:): without one a "
+        "cluster on a "
+        "designed fabric stays in one building"
+    ]
 
 
 def test_verifier_rejects_a_job_over_its_latency_budget() -> None:
@@ -117,24 +174,78 @@ def test_verifier_rejects_a_job_over_its_latency_budget() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["B1", "B2"]), st.sampled_from([GT, "dgx-h100-4"]), st.sampled_from(["dac", "aec", "mmf"])),
-                min_size=0, max_size=16),
-       st.sampled_from([1.0, 2.0, 4.5, 9.0]), st.sampled_from(["B1", "B2"]), st.booleans())
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["B1", "B2"]),
+            st.sampled_from([GT, "dgx-h100-4"]),
+            st.sampled_from(["dac", "aec", "mmf"]),
+        ),
+        min_size=0,
+        max_size=16,
+    ),
+    st.sampled_from([1.0, 2.0, 4.5, 9.0]),
+    st.sampled_from(["B1", "B2"]),
+    st.booleans(),
+)
 def test_region_sizing_agrees_with_the_verifier(mix, ratio: float, hub: str, largest: bool) -> None:
     """planner.rules.fabric_sizing and the verifier's own sizing agree on every figure of joined trees."""
     from planner.rules import fabric_sizing as opt
     from planner.verifier import fabric_recount as ver
 
     base = two_buildings()
-    s = base.model_copy(update={"region_tier": base.region_tier.model_copy(update={"oversubscription": ratio, "building": hub}),
-                                "fabrics": [base.fabrics[0].model_copy(update={"spines_for": "largest_build" if largest else "cluster"})]})
-    racks = [PlacedRack(building=b, hall=f"{b}-H1", row=f"{b}-H1-P1-R0{1 + i % 2}", position=i, x_m=0, y_m=0, rack_type=t, cluster="job",
-                        link_class=lc, cable_length_m=1.0) for i, (b, t, lc) in enumerate(mix)]
+    s = base.model_copy(
+        update={
+            "region_tier": base.region_tier.model_copy(update={"oversubscription": ratio, "building": hub}),
+            "fabrics": [
+                base.fabrics[0].model_copy(update={"spines_for": "largest_build" if largest else "cluster"})
+            ],
+        }
+    )
+    racks = [
+        PlacedRack(
+            building=b,
+            hall=f"{b}-H1",
+            row=f"{b}-H1-P1-R0{1 + i % 2}",
+            position=i,
+            x_m=0,
+            y_m=0,
+            rack_type=t,
+            cluster="job",
+            link_class=lc,
+            cable_length_m=1.0,
+        )
+        for i, (b, t, lc) in enumerate(mix)
+    ]
     row_pod = {r.id: r.pod for b in s.site.buildings for h in b.halls for r in h.rows}
     a, w = opt.size(s, s.fabrics[0], racks), ver.figures(s, s.fabrics[0], racks, row_pod)
-    assert (a.endpoints, a.switches, a.leaves_per_pod, a.links, a.optics, a.network_racks, a.max_endpoints, a.max_hops, a.endpoints_by_building,
-            a.region_links, a.region_switches) == (w.endpoints, w.switches, w.leaves_per_pod, w.links, w.optics, w.network_racks, w.max_endpoints,
-                                                   w.max_hops, w.endpoints_by_building, w.region_links, w.region_switches)
-    assert (a.kw, a.capex_usd, a.fibre_km, a.latency_us) == pytest.approx((w.kw, w.capex_usd, w.fibre_km, w.latency_us), rel=1e-9, abs=1e-9)
+    assert (
+        a.endpoints,
+        a.switches,
+        a.leaves_per_pod,
+        a.links,
+        a.optics,
+        a.network_racks,
+        a.max_endpoints,
+        a.max_hops,
+        a.endpoints_by_building,
+        a.region_links,
+        a.region_switches,
+    ) == (
+        w.endpoints,
+        w.switches,
+        w.leaves_per_pod,
+        w.links,
+        w.optics,
+        w.network_racks,
+        w.max_endpoints,
+        w.max_hops,
+        w.endpoints_by_building,
+        w.region_links,
+        w.region_switches,
+    )
+    assert (a.kw, a.capex_usd, a.fibre_km, a.latency_us) == pytest.approx(
+        (w.kw, w.capex_usd, w.fibre_km, w.latency_us), rel=1e-9, abs=1e-9
+    )
     if len(a.endpoints_by_building) > 1:
         assert a.per_building == w.per_building

@@ -21,8 +21,14 @@ def arrival_site(steps, phases=PHASES, pue=1.25, positions=10):
     """One row of ``positions`` positions, power and cooling to spare; one 'air' cluster of as many
     Grand Teton racks as fit; region power arriving by ``steps``."""
     rows = [{"id": "R", "positions": positions, "feeds": ["F"], "max_rack_power_kw": 25}]
-    return tiny_scenario(rows, FEED, [{"id": "air", "demand": "max", "rack_types": [GT]}], phases=phases, pue=pue,
-                         power_arrival=steps)
+    return tiny_scenario(
+        rows,
+        FEED,
+        [{"id": "air", "demand": "max", "rack_types": [GT]}],
+        phases=phases,
+        pue=pue,
+        power_arrival=steps,
+    )
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -51,8 +57,10 @@ def test_the_verifier_rejects_a_plan_over_the_power_arrived() -> None:
     plan = solved(s, "highs")
     tighter = arrival_site([{"interconnect_mw": 0.05}, {"phase": "p2", "generation_mw": 0.15}])
     rep = verify(plan.model_copy(update={"scenario_hash": None}), tighter)
-    assert "power_arrival: facility load 80.25 kW (IT × PUE 1.25) exceeds the 50 kW of interconnect and generation arrived in phase p1" in [
-        str(v) for v in rep.violations]
+    assert (
+        "power_arrival: facility load 80.25 kW (IT × PUE 1.25) exceeds the 50 kW of interconnect and "
+        "generation arrived in phase p1" in [str(v) for v in rep.violations]
+    )
 
 
 def test_explain_names_the_power_arrival_that_binds() -> None:
@@ -64,15 +72,28 @@ def test_explain_names_the_power_arrival_that_binds() -> None:
     # by hand: +10 % of p2's 200 kW from p2: 220 / 26.75 → 8 racks (+16 GPU-phases); +10 % of p1's 100 kW
     # from p1: 110 / 26.75 → 4 racks in p1, p2 still 210 / 26.75 → 7 (+16)
     got = {(r.label, r.step, r.gain) for r in ex.relaxations}
-    assert got == {("power arrival p2", "p2: +20 kW more interconnect", 16.0), ("power arrival p1", "p1: +10 kW more interconnect", 16.0)}
-    assert "  - power arrival p2: 187.2 of 200 kW used (93.6%); p2: +20 kW more interconnect → +16 GPUs" in ex.render()
+    assert got == {
+        ("power arrival p2", "p2: +20 kW more interconnect", 16.0),
+        ("power arrival p1", "p1: +10 kW more interconnect", 16.0),
+    }
+    assert (
+        "  - power arrival p2: 187.2 of 200 kW used (93.6%); p2: +20 kW more interconnect → +16 GPUs"
+        in ex.render()
+    )
 
 
-@pytest.mark.parametrize(("steps", "phases", "expected"), [
-    ([{"phase": "q9", "interconnect_mw": 1}], PHASES, "power_arrival[0].phase: unknown phase 'q9'"),
-    ([{"phase": "p1", "interconnect_mw": 1}], [], "power_arrival[0].phase: the scenario has no phases; leave phase out"),
-    ([{"interconnect_mw": -1}], PHASES, "power_arrival[0].interconnect_mw"),
-])
+@pytest.mark.parametrize(
+    ("steps", "phases", "expected"),
+    [
+        ([{"phase": "q9", "interconnect_mw": 1}], PHASES, "power_arrival[0].phase: unknown phase 'q9'"),
+        (
+            [{"phase": "p1", "interconnect_mw": 1}],
+            [],
+            "power_arrival[0].phase: the scenario has no phases; leave phase out",
+        ),
+        ([{"interconnect_mw": -1}], PHASES, "power_arrival[0].interconnect_mw"),
+    ],
+)
 def test_bad_power_arrival_names_the_field(steps, phases, expected) -> None:
     s = arrival_site([{"interconnect_mw": 1}], phases=phases)
     data = s.model_dump(mode="json")
@@ -92,8 +113,10 @@ def test_a_fixed_demand_over_the_power_arrived_is_infeasible_and_explained_by_ph
     data["clusters"][0] = {"id": "air", "demand": "exact", "gpus": 48, "rack_types": [GT]}
     short = scenario_from_data(data)
     assert plan_scenario(short).status == Status.infeasible
-    assert "  - power arrival (interconnect + generation) in p1: short by 30.2 kW for air (limit 50 kW, needs 80.2 kW)" in (
-        explain_infeasible(short).render().splitlines())
+    assert (
+        "  - power arrival (interconnect + generation) in p1: short by 30.2 kW for air (limit 50 kW, needs "
+        "80.2 kW)" in (explain_infeasible(short).render().splitlines())
+    )
 
 
 def test_the_phases_page_draws_power_arrived_against_the_facility_load() -> None:

@@ -60,7 +60,14 @@ def test_a_solver_that_says_optimal_and_states_no_bound_gives_no_bound() -> None
     x = pulp.LpProblem("p", pulp.LpMaximize).add_variable("x", lowBound=0, upBound=10, cat=pulp.LpInteger)
     objective = pulp.LpAffineExpression([(x, 1.0)])
     j = judge(BackendResult({"x": 8.0}, 8.0, None, True), objective, True, 0.001)
-    assert (j.status, j.objective, j.bound, j.gap, j.claimed, j.doubt) == (Status.optimal, 8.0, None, None, True, "")
+    assert (j.status, j.objective, j.bound, j.gap, j.claimed, j.doubt) == (
+        Status.optimal,
+        8.0,
+        None,
+        None,
+        True,
+        "",
+    )
     j = judge(BackendResult({"x": 8.0}, 8.0, 8.4, True), objective, True, 0.001)
     assert (j.status, j.bound, j.claimed) == (Status.feasible, 8.4, False)
     assert j.doubt == "the solver claims optimality, but the recomputed gap is 5.000% > 0.100%"
@@ -70,7 +77,8 @@ def test_an_edited_solver_claim_with_a_bound_is_rejected(small_hall) -> None:
     plan = plan_scenario(small_hall)
     bad = plan.model_copy(update={"optimality": "solver_claim"})
     assert [str(v) for v in verify(bad, small_hall).violations] == [
-        "optimality: optimal on the solver's word is claimed only when it stated no bound; this plan has one"]
+        "optimality: optimal on the solver's word is claimed only when it stated no bound; this plan has one"
+    ]
 
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
@@ -127,7 +135,9 @@ class _FindsNothing(Backend):
         return True
 
     def solve(self, req: SolveRequest) -> BackendResult:
-        return BackendResult(None, None, 1e9, claims_optimal=False, time_limited=True, message="Time limit reached")
+        return BackendResult(
+            None, None, 1e9, claims_optimal=False, time_limited=True, message="Time limit reached"
+        )
 
 
 def test_no_solution_in_time_returns_the_first_fit_plan_when_it_meets_demands(fake_backend) -> None:
@@ -138,7 +148,10 @@ def test_no_solution_in_time_returns_the_first_fit_plan_when_it_meets_demands(fa
     assert plan.kpis.gpus == 432  # first-fit on dr-hall (README: "Greedy vs MILP")
     assert plan.bound is None
     assert plan.gap is None
-    assert "the solver found no plan in time; returning the first-fit plan (432), which meets every demand" in plan.notes
+    assert (
+        "the solver found no plan in time; returning the first-fit plan (432), which meets every demand"
+        in plan.notes
+    )
     assert verify(plan, s).ok
 
 
@@ -165,7 +178,13 @@ class _TrivialBound(Backend):
         res = HighsBackend().solve(req)
         from planner.solving.core import trivial_bound
 
-        return BackendResult(res.values, res.reported_objective, trivial_bound(req.objective, req.maximise), False, time_limited=True)
+        return BackendResult(
+            res.values,
+            res.reported_objective,
+            trivial_bound(req.objective, req.maximise),
+            False,
+            time_limited=True,
+        )
 
 
 def test_a_vacuous_bound_is_reported_as_absent(fake_backend) -> None:
@@ -185,7 +204,9 @@ def test_progress_gaps_match_their_own_numbers_and_never_show_a_vacuous_bound() 
         m = re.search(r"incumbent ([\d,.]+)\s+bound ([\d,.]+)\s+gap ([\d.]+)%", line)
         if m:
             inc, bnd, gap = (float(x.replace(",", "")) for x in m.groups())
-            assert gap == pytest.approx(abs(bnd - inc) / max(inc, 1) * 100, abs=0.01), line  # numbers shown to 0.1
+            assert gap == pytest.approx(abs(bnd - inc) / max(inc, 1) * 100, abs=0.01), (
+                line
+            )  # numbers shown to 0.1
             assert gap < 100, line
             shown += 1
     assert shown >= 1
@@ -209,7 +230,10 @@ def test_unknown_solver_lists_what_is_installed() -> None:
 
     with pytest.raises(InputError) as err:
         from_name("gurobi")
-    assert str(err.value.problems[0]) == f"solver.name: solver 'gurobi' is unknown (available: {', '.join(available())})"
+    assert (
+        str(err.value.problems[0])
+        == f"solver.name: solver 'gurobi' is unknown (available: {', '.join(available())})"
+    )
 
 
 def test_backends_state_their_capabilities() -> None:
@@ -257,10 +281,17 @@ def test_the_solver_is_not_started_with_less_time_than_it_needs_to_stop(monkeypa
     from planner.solving import core as solving
 
     called = []
-    monkeypatch.setattr(solving, "from_name", lambda name: type("B", (), {"name": name, "solve": lambda self, req: called.append(req)})())
+    monkeypatch.setattr(
+        solving,
+        "from_name",
+        lambda name: type("B", (), {"name": name, "solve": lambda self, req: called.append(req)})(),
+    )
     monkeypatch.setattr(solving, "MIN_SOLVE_S", 1e9)  # whatever is left is too little
     s = load_scenario(DATASETS / "dr-hall.yaml")
     plan = plan_scenario(s)
     assert called == []
     assert (plan.status, plan.kpis.gpus) == (Status.feasible, 432)
-    assert "the solver found no plan in time; returning the first-fit plan (432), which meets every demand" in plan.notes
+    assert (
+        "the solver found no plan in time; returning the first-fit plan (432), which meets every demand"
+        in plan.notes
+    )

@@ -19,25 +19,80 @@ def region(wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_c
     """B1: a building online from p2 only (its hall's online_phase), nothing to pay; T1: a tent the
     optimiser may build (air only, $``tent_cost``, ``lead`` phases). One cluster wanting
     ``wanted`` GPUs by phase, exactly. One row of 4 positions in each, power and cooling to spare."""
+
     def hall(hid, online=None):
-        return {"id": hid, "floor_area_m2": 100, **({"online_phase": online} if online else {}),
-                "power_nodes": [{"id": f"{hid}-F", "capacity_kw": 10_000}],
-                "cooling_zones": [{"id": f"{hid}-AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000},
-                                  {"id": f"{hid}-LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": 10_000}],
-                "pods": [{"id": f"{hid}-P", "network_rack": {"row": f"{hid}-NET", "position": 0}, "max_gpus": 100_000, "network_rack_type": None}],
-                "rows": [{"id": f"{hid}-R", "positions": 4, "feeds": [f"{hid}-F"], "max_rack_power_kw": 200, "air_zone": f"{hid}-AIR",
-                          "liquid_loop": f"{hid}-LQ", "pod": f"{hid}-P"},
-                         {"id": f"{hid}-NET", "positions": 1, "origin_y_m": -2.4, "feeds": [f"{hid}-F"], "max_rack_power_kw": 200,
-                          "air_zone": f"{hid}-AIR", "pod": f"{hid}-P"}]}
-    site = {"id": "region", "buildings": [{"id": "B1", "halls": [hall("B1-H1", "p2")]},
-                                          {"id": "T1", "location_km": [0.5, 0], "halls": [hall("T1-H1")]}]}
-    return scenario_from_data({
-        "name": "tent", "site": site, "phases": PHASES, "objective": objective,
-        "clusters": [{"id": "c", "demand": "exact", "gpus_by_phase": wanted, "rack_types": [rack], "max_hops": 7}],
-        "retrofits": [{"id": "tent-T1", "cost_usd": tent_cost, "lead_phases": lead,
-                       "effect": {"kind": "build_structure", "building": "T1", "structure": "tent", "media": ["air"], "life_years": 5}}],
-        "solver": {"rel_gap": 0},
-    })
+        return {
+            "id": hid,
+            "floor_area_m2": 100,
+            **({"online_phase": online} if online else {}),
+            "power_nodes": [{"id": f"{hid}-F", "capacity_kw": 10_000}],
+            "cooling_zones": [
+                {"id": f"{hid}-AIR", "medium": "air", "units": 1, "unit_capacity_kw": 10_000},
+                {"id": f"{hid}-LQ", "medium": "liquid", "units": 1, "unit_capacity_kw": 10_000},
+            ],
+            "pods": [
+                {
+                    "id": f"{hid}-P",
+                    "network_rack": {"row": f"{hid}-NET", "position": 0},
+                    "max_gpus": 100_000,
+                    "network_rack_type": None,
+                }
+            ],
+            "rows": [
+                {
+                    "id": f"{hid}-R",
+                    "positions": 4,
+                    "feeds": [f"{hid}-F"],
+                    "max_rack_power_kw": 200,
+                    "air_zone": f"{hid}-AIR",
+                    "liquid_loop": f"{hid}-LQ",
+                    "pod": f"{hid}-P",
+                },
+                {
+                    "id": f"{hid}-NET",
+                    "positions": 1,
+                    "origin_y_m": -2.4,
+                    "feeds": [f"{hid}-F"],
+                    "max_rack_power_kw": 200,
+                    "air_zone": f"{hid}-AIR",
+                    "pod": f"{hid}-P",
+                },
+            ],
+        }
+
+    site = {
+        "id": "region",
+        "buildings": [
+            {"id": "B1", "halls": [hall("B1-H1", "p2")]},
+            {"id": "T1", "location_km": [0.5, 0], "halls": [hall("T1-H1")]},
+        ],
+    }
+    return scenario_from_data(
+        {
+            "name": "tent",
+            "site": site,
+            "phases": PHASES,
+            "objective": objective,
+            "clusters": [
+                {"id": "c", "demand": "exact", "gpus_by_phase": wanted, "rack_types": [rack], "max_hops": 7}
+            ],
+            "retrofits": [
+                {
+                    "id": "tent-T1",
+                    "cost_usd": tent_cost,
+                    "lead_phases": lead,
+                    "effect": {
+                        "kind": "build_structure",
+                        "building": "T1",
+                        "structure": "tent",
+                        "media": ["air"],
+                        "life_years": 5,
+                    },
+                }
+            ],
+            "solver": {"rel_gap": 0},
+        }
+    )
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -73,7 +128,9 @@ def test_the_verifier_rejects_racks_in_a_structure_not_built() -> None:
     s = region({"p1": 16, "p2": 16})
     plan = solved(s, "highs")
     unbuilt = plan.model_copy(update={"retrofits": [], "kpis": None, "utilisation": None})
-    assert "racks[0] (T1-H1-R/0): building T1 (tent) is not built by phase p1" in [str(v) for v in verify(unbuilt, s).violations]
+    assert "racks[0] (T1-H1-R/0): building T1 (tent) is not built by phase p1" in [
+        str(v) for v in verify(unbuilt, s).violations
+    ]
 
 
 def test_rolling_buys_the_tent_when_its_phase_comes() -> None:
@@ -87,8 +144,13 @@ def test_a_structure_to_build_with_network_racks_drawing_power_is_bad_input() ->
     data["site"]["buildings"][1]["halls"][0]["pods"][0]["network_rack_type"] = "network-rack"
     with pytest.raises(InputError) as e:
         scenario_from_data(data)
-    assert any(line.startswith("retrofits[0].effect.building: building 'T1' is to be built: its pods' network racks would draw power")
-               for line in e.value.lines()), e.value.lines()
+    assert any(
+        line.startswith(
+            "retrofits[0].effect.building: building 'T1' is to be built: its pods' network racks would "
+            "draw power"
+        )
+        for line in e.value.lines()
+    ), e.value.lines()
 
 
 def test_the_structures_of_a_plan_say_when_each_stands_and_what_it_holds() -> None:
@@ -101,9 +163,20 @@ def test_the_structures_of_a_plan_say_when_each_stands_and_what_it_holds() -> No
     early = solved(s, "highs")
     got = {x.building: x for x in structures(s, early)}
     t, b = got["T1"], got["B1"]
-    assert (t.kind, t.built, t.retrofit, t.bought, t.online, t.gpus, t.it_kw) == ("tent", True, "tent-T1", "p1", "p1", (16, 16), (21.4, 21.4))
+    assert (t.kind, t.built, t.retrofit, t.bought, t.online, t.gpus, t.it_kw) == (
+        "tent",
+        True,
+        "tent-T1",
+        "p1",
+        "p1",
+        (16, 16),
+        (21.4, 21.4),
+    )
     assert (b.kind, b.built, b.online, b.gpus) == ("building", True, "p2", (0, 0))
-    assert [(p.phase, round(p.facility_kw, 6), p.arrived_kw) for p in region_power(s, early)] == [("p1", 23.112, None), ("p2", 23.112, None)]
+    assert [(p.phase, round(p.facility_kw, 6), p.arrived_kw) for p in region_power(s, early)] == [
+        ("p1", 23.112, None),
+        ("p2", 23.112, None),
+    ]
     late = solved(region({"p2": 16}), "highs")
     got = {x.building: x for x in structures(s, late)}
     assert (got["T1"].built, got["T1"].online, got["T1"].gpus) == (False, None, (0, 0))
@@ -132,7 +205,12 @@ def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
 
     root = Path(__file__).resolve().parent.parent / "datasets"
     sweep = load_sweep(root / "sweeps" / "prometheus-tents.yaml", root)
-    assert [tuple(p.values.values()) for p in sweep.points] == [(37_000_000, 0), (37_000_000, 1), (92_500_000, 0), (92_500_000, 1)]
+    assert [tuple(p.values.values()) for p in sweep.points] == [
+        (37_000_000, 0),
+        (37_000_000, 1),
+        (92_500_000, 0),
+        (92_500_000, 1),
+    ]
     data = sweep.points[3].data
     assert {(r["cost_usd"], r["lead_phases"]) for r in data["retrofits"]} == {(92_500_000, 1)}
     assert len(data["retrofits"]) == 6

@@ -20,7 +20,12 @@ def supplied(supply, phases=PHASES, positions=10, gpus_by_phase=None):
     """One row of ``positions`` positions, power and cooling to spare; one cluster of as many Grand
     Teton racks as fit (up to ``gpus_by_phase``); Grand Teton racks delivered as ``supply`` says."""
     rows = [{"id": "R", "positions": positions, "feeds": ["F"], "max_rack_power_kw": 25}]
-    c = {"id": "c", "demand": "max", "rack_types": [GT], **({"gpus_by_phase": gpus_by_phase} if gpus_by_phase else {})}
+    c = {
+        "id": "c",
+        "demand": "max",
+        "rack_types": [GT],
+        **({"gpus_by_phase": gpus_by_phase} if gpus_by_phase else {}),
+    }
     return tiny_scenario(rows, FEED, [c], **({"phases": phases} if phases else {}), supply=supply)
 
 
@@ -53,15 +58,20 @@ def test_rolling_counts_what_earlier_phases_placed() -> None:
 
 def test_the_verifier_rejects_racks_beyond_the_supply() -> None:
     s = supplied([{"rack_type": GT, "phase": "p1", "racks": 2}, {"rack_type": GT, "phase": "p2", "racks": 3}])
-    plan = plan_scenario(supplied([{"rack_type": GT, "phase": "p1", "racks": 3}, {"rack_type": GT, "phase": "p2", "racks": 2}]))
+    plan = plan_scenario(
+        supplied([{"rack_type": GT, "phase": "p1", "racks": 3}, {"rack_type": GT, "phase": "p2", "racks": 2}])
+    )
     lines = [str(v) for v in verify(plan.model_copy(update={"scenario_hash": None}), s).violations]
     assert f"supply {GT}: 3 {GT} racks placed, 2 delivered in phase p1" in " | ".join(lines), lines
 
 
-@pytest.mark.parametrize(("supply", "expected"), [
-    ([{"rack_type": "h100-box", "racks": 2}], "supply[0].rack_type: unknown rack type 'h100-box'"),
-    ([{"rack_type": GT, "phase": "q9", "racks": 2}], "supply[0].phase: unknown phase 'q9'"),
-])
+@pytest.mark.parametrize(
+    ("supply", "expected"),
+    [
+        ([{"rack_type": "h100-box", "racks": 2}], "supply[0].rack_type: unknown rack type 'h100-box'"),
+        ([{"rack_type": GT, "phase": "q9", "racks": 2}], "supply[0].phase: unknown phase 'q9'"),
+    ],
+)
 def test_bad_supply_names_the_field(supply, expected) -> None:
     with pytest.raises(InputError) as e:
         supplied(supply)
@@ -92,8 +102,13 @@ def test_a_fixed_demand_beyond_the_supply_is_infeasible_and_explained() -> None:
     from planner.explainer import explain_infeasible
 
     rows = [{"id": "R", "positions": 10, "feeds": ["F"], "max_rack_power_kw": 25}]
-    s = tiny_scenario(rows, FEED, [{"id": "c", "demand": "exact", "gpus": 64, "rack_types": [GT]}], phases=PHASES,
-                      supply=[{"rack_type": GT, "phase": "p1", "racks": 2}, {"rack_type": GT, "phase": "p2", "racks": 3}])
+    s = tiny_scenario(
+        rows,
+        FEED,
+        [{"id": "c", "demand": "exact", "gpus": 64, "rack_types": [GT]}],
+        phases=PHASES,
+        supply=[{"rack_type": GT, "phase": "p1", "racks": 2}, {"rack_type": GT, "phase": "p2", "racks": 3}],
+    )
     assert plan_scenario(s).status == "infeasible"
     text = explain_infeasible(s).render()
     assert f"supply of {GT} racks by p1: short by 2" in text, text
@@ -109,7 +124,9 @@ def test_a_lead_time_forces_an_earlier_order_that_rolling_never_places(solver: s
     s = type(s).model_validate(s.model_dump())
     joint = solved(s, solver)
     assert [p.gpus for p in joint.phases] == [0, 160]
-    assert [(o.item, o.id, o.ordered, o.stands, o.count) for o in joint.orders] == [("rack", GT, "p1", "p2", 10)]
+    assert [(o.item, o.id, o.ordered, o.stands, o.count) for o in joint.orders] == [
+        ("rack", GT, "p1", "p2", 10)
+    ]
     rolling = plan_rolling(s)
     assert [p.gpus for p in rolling.phases] == [0, 0]
     assert verify(rolling, s).ok
@@ -120,14 +137,20 @@ def test_the_verifier_rejects_a_rack_standing_before_its_lead_time() -> None:
     plan = plan_scenario(s)
     late = type(s).model_validate({**s.model_dump(), "lead_phases": {GT: 1}})
     lines = [str(v) for v in verify(plan.model_copy(update={"scenario_hash": None}), late).violations]
-    assert f"{GT} takes 1 phase(s) from order to standing: none stands in phase p1" in " | ".join(lines), lines
+    assert f"{GT} takes 1 phase(s) from order to standing: none stands in phase p1" in " | ".join(lines), (
+        lines
+    )
 
 
 def test_an_edited_order_book_is_rejected() -> None:
-    s = type(supplied([])).model_validate({**supplied([], gpus_by_phase={"p1": 160}).model_dump(), "lead_phases": {GT: 1}})
+    s = type(supplied([])).model_validate(
+        {**supplied([], gpus_by_phase={"p1": 160}).model_dump(), "lead_phases": {GT: 1}}
+    )
     plan = plan_scenario(s)
     edited = plan.model_copy(update={"orders": [plan.orders[0].model_copy(update={"ordered": "p2"})]})
-    assert "orders: the order book differs from the one the racks and retrofits give" in [str(v) for v in verify(edited, s).violations]
+    assert "orders: the order book differs from the one the racks and retrofits give" in [
+        str(v) for v in verify(edited, s).violations
+    ]
 
 
 def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:
@@ -144,7 +167,10 @@ def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:
     book = next(d.value for d in at.dataframe if "ordered in" in d.value.columns)
     assert book.values.tolist() == [["p1", "rack", GT, "10", "p2"]]
     used = next(d.value for d in at.dataframe if "delivered by then" in d.value.columns)
-    assert used[["phase", "placed by then", "delivered by then", "left"]].values.tolist() == [["p1", "0", "12", "12"], ["p2", "10", "12", "2"]]
+    assert used[["phase", "placed by then", "delivered by then", "left"]].values.tolist() == [
+        ["p1", "0", "12", "12"],
+        ["p2", "10", "12", "2"],
+    ]
 
 
 def test_a_sweep_varies_supply_and_lead_times(tmp_path) -> None:
@@ -158,8 +184,9 @@ def test_a_sweep_varies_supply_and_lead_times(tmp_path) -> None:
     s = supplied([{"rack_type": GT, "phase": "p1", "racks": 1}])
     (tmp_path / "s.yaml").write_text(scenario_yaml(s))
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "sw.yaml").write_text(f"name: supply-lead\nbase: ../s.yaml\ngrid:\n  supply[0].racks: [1, 2]\n"
-                                                 f"  lead_phases.{GT}: [0, 1]\n")
+    (tmp_path / "sweeps" / "sw.yaml").write_text(
+        f"name: supply-lead\nbase: ../s.yaml\ngrid:\n  supply[0].racks: [1, 2]\n  lead_phases.{GT}: [0, 1]\n"
+    )
     sweep = load_sweep(tmp_path / "sweeps" / "sw.yaml", tmp_path)
     rows = run_batch(sweep, tmp_path / "out")
     got = {(r["supply[0].racks"], r[f"lead_phases.{GT}"]): r for r in rows}

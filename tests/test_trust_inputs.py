@@ -48,10 +48,16 @@ def _scenario(folder: Path, site: str) -> Path:
 @pytest.mark.parametrize(
     ("ref", "expected"),
     [
-        ("/etc/shadow", "site: '/etc/shadow' is an absolute path; give a path relative to the scenario's folder"),
+        (
+            "/etc/shadow",
+            "site: '/etc/shadow' is an absolute path; give a path relative to the scenario's folder",
+        ),
         ("/dev/zero", "site: '/dev/zero' is an absolute path; give a path relative to the scenario's folder"),
         ("../outside.yaml", "site: '../outside.yaml' leaves the scenario's folder ('..' is not accepted)"),
-        ("sub/../../outside.yaml", "site: 'sub/../../outside.yaml' leaves the scenario's folder ('..' is not accepted)"),
+        (
+            "sub/../../outside.yaml",
+            "site: 'sub/../../outside.yaml' leaves the scenario's folder ('..' is not accepted)",
+        ),
         ("~/x.yaml", "site: '~/x.yaml' is an absolute path; give a path relative to the scenario's folder"),
         ('"a\\0b.yaml"', "site: 'a\\x00b.yaml' contains a NUL byte; expected a file name"),
         ("missing.yaml", "site: 'missing.yaml': cannot read file: No such file or directory"),
@@ -65,8 +71,12 @@ def test_a_symlink_out_of_the_folder_is_refused(folder: Path, tmp_path: Path) ->
     (tmp_path / "secret.yaml").write_text("id: secret\n")
     (folder / "link.yaml").symlink_to(tmp_path / "secret.yaml")
     (folder / "zero.yaml").symlink_to("/dev/zero")
-    assert _problems(load_scenario, _scenario(folder, "link.yaml")) == ["site: 'link.yaml' resolves outside the scenario's folder (a symbolic link?)"]
-    assert _problems(load_scenario, _scenario(folder, "zero.yaml")) == ["site: 'zero.yaml' resolves outside the scenario's folder (a symbolic link?)"]
+    assert _problems(load_scenario, _scenario(folder, "link.yaml")) == [
+        "site: 'link.yaml' resolves outside the scenario's folder (a symbolic link?)"
+    ]
+    assert _problems(load_scenario, _scenario(folder, "zero.yaml")) == [
+        "site: 'zero.yaml' resolves outside the scenario's folder (a symbolic link?)"
+    ]
 
 
 def test_a_symlink_inside_the_folder_is_followed(folder: Path) -> None:
@@ -77,7 +87,9 @@ def test_a_symlink_inside_the_folder_is_followed(folder: Path) -> None:
 def test_directories_and_fifos_are_refused_without_blocking(folder: Path) -> None:
     (folder / "dir.yaml").mkdir()
     os.mkfifo(folder / "fifo.yaml")
-    assert _problems(load_scenario, _scenario(folder, "dir.yaml")) == ["site: 'dir.yaml': is a directory; expected a YAML file"]
+    assert _problems(load_scenario, _scenario(folder, "dir.yaml")) == [
+        "site: 'dir.yaml': is a directory; expected a YAML file"
+    ]
     assert _problems(load_scenario, _scenario(folder, "fifo.yaml")) == [
         "site: 'fifo.yaml': is not a regular file (a device, FIFO or socket); expected a YAML file"
     ]
@@ -99,7 +111,10 @@ def test_an_explicit_data_root_confines_instead(folder: Path, tmp_path: Path) ->
 
 
 def test_dashboard_text_sees_only_uploads_and_shipped_datasets() -> None:
-    root = UploadRoot({"mine.yaml": (DATASETS / "dr-hall.site.yaml").read_bytes()}, FolderRoot(DATASETS, "the shipped datasets"))
+    root = UploadRoot(
+        {"mine.yaml": (DATASETS / "dr-hall.site.yaml").read_bytes()},
+        FolderRoot(DATASETS, "the shipped datasets"),
+    )
     assert load_scenario_text(SCENARIO.format(site="mine.yaml"), root).site.id == "dr-hall"
     assert load_scenario_text(SCENARIO.format(site="small-hall.site.yaml"), root).site.id == "small-hall"
     assert _problems(load_scenario_text, SCENARIO.format(site="/etc/shadow"), root) == [
@@ -116,15 +131,38 @@ def test_dashboard_text_sees_only_uploads_and_shipped_datasets() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("a: 2024-13-45\n", "line 1, column 4: cannot read '2024-13-45' as timestamp: month must be in 1..12"),
-        ("a: !!int abc\n", "line 1, column 4: cannot read 'abc' as int: invalid literal for int() with base 10: 'abc'"),
-        ("a: !!float xyz\n", "line 1, column 4: cannot read 'xyz' as float: could not convert string to float: 'xyz'"),
+        (
+            "a: 2024-13-45\n",
+            "line 1, column 4: cannot read '2024-13-45' as timestamp: month must be in 1..12",
+        ),
+        (
+            "a: !!int abc\n",
+            "line 1, column 4: cannot read 'abc' as int: invalid literal for int() with base 10: 'abc'",
+        ),
+        (
+            "a: !!float xyz\n",
+            "line 1, column 4: cannot read 'xyz' as float: could not convert string to float: 'xyz'",
+        ),
         ("a: !!bool maybe\n", "line 1, column 4: cannot read 'maybe' as bool"),
-        ("a: !!binary AAAA\n", "line 1, column 4: !!binary values are not accepted; only mappings, lists, strings, numbers, booleans and dates"),
-        ("a: !!set {x}\n", "line 1, column 4: !!set values are not accepted; only mappings, lists, strings, numbers, booleans and dates"),
-        ("a: b\nc: d\x01e\n", "line 2, column 5: character '\\x01' is not allowed in YAML (control characters are not allowed)"),
+        (
+            "a: !!binary AAAA\n",
+            "line 1, column 4: !!binary values are not accepted; only mappings, lists, strings, numbers, "
+            "booleans and dates",
+        ),
+        (
+            "a: !!set {x}\n",
+            "line 1, column 4: !!set values are not accepted; only mappings, lists, strings, numbers, "
+            "booleans and dates",
+        ),
+        (
+            "a: b\nc: d\x01e\n",
+            "line 2, column 5: character '\\x01' is not allowed in YAML (control characters are not allowed)",
+        ),
         ("max_hops: !!int\n", "line 1, column 11: cannot read '' as int"),  # was IndexError, exit 3
-        ("a: !!timestamp 'x'\n", "line 1, column 4: cannot read 'x' as timestamp"),  # was AttributeError, exit 3
+        (
+            "a: !!timestamp 'x'\n",
+            "line 1, column 4: cannot read 'x' as timestamp",
+        ),  # was AttributeError, exit 3
         ("a: !!float\n", "line 1, column 4: cannot read '' as float"),
     ],
 )
@@ -149,17 +187,32 @@ NODE = "site.buildings[0].halls[0].power_nodes[2]"
         (f"{ROW}.origin_x_m", float("nan"), f"{ROW}.origin_x_m: expected a finite number, got nan"),
         (f"{ROW}.origin_y_m", float("inf"), f"{ROW}.origin_y_m: expected a finite number, got inf"),
         (f"{NODE}.capacity_kw", True, f"{NODE}.capacity_kw: expected a number, got True (a boolean)"),
-        (f"{NODE}.capacity_kw", 1e308, f"{NODE}.capacity_kw: input should be less than or equal to 10000000, got 1e+308"),
-        (f"{NODE}.capacity_kw", 10**400, f"{NODE}.capacity_kw: expected a number, got a 401-digit integer (a number)"),
+        (
+            f"{NODE}.capacity_kw",
+            1e308,
+            f"{NODE}.capacity_kw: input should be less than or equal to 10000000, got 1e+308",
+        ),
+        (
+            f"{NODE}.capacity_kw",
+            10**400,
+            f"{NODE}.capacity_kw: expected a number, got a 401-digit integer (a number)",
+        ),
         (f"{ROW}.positions", True, f"{ROW}.positions: expected a whole number, got True (a boolean)"),
         (f"{ROW}.positions", 20.0, f"{ROW}.positions: expected a whole number, got 20.0 (a number)"),
         (f"{ROW}.redundant", 1, f"{ROW}.redundant: expected true or false, got 1 (a number)"),
         ("clusters[1].gpus", 1e30, "clusters[1].gpus: expected a whole number, got 1e+30 (a number)"),
-        ("clusters[1].gpus", 10**30, "clusters[1].gpus: input should be less than or equal to 100000000, got 1000000000000000000000000000000"),
+        (
+            "clusters[1].gpus",
+            10**30,
+            "clusters[1].gpus: input should be less than or equal to 100000000, got "
+            "1000000000000000000000000000000",
+        ),
         ("pue", "1.1", "pue: expected a number, got '1.1' (a string)"),
     ],
 )
-def test_numbers_are_finite_bounded_and_of_their_type(small_data: dict[str, Any], path: str, value: Any, expected: str) -> None:
+def test_numbers_are_finite_bounded_and_of_their_type(
+    small_data: dict[str, Any], path: str, value: Any, expected: str
+) -> None:
     from tests.test_load import _set
 
     _set(small_data, path, value)

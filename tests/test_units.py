@@ -13,16 +13,41 @@ from tests.test_optimize import SOLVERS, solved
 
 FEED = [{"id": "F", "capacity_kw": 10_000}]
 ROLES = ["CDU", "CDU", "GPU", "GPU", "CDU", "CDU"]
-POD6 = {"id": "pod6", "servers_per_rack": 18, "gpus_per_server": 4, "gpu_power_w": 1000, "overhead_power_kw": 8.0,
-        "weight_kg": 4400, "capex_usd": 3_600_000,
-        "parts": [{"role": r, "power_share": 0.46 if r == "GPU" else 0.02, "weight_kg": 1000 if r == "GPU" else 600} for r in ROLES]}
+POD6 = {
+    "id": "pod6",
+    "servers_per_rack": 18,
+    "gpus_per_server": 4,
+    "gpu_power_w": 1000,
+    "overhead_power_kw": 8.0,
+    "weight_kg": 4400,
+    "capex_usd": 3_600_000,
+    "parts": [
+        {"role": r, "power_share": 0.46 if r == "GPU" else 0.02, "weight_kg": 1000 if r == "GPU" else 600}
+        for r in ROLES
+    ],
+}
 """A 6-wide unit: 72 GPUs at 1 kW + 8 kW = 80 kW; each GPU position 0.46 × 80 = 36.8 kW, each CDU 1.6 kW."""
-ONE = {"id": "one", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300, "capex_usd": 100_000}
+ONE = {
+    "id": "one",
+    "servers_per_rack": 1,
+    "gpus_per_server": 8,
+    "gpu_power_w": 500,
+    "weight_kg": 300,
+    "capex_usd": 100_000,
+}
 """A plain 8-GPU, 4 kW rack."""
 
 
 def unit_site(reserved=(4,), positions=14, clusters=None, max_kw=40.0):
-    rows = [{"id": "R", "positions": positions, "feeds": ["F"], "max_rack_power_kw": max_kw, "reserved": list(reserved)}]
+    rows = [
+        {
+            "id": "R",
+            "positions": positions,
+            "feeds": ["F"],
+            "max_rack_power_kw": max_kw,
+            "reserved": list(reserved),
+        }
+    ]
     clusters = clusters or [{"id": "big", "demand": "max", "rack_types": ["pod6"]}]
     return tiny_scenario(rows, FEED, clusters, rack_types=[POD6, ONE])
 
@@ -60,15 +85,31 @@ def test_a_unit_position_over_the_rows_rack_limit_keeps_it_out() -> None:
     assert plan.racks == []
 
 
-@pytest.mark.parametrize(("position", "message"), [
-    (2, "racks[0] (R/2): pod6 takes 6 adjacent positions 2..7 (CDU·CDU·GPU·GPU·CDU·CDU): split by reserved position 4"),
-    (9, "racks[0] (R/9): pod6 takes 6 adjacent positions 9..14 (CDU·CDU·GPU·GPU·CDU·CDU); row 'R' ends at position 13"),
-])
+@pytest.mark.parametrize(
+    ("position", "message"),
+    [
+        (
+            2,
+            "racks[0] (R/2): pod6 takes 6 adjacent positions 2..7 (CDU·CDU·GPU·GPU·CDU·CDU): split by "
+            "reserved position 4",
+        ),
+        (
+            9,
+            "racks[0] (R/9): pod6 takes 6 adjacent positions 9..14 (CDU·CDU·GPU·GPU·CDU·CDU); row 'R' ends "
+            "at position 13",
+        ),
+    ],
+)
 def test_the_verifier_rejects_a_split_unit(position: int, message: str) -> None:
     s = unit_site()
     plan = solved(s, "highs")
-    moved = plan.model_copy(update={"racks": [plan.racks[0].model_copy(update={"position": position, "x_m": 0.6 * position})],
-                                    "kpis": None, "utilisation": None})
+    moved = plan.model_copy(
+        update={
+            "racks": [plan.racks[0].model_copy(update={"position": position, "x_m": 0.6 * position})],
+            "kpis": None,
+            "utilisation": None,
+        }
+    )
     assert message in [str(v) for v in verify(moved, s).violations]
 
 
@@ -77,7 +118,13 @@ def test_the_verifier_rejects_a_rack_inside_a_unit() -> None:
     plan = solved(s, "highs")
     one = next(r for r in plan.racks if r.rack_type == "one")
     inside = one.model_copy(update={"position": 7, "x_m": 0.6 * 7})
-    bad = plan.model_copy(update={"racks": [*(r for r in plan.racks if r is not one), inside], "kpis": None, "utilisation": None})
+    bad = plan.model_copy(
+        update={
+            "racks": [*(r for r in plan.racks if r is not one), inside],
+            "kpis": None,
+            "utilisation": None,
+        }
+    )
     messages = [str(v) for v in verify(bad, s).violations]
     assert any("position 7 already holds" in m or "position already holds" in m for m in messages), messages
 
@@ -86,7 +133,9 @@ def test_parts_must_add_up() -> None:
     bad = {**POD6, "parts": [{**p, "power_share": 0.5} for p in POD6["parts"]]}
     with pytest.raises(InputError) as e:
         scenario_from_data({**unit_site().model_dump(mode="json"), "catalog": {"rack_types": [bad, ONE]}})
-    assert any("parts: the power shares add up to 3, not 1" in line for line in e.value.lines()), e.value.lines()
+    assert any("parts: the power shares add up to 3, not 1" in line for line in e.value.lines()), (
+        e.value.lines()
+    )
 
 
 def test_the_floor_plan_draws_a_unit_as_one_block() -> None:
@@ -101,7 +150,10 @@ def test_the_floor_plan_draws_a_unit_as_one_block() -> None:
     fig = floor_figure(s, plan, "H1")
     rects = [sh for sh in fig.layout.shapes if sh.type == "rect"]
     assert len(rects) == 1
-    assert (round(rects[0].x0, 2), round(rects[0].x1, 2)) == (round(0.6 * 5 - 0.35, 2), round(0.6 * 10 + 0.35, 2))
+    assert (round(rects[0].x0, 2), round(rects[0].x1, 2)) == (
+        round(0.6 * 5 - 0.35, 2),
+        round(0.6 * 10 + 0.35, 2),
+    )
 
 
 def test_the_catalina_pod_runs_in_an_air_hall_where_an_nvl72_cannot() -> None:
@@ -110,9 +162,14 @@ def test_the_catalina_pod_runs_in_an_air_hall_where_an_nvl72_cannot() -> None:
     ⌊12 / 6⌋ = 2 pods = 144 GPUs and 240 kW of air heat; a GB200 NVL72 rack needs a liquid loop, and
     a plain row can take none."""
     rows = [{"id": "R", "positions": 12, "feeds": ["F"], "max_rack_power_kw": 60}]
-    s = tiny_scenario(rows, FEED, [{"id": "big", "demand": "max", "rack_types": ["catalina-gb200-pod", "gb200-nvl72"]}])
+    s = tiny_scenario(
+        rows, FEED, [{"id": "big", "demand": "max", "rack_types": ["catalina-gb200-pod", "gb200-nvl72"]}]
+    )
     plan = solved(s, "highs")
-    assert [(r.rack_type, r.position) for r in plan.racks] == [("catalina-gb200-pod", 0), ("catalina-gb200-pod", 6)]
+    assert [(r.rack_type, r.position) for r in plan.racks] == [
+        ("catalina-gb200-pod", 0),
+        ("catalina-gb200-pod", 6),
+    ]
     assert plan.kpis.gpus == 144
     air = next(u for u in plan.utilisation if u.kind == "cooling_zone" and u.id == "AIR")
     assert air.value == pytest.approx(240.0)
@@ -128,8 +185,13 @@ def test_rolling_keeps_earlier_units_whole() -> None:
     from tests.test_phases import PHASES
 
     rows = [{"id": "R", "positions": 14, "feeds": ["F"], "max_rack_power_kw": 40.0}]
-    s = tiny_scenario(rows, FEED, [{"id": "big", "demand": "max", "gpus_by_phase": {"p1": 72, "p2": 144}, "rack_types": ["pod6"]}],
-                      rack_types=[POD6, ONE], phases=PHASES)
+    s = tiny_scenario(
+        rows,
+        FEED,
+        [{"id": "big", "demand": "max", "gpus_by_phase": {"p1": 72, "p2": 144}, "rack_types": ["pod6"]}],
+        rack_types=[POD6, ONE],
+        phases=PHASES,
+    )
     plan = plan_rolling(s)
     assert verify(plan, s).ok
     units = sorted((r.position, r.phase) for r in plan.racks)

@@ -30,7 +30,10 @@ def make_plan(scenario: Scenario, spots: list[tuple[str, int, str, str]]) -> Pla
 
 def valid_spots() -> list[tuple[str, int, str, str]]:
     """18 Grand Teton racks in R01 (385.2 kW ≤ 400 kW even with one busway) and 2 NVL72 in R07."""
-    return [("R01", i, GT, "train-gt") for i in range(1, 19)] + [("R07", 1, NVL, "nvl-infer"), ("R07", 2, NVL, "nvl-infer")]
+    return [("R01", i, GT, "train-gt") for i in range(1, 19)] + [
+        ("R07", 1, NVL, "nvl-infer"),
+        ("R07", 2, NVL, "nvl-infer"),
+    ]
 
 
 def messages(scenario: Scenario, spots) -> list[str]:
@@ -41,7 +44,9 @@ def test_valid_plan_passes(small_hall: Scenario) -> None:
     rep = verify(make_plan(small_hall, valid_spots()), small_hall)
     assert rep.ok, rep.violations
     usage = {(u.kind, u.id): u for u in rep.usage}
-    assert usage["power_node", "BW-A1"].value == pytest.approx((18 * 21.4 + 12) / 2)  # + POD-A's network rack in R02
+    assert usage["power_node", "BW-A1"].value == pytest.approx(
+        (18 * 21.4 + 12) / 2
+    )  # + POD-A's network rack in R02
     assert usage["power_node", "BW-B1"].worst_value == pytest.approx(18 * 21.4 + 12)
     assert usage["cooling_zone", "LQ-1"].value == pytest.approx(2 * 132 * 0.85)
     assert usage["pod_gpus", "POD-A"].value == 18 * 16
@@ -67,13 +72,36 @@ def test_normal_ok_but_n_minus_1_fails(small_hall: Scenario) -> None:
 
 BAD_PLANS = [
     pytest.param([("R03", 10, GT, "train-gt")], "racks[20] (R03/10): position 10 is reserved", id="reserved"),
-    pytest.param([("R02", 0, GT, "train-gt")], "racks[20] (R02/0): position 0 holds pod POD-A's network rack", id="pod-network-rack"),
-    pytest.param([("R01", 1, GT, "train-gt")], "racks[20] (R01/1): position already holds racks[0]", id="double"),
-    pytest.param([("R01", 25, GT, "train-gt")], "racks[20] (R01/25): position 25 is outside 0..19", id="out-of-row"),
-    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 draws 132 kW (nameplate), row limit 25 kW", id="rack-power"),
-    pytest.param([("R03", 1, NVL, "nvl-infer")], "racks[20] (R03/1): gb200-nvl72 needs a liquid loop; row 'R03' has none", id="needs-liquid"),
-    pytest.param([("R05", 1, DGX, "train-gt")], "racks[20] (R05/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt' (allowed: grand-teton-h100)", id="type-not-allowed"),
-    pytest.param([("R03", 1, GT, "ghost")], "racks[20] (R03/1): unknown cluster 'ghost'", id="unknown-cluster"),
+    pytest.param(
+        [("R02", 0, GT, "train-gt")],
+        "racks[20] (R02/0): position 0 holds pod POD-A's network rack",
+        id="pod-network-rack",
+    ),
+    pytest.param(
+        [("R01", 1, GT, "train-gt")], "racks[20] (R01/1): position already holds racks[0]", id="double"
+    ),
+    pytest.param(
+        [("R01", 25, GT, "train-gt")], "racks[20] (R01/25): position 25 is outside 0..19", id="out-of-row"
+    ),
+    pytest.param(
+        [("R03", 1, NVL, "nvl-infer")],
+        "racks[20] (R03/1): gb200-nvl72 draws 132 kW (nameplate), row limit 25 kW",
+        id="rack-power",
+    ),
+    pytest.param(
+        [("R03", 1, NVL, "nvl-infer")],
+        "racks[20] (R03/1): gb200-nvl72 needs a liquid loop; row 'R03' has none",
+        id="needs-liquid",
+    ),
+    pytest.param(
+        [("R05", 1, DGX, "train-gt")],
+        "racks[20] (R05/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt' (allowed: "
+        "grand-teton-h100)",
+        id="type-not-allowed",
+    ),
+    pytest.param(
+        [("R03", 1, GT, "ghost")], "racks[20] (R03/1): unknown cluster 'ghost'", id="unknown-cluster"
+    ),
     pytest.param([("R05", 1, GT, "train-gt")], None, id="second-pod-ok-for-building-scope"),
 ]
 
@@ -94,7 +122,9 @@ def _edit_plan(small_hall: Scenario, **changes: Any) -> list[str]:
 
 
 def test_wrong_coordinates(small_hall: Scenario) -> None:
-    assert _edit_plan(small_hall, x_m=99.0) == ["racks[0] (R01/1): coordinates (99.0, 1.2) differ from the site's (1.8, 1.2)"]
+    assert _edit_plan(small_hall, x_m=99.0) == [
+        "racks[0] (R01/1): coordinates (99.0, 1.2) differ from the site's (1.8, 1.2)"
+    ]
 
 
 def test_wrong_link_class(small_hall: Scenario) -> None:
@@ -125,28 +155,56 @@ def _schema_only(data: dict[str, Any]) -> Scenario:
 HALL = ("site", "buildings", 0, "halls", 0)
 
 SITE_VARIANTS = [
-    # Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 132 × 0.15 + two 12 kW network racks = 448.8 kW of air heat.
-    pytest.param((*HALL, "cooling_zones", 0, "units"), 2, ["CZ-AIR: air heat 448.8 kW exceeds 250 kW (1 of 2 units × 250 kW)"], id="cooling"),
-    pytest.param((*HALL, "pods", 0, "max_gpus"), 256, ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"], id="pod-gpus"),
-    pytest.param((*HALL, "pods", 1, "max_racks"), 1, ["POD-B: 2 racks exceed the pod's limit of 1"], id="pod-racks"),
-    pytest.param((*HALL, "rows", 6, "max_rack_weight_kg"), 1000, [
-        "racks[18] (R07/1): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
-        "racks[19] (R07/2): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
-    ], id="weight"),
+    # Air zone cut to 2 units × 250 kW with 1 redundant = 250 kW; 18 × 21.4 + 2 × 132 × 0.15 + two 12 kW
+    # network racks = 448.8 kW of air heat.
+    pytest.param(
+        (*HALL, "cooling_zones", 0, "units"),
+        2,
+        ["CZ-AIR: air heat 448.8 kW exceeds 250 kW (1 of 2 units × 250 kW)"],
+        id="cooling",
+    ),
+    pytest.param(
+        (*HALL, "pods", 0, "max_gpus"), 256, ["POD-A: 288 GPUs exceed the pod's 256 GPU ports"], id="pod-gpus"
+    ),
+    pytest.param(
+        (*HALL, "pods", 1, "max_racks"), 1, ["POD-B: 2 racks exceed the pod's limit of 1"], id="pod-racks"
+    ),
+    pytest.param(
+        (*HALL, "rows", 6, "max_rack_weight_kg"),
+        1000,
+        [
+            "racks[18] (R07/1): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
+            "racks[19] (R07/2): gb200-nvl72 weighs 1,360 kg, row limit 1,000 kg",
+        ],
+        id="weight",
+    ),
     # BW-A1 cut to 200 kW: 160 kW usable against (18 × 21.4 + 12 network rack) / 2 = 198.6 kW.
-    pytest.param((*HALL, "power_nodes", 2, "capacity_kw"), 200, ["BW-A1: normal load 198.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"], id="normal-power"),
-    # A utility left at can_fail: true (allowed, with a warning from validate) drops every redundant row carrying load.
-    pytest.param(("site", "buildings", 0, "power_nodes", 0, "can_fail"), True, [
-        "R01: redundant row loses every feed when UTIL fails (385.2 kW dropped)",
-        "R02: redundant row loses every feed when UTIL fails (12 kW dropped)",
-        "R06: redundant row loses every feed when UTIL fails (12 kW dropped)",
-        "R07: redundant row loses every feed when UTIL fails (264 kW dropped)",
-    ], id="redundant-rows-lose-the-utility"),
+    pytest.param(
+        (*HALL, "power_nodes", 2, "capacity_kw"),
+        200,
+        ["BW-A1: normal load 198.6 kW exceeds 160 kW (derate 0.8 × 200 kW)"],
+        id="normal-power",
+    ),
+    # A utility left at can_fail: true (allowed, with a warning from validate) drops every redundant row
+    # carrying load.
+    pytest.param(
+        ("site", "buildings", 0, "power_nodes", 0, "can_fail"),
+        True,
+        [
+            "R01: redundant row loses every feed when UTIL fails (385.2 kW dropped)",
+            "R02: redundant row loses every feed when UTIL fails (12 kW dropped)",
+            "R06: redundant row loses every feed when UTIL fails (12 kW dropped)",
+            "R07: redundant row loses every feed when UTIL fails (264 kW dropped)",
+        ],
+        id="redundant-rows-lose-the-utility",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("path", "value", "expected"), SITE_VARIANTS)
-def test_site_limit_violations(small_data: dict[str, Any], path: tuple, value: Any, expected: list[str]) -> None:
+def test_site_limit_violations(
+    small_data: dict[str, Any], path: tuple, value: Any, expected: list[str]
+) -> None:
     """The valid plan on a small-hall with one limit tightened: the verifier names exactly that limit."""
 
     def edit(d):

@@ -52,22 +52,40 @@ CORRUPTIONS = [
     ("bound", 1000.0, "bound: bound 1,000 is on the wrong side of the objective 1,080"),
     ("gap", 0.5, "gap: plan says 0.5, its bound and racks give 0.0"),
     ("gap", None, "gap: plan says None, its bound and racks give 0.0"),
-    ("scenario_hash", "0123456789abcdef", "scenario_hash: plan says 0123456789abcdef, scenario 'small-hall' hashes to "),
+    (
+        "scenario_hash",
+        "0123456789abcdef",
+        "scenario_hash: plan says 0123456789abcdef, scenario 'small-hall' hashes to ",
+    ),
     ("status", "infeasible", "status: status infeasible says there is no plan, but the plan lists 57 racks"),
     ("objective", "min_capex", "objective: plan optimised min_capex, the scenario asks for max_gpus"),
     ("utilisation[0].value", 1.0, "utilisation power_node "),
     ("racks[0].x_m", 99.0, "racks[0] (R02/1): coordinates (99.0, "),
     ("racks[0].cable_length_m", 0.5, "racks[0] (R02/1): cable length 0.5 m differs from the site's"),
-    ("racks[0].link_class", "smf", "racks[0] (R02/1): link class 'smf' is not the shortest-reach class that covers"),
-    ("racks[0].rack_type", "dgx-h100-4", "racks[0] (R02/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt'"),
+    (
+        "racks[0].link_class",
+        "smf",
+        "racks[0] (R02/1): link class 'smf' is not the shortest-reach class that covers",
+    ),
+    (
+        "racks[0].rack_type",
+        "dgx-h100-4",
+        "racks[0] (R02/1): rack type 'dgx-h100-4' is not allowed for cluster 'train-gt'",
+    ),
     ("racks[0].position", 0, "racks[0] (R02/0): coordinates"),
-    ("racks[0].cluster", "nvl-infer", "racks[0] (R02/1): rack type 'grand-teton-h100' is not allowed for cluster 'nvl-infer'"),
+    (
+        "racks[0].cluster",
+        "nvl-infer",
+        "racks[0] (R02/1): rack type 'grand-teton-h100' is not allowed for cluster 'nvl-infer'",
+    ),
     ("racks[0].row", "R08", "racks[0] (R08/1): coordinates"),
     ("racks[0].hall", "H9", "racks[0] (R02/1): row 'R02' is in B1/H1, not B1/H9"),
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), CORRUPTIONS, ids=[f"{p}={v}" for p, v, _ in CORRUPTIONS])
+@pytest.mark.parametrize(
+    ("path", "value", "expected"), CORRUPTIONS, ids=[f"{p}={v}" for p, v, _ in CORRUPTIONS]
+)
 def test_a_corrupted_figure_fails_verification(solved, path: str, value: Any, expected: str) -> None:
     s, plan = solved
     bad = _edit(plan, path, value)
@@ -82,7 +100,9 @@ def test_optimal_with_a_gap_beyond_the_request_is_refused(solved) -> None:
     assert "status: optimal needs a gap within 0; the gap is 0.111111" in messages
 
 
-@pytest.mark.parametrize(("field", "text"), [("x_m", ".nan"), ("gap", ".nan"), ("cable_length_m", ".inf"), ("position", "true")])
+@pytest.mark.parametrize(
+    ("field", "text"), [("x_m", ".nan"), ("gap", ".nan"), ("cable_length_m", ".inf"), ("position", "true")]
+)
 def test_non_finite_or_mistyped_figures_do_not_load(solved, field: str, text: str) -> None:
     import re
 
@@ -106,7 +126,8 @@ def test_a_plan_for_another_scenario_says_so_in_one_line(solved) -> None:
     from planner.input.loader import scenario_hash
 
     assert str(rep.violations[0]) == (
-        f"scenario: plan was made for 'small-hall' (hash {plan.scenario_hash}), not 'dr-hall' (hash {scenario_hash(other)})"
+        f"scenario: plan was made for 'small-hall' (hash {plan.scenario_hash}), not 'dr-hall' (hash "
+        f"{scenario_hash(other)})"
     )
 
 
@@ -118,13 +139,18 @@ def test_the_untouched_plan_passes_and_round_trips(solved) -> None:
 
 
 def test_stranded_power_per_element_is_a_checked_claim(solved: tuple[Any, Plan]) -> None:
-    """small-hall strands 424.4 kW at UTIL by cooling (tests/test_costs.py); each edit of the list is caught."""
+    """small-hall strands 424.4 kW at UTIL by cooling (tests/test_costs.py); each edit of the list is
+    caught."""
     s, plan = solved
     assert [(x.node, x.kw, x.reason) for x in plan.stranded] == [("UTIL", 424.4, "cooling")]
     more = plan.model_copy(update={"stranded": [plan.stranded[0].model_copy(update={"kw": 400.0})]})
-    assert [str(v) for v in verify(more, s).violations] == ["stranded UTIL: plan says 400 kW (cooling), the racks give 424.4 kW (cooling)"]
+    assert [str(v) for v in verify(more, s).violations] == [
+        "stranded UTIL: plan says 400 kW (cooling), the racks give 424.4 kW (cooling)"
+    ]
     why = plan.model_copy(update={"stranded": [plan.stranded[0].model_copy(update={"reason": "space"})]})
-    assert [str(v) for v in verify(why, s).violations] == ["stranded UTIL: plan says 424.4 kW (space), the racks give 424.4 kW (cooling)"]
+    assert [str(v) for v in verify(why, s).violations] == [
+        "stranded UTIL: plan says 424.4 kW (space), the racks give 424.4 kW (cooling)"
+    ]
     gone = plan.model_copy(update={"stranded": []})
     assert [str(v) for v in verify(gone, s).violations] == ["stranded UTIL: missing from the plan"]
 
@@ -139,11 +165,22 @@ def test_the_failover_gain_is_backed_by_a_witness_the_verifier_checks() -> None:
     assert verify(plan, s).ok
     inflated = plan.model_copy(update={"failover": g.model_copy(update={"gain_gpus": 999})})
     assert [str(v) for v in verify(inflated, s).violations] == [
-        "failover.gain_gpus: plan says 999, its 1,200 GPUs less 864 under strict N-1 give +336"]
-    lowered = plan.model_copy(update={"failover": g.model_copy(update={"strict_gpus": 600, "gain_gpus": 600})})
-    assert "failover.strict_gpus: plan says 600, its strict N-1 racks give 864" in [str(v) for v in verify(lowered, s).violations]
+        "failover.gain_gpus: plan says 999, its 1,200 GPUs less 864 under strict N-1 give +336"
+    ]
+    lowered = plan.model_copy(
+        update={"failover": g.model_copy(update={"strict_gpus": 600, "gain_gpus": 600})}
+    )
+    assert "failover.strict_gpus: plan says 600, its strict N-1 racks give 864" in [
+        str(v) for v in verify(lowered, s).violations
+    ]
     # a witness with more racks than strict N-1 allows: the shed plan's own racks break it
-    fake = plan.model_copy(update={"failover": g.model_copy(update={"strict_racks": rack_counts(plan.racks), "strict_gpus": 1200, "gain_gpus": 0})})
+    fake = plan.model_copy(
+        update={
+            "failover": g.model_copy(
+                update={"strict_racks": rack_counts(plan.racks), "strict_gpus": 1200, "gain_gpus": 0}
+            )
+        }
+    )
     found = [str(v) for v in verify(fake, s).violations]
     assert found
     assert all(f.startswith("failover.strict_racks: under strict N-1: ") for f in found)
@@ -178,6 +215,11 @@ def test_a_failover_gain_without_time_to_compute_it_says_so_and_claims_nothing()
     s = load_scenario(DATASETS / "dr-hall-flex.yaml")
     plan = plan_scenario(s)
     g = failover_gain(s, plan, Deadline(0.2))
-    assert (g.strict_status, g.strict_gpus, g.gain_gpus, g.strict_racks) == (Status.time_limit, None, None, [])
+    assert (g.strict_status, g.strict_gpus, g.gain_gpus, g.strict_racks) == (
+        Status.time_limit,
+        None,
+        None,
+        [],
+    )
     assert g.note.startswith("not computed: ")
     assert verify(plan.model_copy(update={"failover": g}), s).ok

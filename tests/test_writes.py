@@ -22,7 +22,9 @@ TWELVE = Path(__file__).resolve().parent / "data" / "sweeps" / "twelve.yaml"
 
 
 def cli(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "planner.cli", *args], capture_output=True, text=True, cwd=ROOT, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "planner.cli", *args], capture_output=True, text=True, cwd=ROOT, **kw
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root (CI runs as root)")
@@ -30,10 +32,16 @@ def test_a_device_given_as_output_survives_unchanged(tmp_path: Path) -> None:
     dev = tmp_path / "null"
     os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device: the system's /dev/null
     before = os.lstat(dev)
-    for args in (("plan", "datasets/small-hall.yaml", "-o", str(dev)), ("generate-site", "--buildings", "1", "-o", str(dev))):
+    for args in (
+        ("plan", "datasets/small-hall.yaml", "-o", str(dev)),
+        ("generate-site", "--buildings", "1", "-o", str(dev)),
+    ):
         r = cli(*args)
         assert r.returncode == 2
-        assert f"-o {dev}: is a device; give a regular file or a new path in an existing folder (standard output: -o -)" in r.stderr
+        assert (
+            f"-o {dev}: is a device; give a regular file or a new path in an existing folder (standard "
+            "output: -o -)" in r.stderr
+        )
         assert "solving" not in r.stderr
     after = os.lstat(dev)
     assert (after.st_mode, after.st_rdev, after.st_ino) == (before.st_mode, before.st_rdev, before.st_ino)
@@ -63,7 +71,9 @@ def test_standard_output_is_dash(tmp_path: Path) -> None:
 
 def test_without_output_the_plan_says_nothing_was_written() -> None:
     r = cli("plan", "datasets/dr-hall.yaml", "--quiet")
-    assert "no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)" in r.stderr
+    assert (
+        "no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)" in r.stderr
+    )
 
 
 def test_a_planted_temporary_file_link_is_never_followed(tmp_path: Path) -> None:
@@ -99,16 +109,36 @@ def test_a_results_folder_belongs_to_one_sweep(tmp_path: Path) -> None:
     other = first.__class__("another", first.params, first.points[:2])
     with pytest.raises(InputError) as err:
         run_batch(other, out)
-    assert err.value.render().endswith(f"-o {out}: holds the results of sweep 'twelve', not 'another'; give another folder "
-                                       "(rerunning the same sweep into its folder resumes it)")
+    assert err.value.render().endswith(
+        f"-o {out}: holds the results of sweep 'twelve', not 'another'; give another folder "
+        "(rerunning the same sweep into its folder resumes it)"
+    )
     assert (out / "results.csv").read_text() == table
     assert len(run_batch(first, out)) == 12  # the same sweep resumes: nothing to solve, every row kept
 
 
 def test_a_second_batch_into_a_busy_folder_exits_2_naming_the_process(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    first = subprocess.Popen([sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(out), "--executor", "serial",
-                              "--data-root", str(ROOT), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli",
+            "batch",
+            str(TWELVE),
+            "-o",
+            str(out),
+            "--executor",
+            "serial",
+            "--data-root",
+            str(ROOT),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lock = out / ".batch.lock"
     for _ in range(200):
         if lock.exists() and lock.read_text().strip():
@@ -154,8 +184,10 @@ def test_control_characters_in_keys_and_values_print_escaped(tmp_path: Path) -> 
     """A key holding ESC [2J (clear screen), ESC ]0;… BEL (set the title) prints as escapes."""
     (tmp_path / "small-hall.site.yaml").write_text((ROOT / "datasets/small-hall.site.yaml").read_text())
     bad = tmp_path / "esc.yaml"
-    bad.write_text('name: t\nsite: small-hall.site.yaml\nclusters: [{id: a, gpus: 16, rack_types: [grand-teton-h100]}]\n'
-                   '"\\e[2Jfake\\e]0;pwned\\a": "\\rvalue"\n')
+    bad.write_text(
+        "name: t\nsite: small-hall.site.yaml\nclusters: [{id: a, gpus: 16, rack_types: [grand-teton-h100]}]\n"
+        '"\\e[2Jfake\\e]0;pwned\\a": "\\rvalue"\n'
+    )
     r = cli("validate", str(bad))
     assert r.returncode == 2
     assert not any(c in r.stderr for c in "\x1b\x07\r")

@@ -5,8 +5,24 @@ from __future__ import annotations
 
 from planner.schema import Scenario
 
-PALETTE = ["#1f5fa8", "#e07b00", "#2a9d4b", "#c23b3b", "#7d4fb0", "#8c6d31", "#d45fa8", "#4d9fb8", "#b5b82c", "#5a5a5a",
-           "#0f8b8d", "#a4508b", "#6a994e", "#bc4749", "#3d5a80", "#ee964b"]
+PALETTE = [
+    "#1f5fa8",
+    "#e07b00",
+    "#2a9d4b",
+    "#c23b3b",
+    "#7d4fb0",
+    "#8c6d31",
+    "#d45fa8",
+    "#4d9fb8",
+    "#b5b82c",
+    "#5a5a5a",
+    "#0f8b8d",
+    "#a4508b",
+    "#6a994e",
+    "#bc4749",
+    "#3d5a80",
+    "#ee964b",
+]
 """Distinct colours, cycled."""
 
 

@@ -14,8 +14,19 @@ EMPTY, RESERVED, NETWORK = "empty", "reserved", "network rack"
 FABRIC, NET_FREE = "fabric switches", "network position (free)"
 
 
-FEED_BUCKETS = [(0.5, "feeds ≤ 50% (worst N-1)"), (0.8, "feeds 50–80%"), (0.95, "feeds 80–95%"), (1.0 + 1e-9, "feeds 95–100%")]
-BUCKET_COLORS = {"feeds ≤ 50% (worst N-1)": "#a6d96a", "feeds 50–80%": "#fee08b", "feeds 80–95%": "#fdae61", "feeds 95–100%": "#d7191c", "feeds over limit": "#67001f"}
+FEED_BUCKETS = [
+    (0.5, "feeds ≤ 50% (worst N-1)"),
+    (0.8, "feeds 50–80%"),
+    (0.95, "feeds 80–95%"),
+    (1.0 + 1e-9, "feeds 95–100%"),
+]
+BUCKET_COLORS = {
+    "feeds ≤ 50% (worst N-1)": "#a6d96a",
+    "feeds 50–80%": "#fee08b",
+    "feeds 80–95%": "#fdae61",
+    "feeds 95–100%": "#d7191c",
+    "feeds over limit": "#67001f",
+}
 
 
 def _bucket(share: float) -> str:
@@ -27,22 +38,39 @@ INSTALLED, EARLIER = "installed before", "placed earlier"
 NEW_OUTLINE = "#e6550d"
 """Outline of the racks placed in the phase shown (colour by rack type or cluster)."""
 KEEPS = "keeps running"
-BLAST_COLORS = {"goes dark": "#111111", "may be shed": "#d7191c", "capped": "#fdae61", KEEPS: "#a6d96a",
-                "both": "#9ecae1", "joint only": "#1f5fa8", "rolling only: joint leaves it empty": "#d7191c"}
+BLAST_COLORS = {
+    "goes dark": "#111111",
+    "may be shed": "#d7191c",
+    "capped": "#fdae61",
+    KEEPS: "#a6d96a",
+    "both": "#9ecae1",
+    "joint only": "#1f5fa8",
+    "rolling only: joint leaves it empty": "#d7191c",
+}
 
 
-def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
-                    marks: dict[tuple[str, int], str] | None = None) -> list[dict]:
+def floor_positions(
+    scenario: Scenario,
+    plan: Plan | None,
+    hall_id: str,
+    color_by: str = "rack_type",
+    phase: str | None = None,
+    marks: dict[tuple[str, int], str] | None = None,
+) -> list[dict]:
     """One record per position of a hall: coordinates, state, label to colour by, hover text.
     With ``phase``, only racks standing at its end; ``color_by="new"`` marks the racks placed in it;
     ``color_by="marks"`` labels racks by ``marks`` ((row, position) → label; others keep running)."""
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     cut = order.get(phase, len(order))
-    racks = scenario.standing(plan.racks if plan else [], None if phase is None else cut)  # what stands then, or at the end (§17)
+    racks = scenario.standing(
+        plan.racks if plan else [], None if phase is None else cut
+    )  # what stands then, or at the end (§17)
     placed = {(r.row, r.position): r for r in racks}
-    part_of: dict[tuple[str, int], tuple[int, int]] = {}  # (row, position) → (part index, first position) of a multi-rack unit
+    part_of: dict[
+        tuple[str, int], tuple[int, int]
+    ] = {}  # (row, position) → (part index, first position) of a multi-rack unit
     for r in racks:
         t = types.get(r.rack_type)
         if t is not None and t.width > 1:
@@ -51,7 +79,9 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
                 part_of[r.row, r.position + j] = (j, r.position)
     switch_racks = {(r.row, r.position): r for r in (plan.network_racks if plan else [])}
     spots = ix.pod_locations()
-    feed_use = {u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node}
+    feed_use = {
+        u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node
+    }
     out = []
     for rid, ref in ix.rows.items():
         if ref.hall != hall_id:
@@ -74,37 +104,72 @@ def floor_positions(scenario: Scenario, plan: Plan | None, hall_id: str, color_b
             elif color_by == "cluster":
                 label = rack.cluster
             elif color_by == "new":
-                label = INSTALLED if rack.existing else (f"new in {rack.phase}" if rack.phase == phase else EARLIER)
+                label = (
+                    INSTALLED
+                    if rack.existing
+                    else (f"new in {rack.phase}" if rack.phase == phase else EARLIER)
+                )
             elif color_by == "marks":
                 label = (marks or {}).get((rid, i), KEEPS)
             elif color_by == "feed_utilisation":
                 label = _bucket(max(feed_use.get(f, 0.0) for f in row.feeds))
             else:
                 label = rack.rack_type
-            hover = [f"{rid} / position {i}", f"x {x:.1f} m, y {y:.1f} m", f"feeds: {', '.join(row.feeds)}",
-                     f"zones: {row.air_zone}{', ' + row.liquid_loop if row.liquid_loop else ''}", f"pod: {row.pod}"]
+            hover = [
+                f"{rid} / position {i}",
+                f"x {x:.1f} m, y {y:.1f} m",
+                f"feeds: {', '.join(row.feeds)}",
+                f"zones: {row.air_zone}{', ' + row.liquid_loop if row.liquid_loop else ''}",
+                f"pod: {row.pod}",
+            ]
             if rack is not None:
                 t = types.get(rack.rack_type)
                 kw = scenario.rack_power_kw(t) if t else 0.0
                 if (rid, i) in part_of and t is not None and t.parts:
                     j, first = part_of[rid, i]
-                    hover = [f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
-                             f"(unit at positions {first}..{first + t.width - 1})", *hover]
-                when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
+                    hover = [
+                        f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
+                        f"(unit at positions {first}..{first + t.width - 1})",
+                        *hover,
+                    ]
+                when = (
+                    "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
+                )
                 when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
-                hover = [f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)", f"cluster: {rack.cluster}",
-                         f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})", *([when] if when else []), *hover]
+                hover = [
+                    f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)",
+                    f"cluster: {rack.cluster}",
+                    f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})",
+                    *([when] if when else []),
+                    *hover,
+                ]
             elif net is not None:
-                held = ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches) or "transceivers and patching only"
-                hover = [f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)", held, *hover]
+                held = (
+                    ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches)
+                    or "transceivers and patching only"
+                )
+                hover = [
+                    f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)",
+                    held,
+                    *hover,
+                ]
             new = bool(rack is not None and phase is not None and not rack.existing and rack.phase == phase)
             unit = (rid, part_of[rid, i][1]) if (rid, i) in part_of else None
-            out.append({"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new, "unit": unit})
+            out.append(
+                {"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new, "unit": unit}
+            )
     return out
 
 
-def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: str = "rack_type", phase: str | None = None,
-                 marks: dict[tuple[str, int], str] | None = None, title: str | None = None) -> go.Figure:
+def floor_figure(
+    scenario: Scenario,
+    plan: Plan | None,
+    hall_id: str,
+    color_by: str = "rack_type",
+    phase: str | None = None,
+    marks: dict[tuple[str, int], str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
     """Plotly figure of one hall; squares at position coordinates, coloured by ``color_by``; with
     ``phase``, the hall at that phase's end (racks new in it outlined when coloured by rack type or
     cluster), retrofits in effect then marked beside their rows."""
@@ -112,39 +177,80 @@ def floor_figure(scenario: Scenario, plan: Plan | None, hall_id: str, color_by: 
     outline = phase is not None and color_by in ("rack_type", "cluster")
     n_new = sum(r["new"] for r in records)
     ids = cluster_colors(scenario) if color_by == "cluster" else rack_type_colors(scenario)
-    fixed = {EMPTY: "#e8e8e8", RESERVED: "#6b6b6b", NETWORK: "#111111", FABRIC: "#3f007d", NET_FREE: "#cbc9e2", INSTALLED: "#8c8c8c", EARLIER: "#9ecae1",
-             **({f"new in {phase}": "#e6550d"} if phase else {}), **BUCKET_COLORS, **ids, **BLAST_COLORS}
+    fixed = {
+        EMPTY: "#e8e8e8",
+        RESERVED: "#6b6b6b",
+        NETWORK: "#111111",
+        FABRIC: "#3f007d",
+        NET_FREE: "#cbc9e2",
+        INSTALLED: "#8c8c8c",
+        EARLIER: "#9ecae1",
+        **({f"new in {phase}": "#e6550d"} if phase else {}),
+        **BUCKET_COLORS,
+        **ids,
+        **BLAST_COLORS,
+    }
     if color_by == "marks":
         fixed[NETWORK] = "#3b6fb6"  # dark squares mean "goes dark" here
     order = {label: i for i, label in enumerate(BUCKET_COLORS)}
-    labels = sorted({r["label"] for r in records}, key=lambda s: (s in (EMPTY, RESERVED, NETWORK, FABRIC, NET_FREE), order.get(s, -1), s))
+    labels = sorted(
+        {r["label"] for r in records},
+        key=lambda s: (s in (EMPTY, RESERVED, NETWORK, FABRIC, NET_FREE), order.get(s, -1), s),
+    )
     scale = hall_scale(scenario, hall_id)
     fig = go.Figure()
     for k, label in enumerate(labels):
         pts = [r for r in records if r["label"] == label]
         fig.add_trace(
             go.Scatter(
-                x=[p["x"] for p in pts], y=[p["y"] for p in pts], mode="markers", name=f"{label} ({len(pts)})",
-                marker={"symbol": "square", "size": scale["marker"], "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
-                        "line": {"width": [2.5 if p["new"] and outline else 0.5 for p in pts],
-                                 "color": [NEW_OUTLINE if p["new"] and outline else "#555" for p in pts]}},
-                hovertext=[p["hover"] for p in pts], hoverinfo="text",
+                x=[p["x"] for p in pts],
+                y=[p["y"] for p in pts],
+                mode="markers",
+                name=f"{label} ({len(pts)})",
+                marker={
+                    "symbol": "square",
+                    "size": scale["marker"],
+                    "color": fixed.get(label, PALETTE[k % len(PALETTE)]),
+                    "line": {
+                        "width": [2.5 if p["new"] and outline else 0.5 for p in pts],
+                        "color": [NEW_OUTLINE if p["new"] and outline else "#555" for p in pts],
+                    },
+                },
+                hovertext=[p["hover"] for p in pts],
+                hoverinfo="text",
             )
         )
     _outline_units(fig, records)
     if plan is not None and plan.retrofits:
         _mark_retrofits(fig, scenario, plan, hall_id, phase)
     fig.update_layout(
-        title=title or (f"Hall {hall_id}" + (f" at the end of {phase}" if phase else "")
-                        + (f" (outlined: {n_new:,} racks new in {phase})" if outline and n_new else "")), height=scale["height"], margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"}, yaxis={"title": "y (m)"},
-        legend={"orientation": "h", "y": -0.15}, plot_bgcolor="white",
+        title=title
+        or (
+            f"Hall {hall_id}"
+            + (f" at the end of {phase}" if phase else "")
+            + (f" (outlined: {n_new:,} racks new in {phase})" if outline and n_new else "")
+        ),
+        height=scale["height"],
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"title": "x (m)", "scaleanchor": "y", "scaleratio": 1, "constrain": "domain"},
+        yaxis={"title": "y (m)"},
+        legend={"orientation": "h", "y": -0.15},
+        plot_bgcolor="white",
     )
     ticks = row_ticks(scenario, hall_id)
     if ticks is not None:  # rows named along the axis they stack on (hover gives x, y in metres)
         axis, vals, texts = ticks
-        fig.update_layout({f"{axis}axis": {"title": "row", "tickmode": "array", "tickvals": vals, "ticktext": texts,
-                                           "tickfont": {"size": 9 if len(vals) > 30 else 11}}})
+        fig.update_layout(
+            {
+                f"{axis}axis": {
+                    "title": "row",
+                    "tickmode": "array",
+                    "tickvals": vals,
+                    "ticktext": texts,
+                    "tickfont": {"size": 9 if len(vals) > 30 else 11},
+                }
+            }
+        )
     return fig
 
 
@@ -186,8 +292,16 @@ def _outline_units(fig: go.Figure, records: list[dict]) -> None:
         return
     for pts in spans.values():
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        fig.add_shape(type="rect", x0=min(xs) - 0.35, x1=max(xs) + 0.35, y0=min(ys) - 0.45, y1=max(ys) + 0.45,
-                      line={"color": "#222", "width": 2}, fillcolor="rgba(0,0,0,0)", layer="above")
+        fig.add_shape(
+            type="rect",
+            x0=min(xs) - 0.35,
+            x1=max(xs) + 0.35,
+            y0=min(ys) - 0.45,
+            y1=max(ys) + 0.45,
+            line={"color": "#222", "width": 2},
+            fillcolor="rgba(0,0,0,0)",
+            layer="above",
+        )
 
 
 def row_ticks(scenario: Scenario, hall_id: str) -> tuple[str, list[float], list[str]] | None:
@@ -210,7 +324,11 @@ def row_ticks(scenario: Scenario, hall_id: str) -> tuple[str, list[float], list[
     for at in sorted(lines):
         ids = lines[at]
         tails = {i.rsplit("-", 1)[-1] for i in ids}
-        texts.append(ids[0] if len(ids) == 1 else (f"{tails.pop()} ×{len(ids)}" if len(tails) == 1 else f"{ids[0]} +{len(ids) - 1}"))
+        texts.append(
+            ids[0]
+            if len(ids) == 1
+            else (f"{tails.pop()} ×{len(ids)}" if len(tails) == 1 else f"{ids[0]} +{len(ids) - 1}")
+        )
         vals.append(at)
     return axis, vals, texts
 
@@ -218,7 +336,7 @@ def row_ticks(scenario: Scenario, hall_id: str) -> tuple[str, list[float], list[
 def _mark_retrofits(fig: go.Figure, scenario: Scenario, plan: Plan, hall_id: str, phase: str | None) -> None:
     """A diamond left of each row a bought retrofit changes (in effect by ``phase`` when given)."""
     ix = index_site(scenario.site)
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     by_id = {r.id: r for r in scenario.retrofits}
     xs, ys, texts = [], [], []
     for b in plan.retrofits:
@@ -232,11 +350,22 @@ def _mark_retrofits(fig: go.Figure, scenario: Scenario, plan: Plan, hall_id: str
         x, y = ix.rows[row_id].row.position_xy(0)
         xs.append(x - 0.9)
         ys.append(y)
-        texts.append(f"retrofit {b.id}: {r.effect.kind.replace('_', ' ')}, bought in {b.phase}, in effect from "
-                     f"{scenario.phases[min(effective, len(scenario.phases) - 1)].id if scenario.phases else '-'}")
+        texts.append(
+            f"retrofit {b.id}: {r.effect.kind.replace('_', ' ')}, bought in {b.phase}, in effect from "
+            f"{scenario.phases[min(effective, len(scenario.phases) - 1)].id if scenario.phases else '-'}"
+        )
     if xs:
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=f"retrofit ({len(xs)})", hovertext=texts, hoverinfo="text",
-                                 marker={"symbol": "diamond", "size": 13, "color": "#6a3d9a"}))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                name=f"retrofit ({len(xs)})",
+                hovertext=texts,
+                hoverinfo="text",
+                marker={"symbol": "diamond", "size": 13, "color": "#6a3d9a"},
+            )
+        )
 
 
 JOINT_ONLY, ROLLING_ONLY, BOTH = "joint only", "rolling only", "both"
@@ -245,7 +374,7 @@ JOINT_ONLY, ROLLING_ONLY, BOTH = "joint only", "rolling only", "both"
 def joint_vs_rolling(scenario: Scenario, joint: Plan, rolling: Plan, phase: str) -> tuple[dict, dict]:
     """Marks for the two floor plans at the end of ``phase``: positions both plans fill, positions
     only one fills, and for rolling's, positions joint keeps free until a later phase (named)."""
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     cut = order.get(phase, len(order))
 
     def standing(plan: Plan) -> dict[tuple[str, int], int]:

@@ -17,23 +17,63 @@ import streamlit as st
 
 EMPTY = "—"
 NUMERIC = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
-WORDS = {"gpus": "GPUs", "gpu": "GPU", "it": "IT", "mw": "MW", "kw": "kW", "pflops": "PFLOPS", "bf16": "BF16", "hbm": "HBM", "tb": "TB",
-         "pb": "PB", "gb": "GB", "npv": "NPV", "tco": "TCO", "usd": "$", "s": "s", "m": "m", "n": "N", "id": "ID", "lp": "LP"}
+WORDS = {
+    "gpus": "GPUs",
+    "gpu": "GPU",
+    "it": "IT",
+    "mw": "MW",
+    "kw": "kW",
+    "pflops": "PFLOPS",
+    "bf16": "BF16",
+    "hbm": "HBM",
+    "tb": "TB",
+    "pb": "PB",
+    "gb": "GB",
+    "npv": "NPV",
+    "tco": "TCO",
+    "usd": "$",
+    "s": "s",
+    "m": "m",
+    "n": "N",
+    "id": "ID",
+    "lp": "LP",
+}
 HEADERS: dict[str, tuple[str, float]] = {
-    "gpus": ("GPUs", 1), "racks": ("racks", 1), "it_kw": ("IT MW", 1e-3), "racks_kw": ("racks MW", 1e-3), "network_kw": ("network MW", 1e-3),
-    "facility_kw": ("facility MW", 1e-3), "fabric_kw": ("fabric MW", 1e-3), "stranded_kw": ("stranded MW", 1e-3),
-    "avg_kw_per_rack": ("kW per rack (avg)", 1), "max_kw_per_rack": ("kW per rack (max)", 1), "gpus_per_mw": ("GPUs per MW", 1),
-    "pflops_per_mw": ("PFLOPS per MW", 1), "pflops_bf16": ("PFLOPS (BF16)", 1), "usd_per_gpu_hour": ("$ per GPU-hour", 1),
-    "usd_per_useful_gpu_hour": ("$ per useful GPU-hour", 1), "fabric_usd_per_gpu": ("fabric $ per GPU", 1),
-    "opex_usd_per_year": ("opex $M a year", 1e-6), "gpu_hours": ("GPU-hours (M)", 1e-6), "gpu_hours_npv": ("GPU-hours NPV (M)", 1e-6),
-    "cable_m": ("cable km", 1e-3), "gpu_power_cap_w": ("GPU power cap W", 1), "power_budget_ratio": ("power budget ratio", 1),
-    "it_mw": ("IT MW", 1), "solve_s": ("solve s", 1), "new_racks": ("new racks", 1), "solve_time_s": ("solve s", 1), "gap": ("gap %", 100), "hbm_tb": ("HBM TB", 1),
+    "gpus": ("GPUs", 1),
+    "racks": ("racks", 1),
+    "it_kw": ("IT MW", 1e-3),
+    "racks_kw": ("racks MW", 1e-3),
+    "network_kw": ("network MW", 1e-3),
+    "facility_kw": ("facility MW", 1e-3),
+    "fabric_kw": ("fabric MW", 1e-3),
+    "stranded_kw": ("stranded MW", 1e-3),
+    "avg_kw_per_rack": ("kW per rack (avg)", 1),
+    "max_kw_per_rack": ("kW per rack (max)", 1),
+    "gpus_per_mw": ("GPUs per MW", 1),
+    "pflops_per_mw": ("PFLOPS per MW", 1),
+    "pflops_bf16": ("PFLOPS (BF16)", 1),
+    "usd_per_gpu_hour": ("$ per GPU-hour", 1),
+    "usd_per_useful_gpu_hour": ("$ per useful GPU-hour", 1),
+    "fabric_usd_per_gpu": ("fabric $ per GPU", 1),
+    "opex_usd_per_year": ("opex $M a year", 1e-6),
+    "gpu_hours": ("GPU-hours (M)", 1e-6),
+    "gpu_hours_npv": ("GPU-hours NPV (M)", 1e-6),
+    "cable_m": ("cable km", 1e-3),
+    "gpu_power_cap_w": ("GPU power cap W", 1),
+    "power_budget_ratio": ("power budget ratio", 1),
+    "it_mw": ("IT MW", 1),
+    "solve_s": ("solve s", 1),
+    "new_racks": ("new racks", 1),
+    "solve_time_s": ("solve s", 1),
+    "gap": ("gap %", 100),
+    "hbm_tb": ("HBM TB", 1),
 }
 """Known columns: header and the factor to its unit."""
 
 
 def header(name: str) -> tuple[str, float]:
-    """Human header and scale of a column: known names, else ``*_usd`` in $M, ``*_kw`` in MW, words spelled out."""
+    """Human header and scale of a column: known names, else ``*_usd`` in $M, ``*_kw`` in MW, words spelled
+    out."""
     if name in HEADERS:
         return HEADERS[name]
     if not re.fullmatch(r"[a-z0-9_]+", name):
@@ -98,13 +138,27 @@ def people(df: pd.DataFrame, keep: tuple[str, ...] = ()) -> pd.DataFrame:
     return pd.DataFrame(out, index=[cell(i) for i in df.index])
 
 
-def show_table(df: pd.DataFrame, key: str, why_empty: str = "", help: dict[str, str] | None = None, hide_index: bool = True, **kw) -> pd.DataFrame:
+def show_table(
+    df: pd.DataFrame,
+    key: str,
+    why_empty: str = "",
+    help: dict[str, str] | None = None,
+    hide_index: bool = True,
+    **kw,
+) -> pd.DataFrame:
     """Show a table through :func:`people`; columns with an empty cell carry ``why_empty`` in their
     tooltip, ``help`` adds tooltips by (human) column name. Returns the table shown."""
     shown = people(df)
     config = {}
     for col in shown.columns:
-        tips = [t for t in ((help or {}).get(col, ""), f"{EMPTY}: {why_empty}" if why_empty and (shown[col] == EMPTY).any() else "") if t]
+        tips = [
+            t
+            for t in (
+                (help or {}).get(col, ""),
+                f"{EMPTY}: {why_empty}" if why_empty and (shown[col] == EMPTY).any() else "",
+            )
+            if t
+        ]
         if tips:
             config[col] = st.column_config.TextColumn(col, help=" ".join(tips))
     st.dataframe(shown, key=key, hide_index=hide_index, width="stretch", column_config=config or None, **kw)

@@ -90,7 +90,10 @@ def pending_banner() -> None:
     text = st.session_state.get("scenario_yaml")
     n = len(held.get("values", {}))
     if n and text is not None and held.get("key") == scenario_key(text)[:12]:
-        st.sidebar.warning(f"{n} unapplied edit{'s' if n != 1 else ''} on the Scenario page: kept there; apply or discard them.")
+        st.sidebar.warning(
+            f"{n} unapplied edit{'s' if n != 1 else ''} on the Scenario page: kept there; apply or discard "
+            "them."
+        )
 
 
 def url_params() -> dict[str, str]:
@@ -128,7 +131,9 @@ def set_scenario(scenario: Scenario, source: str) -> None:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _parse(text: str) -> tuple[dict | None, list[str]]:
     try:
-        return load_scenario_text(text, FolderRoot(DATASETS, "the shipped datasets")).model_dump(mode="json"), []
+        return load_scenario_text(text, FolderRoot(DATASETS, "the shipped datasets")).model_dump(
+            mode="json"
+        ), []
     except InputError as e:
         return None, e.lines()
 
@@ -161,10 +166,15 @@ def _restore() -> None:
         st.session_state.scenario_source = "restored"
         return
     if key:
-        st.session_state.url_warning = (f"The link names a scenario this server no longer keeps (key {key[:12]}…, kept only while the "
-                                        f"server runs); opened {DEFAULT_SCENARIO} instead. Upload the scenario YAML again on the Scenario page.")
+        st.session_state.url_warning = (
+            f"The link names a scenario this server no longer keeps (key {key[:12]}…, kept only while the "
+            f"server runs); opened {DEFAULT_SCENARIO} instead. Upload the scenario YAML again on the "
+            "Scenario page."
+        )
     elif name and name not in SHIPPED:
-        st.session_state.url_warning = f"The link names no shipped scenario ('{name[:60]}'); opened {DEFAULT_SCENARIO} instead."
+        st.session_state.url_warning = (
+            f"The link names no shipped scenario ('{name[:60]}'); opened {DEFAULT_SCENARIO} instead."
+        )
     load_shipped(name if name in SHIPPED else DEFAULT_SCENARIO)
 
 
@@ -248,7 +258,9 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     return entry
 
 
-def solve_button(text: str, scenario: Scenario, label: str, key: str, mode: str = "joint", help: str | None = None) -> Plan | None:
+def solve_button(
+    text: str, scenario: Scenario, label: str, key: str, mode: str = "joint", help: str | None = None
+) -> Plan | None:
     """A primary Solve button for a page that shows a plan: pressed, the solve runs with its progress
     in a status box; the plan, or None when not pressed (or no plan came)."""
     from planner.enums import Status
@@ -288,7 +300,9 @@ def explain_binding(text: str, scenario: Scenario, plan: Plan) -> dict:
                 "when": r.when or "normal",
                 "relaxation": r.step or "-",
                 "gain": None if r.gain is None else round(r.gain, 3),
-                "gain up to": None if r.gain_upper is None or r.gain_upper == float("inf") else round(r.gain_upper, 3),
+                "gain up to": None
+                if r.gain_upper is None or r.gain_upper == float("inf")
+                else round(r.gain_upper, 3),
                 "cost USD": None if r.cost_usd is None else round(r.cost_usd),
                 "LP screen": round(r.estimate, 3),
             }

@@ -35,9 +35,13 @@ def numbers(text: str, label: str, lo: float, hi: float) -> list[float | None]:
         try:
             v = float(part)
         except ValueError:
-            raise InputError([Problem(label, f"{part[:20]!r} is not a number (comma-separated numbers, 0 = not set)")]) from None
+            raise InputError(
+                [Problem(label, f"{part[:20]!r} is not a number (comma-separated numbers, 0 = not set)")]
+            ) from None
         if not math.isfinite(v) or not (v == 0 or lo <= v <= hi):
-            raise InputError([Problem(label, f"{part[:20]!r} is out of range (0 = not set, else {lo:g} to {hi:g})")])
+            raise InputError(
+                [Problem(label, f"{part[:20]!r} is out of range (0 = not set, else {lo:g} to {hi:g})")]
+            )
         out.append(None if v == 0 else v)
     return list(dict.fromkeys(out)) or [None]
 
@@ -48,16 +52,27 @@ if scenario is None:
 text = st.session_state.scenario_yaml
 skey = scenario_key(text)[:12]
 st.title(f"Sweep variants of {scenario.name}")
-st.caption(f"Every combination of the values below is one variant (at most {MAX_UI_POINTS}), solved and verified on its own in "
-           f"{WORKERS} worker processes. Larger sweeps, and sweeps over any field, run with `planner batch`.")
+st.caption(
+    f"Every combination of the values below is one variant (at most {MAX_UI_POINTS}), solved and verified "
+    "on its own in "
+    f"{WORKERS} worker processes. Larger sweeps, and sweeps over any field, run with `planner batch`."
+)
 
 types = [t.id for t in scenario.catalog.rack_types if t.gpus]
 with st.form(f"sweep_{skey}"):
-    chosen = st.multiselect("Rack types (each is one value: every cluster uses only that type)", [AS_IS, *types], default=[AS_IS],
-                            key=f"sweep_types_{skey}")
+    chosen = st.multiselect(
+        "Rack types (each is one value: every cluster uses only that type)",
+        [AS_IS, *types],
+        default=[AS_IS],
+        key=f"sweep_types_{skey}",
+    )
     c1, c2 = st.columns(2)
-    caps_text = c1.text_input("GPU power caps, W (comma-separated; 0 = TDP)", "0, 600", key=f"sweep_caps_{skey}")
-    ratios_text = c2.text_input("Power budget ratios (comma-separated; 0 = rated)", "0", key=f"sweep_ratios_{skey}")
+    caps_text = c1.text_input(
+        "GPU power caps, W (comma-separated; 0 = TDP)", "0, 600", key=f"sweep_caps_{skey}"
+    )
+    ratios_text = c2.text_input(
+        "Power budget ratios (comma-separated; 0 = rated)", "0", key=f"sweep_ratios_{skey}"
+    )
     go = st.form_submit_button("Run sweep", type="primary")
 
 if go:
@@ -71,7 +86,9 @@ if go:
         grid["power_budget_ratio"] = ratios
         n = math.prod(len(v) for v in grid.values())
         if n > MAX_UI_POINTS:
-            raise InputError([Problem("sweep", f"{n} variants; at most {MAX_UI_POINTS} here (use planner batch for more)")])
+            raise InputError(
+                [Problem("sweep", f"{n} variants; at most {MAX_UI_POINTS} here (use planner batch for more)")]
+            )
         base = scenario_data(scenario)
         # "as in scenario" keeps each cluster's own list: set it back per point below
         sweep = grid_sweep(f"{scenario.name}-sweep", base, grid)
@@ -85,12 +102,27 @@ if go:
         bar = st.progress(0.0, text=f"0 of {len(sweep.points)} variants solved")
 
         def progress(done: int, total: int, failed: int) -> None:
-            bar.progress(done / max(total, 1), text=f"{done} of {total} variants solved" + (f", {failed} failed" if failed else ""))
+            bar.progress(
+                done / max(total, 1),
+                text=f"{done} of {total} variants solved" + (f", {failed} failed" if failed else ""),
+            )
 
-        rows = run_batch(sweep, out, "process", workers=WORKERS, time_limit_s=scenario.solver.time_limit_s, progress=progress)
+        rows = run_batch(
+            sweep,
+            out,
+            "process",
+            workers=WORKERS,
+            time_limit_s=scenario.solver.time_limit_s,
+            progress=progress,
+        )
         bar.empty()
-        st.session_state.sweep = {"dir": str(out), "base": text, "name": scenario.name, "values": {p.id: p.values for p in sweep.points},
-                                  "params": sweep.params}
+        st.session_state.sweep = {
+            "dir": str(out),
+            "base": text,
+            "name": scenario.name,
+            "values": {p.id: p.values for p in sweep.points},
+            "params": sweep.params,
+        }
 
 run = st.session_state.get("sweep")
 if not run:
@@ -102,19 +134,35 @@ st.subheader(f"Results: {len(table)} variants of {run['name']}")
 failed = table[table["error"].notna()] if "error" in table else table.iloc[0:0]
 if len(failed):
     st.warning(f"{len(failed)} variant(s) failed; their errors are in the table.")
-show_table(table.drop(columns=[c for c in ("scenario_hash", "run_hash", "plan") if c in table]), "sweep_table",
-           why_empty="as in the scenario (an axis not varied, a cap not set), or not reached (a failed variant)")
+show_table(
+    table.drop(columns=[c for c in ("scenario_hash", "run_hash", "plan") if c in table]),
+    "sweep_table",
+    why_empty="as in the scenario (an axis not varied, a cap not set), or not reached (a failed variant)",
+)
 
-numeric = [c for c in COLUMNS if c in table and c not in ("point", "status", "scenario_hash", "run_hash", "plan", "error") and table[c].notna().any()]
+numeric = [
+    c
+    for c in COLUMNS
+    if c in table
+    and c not in ("point", "status", "scenario_hash", "run_hash", "plan", "error")
+    and table[c].notna().any()
+]
 if not numeric:
     st.stop()
 c1, c2 = st.columns(2)
-x = c1.selectbox("x axis", numeric, index=numeric.index("capex_usd") if "capex_usd" in numeric else 0, key="sweep_x")
+x = c1.selectbox(
+    "x axis", numeric, index=numeric.index("capex_usd") if "capex_usd" in numeric else 0, key="sweep_x"
+)
 y = c2.selectbox("y axis", numeric, index=numeric.index("gpus") if "gpus" in numeric else 0, key="sweep_y")
-st.caption(f"Pareto-optimal: no other variant has {'more' if x in MAXIMISE else 'less'} {x} and {'more' if y in MAXIMISE else 'less'} {y} "
-           "at once. Click a point to select it.")
+st.caption(
+    f"Pareto-optimal: no other variant has {'more' if x in MAXIMISE else 'less'} {x} and "
+    f"{'more' if y in MAXIMISE else 'less'} {y} "
+    "at once. Click a point to select it."
+)
 fig, ok = frontier_figure(table, x, y)
-event = st.plotly_chart(fig, key="sweep_frontier", on_select="rerun", selection_mode="points", width="stretch")
+event = st.plotly_chart(
+    fig, key="sweep_frontier", on_select="rerun", selection_mode="points", width="stretch"
+)
 picked = [p["customdata"][1] for p in (event.selection.points if event else []) if p.get("customdata")]
 solved = [str(p) for p in ok["point"]]
 if not solved:
@@ -145,7 +193,9 @@ if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
     was = base_scenario.name
     set_current(scenario_yaml(variant), f"sweep {choice}")
     shown = ", ".join(f"{fp} = {'as in the scenario' if v is None else cell(v)}" for fp, v in values.items())
-    st.session_state.sweep_opened = (f"The sweep's variant {choice} ({shown}) replaced the scenario in effect (was {was}); "
-                                     "the Scenario page shows it and this page's URL reopens it.")
+    st.session_state.sweep_opened = (
+        f"The sweep's variant {choice} ({shown}) replaced the scenario in effect (was {was}); "
+        "the Scenario page shows it and this page's URL reopens it."
+    )
     st.session_state.uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
     st.switch_page("ui/plan_page.py")

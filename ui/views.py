@@ -18,8 +18,12 @@ from ui.sitemap import site_map_figure
 
 COLOR_BY = {"rack type": "rack_type", "cluster": "cluster", "feed utilisation": "feed_utilisation"}
 STATUS_WORDS = {
-    Status.optimal: "Optimal", Status.feasible: "Feasible (gap)", Status.infeasible: "Infeasible",
-    Status.time_limit: "No plan in time", Status.no_solution: "No solution", Status.not_solved: "Not solved",
+    Status.optimal: "Optimal",
+    Status.feasible: "Feasible (gap)",
+    Status.infeasible: "Infeasible",
+    Status.time_limit: "No plan in time",
+    Status.no_solution: "No solution",
+    Status.not_solved: "Not solved",
 }
 
 
@@ -28,9 +32,19 @@ def active_settings(scenario: Scenario) -> str:
     parts = [f"objective **{scenario.objective}**"]
     b = scenario.budgets
     parts.append(f"capex budget **${b.capex_usd:,.0f}**" if b.capex_usd is not None else "no capex budget")
-    parts.append(f"IT power budget **{b.it_power_kw:,.0f} kW**" if b.it_power_kw is not None else "no IT power budget")
-    parts.append(f"GPU cap **{scenario.gpu_power_cap_w:g} W**" if scenario.gpu_power_cap_w is not None else "GPUs at TDP")
-    parts.append(f"power budget ratio **{scenario.power_budget_ratio:g}**" if scenario.power_budget_ratio is not None else "racks at rated power")
+    parts.append(
+        f"IT power budget **{b.it_power_kw:,.0f} kW**" if b.it_power_kw is not None else "no IT power budget"
+    )
+    parts.append(
+        f"GPU cap **{scenario.gpu_power_cap_w:g} W**"
+        if scenario.gpu_power_cap_w is not None
+        else "GPUs at TDP"
+    )
+    parts.append(
+        f"power budget ratio **{scenario.power_budget_ratio:g}**"
+        if scenario.power_budget_ratio is not None
+        else "racks at rated power"
+    )
     sv = scenario.solver
     parts.append(f"{sv.name}, {sv.time_limit_s:g} s, gap {sv.rel_gap:g}")
     return " · ".join(parts)
@@ -46,20 +60,40 @@ def kpi_cards(plan: Plan) -> None:
     cols[1].metric("Racks", f"{k.racks:,}", border=True)
     cols[2].metric("PFLOPS (BF16)", f"{k.pflops_bf16:,.0f}", border=True)
     cols[3].metric("IT MW", f"{k.it_kw / 1000:,.2f}", border=True)
-    cols[4].metric("Status", STATUS_WORDS.get(plan.status, str(plan.status)), help=f"{plan.status.value}; gap {gap}; solver {plan.solver}", border=True)
+    cols[4].metric(
+        "Status",
+        STATUS_WORDS.get(plan.status, str(plan.status)),
+        help=f"{plan.status.value}; gap {gap}; solver {plan.solver}",
+        border=True,
+    )
     cols = st.columns(5)
     cols[0].metric("GPUs / MW", f"{k.gpus_per_mw:,.0f}", border=True)
-    cols[1].metric("kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True)
+    cols[1].metric(
+        "kW / rack (avg)", f"{k.avg_kw_per_rack:,.1f}", help=f"max {k.max_kw_per_rack:,.1f} kW", border=True
+    )
     capex = f"${k.capex_usd / 1e9:,.2f}B" if k.capex_usd >= 1e9 else f"${k.capex_usd / 1e6:,.1f}M"
     cols[2].metric("Capex", capex, help=capex_text(k), border=True)
-    worst = max((u.worst_share for u in plan.utilisation or [] if u.kind == LimitKind.power_node and u.limit > 0), default=0.0)
+    worst = max(
+        (u.worst_share for u in plan.utilisation or [] if u.kind == LimitKind.power_node and u.limit > 0),
+        default=0.0,
+    )
     cols[3].metric("Worst power use (N-1)", f"{worst:.0%}", border=True)
     cols[4].metric("Gap", gap, help=f"objective {plan.objective_value}, bound {plan.bound}", border=True)
     if plan.fabric:
         cols = st.columns(5)
         cols[0].metric("Fabric", ", ".join(sorted({f.design for f in plan.fabric})), border=True)
-        cols[1].metric("Fabric MW", f"{k.fabric_kw / 1000:,.2f}", help="switches outside the GPU racks and every transceiver", border=True)
-        cols[2].metric("Network positions", f"{k.fabric_racks:,}", help="network racks of the designed fabrics at network-row positions", border=True)
+        cols[1].metric(
+            "Fabric MW",
+            f"{k.fabric_kw / 1000:,.2f}",
+            help="switches outside the GPU racks and every transceiver",
+            border=True,
+        )
+        cols[2].metric(
+            "Network positions",
+            f"{k.fabric_racks:,}",
+            help="network racks of the designed fabrics at network-row positions",
+            border=True,
+        )
         cols[3].metric("Switches", f"{k.switches:,}", help=f"{k.optics:,} optical transceivers", border=True)
         cols[4].metric("Fabric $ / GPU", f"${k.fabric_usd_per_gpu:,.0f}", border=True)
 
@@ -74,15 +108,31 @@ def hall_overview(scenario: Scenario, plan: Plan | None) -> pd.DataFrame:
         for h in b.halls:
             mine = [r for r in racks if r.hall == h.id]
             kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in mine)
-            power = [usage[(LimitKind.power_node, n.id)].worst_share for n in h.power_nodes if (LimitKind.power_node, n.id) in usage]
-            cool = [usage[(LimitKind.cooling_zone, z.id)].share for z in h.cooling_zones if (LimitKind.cooling_zone, z.id) in usage]
+            power = [
+                usage[(LimitKind.power_node, n.id)].worst_share
+                for n in h.power_nodes
+                if (LimitKind.power_node, n.id) in usage
+            ]
+            cool = [
+                usage[(LimitKind.cooling_zone, z.id)].share
+                for z in h.cooling_zones
+                if (LimitKind.cooling_zone, z.id) in usage
+            ]
             positions = sum(r.positions - len(r.reserved) for r in h.rows if r.network is None) - sum(
-                1 for p in h.pods if any(r.id == p.network_rack.row and r.network is None for r in h.rows))
-            rows.append({
-                "building": b.id, "hall": h.id, "positions": positions, "racks": len(mine),
-                "GPUs": sum(types[r.rack_type].gpus for r in mine), "IT MW": round(kw / 1000, 3),
-                "worst power use %": round(100 * max(power, default=0.0), 1), "worst cooling use %": round(100 * max(cool, default=0.0), 1),
-            })
+                1 for p in h.pods if any(r.id == p.network_rack.row and r.network is None for r in h.rows)
+            )
+            rows.append(
+                {
+                    "building": b.id,
+                    "hall": h.id,
+                    "positions": positions,
+                    "racks": len(mine),
+                    "GPUs": sum(types[r.rack_type].gpus for r in mine),
+                    "IT MW": round(kw / 1000, 3),
+                    "worst power use %": round(100 * max(power, default=0.0), 1),
+                    "worst cooling use %": round(100 * max(cool, default=0.0), 1),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -93,10 +143,19 @@ def site_overview(scenario: Scenario, plan: Plan | None, key: str) -> None:
     if len(df) <= 1:
         return
     st.subheader(f"Site overview: {len(scenario.site.buildings)} buildings, {len(df)} halls")
-    color = st.radio("Colour halls by", list(SITE_COLOR_BY) if plan is not None else ["positions"], horizontal=True,
-                     key=f"{key}_map_color_{'plan' if plan is not None else 'site'}")
-    event = st.plotly_chart(site_map_figure(scenario, df, color), key=f"{key}_sitemap", on_select="rerun", selection_mode="points",
-                            width="stretch")
+    color = st.radio(
+        "Colour halls by",
+        list(SITE_COLOR_BY) if plan is not None else ["positions"],
+        horizontal=True,
+        key=f"{key}_map_color_{'plan' if plan is not None else 'site'}",
+    )
+    event = st.plotly_chart(
+        site_map_figure(scenario, df, color),
+        key=f"{key}_sitemap",
+        on_select="rerun",
+        selection_mode="points",
+        width="stretch",
+    )
     clicked = [p["customdata"] for p in (event.selection.points if event else []) if p.get("customdata")]
     if clicked and clicked[0] != st.session_state.get(f"{key}_map_clicked"):
         # a new click opens that hall (the hall picker below keeps its own value otherwise)
@@ -118,8 +177,18 @@ def floor_plan(scenario: Scenario, plan: Plan | None, key: str) -> None:
 
 def utilisation(plan: Plan, top: int = 25) -> None:
     """Utilisation bars against limits, normal and worst N-1 (the top ``top`` of each kind, said so)."""
-    kinds = [k for k in (LimitKind.power_node, LimitKind.cooling_zone, LimitKind.pod_gpus, LimitKind.pod_racks, LimitKind.budget,
-                         LimitKind.power_arrival) if any(u.kind == k for u in plan.utilisation or [])]
+    kinds = [
+        k
+        for k in (
+            LimitKind.power_node,
+            LimitKind.cooling_zone,
+            LimitKind.pod_gpus,
+            LimitKind.pod_racks,
+            LimitKind.budget,
+            LimitKind.power_arrival,
+        )
+        if any(u.kind == k for u in plan.utilisation or [])
+    ]
     cols = st.columns(2)
     for i, kind in enumerate(kinds):
         fig = utilisation_figure(plan, kind, top)
@@ -127,8 +196,11 @@ def utilisation(plan: Plan, top: int = 25) -> None:
             cols[i % 2].plotly_chart(fig, key=f"util_{kind}", width="stretch")
 
 
-LP_SCREEN_HELP = ("First-order estimate from the LP relaxation's dual values (shadow price × step), used only to pick which limits "
-                  "to re-solve exactly; the re-solved gain is the answer.")
+LP_SCREEN_HELP = (
+    "First-order estimate from the LP relaxation's dual values (shadow price × step), used only to pick "
+    "which limits "
+    "to re-solve exactly; the re-solved gain is the answer."
+)
 
 
 def explain_table(binding: dict) -> None:
@@ -141,19 +213,32 @@ def explain_table(binding: dict) -> None:
         return (r.get("gain") or 0) > 0 or (r.get("gain up to") or 0) > 0
 
     def frame(rs: list[dict]) -> pd.DataFrame:
-        return pd.DataFrame(rs).rename(columns={"gain": f"+{unit}", "gain up to": f"+{unit} up to", "cost USD": "cost_usd",
-                                                "LP screen": f"LP screen (+{unit})"})
+        return pd.DataFrame(rs).rename(
+            columns={
+                "gain": f"+{unit}",
+                "gain up to": f"+{unit} up to",
+                "cost USD": "cost_usd",
+                "LP screen": f"LP screen (+{unit})",
+            }
+        )
 
     why = "not re-solved (the LP screen ranked it below the limits re-solved), or no upper bound found"
-    tips = {f"LP screen (+{unit})": LP_SCREEN_HELP, "cost $M": "what one step of the relaxation costs, at the scenario's cost figures"}
-    useful = sorted((r for r in rows if gains(r)), key=lambda r: -max(r.get("gain") or 0, r.get("gain up to") or 0))
+    tips = {
+        f"LP screen (+{unit})": LP_SCREEN_HELP,
+        "cost $M": "what one step of the relaxation costs, at the scenario's cost figures",
+    }
+    useful = sorted(
+        (r for r in rows if gains(r)), key=lambda r: -max(r.get("gain") or 0, r.get("gain up to") or 0)
+    )
     idle = [r for r in rows if not gains(r)]
     if useful:
         show_table(frame(useful), "explain_table", why_empty=why, help=tips)
     elif rows:
         st.info(f"Relaxing no single limit by one step buys more {unit}: several limits bind together.")
     if idle:
-        with st.expander(f"No gain: {len(idle)} limit{'s' if len(idle) != 1 else ''} that buy nothing when relaxed alone"):
+        with st.expander(
+            f"No gain: {len(idle)} limit{'s' if len(idle) != 1 else ''} that buy nothing when relaxed alone"
+        ):
             show_table(frame(idle), "explain_nogain", why_empty=why, help=tips)
     with st.expander("As text"):
         st.code(binding.get("text", ""), language=None)
@@ -166,13 +251,49 @@ def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
         from planner.plan.exports import to_bytes
 
         e1, e2, e3 = st.columns(3)
-        e1.download_button("Placement, one row per rack (CSV)", lambda: to_bytes(plan, scenario, "csv"), file_name=f"{name}.placement.csv",
-                           mime="text/csv", key="dl_placement_csv", on_click="ignore")
-        e2.download_button("Placement by hall (XLSX)", lambda: to_bytes(plan, scenario, "xlsx"), file_name=f"{name}.placement.xlsx",
-                           mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", key="dl_placement_xlsx", on_click="ignore")
-        e3.download_button("NetBox device import (CSV)", lambda: to_bytes(plan, scenario, "netbox"), file_name=f"{name}.netbox.csv",
-                           mime="text/csv", key="dl_netbox", on_click="ignore")
+        e1.download_button(
+            "Placement, one row per rack (CSV)",
+            lambda: to_bytes(plan, scenario, "csv"),
+            file_name=f"{name}.placement.csv",
+            mime="text/csv",
+            key="dl_placement_csv",
+            on_click="ignore",
+        )
+        e2.download_button(
+            "Placement by hall (XLSX)",
+            lambda: to_bytes(plan, scenario, "xlsx"),
+            file_name=f"{name}.placement.xlsx",
+            mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            key="dl_placement_xlsx",
+            on_click="ignore",
+        )
+        e3.download_button(
+            "NetBox device import (CSV)",
+            lambda: to_bytes(plan, scenario, "netbox"),
+            file_name=f"{name}.netbox.csv",
+            mime="text/csv",
+            key="dl_netbox",
+            on_click="ignore",
+        )
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Download plan YAML", plan_to_yaml(plan), file_name=f"{name}.plan.yaml", mime="application/x-yaml", key="dl_plan")
-    c2.download_button("Download scenario YAML", scenario_yaml, file_name=f"{name}.yaml", mime="application/x-yaml", key="dl_scenario")
-    c3.download_button("Download KPIs (CSV)", kpi_table({name: plan}).to_csv(), file_name=f"{name}.kpis.csv", mime="text/csv", key="dl_kpis")
+    c1.download_button(
+        "Download plan YAML",
+        plan_to_yaml(plan),
+        file_name=f"{name}.plan.yaml",
+        mime="application/x-yaml",
+        key="dl_plan",
+    )
+    c2.download_button(
+        "Download scenario YAML",
+        scenario_yaml,
+        file_name=f"{name}.yaml",
+        mime="application/x-yaml",
+        key="dl_scenario",
+    )
+    c3.download_button(
+        "Download KPIs (CSV)",
+        kpi_table({name: plan}).to_csv(),
+        file_name=f"{name}.kpis.csv",
+        mime="text/csv",
+        key="dl_kpis",
+    )

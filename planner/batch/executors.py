@@ -17,13 +17,18 @@ def _serial(jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[
         on_done(fn(*job))
 
 
-def _process(jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[..., dict], workers: int = 2, **_: Any) -> None:
+def _process(
+    jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[..., dict], workers: int = 2, **_: Any
+) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    import planner.plan.pipeline  # noqa: F401 - loaded once here, inherited by forked workers (not re-imported per worker)
+    # loaded once here, inherited by forked workers (not re-imported per worker)
+    import planner.plan.pipeline  # noqa: F401
 
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    ctx = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(fn, *job) for job in jobs]
         for f in as_completed(futures):
@@ -34,7 +39,9 @@ CONNECT_TIMEOUT_S = 10.0
 """How long to wait for a Dask scheduler to answer (``--connect-timeout``)."""
 
 
-def check_scheduler(address: str, timeout_s: float = CONNECT_TIMEOUT_S, flag: str = "--scheduler") -> tuple[str, int]:
+def check_scheduler(
+    address: str, timeout_s: float = CONNECT_TIMEOUT_S, flag: str = "--scheduler"
+) -> tuple[str, int]:
     """A scheduler address is ``tcp://HOST:PORT`` (PORT 1-65535) that accepts a connection within
     ``timeout_s``; otherwise one line naming the address, before anything runs (exit 2)."""
     import socket
@@ -42,19 +49,32 @@ def check_scheduler(address: str, timeout_s: float = CONNECT_TIMEOUT_S, flag: st
     m = re.fullmatch(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})", address.strip())
     shown = address[:80]
     if not m or not (1 <= int(m.group(2)) <= 65535):
-        raise InputError(f"{flag} {shown!r}: expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)")
+        raise InputError(
+            f"{flag} {shown!r}: expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"
+        )
     host, port = m.group(1).strip("[]"), int(m.group(2))
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
     except (OSError, ValueError) as e:
         reason = "timed out" if isinstance(e, TimeoutError) else (getattr(e, "strerror", None) or str(e))[:80]
-        raise InputError(f"{flag} {shown}: cannot connect within {timeout_s:g} s ({reason}); start the scheduler or check the address") from None
+        raise InputError(
+            f"{flag} {shown}: cannot connect within {timeout_s:g} s ({reason}); start the scheduler or "
+            "check the address"
+        ) from None
     return host, port
 
 
-def _dask(jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[..., dict], workers: int = 2, scheduler: str | None = None,
-          connect_timeout_s: float = CONNECT_TIMEOUT_S, **_: Any) -> None:
+def _dask(
+    jobs: list[tuple],
+    on_done: Callable[[dict], None],
+    *,
+    fn: Callable[..., dict],
+    workers: int = 2,
+    scheduler: str | None = None,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    **_: Any,
+) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -63,16 +83,29 @@ def _dask(jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[..
         try:
             client = Client(scheduler, timeout=f"{connect_timeout_s}s")
         except (TimeoutError, OSError) as e:
-            raise InputError(f"--scheduler {scheduler[:80]}: no Dask scheduler answered within {connect_timeout_s:g} s "
-                             f"({type(e).__name__}); start the scheduler or check the address") from None
+            raise InputError(
+                f"--scheduler {scheduler[:80]}: no Dask scheduler answered within {connect_timeout_s:g} s "
+                f"({type(e).__name__}); start the scheduler or check the address"
+            ) from None
         except Exception as e:  # noqa: BLE001 - something listens there, but does not speak Dask's protocol
-            raise InputError(f"--scheduler {scheduler[:80]}: something answers there, but not a Dask scheduler ({type(e).__name__})") from None
+            raise InputError(
+                f"--scheduler {scheduler[:80]}: something answers there, but not a Dask scheduler "
+                f"({type(e).__name__})"
+            ) from None
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               preload=["planner.plan.pipeline"])  # workers import the engine once, at start
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            preload=["planner.plan.pipeline"],
+        )  # workers import the engine once, at start
         client = Client(cluster)
     try:
-        futures = [client.submit(fn, *job, pure=False, key=f"{fn.__name__}-{job[0]}-{time.time_ns()}") for job in jobs]
+        futures = [
+            client.submit(fn, *job, pure=False, key=f"{fn.__name__}-{job[0]}-{time.time_ns()}")
+            for job in jobs
+        ]
         for f in as_completed(futures):
             on_done(f.result())
     finally:
@@ -81,12 +114,21 @@ def _dask(jobs: list[tuple], on_done: Callable[[dict], None], *, fn: Callable[..
             cluster.close()
 
 
-def run_jobs(fn: Callable[..., dict], jobs: list[tuple], on_done: Callable[[dict], None], executor: str = "serial", workers: int = 2,
-             scheduler: str | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+def run_jobs(
+    fn: Callable[..., dict],
+    jobs: list[tuple],
+    on_done: Callable[[dict], None],
+    executor: str = "serial",
+    workers: int = 2,
+    scheduler: str | None = None,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+) -> None:
     """Run ``fn(*job)`` for every job on an executor (``fn`` importable by workers, every parameter
     in the job); ``on_done(result)`` in the calling thread as each finishes."""
     if jobs:
-        EXECUTORS[executor](jobs, on_done, workers=workers, scheduler=scheduler, fn=fn, connect_timeout_s=connect_timeout_s)
+        EXECUTORS[executor](
+            jobs, on_done, workers=workers, scheduler=scheduler, fn=fn, connect_timeout_s=connect_timeout_s
+        )
 
 
 EXECUTORS = {"serial": _serial, "process": _process, "dask": _dask}

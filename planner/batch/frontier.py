@@ -17,7 +17,9 @@ def pareto(points: Iterable[tuple[float, ...]], senses: tuple[str, ...]) -> list
     with the frontier so far (vectorised). Equal points do not dominate each other."""
     import numpy as np
 
-    pts = np.array([[v if s == "max" else -v for v, s in zip(p, senses, strict=True)] for p in points], dtype=float)
+    pts = np.array(
+        [[v if s == "max" else -v for v, s in zip(p, senses, strict=True)] for p in points], dtype=float
+    )
     n = len(pts)
     if n == 0:
         return []
@@ -79,7 +81,9 @@ def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path
     import numpy as np
     import plotly.graph_objects as go
 
-    ok = table[table["status"].isin(["optimal", "feasible"]) & table[x].notna() & table[y].notna()].reset_index(drop=True)
+    ok = table[
+        table["status"].isin(["optimal", "feasible"]) & table[x].notna() & table[y].notna()
+    ].reset_index(drop=True)
     axes = [a for a in (x, y, z) if a]
     if z:
         ok = ok[ok[z].notna()].reset_index(drop=True)
@@ -87,29 +91,62 @@ def frontier_figure(table, x: str, y: str, z: str | None = None, link_base: Path
     values = {a: ok[a].astype(float).to_numpy() for a in axes}
     ok["pareto"] = pareto(zip(*(values[a] for a in axes), strict=True), senses) if len(ok) else []
     params = [c for c in table.columns if c not in COLUMNS and c != "pareto"]
-    cols = [ok["point"].astype(str), ok["status"].astype(str), *(ok[p].astype(str) for p in params), *(values[a] for a in axes)]
+    cols = [
+        ok["point"].astype(str),
+        ok["status"].astype(str),
+        *(ok[p].astype(str) for p in params),
+        *(values[a] for a in axes),
+    ]
     names = [*params, *axes]
-    hover = ["<br>".join([f"<b>{row[0]}</b> ({row[1]})", *(f"{n} = {v}" for n, v in zip(names[: len(params)], row[2: 2 + len(params)], strict=True)),
-                          *(f"{a} = {readable(float(v))}" for a, v in zip(axes, row[2 + len(params):], strict=True))]) for row in zip(*cols, strict=True)]
+    hover = [
+        "<br>".join(
+            [
+                f"<b>{row[0]}</b> ({row[1]})",
+                *(f"{n} = {v}" for n, v in zip(names[: len(params)], row[2 : 2 + len(params)], strict=True)),
+                *(f"{a} = {readable(float(v))}" for a, v in zip(axes, row[2 + len(params) :], strict=True)),
+            ]
+        )
+        for row in zip(*cols, strict=True)
+    ]
     plans = ok["plan"].tolist() if "plan" in ok else [None] * len(ok)
     links = [plan_link(p, link_base) for p in plans]
     points = ok["point"].astype(str).tolist()
     flags = ok["pareto"].to_numpy(dtype=bool) if len(ok) else []
     fig = go.Figure()
     big = len(ok) > 5000
-    for flag, name, color, size in ((False, "dominated", "#9e9e9e", 8), (True, "Pareto-optimal", "#c23b3b", 12)):
+    for flag, name, color, size in (
+        (False, "dominated", "#9e9e9e", 8),
+        (True, "Pareto-optimal", "#c23b3b", 12),
+    ):
         sel = [i for i, v in enumerate(flags) if bool(v) == flag]
         custom = np.empty((len(sel), 2), dtype=object)
         custom[:, 0] = [links[i] for i in sel]
         custom[:, 1] = [points[i] for i in sel]
-        kw = dict(x=values[x][sel], y=values[y][sel], name=f"{name} ({len(sel)})", hovertext=np.array([hover[i] for i in sel], dtype=object),
-                  hoverinfo="text", customdata=custom, mode="markers", marker={"color": color, "size": size if not big else size / 2})
+        kw = dict(
+            x=values[x][sel],
+            y=values[y][sel],
+            name=f"{name} ({len(sel)})",
+            hovertext=np.array([hover[i] for i in sel], dtype=object),
+            hoverinfo="text",
+            customdata=custom,
+            mode="markers",
+            marker={"color": color, "size": size if not big else size / 2},
+        )
         if z:
-            fig.add_trace(go.Scatter3d(z=values[z][sel], **{**kw, "marker": {"color": color, "size": size / 2}}))
+            fig.add_trace(
+                go.Scatter3d(z=values[z][sel], **{**kw, "marker": {"color": color, "size": size / 2}})
+            )
         elif big:
             fig.add_trace(go.Scattergl(**kw))
         else:
             fig.add_trace(go.Scatter(**kw))
-    title = f"{y} vs {x}" + (f" vs {z}" if z else "") + f": {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points Pareto-optimal (click a point for its plan)"
+    title = (
+        f"{y} vs {x}"
+        + (f" vs {z}" if z else "")
+        + (
+            f": {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points Pareto-optimal (click a "
+            "point for its plan)"
+        )
+    )
     fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, height=600)
     return fig, ok

@@ -10,7 +10,8 @@ A sweep file names a base scenario and what to vary:
     zip:                                           # lists side by side (same length)
       power_budget_ratio: [null, 0.9]
       solver.rel_gap: [0.0, 0.01]
-    random: {n: 10, seed: 7, params: {gpu_power_cap_w: {uniform: [400, 700]}}}   # or {choice: [...]} / {int: [lo, hi]}
+    random: {n: 10, seed: 7, params: {gpu_power_cap_w: {uniform: [400, 700]}}}   # or {choice: [...]} / {int:
+    [lo, hi]}
     scenarios: [../dr-hall.yaml]                   # whole scenario files, run as they are
 
 Field paths are the YAML paths of the scenario with its site and catalog inline
@@ -53,8 +54,28 @@ FILE_FIELDS = ("site", "catalog", "existing")
 """Fields whose string values are files (confined to the sweep's data root)."""
 """Most points one sweep may have."""
 
-COLUMNS = ["point", "status", "gap", "gpus", "pflops_bf16", "it_mw", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour",
-           "stranded_kw", "expected_objective", "expected_tco_usd", "evpi", "vss", "solve_s", "scenario_hash", "run_hash", "plan", "error"]
+COLUMNS = [
+    "point",
+    "status",
+    "gap",
+    "gpus",
+    "pflops_bf16",
+    "it_mw",
+    "capex_usd",
+    "opex_usd_per_year",
+    "tco_usd",
+    "usd_per_gpu_hour",
+    "stranded_kw",
+    "expected_objective",
+    "expected_tco_usd",
+    "evpi",
+    "vss",
+    "solve_s",
+    "scenario_hash",
+    "run_hash",
+    "plan",
+    "error",
+]
 """Result columns after the varied parameters. A point whose scenario lists demand futures is planned
 two-stage (:mod:`planner.plan.stochastic`): its expected objective and TCO, EVPI and VSS fill the expected
 columns, the other figures are its shown (most probable) future's."""
@@ -76,7 +97,7 @@ def parse_path(path: str) -> list[str | int]:
     while pos < len(path):
         m = _TOKEN.match(path, pos)
         if m is None:
-            raise ValueError(f"cannot read {path[pos:pos + 20]!r}")
+            raise ValueError(f"cannot read {path[pos : pos + 20]!r}")
         name, idx = m.group(1), m.group(2)
         if name is not None:
             if not expect_name:
@@ -93,7 +114,9 @@ def parse_path(path: str) -> list[str | int]:
     return out
 
 
-def _targets(data: Any, parts: list[str | int], here: str = "", create: bool = False) -> list[tuple[Any, str | int, str]]:
+def _targets(
+    data: Any, parts: list[str | int], here: str = "", create: bool = False
+) -> list[tuple[Any, str | int, str]]:
     """(container, key, shown path) of every place a path names; raises KeyError naming the first miss.
     With ``create``, a mapping left out of the data (a schema field at its empty default, such as
     ``lead_phases``) is made on the way when the next part is a key."""
@@ -106,7 +129,9 @@ def _targets(data: Any, parts: list[str | int], here: str = "", create: bool = F
         items = list(enumerate(data))
     elif isinstance(head, int):
         if not isinstance(data, list) or head >= len(data):
-            raise KeyError(f"{here}[{head}] does not exist ({len(data) if isinstance(data, list) else 0} items)")
+            raise KeyError(
+                f"{here}[{head}] does not exist ({len(data) if isinstance(data, list) else 0} items)"
+            )
         items = [(head, data[head])]
     else:
         if not isinstance(data, dict):
@@ -150,7 +175,12 @@ def _model_knows(parts: list[str | int]) -> bool:
         nxt: list[Any] = []
         for tp in kinds:
             origin = typing.get_origin(tp)
-            if isinstance(part, str) and isinstance(tp, type) and issubclass(tp, BaseModel) and part in tp.model_fields:
+            if (
+                isinstance(part, str)
+                and isinstance(tp, type)
+                and issubclass(tp, BaseModel)
+                and part in tp.model_fields
+            ):
                 nxt += inner(tp.model_fields[part].annotation)
             elif not isinstance(part, str) and origin in (list, tuple):
                 nxt += [t for a in typing.get_args(tp) if a is not Ellipsis for t in inner(a)]
@@ -170,7 +200,10 @@ def path_problems(base: dict, paths: Iterable[str]) -> list[Problem]:
         try:
             parts = parse_path(fp)
             places = _targets(copy.deepcopy(base), parts, create=_model_knows(parts))
-            if not places or (any(key not in box for box, key, _ in places if isinstance(box, dict)) and not _model_knows(parts)):
+            if not places or (
+                any(key not in box for box, key, _ in places if isinstance(box, dict))
+                and not _model_knows(parts)
+            ):
                 problems.append(Problem(fp, "names no field of the base scenario"))
         except (ValueError, KeyError) as e:
             problems.append(Problem(fp, f"not a field of the base scenario: {e.args[0]}"))
@@ -216,8 +249,14 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
     if not isinstance(spec, dict):
         raise InputError("a sweep is a mapping (name, base, grid, zip, random, scenarios)", str(path))
     allowed = {"name", "description", "base", "grid", "zip", "random", "scenarios"}
-    problems = [Problem(k, f"unknown key {k!r} (allowed: {', '.join(sorted(allowed))})") for k in spec if k not in allowed]
-    root = FolderRoot(data_root if data_root is not None else p.resolve().parent.parent, "the sweep's data root")
+    problems = [
+        Problem(k, f"unknown key {k!r} (allowed: {', '.join(sorted(allowed))})")
+        for k in spec
+        if k not in allowed
+    ]
+    root = FolderRoot(
+        data_root if data_root is not None else p.resolve().parent.parent, "the sweep's data root"
+    )
     folder = p.resolve().parent
 
     def rel(ref: Any, key: str) -> str | None:
@@ -241,7 +280,11 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
         if ref is not None:
             try:
                 text_data, _ = root.read(ref, "base")
-                base = scenario_data(scenario_from_data(text_data, FolderRoot((root.folder / ref).parent, "the base scenario's folder"), ref))
+                base = scenario_data(
+                    scenario_from_data(
+                        text_data, FolderRoot((root.folder / ref).parent, "the base scenario's folder"), ref
+                    )
+                )
             except InputError as e:
                 problems += [Problem("base", str(x)) for x in e.problems]
     grid = spec.get("grid") or {}
@@ -261,15 +304,28 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
             if not isinstance(values, list) or not values:
                 problems.append(Problem(f"{key}.{fp}", "expected a non-empty list of values"))
     if isinstance(zipped, dict) and len({len(v) for v in zipped.values() if isinstance(v, list)}) > 1:
-        problems.append(Problem("zip", f"lists of different lengths: {', '.join(f'{k}: {len(v)}' for k, v in zipped.items())}"))
+        problems.append(
+            Problem(
+                "zip", f"lists of different lengths: {', '.join(f'{k}: {len(v)}' for k, v in zipped.items())}"
+            )
+        )
     rnd_params = rnd.get("params", {}) if isinstance(rnd, dict) else {}
     for fp, dist in rnd_params.items():
         params.append(fp)
-        if not (isinstance(dist, dict) and len(dist) == 1 and next(iter(dist)) in ("uniform", "int", "choice")):
-            problems.append(Problem(f"random.params.{fp}", "expected {uniform: [lo, hi]}, {int: [lo, hi]} or {choice: [...]}"))
+        if not (
+            isinstance(dist, dict) and len(dist) == 1 and next(iter(dist)) in ("uniform", "int", "choice")
+        ):
+            problems.append(
+                Problem(
+                    f"random.params.{fp}", "expected {uniform: [lo, hi]}, {int: [lo, hi]} or {choice: [...]}"
+                )
+            )
     if base is not None:
         problems += path_problems(base, params)
-    for key, block in (("grid", grid), ("zip", zipped)):  # every file a point would read, checked before anything runs
+    for key, block in (
+        ("grid", grid),
+        ("zip", zipped),
+    ):  # every file a point would read, checked before anything runs
         for fp in FILE_FIELDS:
             values = block.get(fp) if isinstance(block, dict) else None
             for i, v in enumerate(values if isinstance(values, list) else []):
@@ -295,15 +351,26 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
     for d in draws[: n_random or 1]:
         for fp, dist in rnd_params.items():
             kind, arg = next(iter(dist.items()))
-            d[fp] = rng.uniform(*arg) if kind == "uniform" else rng.randint(*arg) if kind == "int" else rng.choice(arg)
+            d[fp] = (
+                rng.uniform(*arg)
+                if kind == "uniform"
+                else rng.randint(*arg)
+                if kind == "int"
+                else rng.choice(arg)
+            )
     if base is not None and (g_keys or z_keys or n_random):
         for g in itertools.product(*g_lists) if g_keys else [()]:
             for zr in z_rows:
                 for d in draws:
-                    combos.append({**dict(zip(g_keys, g, strict=True)), **dict(zip(z_keys, zr, strict=True)), **d})
+                    combos.append(
+                        {**dict(zip(g_keys, g, strict=True)), **dict(zip(z_keys, zr, strict=True)), **d}
+                    )
     if len(combos) + len(scenario_refs) > max_points:
-        raise InputError(f"the sweep has {len(combos) + len(scenario_refs):,} points; the limit is {max_points:,} (--max-points to raise it)",
-                         str(path))
+        raise InputError(
+            f"the sweep has {len(combos) + len(scenario_refs):,} points; the limit is {max_points:,} "
+            "(--max-points to raise it)",
+            str(path),
+        )
     sweep = Sweep(str(spec.get("name", p.stem)), params)
     width = max(4, len(str(len(combos) + len(scenario_refs))))
     for i, values in enumerate(combos):
@@ -322,7 +389,9 @@ def load_sweep(path: str | Path, data_root: str | Path | None = None, max_points
         point = Point(f"s{j + 1:0{width}d}", {"scenario": ref})
         try:
             text_data, _ = root.read(ref, f"scenarios[{j}]")
-            s = scenario_from_data(text_data, FolderRoot((root.folder / ref).parent, "the scenario's folder"), ref)
+            s = scenario_from_data(
+                text_data, FolderRoot((root.folder / ref).parent, "the scenario's folder"), ref
+            )
             point.data = scenario_data(s)
         except InputError as e:
             point.error = e.render()[:500]
@@ -371,14 +440,29 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
 
             plan = plan_stochastic(scenario, time_limit_s=time_limit_s)
             st = plan.stochastic
-            row.update(expected_objective=st.expected_objective, expected_tco_usd=st.expected_tco_usd, evpi=st.evpi, vss=st.vss)
+            row.update(
+                expected_objective=st.expected_objective,
+                expected_tco_usd=st.expected_tco_usd,
+                evpi=st.evpi,
+                vss=st.vss,
+            )
         else:
             plan = plan_scenario(scenario, time_limit_s=time_limit_s)
         k = plan.kpis
         judged = plan.stochastic or plan  # a two-stage point: the two-stage model's own status and gap
-        row.update(status=judged.status.value, gap=judged.gap, gpus=k.gpus, pflops_bf16=k.pflops_bf16, it_mw=round(k.it_kw / 1000, 6),
-                   capex_usd=k.capex_usd, opex_usd_per_year=k.opex_usd_per_year, tco_usd=k.tco_usd, usd_per_gpu_hour=k.usd_per_gpu_hour,
-                   stranded_kw=k.stranded_kw, solve_s=round(plan.solve_time_s, 4))
+        row.update(
+            status=judged.status.value,
+            gap=judged.gap,
+            gpus=k.gpus,
+            pflops_bf16=k.pflops_bf16,
+            it_mw=round(k.it_kw / 1000, 6),
+            capex_usd=k.capex_usd,
+            opex_usd_per_year=k.opex_usd_per_year,
+            tco_usd=k.tco_usd,
+            usd_per_gpu_hour=k.usd_per_gpu_hour,
+            stranded_kw=k.stranded_kw,
+            solve_s=round(plan.solve_time_s, 4),
+        )
         plans = Path(out_dir) / "plans"
         plans.mkdir(parents=True, exist_ok=True)
         name = f"{point_id}-{row['run_hash']}.plan.yaml"
@@ -431,8 +515,10 @@ def read_results(path: Path):
         raise InputError(f"{shown}: cannot read the results table: {str(e)[:120]}") from None
     missing = [c for c in ("point", "status") if c not in table.columns]
     if missing:
-        raise InputError(f"{shown}: no column {', '.join(missing)}: not a results table of planner batch "
-                         f"(columns: {', '.join(str(c)[:30] for c in table.columns[:12])})")
+        raise InputError(
+            f"{shown}: no column {', '.join(missing)}: not a results table of planner batch "
+            f"(columns: {', '.join(str(c)[:30] for c in table.columns[:12])})"
+        )
     for c in [c for c in COLUMNS if c in table.columns and c not in TEXT_COLUMNS]:
         raw = table[c]
         num = pd.to_numeric(raw, errors="coerce")
@@ -451,7 +537,11 @@ def _csv_reason(message: str) -> str:
         return f"row {m.group(2)} has {m.group(3)} fields, the header has {m.group(1)}"
     if "EOF inside string" in message:
         line = re.search(r"starting at row (\d+)", message)
-        return f"a quoted value is never closed (it starts at row {int(line.group(1)) + 1})" if line else "a quoted value is never closed"
+        return (
+            f"a quoted value is never closed (it starts at row {int(line.group(1)) + 1})"
+            if line
+            else "a quoted value is never closed"
+        )
     return f"not a readable CSV table: {message.splitlines()[0][:120]}"
 
 
@@ -478,9 +568,17 @@ def row_failed(row: dict) -> bool:
     return isinstance(err, str) and bool(err)
 
 
-def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
-              time_limit_s: float | None = None, progress: Callable[[int, int, int], None] | None = None,
-              connect_timeout_s: float = CONNECT_TIMEOUT_S, say: Callable[[str], None] | None = None) -> list[dict]:
+def run_batch(
+    sweep: Sweep,
+    out_dir: str | Path,
+    executor: str = "serial",
+    workers: int = 2,
+    scheduler: str | None = None,
+    time_limit_s: float | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    say: Callable[[str], None] | None = None,
+) -> list[dict]:
     """Solve every point not yet in the table (by run hash: the scenario with its solver settings)
     on an executor; write the table after each point. Returns all rows. ``progress(done, total,
     failed)`` after each point."""
@@ -488,7 +586,19 @@ def run_batch(sweep: Sweep, out_dir: str | Path, executor: str = "serial", worke
 
     out = Path(out_dir)
     with claim_folder(out, sweep):
-        return _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data, connect_timeout_s, say)
+        return _run_batch(
+            sweep,
+            out,
+            executor,
+            workers,
+            scheduler,
+            time_limit_s,
+            progress,
+            run_hash,
+            scenario_from_data,
+            connect_timeout_s,
+            say,
+        )
 
 
 OWNER = "sweep.json"
@@ -509,7 +619,10 @@ def claim_folder(out: Path, sweep: Sweep):
 
     shown = str(out)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise InputError(f"-o {shown}: is {'a symbolic link' if out.is_symlink() else 'not a folder'}; give a folder for the results")
+        raise InputError(
+            f"-o {shown}: is {'a symbolic link' if out.is_symlink() else 'not a folder'}; give a folder "
+            "for the results"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -520,8 +633,11 @@ def claim_folder(out: Path, sweep: Sweep):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
-            raise InputError(f"-o {shown}: another batch is writing into this folder (process {holder}); wait for it to finish "
-                             "or give another folder") from None
+            raise InputError(
+                f"-o {shown}: another batch is writing into this folder (process {holder}); wait for it to "
+                "finish "
+                "or give another folder"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         owner = out / OWNER
@@ -533,15 +649,21 @@ def claim_folder(out: Path, sweep: Sweep):
             except (OSError, ValueError, AttributeError):
                 mine = None
             if mine != sweep.name:
-                raise InputError(f"-o {shown}: holds the results of sweep {str(mine)[:60]!r}, not {sweep.name!r}; give another folder "
-                                 "(rerunning the same sweep into its folder resumes it)")
+                raise InputError(
+                    f"-o {shown}: holds the results of sweep {str(mine)[:60]!r}, not {sweep.name!r}; give "
+                    "another folder "
+                    "(rerunning the same sweep into its folder resumes it)"
+                )
         elif (out / "results.csv").exists():
             raise InputError(f"-o {shown}: holds a results table of an unnamed sweep; give another folder")
         else:
             atomic_write(owner, json.dumps({"sweep": sweep.name, "params": sweep.params}) + "\n")
         plans = out / "plans"
         if plans.is_symlink() or (plans.exists() and not plans.is_dir()):
-            raise InputError(f"-o {shown}: plans/ is {'a symbolic link' if plans.is_symlink() else 'not a folder'}; give another folder")
+            raise InputError(
+                f"-o {shown}: plans/ is {'a symbolic link' if plans.is_symlink() else 'not a folder'}; "
+                "give another folder"
+            )
         plans.mkdir(exist_ok=True)
         remove_stale_temps(out)
         remove_stale_temps(plans)
@@ -550,15 +672,29 @@ def claim_folder(out: Path, sweep: Sweep):
         os.close(fd)  # releases the lock
 
 
-def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress, run_hash, scenario_from_data, connect_timeout_s,
-               say) -> list[dict]:
+def _run_batch(
+    sweep,
+    out,
+    executor,
+    workers,
+    scheduler,
+    time_limit_s,
+    progress,
+    run_hash,
+    scenario_from_data,
+    connect_timeout_s,
+    say,
+) -> list[dict]:
     old = read_table(out)
     done_hashes = set(old["run_hash"].dropna()) if "run_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
     failed_before = {r["point"] for r in rows if row_failed(r)}
     jobs = []
     for pt in sweep.points:
-        base = {"point": pt.id, **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in pt.values.items()}}
+        base = {
+            "point": pt.id,
+            **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in pt.values.items()},
+        }
         if pt.data is None:
             if pt.id not in {r["point"] for r in rows}:
                 rows.append({**base, "status": "bad_input", "error": pt.error})
@@ -579,7 +715,12 @@ def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress,
 
     def on_done(row: dict) -> None:
         row.pop("trace", None)
-        row.update({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in values.get(row["point"], {}).items()})
+        row.update(
+            {
+                k: json.dumps(v) if isinstance(v, (list, dict)) else v
+                for k, v in values.get(row["point"], {}).items()
+            }
+        )
         rows.append(row)
         state["done"] += 1
         state["failed"] += row_failed(row)
@@ -591,8 +732,11 @@ def _run_batch(sweep, out, executor, workers, scheduler, time_limit_s, progress,
 
     try:
         if say:
-            say(f"sweep {sweep.name}: {len(sweep.points):,} points, {total:,} to solve, {len(sweep.points) - total:,} already in the table "
-                "or unusable")
+            say(
+                f"sweep {sweep.name}: {len(sweep.points):,} points, {total:,} to solve, "
+                f"{len(sweep.points) - total:,} already in the table "
+                "or unusable"
+            )
         run_jobs(run_point, jobs, on_done, executor, workers, scheduler, connect_timeout_s)
     finally:  # interrupted or not, every finished point is in the table
         write_table(out, rows, sweep.params)

@@ -58,14 +58,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for c in s.clusters:
         for t in c.rack_types:
             n = sum(k.size for k in classes.values() if t in k.link and fits(s, ix, k.row, types[t]))
-            print(f"  cluster {c.id}: {t} ({s.rack_power_kw(types[t]):,.1f} kW, {types[t].gpus} GPUs) fits {n} of {usable} positions")
+            print(
+                f"  cluster {c.id}: {t} ({s.rack_power_kw(types[t]):,.1f} kW, {types[t].gpus} GPUs) fits "
+                f"{n} of {usable} positions"
+            )
     return EXIT_OK
 
 
 GENERATE_FLAGS = {
-    "count": "--buildings", "halls": "--halls", "pods_per_hall": "--pods-per-hall", "rows_per_pod": "--rows-per-pod",
-    "positions_per_row": "--positions", "power_design": "--power-design", "design_kw_per_position": "--design-kw",
-    "max_rack_power_kw": "--max-rack-kw", "liquid": "--liquid", "pod_max_gpus": "--pod-max-gpus", "pod_max_racks": "--pod-max-racks",
+    "count": "--buildings",
+    "halls": "--halls",
+    "pods_per_hall": "--pods-per-hall",
+    "rows_per_pod": "--rows-per-pod",
+    "positions_per_row": "--positions",
+    "power_design": "--power-design",
+    "design_kw_per_position": "--design-kw",
+    "max_rack_power_kw": "--max-rack-kw",
+    "liquid": "--liquid",
+    "pod_max_gpus": "--pod-max-gpus",
+    "pod_max_racks": "--pod-max-racks",
 }
 """Generator spec field → the flag that sets it (errors name the flag)."""
 
@@ -85,13 +96,23 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
         command = f"planner generate-site --spec {args.spec}"
     else:
         values = {
-            "count": args.buildings, "halls": args.halls, "pods_per_hall": args.pods_per_hall, "rows_per_pod": args.rows_per_pod,
-            "positions_per_row": args.positions, "power_design": args.power_design, "design_kw_per_position": args.design_kw,
-            "max_rack_power_kw": args.max_rack_kw, "liquid": args.liquid, "pod_max_gpus": args.pod_max_gpus, "pod_max_racks": args.pod_max_racks,
+            "count": args.buildings,
+            "halls": args.halls,
+            "pods_per_hall": args.pods_per_hall,
+            "rows_per_pod": args.rows_per_pod,
+            "positions_per_row": args.positions,
+            "power_design": args.power_design,
+            "design_kw_per_position": args.design_kw,
+            "max_rack_power_kw": args.max_rack_kw,
+            "liquid": args.liquid,
+            "pod_max_gpus": args.pod_max_gpus,
+            "pod_max_racks": args.pod_max_racks,
         }
         try:
             b = validate_model(BuildingSpec, values, "", "command line")
-            spec = validate_model(SiteSpec, {"id": args.id, "buildings": [b.model_dump()]}, "", "command line")
+            spec = validate_model(
+                SiteSpec, {"id": args.id, "buildings": [b.model_dump()]}, "", "command line"
+            )
         except InputError as e:
             raise InputError([_flag_problem(p) for p in e.problems], "command line") from None
         command = "planner generate-site " + " ".join(sys.argv[2:])
@@ -105,8 +126,15 @@ def cmd_generate_site(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if fleet is not None:
-        atomic_write(args.scenario, f"# planner generate-site --spec {args.spec} -o {args.output} --scenario {args.scenario}\n" + dump_yaml(fleet))
-        print(f"wrote {args.scenario}: {len(fleet['clusters'])} clusters, {sum(c['gpus'] for c in fleet['clusters']):,} GPUs wanted")
+        atomic_write(
+            args.scenario,
+            f"# planner generate-site --spec {args.spec} -o {args.output} --scenario {args.scenario}\n"
+            + dump_yaml(fleet),
+        )
+        print(
+            f"wrote {args.scenario}: {len(fleet['clusters'])} clusters, "
+            f"{sum(c['gpus'] for c in fleet['clusters']):,} GPUs wanted"
+        )
     elif args.spec and spec.fleet is not None and args.output and args.output != "-":
         print("the spec has a fleet: add --scenario FILE to write its clusters", file=sys.stderr)
     return EXIT_OK
@@ -119,9 +147,14 @@ def _fleet(args: argparse.Namespace, spec, site) -> dict:
     from planner.input.fleetgen import generate_fleet
 
     if spec.fleet is None:
-        raise InputError([Problem("--scenario", "the spec has no fleet: section to draw clusters from")], "command line")
+        raise InputError(
+            [Problem("--scenario", "the spec has no fleet: section to draw clusters from")], "command line"
+        )
     if not args.output or args.output == "-":
-        raise InputError([Problem("--scenario", "needs -o SITE.yaml: the scenario names the site file it stands on")], "command line")
+        raise InputError(
+            [Problem("--scenario", "needs -o SITE.yaml: the scenario names the site file it stands on")],
+            "command line",
+        )
     site_ref = os.path.relpath(os.path.abspath(args.output), os.path.dirname(os.path.abspath(args.scenario)))
     name = os.path.basename(args.scenario).removesuffix(".yaml")
     try:
@@ -144,13 +177,22 @@ def _scenario_with_overrides(args: argparse.Namespace):
     from planner.schema import SolverSettings
 
     s = scenario_of(args)
-    over = {k: v for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap)) if v is not None}
+    over = {
+        k: v
+        for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap))
+        if v is not None
+    }
     if over:
         flags = {"name": "--solver", "time_limit_s": "--time-limit", "rel_gap": "--gap"}
         try:
-            settings = validate_model(SolverSettings, {**s.solver.model_dump(mode="json"), **over}, "solver", "command line")
+            settings = validate_model(
+                SolverSettings, {**s.solver.model_dump(mode="json"), **over}, "solver", "command line"
+            )
         except InputError as e:
-            raise InputError([Problem(flags.get(p.path.split(".")[-1], p.path), p.message) for p in e.problems], "command line") from None
+            raise InputError(
+                [Problem(flags.get(p.path.split(".")[-1], p.path), p.message) for p in e.problems],
+                "command line",
+            ) from None
         s = s.model_copy(update={"solver": settings})
     from planner.solving.backends import from_name
 
@@ -189,16 +231,29 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_lp(build(s, aggregate=not args.per_position), args.write_lp)
         print(f"wrote {args.write_lp} (the model as built)", file=sys.stderr)
     if s.futures and args.mode != "stochastic":
-        print(f"note: the scenario lists {len(s.futures)} demand futures; this {args.mode} plan is for the clusters' own demand "
-              "(--mode stochastic plans for the futures)", file=sys.stderr)
+        print(
+            f"note: the scenario lists {len(s.futures)} demand futures; this {args.mode} plan is for the "
+            "clusters' own demand "
+            "(--mode stochastic plans for the futures)",
+            file=sys.stderr,
+        )
     if args.decompose:
         _check_scheduler_flags(args)
         if args.mode != "joint" or args.per_position:
-            raise InputError(f"--decompose: plans joint and aggregated (drop --mode {args.mode} and --per-position)")
+            raise InputError(
+                f"--decompose: plans joint and aggregated (drop --mode {args.mode} and --per-position)"
+            )
         from planner.scale.decompose import describe, plan_decomposed
 
         say = _progress(args)
-        d = plan_decomposed(s, args.executor, args.workers, args.scheduler, progress=(lambda m: say(m)) if say else None, deadline=deadline)
+        d = plan_decomposed(
+            s,
+            args.executor,
+            args.workers,
+            args.scheduler,
+            progress=(lambda m: say(m)) if say else None,
+            deadline=deadline,
+        )
         plan = d.plan
         if say:
             say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
@@ -216,7 +271,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if not to_stdout:
             print(f"wrote {args.output}", file=sys.stderr)
     else:
-        print("no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)", file=sys.stderr)
+        print(
+            "no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)",
+            file=sys.stderr,
+        )
     plan_summary(plan, sys.stderr if to_stdout else sys.stdout)
     if not plan.status.has_plan:
         msg = {
@@ -245,7 +303,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise InputError(f"-o {args.output}: is {'a symbolic link' if out.is_symlink() else 'a file'}; give a folder for the results")
+        raise InputError(
+            f"-o {args.output}: is {'a symbolic link' if out.is_symlink() else 'a file'}; give a folder "
+            "for the results"
+        )
     check_writable(out if not out.exists() else out / "results.csv")
     _check_scheduler_flags(args)
     sweep = load_sweep(args.sweep, args.data_root, args.max_points)
@@ -261,14 +322,30 @@ def cmd_batch(args: argparse.Namespace) -> int:
             bar.set_postfix(failed=failed)
             bar.update(done - bar.n)
 
-    rows = run_batch(sweep, out, args.executor, args.workers, args.scheduler, args.time_limit, progress, args.connect_timeout,
-                     say=None if args.quiet else lambda m: print(m, file=sys.stderr))
+    rows = run_batch(
+        sweep,
+        out,
+        args.executor,
+        args.workers,
+        args.scheduler,
+        args.time_limit,
+        progress,
+        args.connect_timeout,
+        say=None if args.quiet else lambda m: print(m, file=sys.stderr),
+    )
     if bar is not None:
         bar.close()
     failed = sum(1 for r in rows if row_failed(r))
-    print(f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in {args.output}/plans/")
+    print(
+        f"{args.output}: {len(rows)} points in results.csv and results.parquet ({failed} failed); plans in "
+        f"{args.output}/plans/"
+    )
     if not args.quiet:
-        print(f"next: planner frontier {args.output}/results.csv --x capex_usd --y gpus -o {args.output}/frontier.html", file=sys.stderr)
+        print(
+            f"next: planner frontier {args.output}/results.csv --x capex_usd --y gpus -o "
+            f"{args.output}/frontier.html",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -285,11 +362,15 @@ def _check_scheduler_flags(args: argparse.Namespace) -> None:
 
 FRONTIER_CLICK = (
     "var p=document.getElementsByClassName('plotly-graph-div')[0];"
-    "var box=document.createElement('div');box.id='picked';box.style.cssText='font:14px sans-serif;margin:8px 16px';"
-    "box.textContent='Click a point: its plan file opens (downloads) and its figures show here.';p.parentNode.appendChild(box);"
+    "var box=document.createElement('div');box.id='picked';box.style.cssText='font:14px "
+    "sans-serif;margin:8px 16px';"
+    "box.textContent='Click a point: its plan file opens (downloads) and its figures show "
+    "here.';p.parentNode.appendChild(box);"
     "p.on('plotly_click',function(d){var pt=d.points[0],u=pt.customdata[0];"
-    "box.textContent=pt.customdata[1]+': '+(u?'plan '+u:'no plan file')+'; '+pt.hovertext.replace(/<[^>]+>/g,' ');"
-    "if(u){var a=document.createElement('a');a.href=u;a.download=u.split('/').pop();a.textContent=' open '+a.download;"
+    "box.textContent=pt.customdata[1]+': '+(u?'plan '+u:'no plan file')+'; "
+    "'+pt.hovertext.replace(/<[^>]+>/g,' ');"
+    "if(u){var a=document.createElement('a');a.href=u;a.download=u.split('/').pop();a.textContent=' open "
+    "'+a.download;"
     "box.appendChild(a);a.click();}});"
 )
 """The frontier page's click: name the point and its figures below the chart and open its plan file
@@ -317,9 +398,15 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     base = Path(os.path.relpath(results.parent, out_dir))
     fig, ok = frontier_figure(table, args.x, args.y, args.z, base)
     script = FRONTIER_CLICK
-    atomic_write(args.output, fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True))
-    print(f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the frontier",
-          file=sys.stderr if args.output == "-" else sys.stdout)
+    atomic_write(
+        args.output,
+        fig.to_html(include_plotlyjs="cdn" if args.cdn else True, post_script=script, full_html=True),
+    )
+    print(
+        f"wrote {args.output}: {int(ok['pareto'].sum()) if len(ok) else 0} of {len(ok)} points on the "
+        "frontier",
+        file=sys.stderr if args.output == "-" else sys.stdout,
+    )
     return EXIT_OK
 
 
@@ -371,28 +458,50 @@ def build_parser() -> argparse.ArgumentParser:
     _data_root_flag(vf)
     vf.set_defaults(func=cmd_verify)
 
-    xp = sub.add_parser("export", help="a verified plan's racks for other tools: placement CSV or XLSX, NetBox device import CSV")
+    xp = sub.add_parser(
+        "export",
+        help="a verified plan's racks for other tools: placement CSV or XLSX, NetBox device import CSV",
+    )
     xp.add_argument("plan", help="plan YAML (planner plan -o)")
     xp.add_argument("scenario", help="the scenario it was made for (gives each rack's power and feeds)")
-    xp.add_argument("--format", choices=["csv", "xlsx", "netbox"], default="csv",
-                    help="csv: one row per rack; xlsx: one sheet per hall plus KPIs; netbox: NetBox device bulk-import CSV")
+    xp.add_argument(
+        "--format",
+        choices=["csv", "xlsx", "netbox"],
+        default="csv",
+        help=(
+            "csv: one row per rack; xlsx: one sheet per hall plus KPIs; netbox: NetBox device bulk-import CSV"
+        ),
+    )
     xp.add_argument("-o", "--output", required=True, help="file to write (a regular file or a new path)")
     _data_root_flag(xp)
     xp.set_defaults(func=cmd_export)
 
-    br = sub.add_parser("blast-radius", help="what each power node, cooling zone, pod and row takes down when it fails")
+    br = sub.add_parser(
+        "blast-radius", help="what each power node, cooling zone, pod and row takes down when it fails"
+    )
     br.add_argument("plan")
     br.add_argument("scenario")
-    br.add_argument("--kind", choices=["power_node", "cooling_zone", "pod", "row"], help="only this kind of element")
-    br.add_argument("--top", type=_positive_int, default=20, help="elements listed (most GPUs lost first; default 20)")
+    br.add_argument(
+        "--kind", choices=["power_node", "cooling_zone", "pod", "row"], help="only this kind of element"
+    )
+    br.add_argument(
+        "--top", type=_positive_int, default=20, help="elements listed (most GPUs lost first; default 20)"
+    )
     br.add_argument("--all", action="store_true", help="every element, also those that take down nothing")
     _data_root_flag(br)
     br.set_defaults(func=cmd_blast_radius)
 
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
     g.add_argument("--spec", help="generator spec YAML (mixed buildings)")
-    g.add_argument("-o", "--output", help="site YAML to write: a regular file or a new path (default, or -: standard output)")
-    g.add_argument("--scenario", help="with a spec that has fleet: the scenario YAML to write (its clusters; it names the site by -o)")
+    g.add_argument(
+        "-o",
+        "--output",
+        help="site YAML to write: a regular file or a new path (default, or -: standard output)",
+    )
+    g.add_argument(
+        "--scenario",
+        help="with a spec that has fleet: the scenario YAML to write (its clusters; it names the site by -o)",
+    )
     g.add_argument("--id", default="generated")
     g.add_argument("--buildings", type=_positive_int, default=1)
     g.add_argument("--halls", type=_positive_int, default=1)
@@ -409,43 +518,99 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="solve a scenario and write the plan YAML")
     pl.add_argument("scenario")
-    pl.add_argument("-o", "--output", help="plan YAML to write: a regular file or a new path in an existing folder; - for standard output "
-                    "(the summary then goes to standard error)")
+    pl.add_argument(
+        "-o",
+        "--output",
+        help="plan YAML to write: a regular file or a new path in an existing folder; - for standard output "
+        "(the summary then goes to standard error)",
+    )
     _solver_flags(pl)
-    pl.add_argument("--per-position", action="store_true", help="binary per position instead of aggregated classes (slower; for comparison)")
-    pl.add_argument("--mode", choices=["joint", "rolling", "stochastic"], default="joint",
-                    help="phased scenarios: joint (all phases in one model, default), rolling (phase by phase, each fixing the last) "
-                         "or stochastic (scenarios with futures: one first phase for every future, later phases per future)")
+    pl.add_argument(
+        "--per-position",
+        action="store_true",
+        help="binary per position instead of aggregated classes (slower; for comparison)",
+    )
+    pl.add_argument(
+        "--mode",
+        choices=["joint", "rolling", "stochastic"],
+        default="joint",
+        help="phased scenarios: joint (all phases in one model, default), rolling (phase by phase, "
+        "each fixing the last) "
+        "or stochastic (scenarios with futures: one first phase for every future, later phases per future)",
+    )
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
-    pl.add_argument("--write-lp", metavar="FILE", help="also write the model as built (CPLEX LP format, readable row and variable names) "
-                    "to FILE, to hand to another solver")
-    pl.add_argument("--decompose", choices=["building"],
-                    help="very large sites: solve buildings in parallel and coordinate them in a master problem (reports the gap to "
-                         "the LP bound of the whole)")
-    pl.add_argument("--executor", choices=["serial", "process", "dask"], default="process", help="where --decompose runs its building solves")
+    pl.add_argument(
+        "--write-lp",
+        metavar="FILE",
+        help="also write the model as built (CPLEX LP format, readable row and variable names) "
+        "to FILE, to hand to another solver",
+    )
+    pl.add_argument(
+        "--decompose",
+        choices=["building"],
+        help="very large sites: solve buildings in parallel and coordinate them in a master problem "
+        "(reports the gap to "
+        "the LP bound of the whole)",
+    )
+    pl.add_argument(
+        "--executor",
+        choices=["serial", "process", "dask"],
+        default="process",
+        help="where --decompose runs its building solves",
+    )
     pl.add_argument("--workers", type=_positive_int, default=2, help="worker processes of --decompose")
-    pl.add_argument("--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (--decompose with --executor dask)")
-    pl.add_argument("--connect-timeout", type=_finite_float, default=10.0, help="seconds to wait for --scheduler to answer (default 10)")
+    pl.add_argument(
+        "--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (--decompose with --executor dask)"
+    )
+    pl.add_argument(
+        "--connect-timeout",
+        type=_finite_float,
+        default=10.0,
+        help="seconds to wait for --scheduler to answer (default 10)",
+    )
     pl.set_defaults(func=cmd_plan)
 
     b = sub.add_parser("batch", help="solve a sweep of scenario variants in parallel into one results table")
     b.add_argument("sweep")
-    b.add_argument("-o", "--output", required=True, help="results folder (results.csv, results.parquet, plans/)")
+    b.add_argument(
+        "-o", "--output", required=True, help="results folder (results.csv, results.parquet, plans/)"
+    )
     b.add_argument("--executor", choices=["serial", "process", "dask"], default="process")
     b.add_argument("--workers", type=_positive_int, default=2)
-    b.add_argument("--scheduler", help="tcp://HOST:PORT of a running Dask scheduler (dask executor; default: a LocalCluster)")
+    b.add_argument(
+        "--scheduler",
+        help="tcp://HOST:PORT of a running Dask scheduler (dask executor; default: a LocalCluster)",
+    )
     b.add_argument("--time-limit", type=_finite_float, help="seconds per point")
-    b.add_argument("--data-root", help="folder the sweep's files must be inside (default: the folder above the sweep's)")
+    b.add_argument(
+        "--data-root", help="folder the sweep's files must be inside (default: the folder above the sweep's)"
+    )
     b.add_argument("--quiet", action="store_true", help="no progress")
-    b.add_argument("--connect-timeout", type=_finite_float, default=10.0, help="seconds to wait for --scheduler to answer (default 10)")
-    b.add_argument("--max-points", type=_positive_int, default=10_000, help="refuse a sweep with more points (default 10,000)")
+    b.add_argument(
+        "--connect-timeout",
+        type=_finite_float,
+        default=10.0,
+        help="seconds to wait for --scheduler to answer (default 10)",
+    )
+    b.add_argument(
+        "--max-points",
+        type=_positive_int,
+        default=10_000,
+        help="refuse a sweep with more points (default 10,000)",
+    )
     b.set_defaults(func=cmd_batch)
 
     fr = sub.add_parser("frontier", help="interactive Pareto chart (HTML) of a results table")
     fr.add_argument("results")
-    fr.add_argument("--x", default="capex_usd", help="results column on the x axis (default capex_usd; minimised)")
-    fr.add_argument("--y", default="gpus", help="results column on the y axis (default gpus; gpus and pflops_bf16 are maximised, "
-                    "every other column minimised)")
+    fr.add_argument(
+        "--x", default="capex_usd", help="results column on the x axis (default capex_usd; minimised)"
+    )
+    fr.add_argument(
+        "--y",
+        default="gpus",
+        help="results column on the y axis (default gpus; gpus and pflops_bf16 are maximised, "
+        "every other column minimised)",
+    )
     fr.add_argument("--z", help="a third column for a 3-D chart (e.g. it_mw)")
     fr.add_argument("-o", "--output", required=True, help="HTML file to write (- for standard output)")
     fr.add_argument("--cdn", action="store_true", help="load plotly.js from its CDN instead of embedding it")
@@ -471,13 +636,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _solver_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", help="highs (default) or cbc; overrides the scenario")
-    p.add_argument("--time-limit", type=_finite_float, help="seconds for the whole run; overrides the scenario")
+    p.add_argument(
+        "--time-limit", type=_finite_float, help="seconds for the whole run; overrides the scenario"
+    )
     p.add_argument("--gap", type=_finite_float, help="relative MIP gap; overrides the scenario")
     _data_root_flag(p)
 
 
 def _data_root_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-root", help="folder the scenario's site: and catalog: files must be inside (default: the scenario's folder)")
+    p.add_argument(
+        "--data-root",
+        help="folder the scenario's site: and catalog: files must be inside (default: the scenario's folder)",
+    )
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -536,7 +706,11 @@ def _main(argv: list[str] | None) -> int:
         if args.debug:
             traceback.print_exc()
         else:
-            print(f"internal error: {type(e).__name__}: {str(e)[:300]} (run with --debug for the traceback; exit code 3)", file=sys.stderr)
+            print(
+                f"internal error: {type(e).__name__}: {str(e)[:300]} (run with --debug for the traceback; "
+                "exit code 3)",
+                file=sys.stderr,
+            )
         return EXIT_INTERNAL
 
 
@@ -563,4 +737,3 @@ def entry() -> None:
         _interrupted(None, None)
         return
     sys.exit(code)
-

@@ -32,7 +32,9 @@ def different_questions(names: list[str], plans: list) -> str | None:
     if len(keys) <= 1:
         return None
     return "note: these plans answer different scenarios: " + "; ".join(
-        f"{n}: '{p.scenario_name}' (hash {p.scenario_hash or 'none'})" for n, p in zip(names, plans, strict=True))
+        f"{n}: '{p.scenario_name}' (hash {p.scenario_hash or 'none'})"
+        for n, p in zip(names, plans, strict=True)
+    )
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -45,17 +47,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if (line := different_questions(names, plans)) is not None:
         print(line)
     two = len(plans) == 2
-    rows = [("", *names, *(["B - A"] if two else [])), ("scenario", *(p.scenario_name for p in plans), *([""] if two else [])),
-            ("status", *(p.status.value for p in plans), *([""] if two else []))]
-    fields = ["gpus", "racks", "it_kw", "pflops_bf16", "gpus_per_mw", "capex_usd", *(f for _, f in CAPEX_PARTS), "opex_usd_per_year", "tco_usd",
-              "usd_per_gpu_hour", "usd_per_useful_gpu_hour", "stranded_kw"]
+    rows = [
+        ("", *names, *(["B - A"] if two else [])),
+        ("scenario", *(p.scenario_name for p in plans), *([""] if two else [])),
+        ("status", *(p.status.value for p in plans), *([""] if two else [])),
+    ]
+    fields = [
+        "gpus",
+        "racks",
+        "it_kw",
+        "pflops_bf16",
+        "gpus_per_mw",
+        "capex_usd",
+        *(f for _, f in CAPEX_PARTS),
+        "opex_usd_per_year",
+        "tco_usd",
+        "usd_per_gpu_hour",
+        "usd_per_useful_gpu_hour",
+        "stranded_kw",
+    ]
     for f in fields:
         fmt = "{:,.3f}" if f.startswith("usd_per") else "{:,.0f}"
         cells = ["-" if p.kpis is None else fmt.format(getattr(p.kpis, f)) for p in plans]
         if two:
             a, b = plans
-            cells.append("-" if a.kpis is None or b.kpis is None else
-                         ("+" if getattr(b.kpis, f) - getattr(a.kpis, f) >= 0 else "") + fmt.format(getattr(b.kpis, f) - getattr(a.kpis, f)))
+            cells.append(
+                "-"
+                if a.kpis is None or b.kpis is None
+                else ("+" if getattr(b.kpis, f) - getattr(a.kpis, f) >= 0 else "")
+                + fmt.format(getattr(b.kpis, f) - getattr(a.kpis, f))
+            )
         rows.append((f, *cells))
     for i in range(3):
         cells = []
@@ -93,7 +114,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
             moved.append((old, r))
             new.remove(r)
             gone.remove(old)
-    print(f"{args.plan_a} -> {args.plan_b}: {len(same)} racks in place, {len(new)} added, {len(gone)} removed, {len(moved)} moved")
+    print(
+        f"{args.plan_a} -> {args.plan_b}: {len(same)} racks in place, {len(new)} added, {len(gone)} "
+        f"removed, {len(moved)} moved"
+    )
     for r in new[: args.limit]:
         print(f"  + {r.row}/{r.position} {r.rack_type} ({r.cluster}){' in ' + r.phase if r.phase else ''}")
     for r in gone[: args.limit]:
@@ -102,7 +126,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"  > {old.row}/{old.position} -> {r.row}/{r.position} {r.rack_type} ({r.cluster})")
     if a.kpis is not None and b.kpis is not None:
         rows = [("KPI", "A", "B", "B - A")]
-        for f in ("gpus", "racks", "it_kw", "pflops_bf16", "capex_usd", "opex_usd_per_year", "tco_usd", "usd_per_gpu_hour"):
+        for f in (
+            "gpus",
+            "racks",
+            "it_kw",
+            "pflops_bf16",
+            "capex_usd",
+            "opex_usd_per_year",
+            "tco_usd",
+            "usd_per_gpu_hour",
+        ):
             x, y = getattr(a.kpis, f), getattr(b.kpis, f)
             fmt = "{:,.3f}" if f == "usd_per_gpu_hour" else "{:,.0f}"
             rows.append((f, fmt.format(x), fmt.format(y), ("+" if y - x >= 0 else "") + fmt.format(y - x)))
@@ -134,13 +167,23 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     rep = verify(plan.model_copy(update={"reliability": None}), scenario)
     if not rep.ok:
-        print(f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} violations; run planner verify)")
+        print(
+            f"{args.plan}: not a valid plan for scenario '{scenario.name}' ({len(rep.violations)} "
+            "violations; run planner verify)"
+        )
         return EXIT_FAILED
     totals = cluster_gpus(scenario, plan.racks)
     blasts = blast_radius(scenario, plan.racks, network=plan.network_racks)
     rows = [b for b in blasts if args.kind in (None, b.kind)]
-    shown = rows if args.all else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
-    print(f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the cluster)")
+    shown = (
+        rows
+        if args.all
+        else [b for b in rows if b.lost or b.capped or b.shed or b.n1_holds is False][: args.top]
+    )
+    print(
+        f"{'element':34s} {'GPUs lost':>10s}  {'N-1':5s}  per cluster (lost / capped / shed, share of the "
+        "cluster)"
+    )
     for b in shown:
         parts = []
         for c in sorted(set(b.lost) | set(b.capped) | set(b.shed)):
@@ -153,13 +196,25 @@ def cmd_blast_radius(args: argparse.Namespace) -> int:
     if hidden:
         print(f"({hidden:,} more elements; --all lists every one)")
     print()
-    print(f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} {'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}")
-    tco = plan.kpis.tco_usd - plan.kpis.capex_backup_usd if plan.kpis else None  # the backup choice is priced on the TCO before it
-    for c in reliability_report(scenario, plan.racks, blasts=blasts, network=plan.network_racks, tco_usd=tco).clusters:
+    print(
+        f"{'cluster':20s} {'GPUs':>9s} {'MTBF h':>8s} {'int./day':>9s} {'storage':>8s} {'GB/s':>8s} "
+        f"{'ckpt s':>8s} {'interval h':>10s} {'goodput':>8s}"
+    )
+    tco = (
+        plan.kpis.tco_usd - plan.kpis.capex_backup_usd if plan.kpis else None
+    )  # the backup choice is priced on the TCO before it
+    for c in reliability_report(
+        scenario, plan.racks, blasts=blasts, network=plan.network_racks, tco_usd=tco
+    ).clusters:
+
         def f(x, fmt):
             return "-" if x is None else fmt.format(x)
-        print(f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} {c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "
-              f"{f(c.checkpoint_s, '{:.1f}'):>8s} {f(c.interval_h, '{:.2f}'):>10s} {f(c.goodput, '{:.4f}'):>8s}")
+
+        print(
+            f"{c.cluster:20s} {c.gpus:>9,} {f(c.mtbf_h, '{:.2f}'):>8s} {c.interruptions_per_day:>9.2f} "
+            f"{c.storage_racks:>8d} {c.write_gb_per_s:>8,.0f} "
+            f"{f(c.checkpoint_s, '{:.1f}'):>8s} {f(c.interval_h, '{:.2f}'):>10s} {f(c.goodput, '{:.4f}'):>8s}"
+        )
     return EXIT_OK
 
 
@@ -173,17 +228,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     rep = verify(plan, scenario)
     if rep.ok:
-        print(f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every constraint holds)")
+        print(
+            f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every "
+            "constraint holds)"
+        )
         st = plan.stochastic
         shown = scenario.in_future(st.shown_future) if st is not None else scenario
         k = plan_figures(plan.model_copy(update={"stochastic": None}), shown)[0].kpis
         if st is not None:
-            print(f"  two-stage: {len(st.futures)} futures' plans verified, first phase {st.first_phase} shared; shown: future {st.shown_future}; "
-                  f"recomputed expected objective {st.expected_objective:,.1f}, EVPI {'-' if st.evpi is None else format(st.evpi, ',.1f')}, "
-                  f"VSS {'-' if st.vss is None else format(st.vss, ',.1f')}")
-        print(f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, stranded {k.stranded_kw:,.1f} kW")
+            print(
+                f"  two-stage: {len(st.futures)} futures' plans verified, first phase {st.first_phase} "
+                f"shared; shown: future {st.shown_future}; "
+                f"recomputed expected objective {st.expected_objective:,.1f}, EVPI "
+                f"{'-' if st.evpi is None else format(st.evpi, ',.1f')}, "
+                f"VSS {'-' if st.vss is None else format(st.vss, ',.1f')}"
+            )
+        print(
+            f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, "
+            f"stranded {k.stranded_kw:,.1f} kW"
+        )
         for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
-            when = f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
+            when = (
+                f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
+            )
             print(f"  tightest: {u.kind} {u.id} at {u.worst_share:.1%} of {u.limit:,.1f} {u.unit}{when}")
         return EXIT_OK
     if rep.violations[0].check == "scenario":
@@ -198,26 +265,48 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def stochastic_rows(st) -> list[tuple[str, str]]:
     """The two-stage figures: expected objective and TCO, EVPI, VSS, and per future its GPUs, TCO
     and regret."""
+
     def num(x, fmt=",.1f"):
         return "-" if x is None else format(x, fmt)
 
     claim = " (the solver's claim: it stated no bound)" if st.optimality == "solver_claim" else ""
-    rows = [("two-stage plan", f"{st.status.value}{claim}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first phase {st.first_phase} shared"),
-            ("expected objective", num(st.expected_objective)), ("expected TCO USD", num(st.expected_tco_usd, ",.0f")),
-            ("perfect information (expected)", num(st.perfect_expected)), ("EVPI", num(st.evpi)),
-            ("mean-demand plan (expected)", num(st.mean_expected) if st.mean_expected is not None else "fails a future"),
-            ("VSS", num(st.vss))]
+    rows = [
+        (
+            "two-stage plan",
+            f"{st.status.value}{claim}, gap {'-' if st.gap is None else format(st.gap, '.3%')}; first "
+            f"phase {st.first_phase} shared",
+        ),
+        ("expected objective", num(st.expected_objective)),
+        ("expected TCO USD", num(st.expected_tco_usd, ",.0f")),
+        ("perfect information (expected)", num(st.perfect_expected)),
+        ("EVPI", num(st.evpi)),
+        (
+            "mean-demand plan (expected)",
+            num(st.mean_expected) if st.mean_expected is not None else "fails a future",
+        ),
+        ("VSS", num(st.vss)),
+    ]
     for o in st.futures:
-        rows.append((f"future {o.id} (p={o.probability:g})",
-                     f"{o.gpus:,} GPUs, objective {num(o.objective_value)}, TCO {num(o.tco_usd, ',.0f')}, regret {num(o.regret)}, "
-                     f"stranded {o.stranded_kw:,.0f} kW (mean-demand plan: {num(o.mean_objective)}, stranded {num(o.mean_stranded_kw, ',.0f')} kW)"))
+        rows.append(
+            (
+                f"future {o.id} (p={o.probability:g})",
+                f"{o.gpus:,} GPUs, objective {num(o.objective_value)}, TCO {num(o.tco_usd, ',.0f')}, "
+                f"regret {num(o.regret)}, "
+                f"stranded {o.stranded_kw:,.0f} kW (mean-demand plan: {num(o.mean_objective)}, stranded "
+                f"{num(o.mean_stranded_kw, ',.0f')} kW)",
+            )
+        )
     return rows
 
 
 def stage_shares(stages: dict[str, float]) -> str:
     """Stage times with their share of the whole: ``build 8.0 s (7%) · solve 95.1 s (85%)``."""
     total = sum(v for k, v in stages.items() if not k.startswith("whole_")) or 1.0
-    return " · ".join(f"{k.replace('_', ' ')} {v:,.1f} s ({v / total:.0%})" for k, v in stages.items() if not k.startswith("whole_"))
+    return " · ".join(
+        f"{k.replace('_', ' ')} {v:,.1f} s ({v / total:.0%})"
+        for k, v in stages.items()
+        if not k.startswith("whole_")
+    )
 
 
 def plan_summary(plan, out=None) -> None:
@@ -226,27 +315,69 @@ def plan_summary(plan, out=None) -> None:
     from planner.plan.kpis import capex_parts
 
     k = plan.kpis
-    tight = sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4] if plan.racks else []
-    rows = [("GPUs", f"{k.gpus:,}"), ("racks", f"{k.racks:,}"), ("IT MW", f"{k.it_kw / 1000:,.3f}"),
-            ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"), ("capex USD", f"{k.capex_usd:,.0f}"),
-            *((f"  capex {name} USD", f"{usd:,.0f}") for name, usd in capex_parts(k).items()),
-            ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"), ("TCO USD", f"{k.tco_usd:,.0f}"), ("USD per GPU-hour (levelized)", f"{k.usd_per_gpu_hour:,.3f}"),
-            ("USD per useful GPU-hour", f"{k.usd_per_useful_gpu_hour:,.3f}"),
-            *((("retired racks (service life ended)", f"{k.retired_racks:,}"), ("removal USD", f"{k.removal_usd:,.0f}"),
-               ("residual value at the horizon USD", f"{k.residual_value_usd:,.0f}"),
-               ("depreciation USD/year (standing at the end)", f"{k.depreciation_usd_per_year:,.0f}")) if k.retired_racks or k.residual_value_usd else ()),
-            ("status", plan.status.value + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else "")),
-            ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
-            ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}")]
+    tight = (
+        sorted((u for u in plan.utilisation if u.limit > 0), key=lambda u: -u.worst_share)[:4]
+        if plan.racks
+        else []
+    )
+    rows = [
+        ("GPUs", f"{k.gpus:,}"),
+        ("racks", f"{k.racks:,}"),
+        ("IT MW", f"{k.it_kw / 1000:,.3f}"),
+        ("PFLOPS (BF16 dense)", f"{k.pflops_bf16:,.1f}"),
+        ("capex USD", f"{k.capex_usd:,.0f}"),
+        *((f"  capex {name} USD", f"{usd:,.0f}") for name, usd in capex_parts(k).items()),
+        ("opex USD/year", f"{k.opex_usd_per_year:,.0f}"),
+        ("TCO USD", f"{k.tco_usd:,.0f}"),
+        ("USD per GPU-hour (levelized)", f"{k.usd_per_gpu_hour:,.3f}"),
+        ("USD per useful GPU-hour", f"{k.usd_per_useful_gpu_hour:,.3f}"),
+        *(
+            (
+                ("retired racks (service life ended)", f"{k.retired_racks:,}"),
+                ("removal USD", f"{k.removal_usd:,.0f}"),
+                ("residual value at the horizon USD", f"{k.residual_value_usd:,.0f}"),
+                ("depreciation USD/year (standing at the end)", f"{k.depreciation_usd_per_year:,.0f}"),
+            )
+            if k.retired_racks or k.residual_value_usd
+            else ()
+        ),
+        (
+            "status",
+            plan.status.value
+            + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else ""),
+        ),
+        ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
+        ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}"),
+    ]
     if plan.stage_times_s:
         rows.append(("time by stage", stage_shares(plan.stage_times_s)))
     if plan.phases:
         rows.insert(0, ("mode", plan.mode))
-        rows += [(f"phase {p.phase} ({p.start})", f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}") for p in plan.phases]
+        rows += [
+            (
+                f"phase {p.phase} ({p.start})",
+                f"{p.gpus:,} GPUs, +{p.new_racks} racks, {p.it_kw / 1000:,.3f} MW, capex {p.capex_usd:,.0f}",
+            )
+            for p in plan.phases
+        ]
     rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
-    rows += [(f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}") for o in plan.orders
-             if o.item == "rack" and o.ordered != o.stands]  # racks with a lead time (the rest are ordered as placed)
-    rows += [(f"tightest: {u.kind} {u.id}", f"{u.worst_share:.1%}" + (f" (when {u.worst_failure} fails)" if u.worst_failure and (u.worst_value or 0) > u.value else "")) for u in tight]
+    rows += [
+        (f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}")
+        for o in plan.orders
+        if o.item == "rack" and o.ordered != o.stands
+    ]  # racks with a lead time (the rest are ordered as placed)
+    rows += [
+        (
+            f"tightest: {u.kind} {u.id}",
+            f"{u.worst_share:.1%}"
+            + (
+                f" (when {u.worst_failure} fails)"
+                if u.worst_failure and (u.worst_value or 0) > u.value
+                else ""
+            ),
+        )
+        for u in tight
+    ]
     print_table(rows, out or sys.stdout)
     if plan.stochastic is not None:
         print_table(stochastic_rows(plan.stochastic), out or sys.stdout)

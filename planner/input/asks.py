@@ -41,10 +41,21 @@ def unit_rates(rel: Reliability) -> list[tuple[str, Scale, frozenset[str] | None
     if rel.node_failures_per_1000_node_days is not None:
         return [("node-failure", Scale.server, None, rel.node_failures_per_1000_node_days / 1000 / 24)]
     hours = ref.days * 24
-    units = {Scale.gpu: ref.gpus, Scale.server: ref.gpus / ref.gpus_per_server, Scale.rack: ref.gpus / ref.gpus_per_rack,
-             Scale.link: ref.gpus * ref.links_per_gpu}
-    return [(c.id, c.scale, frozenset(c.link_classes) if c.link_classes else None, c.count / (hours * units[c.scale]))
-            for c in rel.causes]
+    units = {
+        Scale.gpu: ref.gpus,
+        Scale.server: ref.gpus / ref.gpus_per_server,
+        Scale.rack: ref.gpus / ref.gpus_per_rack,
+        Scale.link: ref.gpus * ref.links_per_gpu,
+    }
+    return [
+        (
+            c.id,
+            c.scale,
+            frozenset(c.link_classes) if c.link_classes else None,
+            c.count / (hours * units[c.scale]),
+        )
+        for c in rel.causes
+    ]
 
 
 @dataclass
@@ -103,9 +114,23 @@ def cluster_jobs(scenario: Scenario, racks: Iterable[PlacedRack]):
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
         u = units_of(scenario, [r for r in mine if not r.spare])
-        store = [types[r.rack_type] for r in mine if r.rack_type in types and not types[r.rack_type].gpus and types[r.rack_type].storage_write_gb_per_s > 0]
+        store = [
+            types[r.rack_type]
+            for r in mine
+            if r.rack_type in types
+            and not types[r.rack_type].gpus
+            and types[r.rack_type].storage_write_gb_per_s > 0
+        ]
         size = c.checkpoint_gb_per_gpu * u.gpus if c.checkpoint_gb_per_gpu is not None and u.gpus else None
-        yield c, mine, u, rate_per_hour(scenario.reliability, u), store, sum(t.storage_write_gb_per_s for t in store), size
+        yield (
+            c,
+            mine,
+            u,
+            rate_per_hour(scenario.reliability, u),
+            store,
+            sum(t.storage_write_gb_per_s for t in store),
+            size,
+        )
 
 
 def planned_units(scenario: Scenario, cluster: Cluster, gpus: int | None = None) -> Units | None:
@@ -171,7 +196,12 @@ def storage_needs(scenario: Scenario, cluster: Cluster) -> tuple[int, list[str]]
         u = planned_units(scenario, cluster)
         rate = rate_per_hour(scenario.reliability, u) if u else 0.0
         if rate > 0:
-            bw = write_needed_gb_per_s(1 / rate, cluster.checkpoint_gb_per_gpu * cluster.gpus, cluster.restart_min / 60, cluster.goodput_target)
+            bw = write_needed_gb_per_s(
+                1 / rate,
+                cluster.checkpoint_gb_per_gpu * cluster.gpus,
+                cluster.restart_min / 60,
+                cluster.goodput_target,
+            )
             if bw is not None:
                 why.append(f"goodput {cluster.goodput_target:g} at MTBF {1 / rate:.2f} h: {bw:,.1f} GB/s")
                 gbps = max(gbps or 0.0, bw)
@@ -191,10 +221,21 @@ def goodput_reachable(scenario: Scenario, cluster: Cluster) -> str | None:
     if rate <= 0:
         return None
     mtbf = 1 / rate
-    if write_needed_gb_per_s(mtbf, cluster.checkpoint_gb_per_gpu * cluster.gpus, cluster.restart_min / 60, cluster.goodput_target) is None:
+    if (
+        write_needed_gb_per_s(
+            mtbf,
+            cluster.checkpoint_gb_per_gpu * cluster.gpus,
+            cluster.restart_min / 60,
+            cluster.goodput_target,
+        )
+        is None
+    ):
         best = 1 - cluster.restart_min / 60 / mtbf
-        return (f"goodput {cluster.goodput_target:g} is out of reach: with MTBF {mtbf:.2f} h a restart of {cluster.restart_min:g} min "
-                f"alone leaves at most {best:.4f}")
+        return (
+            f"goodput {cluster.goodput_target:g} is out of reach: with MTBF {mtbf:.2f} h a restart of "
+            f"{cluster.restart_min:g} min "
+            f"alone leaves at most {best:.4f}"
+        )
     return None
 
 
@@ -226,6 +267,10 @@ def spares_needed(scenario: Scenario, cluster: Cluster) -> int:
 def storage_racks(scenario: Scenario, cluster: Cluster) -> int:
     """Storage racks a cluster gets: its ``storage_racks``, or more for its storage asks (PB, write
     GB/s, goodput target; :func:`storage_needs`)."""
-    if cluster.storage_pb is None and cluster.storage_write_gb_per_s is None and cluster.goodput_target is None:
+    if (
+        cluster.storage_pb is None
+        and cluster.storage_write_gb_per_s is None
+        and cluster.goodput_target is None
+    ):
         return cluster.storage_racks
     return storage_needs(scenario, cluster)[0]

@@ -127,25 +127,55 @@ def check_rows(site: Site) -> list[Problem]:
                     elif f not in nodes_by_building[b.id]:
                         out.append(Problem(fp, f"power node '{f}' is in another building than row '{r.id}'"))
                     elif f in parents:
-                        out.append(Problem(fp, f"power node '{f}' feeds other nodes; a row must hang from leaf nodes"))
+                        out.append(
+                            Problem(
+                                fp, f"power node '{f}' feeds other nodes; a row must hang from leaf nodes"
+                            )
+                        )
                     if counts[f] > 1 and r.feeds.index(f) != fi:
                         out.append(Problem(fp, f"feed '{f}' is listed more than once"))
                 air = [z for z in zones.values() if z.medium == "air"]
                 liquid = [z for z in zones.values() if z.medium == "liquid"]
                 if r.air_zone not in zones:
-                    out.append(Problem(f"{rp}.air_zone", f"unknown cooling zone '{r.air_zone}' in hall '{h.id}' {known(z.id for z in air)}"))
+                    out.append(
+                        Problem(
+                            f"{rp}.air_zone",
+                            f"unknown cooling zone '{r.air_zone}' in hall '{h.id}' "
+                            f"{known(z.id for z in air)}",
+                        )
+                    )
                 elif zones[r.air_zone].medium != "air":
-                    out.append(Problem(f"{rp}.air_zone", f"cooling zone '{r.air_zone}' is liquid; air_zone must name an air zone {known(z.id for z in air)}"))
+                    out.append(
+                        Problem(
+                            f"{rp}.air_zone",
+                            f"cooling zone '{r.air_zone}' is liquid; air_zone must name an air zone "
+                            f"{known(z.id for z in air)}",
+                        )
+                    )
                 if r.liquid_loop is not None:
                     if r.liquid_loop not in zones:
-                        out.append(Problem(f"{rp}.liquid_loop", f"unknown cooling zone '{r.liquid_loop}' in hall '{h.id}' {known(z.id for z in liquid)}"))
+                        out.append(
+                            Problem(
+                                f"{rp}.liquid_loop",
+                                f"unknown cooling zone '{r.liquid_loop}' in hall '{h.id}' "
+                                f"{known(z.id for z in liquid)}",
+                            )
+                        )
                     elif zones[r.liquid_loop].medium != "liquid":
-                        out.append(Problem(f"{rp}.liquid_loop", f"cooling zone '{r.liquid_loop}' is air; liquid_loop must name a liquid loop {known(z.id for z in liquid)}"))
+                        out.append(
+                            Problem(
+                                f"{rp}.liquid_loop",
+                                f"cooling zone '{r.liquid_loop}' is air; liquid_loop must name a liquid "
+                                f"loop {known(z.id for z in liquid)}",
+                            )
+                        )
                 if r.pod not in pods:
                     out.append(Problem(f"{rp}.pod", f"unknown pod '{r.pod}' in hall '{h.id}' {known(pods)}"))
                 for ii, idx in enumerate(r.reserved):
                     if not 0 <= idx < r.positions:
-                        out.append(Problem(f"{rp}.reserved[{ii}]", f"position {idx} is outside 0..{r.positions - 1}"))
+                        out.append(
+                            Problem(f"{rp}.reserved[{ii}]", f"position {idx} is outside 0..{r.positions - 1}")
+                        )
     return out
 
 
@@ -159,10 +189,16 @@ def check_pods(site: Site) -> list[Problem]:
                 pp = f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack"
                 loc = p.network_rack
                 if loc.row not in rows:
-                    out.append(Problem(f"{pp}.row", f"unknown row '{loc.row}' in hall '{h.id}' {known(rows)}"))
+                    out.append(
+                        Problem(f"{pp}.row", f"unknown row '{loc.row}' in hall '{h.id}' {known(rows)}")
+                    )
                 elif loc.position >= rows[loc.row].positions:
                     out.append(
-                        Problem(f"{pp}.position", f"position {loc.position} is outside 0..{rows[loc.row].positions - 1} of row '{loc.row}'")
+                        Problem(
+                            f"{pp}.position",
+                            f"position {loc.position} is outside 0..{rows[loc.row].positions - 1} of row "
+                            f"'{loc.row}'",
+                        )
                     )
     return out
 
@@ -199,23 +235,45 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
             if t not in types:
                 out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
             elif not types[t].gpus:
-                out.append(Problem(f"{cp}.rack_types[{ti}]", f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"))
-        asks = c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
+                out.append(
+                    Problem(
+                        f"{cp}.rack_types[{ti}]",
+                        f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in "
+                        "storage_racks)",
+                    )
+                )
+        asks = (
+            c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
+        )
         if (c.storage_racks or asks) and c.storage_rack_type not in storage:
-            out.append(Problem(f"{cp}.storage_rack_type", f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"))
+            out.append(
+                Problem(
+                    f"{cp}.storage_rack_type",
+                    f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}",
+                )
+            )
         elif c.goodput_target is not None:
-
             why = goodput_reachable(scenario, c)
             if why:
                 out.append(Problem(f"{cp}.goodput_target", why))
         if c.max_hops < same_rack:
-            out.append(Problem(f"{cp}.max_hops", f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"))
+            out.append(
+                Problem(
+                    f"{cp}.max_hops",
+                    f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it",
+                )
+            )
     out += check_fabrics(scenario)
     links = {lc.id for lc in scenario.site.fabric.link_classes}
     for i, cause in enumerate(scenario.reliability.causes):
         for j, lc in enumerate(cause.link_classes or []):
             if lc not in links:
-                out.append(Problem(f"reliability.causes[{i}].link_classes[{j}]", f"unknown link class '{lc}' {known(links)}"))
+                out.append(
+                    Problem(
+                        f"reliability.causes[{i}].link_classes[{j}]",
+                        f"unknown link class '{lc}' {known(links)}",
+                    )
+                )
     return out
 
 
@@ -238,35 +296,64 @@ def check_fabrics(scenario: Scenario) -> list[Problem]:
             if w is None:
                 out.append(Problem(f"{p}.switches[{j}]", f"unknown switch '{sid}' {known(switches)}"))
             elif w.kind != d.kind:
-                out.append(Problem(f"{p}.switches[{j}]", f"'{sid}' is a {w.kind.value} switch; design '{d.id}' is {d.kind.value}"))
+                out.append(
+                    Problem(
+                        f"{p}.switches[{j}]",
+                        f"'{sid}' is a {w.kind.value} switch; design '{d.id}' is {d.kind.value}",
+                    )
+                )
     by_id = {d.id: d for d in scenario.fabrics}
     for ci, c in enumerate(scenario.clusters):
         for j, fid in enumerate(c.fabrics or []):
             d = by_id.get(fid)
             if d is None:
-                out.append(Problem(f"clusters[{ci}].fabrics[{j}]", f"unknown fabric design '{fid}' {known(by_id)}"))
+                out.append(
+                    Problem(f"clusters[{ci}].fabrics[{j}]", f"unknown fabric design '{fid}' {known(by_id)}")
+                )
                 continue
             if d.leaf_in_rack and d.switches[0] in switches:
                 k = switches[d.switches[0]].ports
                 for t in scenario.gpu_types_for(c):
                     need = types[t].gpus * d.nics_per_gpu
                     if need + math.ceil(need / d.oversubscription[0]) > k:
-                        out.append(Problem(f"clusters[{ci}].fabrics[{j}]", f"a {t} rack needs {need} down and {math.ceil(need / d.oversubscription[0])} "
-                                                                          f"up ports on its rack switch; {d.switches[0]} has {k}"))
+                        out.append(
+                            Problem(
+                                f"clusters[{ci}].fabrics[{j}]",
+                                f"a {t} rack needs {need} down and {math.ceil(need / d.oversubscription[0])} "
+                                f"up ports on its rack switch; {d.switches[0]} has {k}",
+                            )
+                        )
         if c.fabrics and scenario.phases:
-            out.append(Problem(f"clusters[{ci}].fabrics", "fabric designs are sized for single-phase scenarios (this one has phases)"))
+            out.append(
+                Problem(
+                    f"clusters[{ci}].fabrics",
+                    "fabric designs are sized for single-phase scenarios (this one has phases)",
+                )
+            )
         if c.max_latency_us is not None and scenario.region_tier is None:
-            out.append(Problem(f"clusters[{ci}].max_latency_us", "a latency budget needs a region tier (region_tier:): without one a cluster "
-                                                                 "on a designed fabric stays in one building"))
+            out.append(
+                Problem(
+                    f"clusters[{ci}].max_latency_us",
+                    "a latency budget needs a region tier (region_tier:): without one a cluster "
+                    "on a designed fabric stays in one building",
+                )
+            )
     rt = scenario.region_tier
     if rt is not None:
         if rt.switch not in switches:
             out.append(Problem("region_tier.switch", f"unknown switch '{rt.switch}' {known(switches)}"))
         buildings = {b.id: b for b in scenario.site.buildings}
         if rt.building not in buildings:
-            out.append(Problem("region_tier.building", f"unknown building '{rt.building}' {known(buildings)}"))
+            out.append(
+                Problem("region_tier.building", f"unknown building '{rt.building}' {known(buildings)}")
+            )
         elif not any(r.network is not None for h in buildings[rt.building].halls for r in h.rows):
-            out.append(Problem("region_tier.building", f"building '{rt.building}' has no network rows for the tier's switches to stand in"))
+            out.append(
+                Problem(
+                    "region_tier.building",
+                    f"building '{rt.building}' has no network rows for the tier's switches to stand in",
+                )
+            )
     return out
 
 
@@ -306,8 +393,14 @@ def check_redundant_rows(site: Site) -> list[Problem]:
     for path, r, n in _single_failures_dropping(site):
         if n.kind.value == "utility":
             continue
-        out.append(Problem(path, f"row '{r.id}' is redundant, but it loses every feed when {n.id} fails "
-                                 f"(its feeds {', '.join(r.feeds)} all hang from {n.id}); give it a feed from another branch or set redundant: false"))
+        out.append(
+            Problem(
+                path,
+                f"row '{r.id}' is redundant, but it loses every feed when {n.id} fails "
+                f"(its feeds {', '.join(r.feeds)} all hang from {n.id}); give it a feed from another "
+                "branch or set redundant: false",
+            )
+        )
     return out
 
 
@@ -319,15 +412,23 @@ def site_warnings(site: Site) -> list[str]:
         if n.kind.value == "utility":
             rows.setdefault(n.id, []).append(r.id)
     return [
-        f"utility {u} can fail (can_fail: true) and takes every feed of {len(rs)} redundant row{'s' if len(rs) != 1 else ''} "
-        f"({', '.join(rs[:5])}{', …' if len(rs) > 5 else ''}) with it, so they must stay empty; set can_fail: false if the utility is outside the N-1 design"
+        f"utility {u} can fail (can_fail: true) and takes every feed of {len(rs)} redundant "
+        f"row{'s' if len(rs) != 1 else ''} "
+        f"({', '.join(rs[:5])}{', …' if len(rs) > 5 else ''}) with it, so they must stay empty; set "
+        "can_fail: false if the utility is outside the N-1 design"
         for u, rs in rows.items()
     ]
 
 
 def check_site(site: Site) -> list[Problem]:
     """Every site rule."""
-    return [*check_unique_ids(site), *check_power_tree(site), *check_rows(site), *check_pods(site), *check_redundant_rows(site)]
+    return [
+        *check_unique_ids(site),
+        *check_power_tree(site),
+        *check_rows(site),
+        *check_pods(site),
+        *check_redundant_rows(site),
+    ]
 
 
 def check_network_racks(scenario: Scenario) -> list[Problem]:
@@ -340,8 +441,12 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
             for pi, p in enumerate(h.pods):
                 t = p.network_rack_type
                 if t is not None and (t not in types or t not in network):
-                    out.append(Problem(f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack_type",
-                                       f"'{t}' is not a network rack type {known(network)}"))
+                    out.append(
+                        Problem(
+                            f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack_type",
+                            f"'{t}' is not a network rack type {known(network)}",
+                        )
+                    )
     return out
 
 
@@ -370,8 +475,14 @@ def check_units(scenario: Scenario) -> list[Problem]:
     used = {t for c in scenario.clusters for t in c.rack_types if t in types}
     wide = sorted({(types[t].width, t) for t in used if types[t].width > 1})
     if len({w for w, _ in wide}) > 1:
-        return [Problem("clusters", "the rack types clusters may use span different widths ("
-                        + ", ".join(f"{t}: {w} positions" for w, t in wide) + "); give every multi-rack unit in use one width")]
+        return [
+            Problem(
+                "clusters",
+                "the rack types clusters may use span different widths ("
+                + ", ".join(f"{t}: {w} positions" for w, t in wide)
+                + "); give every multi-rack unit in use one width",
+            )
+        ]
     return []
 
 
@@ -398,25 +509,70 @@ def check_retrofits(scenario: Scenario) -> list[Problem]:
             if e.loop.medium.value != "liquid":
                 out.append(Problem(f"{rp}.effect.loop.medium", "a retrofit loop must be liquid"))
             if e.loop.id in zones:
-                out.append(Problem(f"{rp}.effect.loop.id", f"cooling zone '{e.loop.id}' exists already; name the new loop"))
+                out.append(
+                    Problem(
+                        f"{rp}.effect.loop.id",
+                        f"cooling zone '{e.loop.id}' exists already; name the new loop",
+                    )
+                )
             if e.row in rows and rows[e.row].liquid_loop is not None:
-                out.append(Problem(f"{rp}.effect.row", f"row '{e.row}' has a liquid loop already ({rows[e.row].liquid_loop})"))
+                out.append(
+                    Problem(
+                        f"{rp}.effect.row",
+                        f"row '{e.row}' has a liquid loop already ({rows[e.row].liquid_loop})",
+                    )
+                )
         if e.kind == "raise_capacity" and e.target not in nodes and e.target not in zones:
-            out.append(Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone"))
-        if e.kind == "raise_rack_power" and e.row in rows and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw:
-            out.append(Problem(f"{rp}.effect.max_rack_power_kw", f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s {rows[e.row].max_rack_power_kw:g} kW"))
+            out.append(
+                Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone")
+            )
+        if (
+            e.kind == "raise_rack_power"
+            and e.row in rows
+            and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw
+        ):
+            out.append(
+                Problem(
+                    f"{rp}.effect.max_rack_power_kw",
+                    f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s "
+                    f"{rows[e.row].max_rack_power_kw:g} kW",
+                )
+            )
         if e.kind == "build_structure":
             bld = next((b for b in scenario.site.buildings if b.id == e.building), None)
             if bld is None:
-                out.append(Problem(f"{rp}.effect.building", f"unknown building '{e.building}' {known([b.id for b in scenario.site.buildings])}"))
+                out.append(
+                    Problem(
+                        f"{rp}.effect.building",
+                        f"unknown building '{e.building}' {known([b.id for b in scenario.site.buildings])}",
+                    )
+                )
             else:
                 if any(p.network_rack_type for h in bld.halls for p in h.pods):
-                    out.append(Problem(f"{rp}.effect.building", f"building '{e.building}' is to be built: its pods' network racks would draw power "
-                                                                 "before it stands; give them network_rack_type: null (count their switches in the build cost)"))
+                    out.append(
+                        Problem(
+                            f"{rp}.effect.building",
+                            f"building '{e.building}' is to be built: its pods' network racks would draw "
+                            "power "
+                            "before it stands; give them network_rack_type: null (count their switches in "
+                            "the build cost)",
+                        )
+                    )
                 if any(x.building == e.building for x in scenario.existing):
-                    out.append(Problem(f"{rp}.effect.building", f"building '{e.building}' is to be built but has installed racks"))
+                    out.append(
+                        Problem(
+                            f"{rp}.effect.building",
+                            f"building '{e.building}' is to be built but has installed racks",
+                        )
+                    )
         if scenario.phases and r.lead_phases >= len(scenario.phases):
-            out.append(Problem(f"{rp}.lead_phases", f"{r.lead_phases} phases of lead time never take effect within the {len(scenario.phases)} phases"))
+            out.append(
+                Problem(
+                    f"{rp}.lead_phases",
+                    f"{r.lead_phases} phases of lead time never take effect within the "
+                    f"{len(scenario.phases)} phases",
+                )
+            )
     return out
 
 
@@ -431,11 +587,21 @@ def check_existing(scenario: Scenario) -> list[Problem]:
         if r.row not in rows:
             out.append(Problem(f"{ep}.row", f"unknown row '{r.row}' {known(rows)}"))
         elif r.position >= rows[r.row].positions:
-            out.append(Problem(f"{ep}.position", f"position {r.position} is outside 0..{rows[r.row].positions - 1} of row '{r.row}'"))
+            out.append(
+                Problem(
+                    f"{ep}.position",
+                    f"position {r.position} is outside 0..{rows[r.row].positions - 1} of row '{r.row}'",
+                )
+            )
         if r.rack_type not in types:
             out.append(Problem(f"{ep}.rack_type", f"unknown rack type '{r.rack_type}' {known(types)}"))
         if (r.row, r.position) in seen:
-            out.append(Problem(f"{ep}.position", f"position {r.row}/{r.position} already holds existing[{seen[r.row, r.position]}]"))
+            out.append(
+                Problem(
+                    f"{ep}.position",
+                    f"position {r.row}/{r.position} already holds existing[{seen[r.row, r.position]}]",
+                )
+            )
         seen.setdefault((r.row, r.position), i)
     return out
 
@@ -452,24 +618,48 @@ def check_fixed_loads_in_dropped_rows(scenario: Scenario) -> list[Problem]:
         return []
     out = []
     types = scenario.catalog.by_id()
-    fix = "set the utility's can_fail: false (outside the N-1 design), set the row's redundant: false, or stand it in another row"
+    fix = (
+        "set the utility's can_fail: false (outside the N-1 design), set the row's redundant: false, or "
+        "stand it in another row"
+    )
     for bi, b in enumerate(scenario.site.buildings):
         for hi, h in enumerate(b.halls):
             for pi, p in enumerate(h.pods):
                 row = p.network_rack.row
                 if row in dropped and p.network_rack_type in types:
                     kw = scenario.rack_power_kw(types[p.network_rack_type])
-                    out.append(Problem(f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack",
-                                       f"pod {p.id}'s network rack ({kw:,.1f} kW) stands in redundant row '{row}', which loses every feed when "
-                                       f"{dropped[row]} fails, so nothing may stand there: {fix}"))
+                    out.append(
+                        Problem(
+                            f"site.buildings[{bi}].halls[{hi}].pods[{pi}].network_rack",
+                            f"pod {p.id}'s network rack ({kw:,.1f} kW) stands in redundant row '{row}', "
+                            "which loses every feed when "
+                            f"{dropped[row]} fails, so nothing may stand there: {fix}",
+                        )
+                    )
     for i, r in enumerate(scenario.existing):
         if r.row in dropped and r.rack_type in types:
-            out.append(Problem(f"existing[{i}]", f"installed {r.rack_type} rack stands in redundant row '{r.row}', which loses every feed "
-                                                 f"when {dropped[r.row]} fails, so nothing may stand there: {fix}"))
+            out.append(
+                Problem(
+                    f"existing[{i}]",
+                    f"installed {r.rack_type} rack stands in redundant row '{r.row}', which loses every feed "
+                    f"when {dropped[r.row]} fails, so nothing may stand there: {fix}",
+                )
+            )
     return out
 
 
 def check_scenario(scenario: Scenario) -> list[Problem]:
     """Every cross-reference rule of a scenario, all problems at once."""
-    return [*check_site(scenario.site), *check_catalog(scenario), *check_clusters(scenario), *check_network_racks(scenario),
-            *check_phases(scenario), *check_futures(scenario), *check_units(scenario), *check_backup(scenario), *check_retrofits(scenario), *check_existing(scenario), *check_fixed_loads_in_dropped_rows(scenario)]
+    return [
+        *check_site(scenario.site),
+        *check_catalog(scenario),
+        *check_clusters(scenario),
+        *check_network_racks(scenario),
+        *check_phases(scenario),
+        *check_futures(scenario),
+        *check_units(scenario),
+        *check_backup(scenario),
+        *check_retrofits(scenario),
+        *check_existing(scenario),
+        *check_fixed_loads_in_dropped_rows(scenario),
+    ]

@@ -18,7 +18,13 @@ def check_phases(scenario: Scenario) -> list[Problem]:
     seen = set(ids)
     for i, p in enumerate(scenario.phases):
         if i and p.start < scenario.phases[i - 1].start:
-            out.append(Problem(f"phases[{i}].start", f"{p.start.isoformat()} is before phase '{scenario.phases[i - 1].id}' ({scenario.phases[i - 1].start.isoformat()}); list phases in time order"))
+            out.append(
+                Problem(
+                    f"phases[{i}].start",
+                    f"{p.start.isoformat()} is before phase '{scenario.phases[i - 1].id}' "
+                    f"({scenario.phases[i - 1].start.isoformat()}); list phases in time order",
+                )
+            )
 
     def bad(path: str, value) -> None:
         if value is not None and value not in seen:
@@ -39,7 +45,12 @@ def check_phases(scenario: Scenario) -> list[Problem]:
     for si, step in enumerate(scenario.power_arrival):
         if step.phase is not None:
             if not scenario.phases:
-                out.append(Problem(f"power_arrival[{si}].phase", "the scenario has no phases; leave phase out (power available from the start)"))
+                out.append(
+                    Problem(
+                        f"power_arrival[{si}].phase",
+                        "the scenario has no phases; leave phase out (power available from the start)",
+                    )
+                )
             else:
                 bad(f"power_arrival[{si}].phase", step.phase)
     types = scenario.catalog.by_id()
@@ -47,41 +58,86 @@ def check_phases(scenario: Scenario) -> list[Problem]:
         if t not in types:
             out.append(Problem(f"lead_phases.{t}", f"unknown rack type '{t}' {known(types)}"))
         elif not scenario.phases:
-            out.append(Problem(f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"))
+            out.append(
+                Problem(
+                    f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"
+                )
+            )
         elif lead < 0 or lead >= len(scenario.phases):
-            out.append(Problem(f"lead_phases.{t}", f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)"))
+            out.append(
+                Problem(
+                    f"lead_phases.{t}",
+                    f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)",
+                )
+            )
     switches = scenario.catalog.switch_by_id()
     for si, x in enumerate(scenario.switch_supply):
         if x.switch not in switches:
-            out.append(Problem(f"switch_supply[{si}].switch", f"unknown switch model '{x.switch}' {known(switches)}"))
+            out.append(
+                Problem(f"switch_supply[{si}].switch", f"unknown switch model '{x.switch}' {known(switches)}")
+            )
     for t in scenario.service_life:
         if t not in types:
             out.append(Problem(f"service_life.{t}", f"unknown rack type '{t}' {known(types)}"))
         elif not scenario.phases:
-            out.append(Problem(f"service_life.{t}", "the scenario has no phases; a service life needs phases to retire racks in"))
+            out.append(
+                Problem(
+                    f"service_life.{t}",
+                    "the scenario has no phases; a service life needs phases to retire racks in",
+                )
+            )
     for t in scenario.service_life:
         if t in types and not types[t].gpus:
-            out.append(Problem(f"service_life.{t}", "service lives are planned for GPU rack types (storage racks stay)"))
+            out.append(
+                Problem(
+                    f"service_life.{t}", "service lives are planned for GPU rack types (storage racks stay)"
+                )
+            )
     for ci, c in enumerate(scenario.clusters):
         lived = [t for t in c.rack_types if t in scenario.service_life]
-        if lived and (c.spare_availability is not None or (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)):
-            out.append(Problem(f"clusters[{ci}]", f"hot spares and failure-domain spread are not planned yet for rack types with a service life ({', '.join(lived)})"))
+        if lived and (
+            c.spare_availability is not None
+            or (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod)
+            != (None, None, None)
+        ):
+            out.append(
+                Problem(
+                    f"clusters[{ci}]",
+                    "hot spares and failure-domain spread are not planned yet for rack types with a "
+                    f"service life ({', '.join(lived)})",
+                )
+            )
     wide = sorted({t for c in scenario.clusters for t in c.rack_types if t in types and types[t].width > 1})
     if scenario.service_life and wide:
-        out.append(Problem("service_life", f"service lives are planned for one-position rack types only; the clusters use multi-rack units ({', '.join(wide)})"))
+        out.append(
+            Problem(
+                "service_life",
+                "service lives are planned for one-position rack types only; the clusters use multi-rack "
+                f"units ({', '.join(wide)})",
+            )
+        )
     for si, x in enumerate(scenario.supply):
         if x.rack_type not in types:
-            out.append(Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}"))
+            out.append(
+                Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}")
+            )
         if x.phase is not None:
             if not scenario.phases:
-                out.append(Problem(f"supply[{si}].phase", "the scenario has no phases; leave phase out (delivered from the start)"))
+                out.append(
+                    Problem(
+                        f"supply[{si}].phase",
+                        "the scenario has no phases; leave phase out (delivered from the start)",
+                    )
+                )
             else:
                 bad(f"supply[{si}].phase", x.phase)
     for ci, c in enumerate(scenario.clusters):
-        for k in (c.gpus_by_phase or {}):
+        for k in c.gpus_by_phase or {}:
             bad(f"clusters[{ci}].gpus_by_phase.{k}", k)
         if c.gpus_by_phase is not None and not scenario.phases:
-            out.append(Problem(f"clusters[{ci}].gpus_by_phase", "the scenario has no phases; give gpus instead"))
+            out.append(
+                Problem(f"clusters[{ci}].gpus_by_phase", "the scenario has no phases; give gpus instead")
+            )
     return out
 
 
@@ -93,7 +149,13 @@ def check_futures(scenario: Scenario) -> list[Problem]:
         return []
     out = []
     if len(scenario.phases) < 2:
-        out.append(Problem("futures", f"futures need at least two phases (the first is shared, later ones adapt); the scenario has {len(scenario.phases)}"))
+        out.append(
+            Problem(
+                "futures",
+                "futures need at least two phases (the first is shared, later ones adapt); the scenario "
+                f"has {len(scenario.phases)}",
+            )
+        )
     total = sum(f.probability for f in scenario.futures)
     if abs(total - 1.0) > 1e-6:
         out.append(Problem("futures", f"the probabilities sum to {total:.6g}; they must sum to 1"))
@@ -103,17 +165,32 @@ def check_futures(scenario: Scenario) -> list[Problem]:
     for fi, f in enumerate(scenario.futures):
         for c, by_phase in f.gpus_by_phase.items():
             if c not in clusters:
-                out.append(Problem(f"futures[{fi}].gpus_by_phase.{c}", f"unknown cluster '{c}' {known(clusters)}"))
+                out.append(
+                    Problem(f"futures[{fi}].gpus_by_phase.{c}", f"unknown cluster '{c}' {known(clusters)}")
+                )
             for ph in by_phase:
                 if ph not in phases:
-                    out.append(Problem(f"futures[{fi}].gpus_by_phase.{c}.{ph}", f"unknown phase '{ph}' {known(phases)}"))
+                    out.append(
+                        Problem(
+                            f"futures[{fi}].gpus_by_phase.{c}.{ph}", f"unknown phase '{ph}' {known(phases)}"
+                        )
+                    )
     if out or not phases:
         return out
     for c in clusters.values():
-        first = {f.id: _first_demand(f.gpus_by_phase.get(c.id, c.gpus_by_phase), c.gpus, phases[0]) for f in scenario.futures}
+        first = {
+            f.id: _first_demand(f.gpus_by_phase.get(c.id, c.gpus_by_phase), c.gpus, phases[0])
+            for f in scenario.futures
+        }
         if len(set(first.values())) > 1:
-            out.append(Problem("futures", f"cluster '{c.id}' wants different GPUs in the first phase '{phases[0]}' across futures ("
-                               + ", ".join(f"{k}: {v}" for k, v in first.items()) + "); the first phase is decided before the future is known, so futures must agree on it"))
+            out.append(
+                Problem(
+                    "futures",
+                    f"cluster '{c.id}' wants different GPUs in the first phase '{phases[0]}' across futures ("
+                    + ", ".join(f"{k}: {v}" for k, v in first.items())
+                    + "); the first phase is decided before the future is known, so futures must agree on it",
+                )
+            )
     return out
 
 

@@ -49,7 +49,9 @@ class FleetSpec(StrictModel):
     """Largest cluster, GPUs (pod-scoped ones at most a pod's GPU ports)."""
     pod_share: Float = Field(0.5, ge=0, le=1)
     """Share of clusters kept in one pod (max_hops 3); the rest in one building (max_hops 5)."""
-    demand_mix: dict[Literal["exact", "at_least", "max"], Float] = Field(default_factory=lambda: {"exact": 0.3, "at_least": 0.2, "max": 0.5})
+    demand_mix: dict[Literal["exact", "at_least", "max"], Float] = Field(
+        default_factory=lambda: {"exact": 0.3, "at_least": 0.2, "max": 0.5}
+    )
     """Relative weights of the demand kinds."""
     fixed_share: Float = Field(0.5, ge=0, le=1)
     """Exact and at-least clusters stop at this share of the site's GPU positions (later ones become max)."""
@@ -70,20 +72,31 @@ def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, in
     out: dict[tuple[float, bool], list] = {}
     kind_of_pod: dict[str, tuple[float, bool]] = {}
     free: dict[str, int] = {}
-    spots = {(p.network_rack.row, p.network_rack.position) for b in site.buildings for h in b.halls for p in h.pods}
+    spots = {
+        (p.network_rack.row, p.network_rack.position) for b in site.buildings for h in b.halls for p in h.pods
+    }
     for b in site.buildings:
         for h in b.halls:
             for r in h.rows:
                 if r.network is not None:
                     continue
                 key = (r.max_rack_power_kw, r.liquid_loop is not None)
-                fits = [(t, g, liq) for need, t, g, liq in RACKS_BY_ROW_KW if need <= r.max_rack_power_kw + 1e-9 and liq == key[1]]
+                fits = [
+                    (t, g, liq)
+                    for need, t, g, liq in RACKS_BY_ROW_KW
+                    if need <= r.max_rack_power_kw + 1e-9 and liq == key[1]
+                ]
                 if not fits:
                     continue
                 slot = out.setdefault(key, [key[0], fits, 0, (10**9, 10**9)])
                 slot[2] += r.positions * max(g for _, g, _ in fits)
                 kind_of_pod[r.pod] = key
-                free[r.pod] = free.get(r.pod, 0) + r.positions - len(set(r.reserved)) - sum(1 for (row, _) in spots if row == r.id)
+                free[r.pod] = (
+                    free.get(r.pod, 0)
+                    + r.positions
+                    - len(set(r.reserved))
+                    - sum(1 for (row, _) in spots if row == r.id)
+                )
             for p in h.pods:
                 if p.id in kind_of_pod:
                     slot = out[kind_of_pod[p.id]]
@@ -92,24 +105,45 @@ def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, in
     return [tuple(v) for v in out.values()]  # type: ignore[misc]
 
 
-def _draw(rng: random.Random, spec: FleetSpec, kinds: list, weights: list[int], mix: list[tuple[str, float]], fixed: int,
-          capacity: int, n: int) -> dict:
+def _draw(
+    rng: random.Random,
+    spec: FleetSpec,
+    kinds: list,
+    weights: list[int],
+    mix: list[tuple[str, float]],
+    fixed: int,
+    capacity: int,
+    n: int,
+) -> dict:
     """One cluster drawn by the rules of the module docstring."""
     _, fits, _, (pod_racks, pod_ports) = rng.choices(kinds, weights=weights)[0]
     t, per_rack, _ = rng.choice(fits)
     pod_ports = min(pod_ports, pod_racks * per_rack)  # what the least pod can hold of this type
     types = [t]
-    if t.startswith("dgx-") and any(f[0].startswith("dgx-") and f[0] != t for f in fits) and rng.random() < 0.5:
+    if (
+        t.startswith("dgx-")
+        and any(f[0].startswith("dgx-") and f[0] != t for f in fits)
+        and rng.random() < 0.5
+    ):
         types = sorted(f[0] for f in fits if f[0].startswith("dgx-"))
     pod = rng.random() < spec.pod_share
     top = min(spec.max_gpus, pod_ports) if pod else spec.max_gpus
     lo = math.log(spec.min_gpus)
-    size = max(per_rack, int(round(math.exp(rng.uniform(lo, math.log(max(spec.min_gpus, top)))) / per_rack)) * per_rack)
+    size = max(
+        per_rack,
+        int(round(math.exp(rng.uniform(lo, math.log(max(spec.min_gpus, top)))) / per_rack)) * per_rack,
+    )
     size = min(size, top // per_rack * per_rack)
     demand = rng.choices([d for d, _ in mix], weights=[w for _, w in mix])[0]
     if demand != "max" and fixed + size > spec.fixed_share * capacity:
         demand = "max"
-    c: dict = {"id": f"job-{n:04d}", "gpus": size, "demand": demand, "rack_types": types, "max_hops": 3 if pod else 5}
+    c: dict = {
+        "id": f"job-{n:04d}",
+        "gpus": size,
+        "demand": demand,
+        "rack_types": types,
+        "max_hops": 3 if pod else 5,
+    }
     if not pod and rng.random() < spec.spread_share:
         c["max_share_per_pod"] = 0.5
     return c
@@ -141,7 +175,8 @@ def generate_fleet(site: Site, spec: FleetSpec, site_file: str, name: Id) -> dic
             fixed += size
     return {
         "name": name,
-        "description": f"{len(clusters)} distinct clusters, {total:,} GPUs wanted on {capacity:,} GPU positions (seed {spec.seed})",
+        "description": f"{len(clusters)} distinct clusters, {total:,} GPUs wanted on "
+        f"{capacity:,} GPU positions (seed {spec.seed})",
         "site": site_file,
         "clusters": clusters,
         "objective": spec.objective,

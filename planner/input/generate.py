@@ -156,7 +156,9 @@ def _worst_ups_kw(ups: str, all_ups: list[str], rows: list[tuple[tuple[str, str]
 
 def _pod_network_kw(spec: BuildingSpec) -> float:
     """Design load of one pod's network: its network rows, or its network rack, kW."""
-    return spec.network_rows_per_pod * spec.network_row_kw if spec.network_rows_per_pod else spec.network_rack_kw
+    return (
+        spec.network_rows_per_pod * spec.network_row_kw if spec.network_rows_per_pod else spec.network_rack_kw
+    )
 
 
 def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str) -> Hall:
@@ -170,7 +172,10 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
     ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
     row_pairs: list[tuple[tuple[str, str], float]] = []
     busways: list[PowerNode] = []
-    pod_width = max(spec.positions_per_row, spec.network_row_positions if net_rows else 0) * site.pitch_m + site.pod_gap_m
+    pod_width = (
+        max(spec.positions_per_row, spec.network_row_positions if net_rows else 0) * site.pitch_m
+        + site.pod_gap_m
+    )
     row_no = 0
     for p in range(spec.pods_per_hall):
         pod_id = f"{h_id}-P{p + 1}"
@@ -212,12 +217,16 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
                 row_kw = spec.network_row_kw
             else:
                 usable = positions - (1 if r == mid_row else 0)
-                row_kw = usable * spec.design_kw_per_position + (spec.network_rack_kw if r == mid_row else 0.0)
+                row_kw = usable * spec.design_kw_per_position + (
+                    spec.network_rack_kw if r == mid_row else 0.0
+                )
             row_pairs.append((pair, row_kw))
             feeds = []
             for side, ups in zip("AB", pair, strict=True):
                 bw = f"{row_id}-BW-{side}"
-                busways.append(PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{h_id}-UPS-{ups}"))
+                busways.append(
+                    PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{h_id}-UPS-{ups}")
+                )
                 feeds.append(bw)
             rows.append(
                 Row(
@@ -237,31 +246,75 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
                     network="pod" if network else None,
                 )
             )
-        spot = (Location(row=f"{pod_id}-N1", position=0) if net_rows
-                else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2))
-        pods.append(Pod(id=pod_id, network_rack=spot, max_gpus=spec.pod_max_gpus, max_racks=spec.pod_max_racks,
-                        **({} if spec.network_rack_counted else {"network_rack_type": None})))
+        spot = (
+            Location(row=f"{pod_id}-N1", position=0)
+            if net_rows
+            else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2)
+        )
+        pods.append(
+            Pod(
+                id=pod_id,
+                network_rack=spot,
+                max_gpus=spec.pod_max_gpus,
+                max_racks=spec.pod_max_racks,
+                **({} if spec.network_rack_counted else {"network_rack_type": None}),
+            )
+        )
     hub = spec.building_network_rows if h_no == 1 else 0
     if hub:
         zone = f"{h_id}-NET-AIR"
-        zones.append(CoolingZone(id=zone, medium="air", units=max(1, math.ceil(hub * spec.network_row_kw / spec.air_unit_capacity_kw)) + 1,
-                                 unit_capacity_kw=spec.air_unit_capacity_kw, redundant_units=1))
+        zones.append(
+            CoolingZone(
+                id=zone,
+                medium="air",
+                units=max(1, math.ceil(hub * spec.network_row_kw / spec.air_unit_capacity_kw)) + 1,
+                unit_capacity_kw=spec.air_unit_capacity_kw,
+                redundant_units=1,
+            )
+        )
     for k in range(hub):
         row_id = f"{h_id}-BN{k + 1}"
-        pair = (ups_ids[0], ups_ids[1]) if spec.power_design == "2n" else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
+        pair = (
+            (ups_ids[0], ups_ids[1])
+            if spec.power_design == "2n"
+            else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
+        )
         row_no += 1
         row_pairs.append((pair, spec.network_row_kw))
         feeds = []
         for side, ups in zip("AB", pair, strict=True):
             bw = f"{row_id}-BW-{side}"
-            busways.append(PowerNode(id=bw, kind="busway", capacity_kw=_size(spec.network_row_kw), parent=f"{h_id}-UPS-{ups}"))
+            busways.append(
+                PowerNode(
+                    id=bw, kind="busway", capacity_kw=_size(spec.network_row_kw), parent=f"{h_id}-UPS-{ups}"
+                )
+            )
             feeds.append(bw)
-        rows.append(Row(id=row_id, positions=spec.network_row_positions, origin_x_m=0.0,
-                        origin_y_m=round((spec.rows_per_pod + net_rows + k) * site.row_spacing_m + site.pod_gap_m, 3), pitch_m=site.pitch_m,
-                        direction="+x", max_rack_power_kw=spec.network_rack_max_kw, max_rack_weight_kg=spec.max_rack_weight_kg, feeds=feeds,
-                        redundant=True, air_zone=zone, pod=pods[0].id, network="building"))
+        rows.append(
+            Row(
+                id=row_id,
+                positions=spec.network_row_positions,
+                origin_x_m=0.0,
+                origin_y_m=round((spec.rows_per_pod + net_rows + k) * site.row_spacing_m + site.pod_gap_m, 3),
+                pitch_m=site.pitch_m,
+                direction="+x",
+                max_rack_power_kw=spec.network_rack_max_kw,
+                max_rack_weight_kg=spec.max_rack_weight_kg,
+                feeds=feeds,
+                redundant=True,
+                air_zone=zone,
+                pod=pods[0].id,
+                network="building",
+            )
+        )
     nodes = [
-        PowerNode(id=f"{h_id}-UPS-{u}", kind="ups", capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)), derate=DERATE, parent=parent)
+        PowerNode(
+            id=f"{h_id}-UPS-{u}",
+            kind="ups",
+            capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)),
+            derate=DERATE,
+            parent=parent,
+        )
         for u in ups_ids
     ]
     nodes += busways
@@ -292,13 +345,20 @@ def generate_site(spec: SiteSpec, command: str = "") -> Site:
             if bspec.online_phase is not None:
                 halls = [h.model_copy(update={"online_phase": bspec.online_phase}) for h in halls]
             pods = sum(len(h.pods) for h in halls)
-            usable = sum(r.positions for h in halls for r in h.rows if r.network is None) - (0 if bspec.network_rows_per_pod else pods)
-            util_kw = _size(usable * bspec.design_kw_per_position + pods * _pod_network_kw(bspec)
-                            + bspec.building_network_rows * bspec.network_row_kw)
+            usable = sum(r.positions for h in halls for r in h.rows if r.network is None) - (
+                0 if bspec.network_rows_per_pod else pods
+            )
+            util_kw = _size(
+                usable * bspec.design_kw_per_position
+                + pods * _pod_network_kw(bspec)
+                + bspec.building_network_rows * bspec.network_row_kw
+            )
             buildings.append(
                 Building(
                     id=b_id,
-                    power_nodes=[PowerNode(id=util, kind="utility", capacity_kw=util_kw, derate=DERATE, can_fail=False)],
+                    power_nodes=[
+                        PowerNode(id=util, kind="utility", capacity_kw=util_kw, derate=DERATE, can_fail=False)
+                    ],
                     halls=halls,
                     location_km=[round((n - 1) * spec.building_spacing_km, 6), 0.0],
                 )

@@ -49,7 +49,9 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InputError(f"file is not UTF-8 text (bad byte at offset {e.start}); expected YAML text", source) from None
+            raise InputError(
+                f"file is not UTF-8 text (bad byte at offset {e.start}); expected YAML text", source
+            ) from None
     if len(text) > MAX_BYTES:
         raise InputError(f"text is {len(text):,} characters; the limit is {MAX_BYTES:,}", source)
     if not text.strip():
@@ -63,14 +65,18 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         what = e.problem or str(e)
         if "could not determine a constructor" in what:
-            what = f"{what.strip()}; only plain YAML (mappings, lists, strings, numbers, booleans) is accepted"
+            what = (
+                f"{what.strip()}; only plain YAML (mappings, lists, strings, numbers, booleans) is accepted"
+            )
         raise InputError(f"{where}{what}", source) from None
     except yaml.reader.ReaderError as e:
         pos = max(0, min(int(e.position), len(text)))
         line = text.count("\n", 0, pos) + 1
         col = pos - (text.rfind("\n", 0, pos) + 1) + 1
         ch = chr(e.character) if isinstance(e.character, int) else e.character
-        raise InputError(f"line {line}, column {col}: character {ch!r} is not allowed in YAML ({e.reason})", source) from None
+        raise InputError(
+            f"line {line}, column {col}: character {ch!r} is not allowed in YAML ({e.reason})", source
+        ) from None
     except yaml.YAMLError as e:
         raise InputError(f"not valid YAML: {_show(str(e))}", source) from None
     except RecursionError:
@@ -157,7 +163,9 @@ class FolderRoot(DataRoot):
         _check_ref(ref, key)
         pure = PurePosixPath(ref)
         if pure.is_absolute() or ref.startswith("~") or PureWindowsPath(ref).drive:
-            raise InputError(Problem(key, f"{_show(ref)} is an absolute path; give a path relative to {self.what}"))
+            raise InputError(
+                Problem(key, f"{_show(ref)} is an absolute path; give a path relative to {self.what}")
+            )
         if ".." in pure.parts:
             raise InputError(Problem(key, f"{_show(ref)} leaves {self.what} ('..' is not accepted)"))
         full = (self.folder / ref).resolve()
@@ -188,13 +196,24 @@ class UploadRoot(DataRoot):
             except InputError as e:
                 raise InputError([Problem(key, f"{_show(ref)}: {p}") for p in e.problems]) from None
         if self.fallback is None:
-            raise InputError(Problem(key, f"{_show(ref)} is neither an uploaded file nor inline; upload it or inline the mapping"))
+            raise InputError(
+                Problem(
+                    key,
+                    f"{_show(ref)} is neither an uploaded file nor inline; upload it or inline the mapping",
+                )
+            )
         try:
             return self.fallback.read(ref, key)
         except InputError as e:
             if any("No such file" in p.message for p in e.problems):
                 known = ", ".join(sorted(self.files)) or "none"
-                raise InputError(Problem(key, f"{_show(ref)} is neither an uploaded file (uploaded: {_show(known)}) nor a shipped dataset")) from None
+                raise InputError(
+                    Problem(
+                        key,
+                        f"{_show(ref)} is neither an uploaded file (uploaded: {_show(known)}) nor a "
+                        "shipped dataset",
+                    )
+                ) from None
             raise
 
 
@@ -318,12 +337,16 @@ def problems_from_validation(err: ValidationError, model: type[BaseModel], prefi
 def validate_model(model: type[BaseModel], data: Any, prefix: str, source: str = "") -> Any:
     """Validate ``data`` as ``model``; raise :class:`InputError` listing every problem."""
     if not isinstance(data, dict):
-        raise InputError(Problem(prefix, f"expected a mapping of {model.__name__} keys, got {_show(data)}"), source)
+        raise InputError(
+            Problem(prefix, f"expected a mapping of {model.__name__} keys, got {_show(data)}"), source
+        )
     try:
         return model.model_validate(data)
     except ValidationError as e:
         found = problems_from_validation(e, model, prefix)
-        raise InputError(found[:MAX_PROBLEMS], source, more=e.error_count() - len(found[:MAX_PROBLEMS])) from None
+        raise InputError(
+            found[:MAX_PROBLEMS], source, more=e.error_count() - len(found[:MAX_PROBLEMS])
+        ) from None
 
 
 # ------------------------------------------------------------- entry points
@@ -347,13 +370,19 @@ def merge_catalog(user: dict[str, Any] | None) -> dict[str, Any]:
     mine = user.get("rack_types", [])
     if not isinstance(mine, list):
         return user
-    ids = {r.get("id") for r in mine if isinstance(r, dict) and isinstance(r.get("id"), str)}  # other IDs: validation names them
+    ids = {
+        r.get("id") for r in mine if isinstance(r, dict) and isinstance(r.get("id"), str)
+    }  # other IDs: validation names them
     merged = [*mine, *(r for r in base["rack_types"] if r.get("id") not in ids)]
     sw = user.get("switches", [])
     if not isinstance(sw, list):
         return {**user, "rack_types": merged}
     sids = {w.get("id") for w in sw if isinstance(w, dict) and isinstance(w.get("id"), str)}
-    return {**user, "rack_types": merged, "switches": [*sw, *(w for w in base.get("switches", []) if w.get("id") not in sids)]}
+    return {
+        **user,
+        "rack_types": merged,
+        "switches": [*sw, *(w for w in base.get("switches", []) if w.get("id") not in sids)],
+    }
 
 
 def _resolve_ref(value: Any, root: DataRoot | None, key: str) -> Any:
@@ -361,11 +390,19 @@ def _resolve_ref(value: Any, root: DataRoot | None, key: str) -> Any:
     if not isinstance(value, str):
         return value
     if root is None:
-        raise InputError(Problem(key, f"{_show(value)} is a file reference, but the scenario was given as text; inline the {key} mapping"))
+        raise InputError(
+            Problem(
+                key,
+                f"{_show(value)} is a file reference, but the scenario was given as text; inline the {key} "
+                "mapping",
+            )
+        )
     return root.read(value, key)[0]
 
 
-def scenario_from_data(data: Any, base_dir: str | Path | DataRoot | None = None, source: str = "") -> Scenario:
+def scenario_from_data(
+    data: Any, base_dir: str | Path | DataRoot | None = None, source: str = ""
+) -> Scenario:
     """Validate a parsed scenario mapping (site and catalog inline, or files inside ``base_dir``:
     a folder, or a :class:`DataRoot`)."""
     if not isinstance(data, dict):
@@ -403,7 +440,9 @@ def load_scenario(path: str | Path, data_root: str | Path | None = None) -> Scen
     return scenario_from_data(data, root, str(path))
 
 
-def load_scenario_text(text: str | bytes, base_dir: str | Path | DataRoot | None = None, source: str = "<scenario>") -> Scenario:
+def load_scenario_text(
+    text: str | bytes, base_dir: str | Path | DataRoot | None = None, source: str = "<scenario>"
+) -> Scenario:
     """Load a scenario from YAML text (dashboard uploads); files it names come from ``base_dir``."""
     return scenario_from_data(parse_yaml(text, source), base_dir, source)
 
@@ -444,4 +483,6 @@ def run_hash(scenario: Scenario) -> str:
 def dump_yaml(data: Any) -> str:
     """Plain YAML text (block style, keys in model order)."""
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False, width=120)
+    return yaml.dump(
+        data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False, width=120
+    )

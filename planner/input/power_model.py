@@ -3,7 +3,8 @@ this module.
 
 Rows that hang from the same feeds (and share the ``redundant`` flag) behave alike, so they form
 one *feed group* g, named by its feeds (``BW-A1+BW-B1``; ``!redundant`` added for the redundant
-rows when other rows hang from the same feeds without the flag), with load P_g (kW, the racks placed in its rows) plus a fixed load F_g
+rows when other rows hang from the same feeds without the flag), with load P_g (kW, the racks placed in its
+rows) plus a fixed load F_g
 (network racks, racks already installed). For a state s (normal operation, or one node f failed)
 the load on node v is
 

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planner.schema import CoolingZone, Hall, LinkClass, PlacedRack, Pod, PowerNode, RackType, Row, Scenario, Site
+from planner.schema import (
+    CoolingZone,
+    Hall,
+    LinkClass,
+    PlacedRack,
+    Pod,
+    PowerNode,
+    RackType,
+    Row,
+    Scenario,
+    Site,
+)
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,9 @@ class SiteIndex:
         if hit is None:
             x, y = self.position_xy(row_id, index)
             px, py = self.pod_xy(self.rows[row_id].row.pod)
-            hit = self._cable[row_id, index] = round(abs(x - px) + abs(y - py) + self.site.fabric.tray_allowance_m, 6)
+            hit = self._cable[row_id, index] = round(
+                abs(x - px) + abs(y - py) + self.site.fabric.tray_allowance_m, 6
+            )
         return hit
 
     def link_class_for(self, rack: RackType, length_m: float) -> LinkClass | None:
@@ -161,8 +174,15 @@ def network_racks(scenario: Scenario) -> list[tuple[str, str, RackType]]:
     return out
 
 
-def place(ix: SiteIndex, row_id: str, position: int, rack: RackType, cluster: str, phase: str | None = None,
-          spare: bool = False) -> PlacedRack:
+def place(
+    ix: SiteIndex,
+    row_id: str,
+    position: int,
+    rack: RackType,
+    cluster: str,
+    phase: str | None = None,
+    spare: bool = False,
+) -> PlacedRack:
     """A :class:`~planner.plan.PlacedRack` at a position, with its coordinates, cable length
     and the shortest-reach link class the rack accepts (none if out of reach or no links). Built
     without re-validation (every value comes from the validated site and catalog): a 1M-GPU plan

@@ -64,14 +64,47 @@ from planner.model.spread import spread_domains
 from planner.schema import Scenario
 
 __all__ = [
-    "FAMILIES", "OBJECTIVES", "BuyKey", "ClassKey", "ClusterGroup", "CountKey", "Family", "FixedItem", "Limit", "LimitKey", "LimitRows",
-    "Model", "Needs", "OrderError", "PositionClass", "ScopeKey", "build", "class_label", "cluster_groups", "limit_rows", "lp_name",
-    "new_model", "objective_expr", "position_classes", "retrofit_needs", "spread_domains", "write_lp",
+    "FAMILIES",
+    "OBJECTIVES",
+    "BuyKey",
+    "ClassKey",
+    "ClusterGroup",
+    "CountKey",
+    "Family",
+    "FixedItem",
+    "Limit",
+    "LimitKey",
+    "LimitRows",
+    "Model",
+    "Needs",
+    "OrderError",
+    "PositionClass",
+    "ScopeKey",
+    "build",
+    "class_label",
+    "cluster_groups",
+    "limit_rows",
+    "lp_name",
+    "lp_text",
+    "new_model",
+    "objective_expr",
+    "position_classes",
+    "retrofit_needs",
+    "spread_domains",
+    "write_lp",
 ]
 
 
-def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
-              from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None) -> Model:
+def new_model(
+    scenario: Scenario,
+    aggregate: bool = True,
+    elastic: bool = False,
+    group_clusters: bool = True,
+    from_phase: int = 0,
+    fixed_buys: tuple = (),
+    to_phase: int = -1,
+    deadline: Deadline | None = None,
+) -> Model:
     """An empty model of a validated scenario: its position classes, cluster groups and power
     models, no families yet (arguments as for :func:`build`)."""
     ix = index_site(scenario.site)
@@ -82,36 +115,94 @@ def new_model(scenario: Scenario, aggregate: bool = True, elastic: bool = False,
     if deadline is not None:
         deadline.check("building the model", build_until(deadline))
     m = Model(
-        scenario, ix, pulp.LpProblem("plan", sense), position_classes(scenario, ix, aggregate),
-        cluster_groups(scenario, group_clusters and not elastic, installed), power_model(ix), tl, aggregate=aggregate, elastic=elastic,
-        objective_name="least relative slack" if elastic else objective.value, from_phase=from_phase, fixed_buys=tuple(fixed_buys), to_phase=to_phase,
+        scenario,
+        ix,
+        pulp.LpProblem("plan", sense),
+        position_classes(scenario, ix, aggregate),
+        cluster_groups(scenario, group_clusters and not elastic, installed),
+        power_model(ix),
+        tl,
+        aggregate=aggregate,
+        elastic=elastic,
+        objective_name="least relative slack" if elastic else objective.value,
+        from_phase=from_phase,
+        fixed_buys=tuple(fixed_buys),
+        to_phase=to_phase,
     )
     m.deadline = deadline
     if deadline is not None:
-        deadline.check("building the model", build_until(deadline))  # the classes and power models took their time
+        deadline.check(
+            "building the model", build_until(deadline)
+        )  # the classes and power models took their time
     m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
     m.network_rows = network_positions(scenario, ix)
     return m
 
 
+def lp_text(m: Model) -> str:
+    """The model as built in CPLEX LP format, its rows family by family in build order, each block
+    headed by a comment naming its family (the names of :mod:`planner.model.keys`). The objective's
+    constant (fixed costs) is left out, as LP files do; it shifts the value, not the optimum."""
+    prob = m.prob
+    objective = prob.objective if prob.objective is not None else pulp.LpAffineExpression()
+    zero = "__zero"  # a variable fixed at 0 standing in an empty objective or row (as PuLP's writer does)
+    used_zero = not objective.keys()
+    out = ["\\* plan *\\", "Minimize" if prob.sense == pulp.LpMinimize else "Maximize"]
+    out.append(
+        objective.asCplexLpAffineExpression("OBJ", include_constant=False).rstrip("\n")
+        if objective.keys()
+        else f"OBJ: 0 {zero}"
+    )
+    out.append("Subject To")
+    for family, block in m.blocks.items():
+        if block:
+            out.append(f"\\ family {family}: {len(block)} rows")
+        for name, row in block.items():
+            if not row.keys():
+                used_zero = True
+                sense = {pulp.LpConstraintLE: "<=", pulp.LpConstraintGE: ">=", pulp.LpConstraintEQ: "="}[
+                    row.sense
+                ]
+                out.append(f"{name}: {zero} {sense} {-row.constant:.12g}")
+                continue
+            out.append(row.asCplexLpConstraint(name).rstrip("\n"))
+    variables = prob.variables()
+    bounded = [
+        v for v in variables if not (v.isPositive() and v.cat == pulp.LpContinuous) and not v.isBinary()
+    ]
+    if bounded or used_zero:
+        out += ["Bounds", *(f" {v.asCplexLpVariable()}" for v in bounded)]
+        if used_zero:
+            out.append(f" {zero} = 0")
+    generals = [v.name for v in variables if v.cat == pulp.LpInteger and not v.isBinary()]
+    binaries = [v.name for v in variables if v.isBinary()]
+    out += ["Generals", *generals] if generals else []
+    out += ["Binaries", *binaries] if binaries else []
+    return "\n".join([*out, "End"]) + "\n"
+
+
 def write_lp(m: Model, path: str | Path) -> None:
-    """Write the model as built (CPLEX LP format, the names of :mod:`planner.model.keys`)
-    atomically to ``path`` (``-``: standard output)."""
+    """Write :func:`lp_text` atomically to ``path`` (``-``: standard output)."""
+    text = lp_text(m)
     if str(path) == "-":
         import sys
-        import tempfile
 
-        with tempfile.TemporaryDirectory() as folder:
-            tmp = Path(folder) / "model.lp"
-            m.prob.writeLP(str(tmp))
-            sys.stdout.write(tmp.read_text())
+        sys.stdout.write(text)
         return
-    atomic_write_with(path, lambda tmp: m.prob.writeLP(tmp))
+    atomic_write_with(path, lambda tmp: Path(tmp).write_text(text))
 
 
-def build(scenario: Scenario, aggregate: bool = True, elastic: bool = False, group_clusters: bool = True,
-          from_phase: int = 0, fixed_buys: tuple = (), to_phase: int = -1, deadline: Deadline | None = None,
-          families: tuple[Family, ...] = FAMILIES) -> Model:
+def build(
+    scenario: Scenario,
+    aggregate: bool = True,
+    elastic: bool = False,
+    group_clusters: bool = True,
+    from_phase: int = 0,
+    fixed_buys: tuple = (),
+    to_phase: int = -1,
+    deadline: Deadline | None = None,
+    families: tuple[Family, ...] = FAMILIES,
+) -> Model:
     """Build stage: the MILP of a validated scenario, family by family (:data:`FAMILIES`).
 
     ``elastic``: every capacity limit gets a slack and the objective becomes

@@ -29,7 +29,9 @@ def staying(scenario: Scenario) -> list:
     return [r for r in scenario.existing if scenario.retire_index(r.rack_type, r.phase) is None]
 
 
-def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) -> dict[ClassKey, PositionClass]:
+def position_classes(
+    scenario: Scenario, ix: SiteIndex, aggregate: bool = True
+) -> dict[ClassKey, PositionClass]:
     """Group every free position into classes: one per row and cable-length band (one per position
     when not aggregated)."""
     edges = _bands(scenario)
@@ -68,11 +70,16 @@ def position_classes(scenario: Scenario, ix: SiteIndex, aggregate: bool = True) 
 def network_positions(scenario: Scenario, ix: SiteIndex) -> dict[str, list[int]]:
     """Network row → its free positions (not reserved, not a pod's network rack, not installed)."""
     spots = ix.pod_locations() | scenario.positions_held(scenario.existing)
-    return {rid: [i for i in range(ref.row.positions) if i not in set(ref.row.reserved) and (rid, i) not in spots]
-            for rid, ref in ix.rows.items() if ref.row.network is not None}
+    return {
+        rid: [i for i in range(ref.row.positions) if i not in set(ref.row.reserved) and (rid, i) not in spots]
+        for rid, ref in ix.rows.items()
+        if ref.row.network is not None
+    }
 
 
-def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] | frozenset[str] = frozenset()) -> dict[str, ClusterGroup]:
+def cluster_groups(
+    scenario: Scenario, group: bool = True, installed: set[str] | frozenset[str] = frozenset()
+) -> dict[str, ClusterGroup]:
     """Clusters in groups of identical ones; every cluster alone if ``group`` is false, and
     clusters with racks already installed, spread limits, spares or fabric designs always alone."""
     types = scenario.catalog.by_id()
@@ -83,13 +90,36 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         gpu_types = scenario.gpu_types_for(c)
         sizes = {types[t].gpus for t in gpu_types if types[t].gpus}
         figures = [c.gpus, *(c.gpus_by_phase or {}).values()]
-        spread = ((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)
-                  or c.spare_availability is not None or bool(c.fabrics))
-        groupable = (group and c.id not in installed and scope != Scope.rack and len(sizes) == 1 and not spread
-                     and all(f is None or f % next(iter(sizes)) == 0 for f in figures))
+        spread = (
+            (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod)
+            != (None, None, None)
+            or c.spare_availability is not None
+            or bool(c.fabrics)
+        )
+        groupable = (
+            group
+            and c.id not in installed
+            and scope != Scope.rack
+            and len(sizes) == 1
+            and not spread
+            and all(f is None or f % next(iter(sizes)) == 0 for f in figures)
+        )
         phased = tuple(sorted((c.gpus_by_phase or {}).items()))
-        sig = ((c.demand, c.gpus, phased, tuple(gpu_types), scope, storage_racks(scenario, c), c.storage_rack_type, c.on_power_failure, c.cap_ratio)
-               if groupable else ("alone", c.id))
+        sig = (
+            (
+                c.demand,
+                c.gpus,
+                phased,
+                tuple(gpu_types),
+                scope,
+                storage_racks(scenario, c),
+                c.storage_rack_type,
+                c.on_power_failure,
+                c.cap_ratio,
+            )
+            if groupable
+            else ("alone", c.id)
+        )
         if sig not in buckets:
             buckets[sig] = []
             order.append(sig)
@@ -100,5 +130,12 @@ def cluster_groups(scenario: Scenario, group: bool = True, installed: set[str] |
         head = members[0]
         gid = head.id if len(members) == 1 else f"{head.id}+{len(members) - 1}"
         storage = head.storage_rack_type if storage_racks(scenario, head) > 0 else None
-        out[gid] = ClusterGroup(gid, members, scenario.scope_of(head), scenario.gpu_types_for(head), storage, spares_needed(scenario, head))
+        out[gid] = ClusterGroup(
+            gid,
+            members,
+            scenario.scope_of(head),
+            scenario.gpu_types_for(head),
+            storage,
+            spares_needed(scenario, head),
+        )
     return out

@@ -16,8 +16,11 @@ from planner.model.space import add_fixed_loads
 from planner.rules.costs import FACILITY_USD_PER_KW
 
 
-def relax_cooling_zones(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
-    """Each named zone's unit capacity × (1 + step), priced at the facility build cost per kW of cooling added."""
+def relax_cooling_zones(
+    data: dict, scenario, idents: set[str], step: float
+) -> tuple[list[str], float | None]:
+    """Each named zone's unit capacity × (1 + step), priced at the facility build cost per kW of cooling
+    added."""
     steps, cost = [], 0.0
     for bld in data["site"]["buildings"]:
         for h in bld["halls"]:
@@ -30,8 +33,11 @@ def relax_cooling_zones(data: dict, scenario, idents: set[str], step: float) -> 
     return steps, cost
 
 
-@declare("cooling", needs=(add_count_variables, add_fabric_constraints, add_fixed_loads, add_retrofit_variables),
-         limits={"cooling": LimitRows(LimitKind.cooling_zone, relax_cooling_zones)})
+@declare(
+    "cooling",
+    needs=(add_count_variables, add_fabric_constraints, add_fixed_loads, add_retrofit_variables),
+    limits={"cooling": LimitRows(LimitKind.cooling_zone, relax_cooling_zones)},
+)
 def add_cooling_constraints(m: Model) -> None:
     """Cooling, in each phase where what is online changes: Σ n · p_t · (1 − lf_t) over rows of air
     zone z ≤ cap_z − fixed heat + Σ raises in effect, and Σ n · p_t · lf_t over rows of liquid loop z
@@ -39,7 +45,11 @@ def add_cooling_constraints(m: Model) -> None:
     zone exists; designed fabrics' switches are air cooled in their network row's zone. Named
     ``cooling(CZ~AIR)``."""
     types = m.scenario.catalog.by_id()
-    loops = {r.effect.row: r.effect.loop for r in m.scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop}
+    loops = {
+        r.effect.row: r.effect.loop
+        for r in m.scenario.retrofits
+        if r.effect.kind == RetrofitKind.add_liquid_loop
+    }
     raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.zones:
@@ -65,4 +75,6 @@ def add_cooling_constraints(m: Model) -> None:
             f0 = fixed.get(z, 0.0)
             cap = 0.0 if z in offline else capacity[z]
             extra = [m.effect(r, p) * add for r, add in raises.get(z, [])]
-            m.add_limit(LimitKey("cooling", z, "", m.ph(p)), summed(items) - pulp.lpSum(extra), cap - f0, "kW", f0)
+            m.add_limit(
+                LimitKey("cooling", z, "", m.ph(p)), summed(items) - pulp.lpSum(extra), cap - f0, "kW", f0
+            )

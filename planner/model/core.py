@@ -221,7 +221,8 @@ class Model:
     fabric_capex: pulp.LpAffineExpression | None = None
     """Designed fabrics' switches and links above the racks, USD: fabric."""
     fabric_kw: pulp.LpAffineExpression | None = None
-    """Designed fabrics' switches (not in GPU racks) and transceivers, kW (exact at integer counts): fabric."""
+    """Designed fabrics' switches (not in GPU racks) and transceivers, kW (exact at integer counts):
+    fabric."""
     exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>: expressions."""
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
@@ -230,7 +231,8 @@ class Model:
     """Feed group (with phase suffix) → its racks' load at the power their failover policy leaves
     them in a contingency, kW (only when some cluster caps or sheds): failover."""
     node_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)
-    """Power node (with its phase suffix) → its normal-operation load L_v (only nodes with N-1 limits), kW: power."""
+    """Power node (with its phase suffix) → its normal-operation load L_v (only nodes with N-1 limits), kW:
+    power."""
     z: dict[ScopeKey, pulp.LpVariable] = field(default_factory=dict)
     """Members of a group homed in a pod or building: clusters."""
     homes: dict[str, set[str]] = field(default_factory=dict)
@@ -262,9 +264,13 @@ class Model:
     def points(self) -> list[int]:
         """Phase indices where limits are stated: where what is online changes, from the first phase
         this model decides (nothing can be added before it) up to the horizon."""
-        if self.scenario.service_life:  # racks retire: a load may fall and rise again between changes of what is online
+        if (
+            self.scenario.service_life
+        ):  # racks retire: a load may fall and rise again between changes of what is online
             return list(range(self.from_phase, self.horizon + 1))
-        return sorted({p for p in self.tl.change_points() if self.from_phase <= p <= self.horizon} | {self.horizon})
+        return sorted(
+            {p for p in self.tl.change_points() if self.from_phase <= p <= self.horizon} | {self.horizon}
+        )
 
     @property
     def size(self) -> dict[str, int]:
@@ -283,10 +289,14 @@ class Model:
             if time.perf_counter() > self._until:
                 raise TimeUp("building the model")
 
-    def var(self, name: str, low: float | None = 0, up: float | None = None, integer: bool = False) -> pulp.LpVariable:
+    def var(
+        self, name: str, low: float | None = 0, up: float | None = None, integer: bool = False
+    ) -> pulp.LpVariable:
         """A new variable, recorded with the family making it."""
         self.tick()
-        v = self.prob.add_variable(name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous)
+        v = self.prob.add_variable(
+            name, lowBound=low, upBound=up, cat=pulp.LpInteger if integer else pulp.LpContinuous
+        )
         self.columns.setdefault(self.current.name if self.current else "model", []).append(v)
         return v
 
@@ -309,7 +319,9 @@ class Model:
             self._by_group, self._by_group_n = dict(by), len(self.n)
         return self._by_group.get(group, [])
 
-    def add_limit(self, key: LimitKey, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0) -> None:
+    def add_limit(
+        self, key: LimitKey, lhs: pulp.LpAffineExpression, limit: float, unit: str, fixed: float = 0.0
+    ) -> None:
         """Add lhs ≤ limit (with a slack in an elastic model) and record it; its kind is the one the
         family adding it declares for its row prefix (:class:`~planner.model.registry.LimitRows`)."""
         kind = self.limit_kind(key.family)
@@ -328,7 +340,10 @@ class Model:
         rows = self.current.limits.get(prefix) if self.current else None
         if rows is None:
             fam = self.current.name if self.current else "no"
-            raise OrderError(f"the {fam} family states {prefix} limits it does not declare (registry: limits={{'{prefix}': ...}})")
+            raise OrderError(
+                f"the {fam} family states {prefix} limits it does not declare (registry: "
+                f"limits={{'{prefix}': ...}})"
+            )
         return rows.kind
 
     def until(self, rack_type: str, phase: str | None) -> int:
@@ -345,11 +360,17 @@ class Model:
         """(key, var) of every count standing in phase index p: added then or before, not retired."""
         if not self.scenario.service_life:
             return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p)
-        return ((key, var) for key, var in self.n.items() if self.tl.at(key.phase) <= p < self.until(key.rack_type, key.phase))
+        return (
+            (key, var)
+            for key, var in self.n.items()
+            if self.tl.at(key.phase) <= p < self.until(key.rack_type, key.phase)
+        )
 
     def stands(self, key: CountKey, p: int) -> bool:
         """Whether racks of a count stand in phase index p (added by then, not retired)."""
-        return self.tl.at(key.phase) <= p and (not self.scenario.service_life or p < self.until(key.rack_type, key.phase))
+        return self.tl.at(key.phase) <= p and (
+            not self.scenario.service_life or p < self.until(key.rack_type, key.phase)
+        )
 
     def existing_pod_at(self, p: int) -> tuple[dict[str, int], dict[str, int]]:
         """GPUs and racks of installed racks standing in phase index p, per pod."""
@@ -366,7 +387,11 @@ class Model:
     def existing_gpus_at(self, cluster: str, p: int) -> int:
         """GPUs of a cluster's installed racks standing in phase index p."""
         types = self.scenario.catalog.by_id()
-        return sum(types[r.rack_type].gpus for r in self.scenario.existing if r.cluster == cluster and p < self.until(r.rack_type, r.phase))
+        return sum(
+            types[r.rack_type].gpus
+            for r in self.scenario.existing
+            if r.cluster == cluster and p < self.until(r.rack_type, r.phase)
+        )
 
     def placed_upto(self, p: int):
         """(key, var) of every count added in phase index p or before (retired or not)."""
@@ -392,7 +417,9 @@ class Model:
         """1 when the retrofit is in effect in phase index p (bought at least lead_phases before, by
         this model or before it: ``fixed_buys``)."""
         lead = self.retrofit(retrofit).lead_phases
-        expr = pulp.lpSum(v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p)
+        expr = pulp.lpSum(
+            v for k, v in self.buy.items() if k.retrofit == retrofit and self.tl.at(k.phase) + lead <= p
+        )
         done = sum(1 for r, ph in self.fixed_buys if r == retrofit and self.tl.at(ph) + lead <= p)
         return expr + done if done else expr
 
@@ -400,7 +427,8 @@ class Model:
         return next(r for r in self.scenario.retrofits if r.id == rid)
 
     def fixed_at(self, p: int) -> dict[str, float]:
-        """Fixed kW per row standing in phase index p (network racks from their row's phase, installed racks always)."""
+        """Fixed kW per row standing in phase index p (network racks from their row's phase, installed racks
+        always)."""
         out: dict[str, float] = defaultdict(float)
         for it in self.fixed_items:
             if it.stands(p):

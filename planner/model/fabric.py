@@ -15,7 +15,15 @@ from planner.model.core import Model
 from planner.model.keys import LimitKey, lp_name
 from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
-from planner.rules.fabric_sizing import building_km, km_between, latency_us, leaf_down_of, max_endpoints, ports, rail_width
+from planner.rules.fabric_sizing import (
+    building_km,
+    km_between,
+    latency_us,
+    leaf_down_of,
+    max_endpoints,
+    ports,
+    rail_width,
+)
 
 
 def serving(m: Model) -> dict[str, list[str]]:
@@ -30,14 +38,27 @@ def serving(m: Model) -> dict[str, list[str]]:
     for rid in m.network_rows:
         ref = m.ix.rows[rid]
         kind = ref.row.network
-        pods = [ref.row.pod] if kind == "pod" else pods_of_hall[ref.hall] if kind == "hall" else pods_of_building[ref.building]
+        pods = (
+            [ref.row.pod]
+            if kind == "pod"
+            else pods_of_hall[ref.hall]
+            if kind == "hall"
+            else pods_of_building[ref.building]
+        )
         for p in pods:
             out[p].append(rid)
     return out
 
 
-def _position_links(m: Model, keys: list, per_rack: dict[str, int], attr: str, y: pulp.LpVariable | None, name: str,
-                    positions: int) -> pulp.LpAffineExpression:
+def _position_links(
+    m: Model,
+    keys: list,
+    per_rack: dict[str, int],
+    attr: str,
+    y: pulp.LpVariable | None,
+    name: str,
+    positions: int,
+) -> pulp.LpAffineExpression:
     """Links whose class depends on where the rack stands (cabled GPU links, rack uplinks):
     Σ count · links per rack · the class's cost (USD) or power (kW) at the count's position class.
     For one design among several (``y``): a variable ≥ that sum when y = 1, ≥ 0 otherwise."""
@@ -45,18 +66,34 @@ def _position_links(m: Model, keys: list, per_rack: dict[str, int], attr: str, y
     by_id = {lk.id: lk for lk in lcs}
     longest = max(lcs, key=lambda lk: lk.max_length_m)
     scale = 1.0 if attr == "cost_usd_per_link" else 0.001
-    terms = [(var, per_rack[key.rack_type] * scale * getattr(by_id.get(m.classes[key.cls].link.get(key.rack_type) or longest.id, longest), attr))
-             for key, var in keys]
+    terms = [
+        (
+            var,
+            per_rack[key.rack_type]
+            * scale
+            * getattr(by_id.get(m.classes[key.cls].link.get(key.rack_type) or longest.id, longest), attr),
+        )
+        for key, var in keys
+    ]
     if y is None:
         return pulp.LpAffineExpression(terms)
     v = m.var(name)
-    m.add(v - pulp.LpAffineExpression(terms) + positions * max((co for _, co in terms), default=0.0) * (1 - y) >= 0, name)
+    m.add(
+        v - pulp.LpAffineExpression(terms) + positions * max((co for _, co in terms), default=0.0) * (1 - y)
+        >= 0,
+        name,
+    )
     return pulp.LpAffineExpression(v)
 
 
-@declare("fabric", needs=(add_count_variables,), limits={"fabric_size": LimitRows(LimitKind.fabric), "space": LimitRows(LimitKind.row_positions)})
+@declare(
+    "fabric",
+    needs=(add_count_variables,),
+    limits={"fabric_size": LimitRows(LimitKind.fabric), "space": LimitRows(LimitKind.row_positions)},
+)
 def add_fabric_constraints(m: Model) -> None:
-    """Designed fabrics (§13, :mod:`planner.rules.fabric_sizing`), per cluster c on designs D_c (a choice y[c,d]
+    """Designed fabrics (§13, :mod:`planner.rules.fabric_sizing`), per cluster c on designs D_c (a choice
+    y[c,d]
     ∈ {0,1}, Σ_d y = 1, when there are several). x[d,t,p]: c's GPU racks of type t in pod p on
     design d (its racks there when D_c is one design; else Σ_d x[d,t,p] = its racks of t in p,
     x[d,t,p] ≤ positions_p · y[c,d]); endpoints E_{d,b} = Σ_{p in b} x·gpus_t·nics ≤ the design's
@@ -72,7 +109,8 @@ def add_fabric_constraints(m: Model) -> None:
 
     Buildings: u[c,b] ∈ {0,1} marks the buildings c stands in (u ≤ racks in b ≤ positions_b · u) when
     its hop budget lets it leave one; without a region tier Σ_b u ≤ 1. With one, σ_c ∈ {0,1} ≥
-    (Σ_b u − 1)/(B − 1), ≤ Σ_b u / 2, marks spanning; then per building ℓ_{d,b} ≥ E_{d,b}·g_e/(r·g_R) − M(1 − σ)
+    (Σ_b u − 1)/(B − 1), ≤ Σ_b u / 2, marks spanning; then per building ℓ_{d,b} ≥ E_{d,b}·g_e/(r·g_R) − M(1 −
+    σ)
     region links (fibre of b's distance to the tier's building, optics of the longest class),
     border switches β_{d,b} ≥ ℓ/k_top in b's top tier, tier switches R_d ≥ Σ_b ℓ / k_R in the tier's
     building; buildings whose fibre delay through the tier exceeds max_latency_us never pair:
@@ -119,9 +157,18 @@ def add_fabric_constraints(m: Model) -> None:
         pods = sorted({pod for _, pod in here})
         bldgs = sorted({building_of_pod[p] for p in pods})
         spanning, present = _buildings(m, c.id, g.scope, bldgs, here, building_of_pod, pod_size)
-        if not present and len(bldgs) > 1 and g.scope in (Scope.pod, Scope.building):  # homed by the scope binaries
-            present = {b: pulp.lpSum(z for key, z in m.z.items() if key.group == g.id and
-                                     (key.scope == b if g.scope == Scope.building else building_of_pod.get(key.scope) == b)) for b in bldgs}
+        if (
+            not present and len(bldgs) > 1 and g.scope in (Scope.pod, Scope.building)
+        ):  # homed by the scope binaries
+            present = {
+                b: pulp.lpSum(
+                    z
+                    for key, z in m.z.items()
+                    if key.group == g.id
+                    and (key.scope == b if g.scope == Scope.building else building_of_pod.get(key.scope) == b)
+                )
+                for b in bldgs
+            }
         choice = len(designs) > 1
         ys: dict[str, pulp.LpVariable] = {}
         x: dict[tuple[str, str, str], pulp.LpAffineExpression] = {}
@@ -140,7 +187,9 @@ def add_fabric_constraints(m: Model) -> None:
         else:
             for (t, pod), vs in here.items():
                 x[designs[0].id, t, pod] = pulp.lpSum(vs)
-        needs: list[tuple[str, int, list[str], pulp.LpAffineExpression]] = []  # (design, tier, rows allowed, switches needed)
+        needs: list[
+            tuple[str, int, list[str], pulp.LpAffineExpression]
+        ] = []  # (design, tier, rows allowed, switches needed)
         optics_c: list = []
         for d in designs:
             leaf_down = max((leaf_down_of(d, types[t]) for t in kinds), default=None)
@@ -149,9 +198,36 @@ def add_fabric_constraints(m: Model) -> None:
             cost: list = []
             watts: list = []  # switches (not in GPU racks), kW
             optics: list = []  # the links' transceivers, kW
-            per_rack = {t: (math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0]) if d.leaf_in_rack else types[t].links) for t in kinds}
-            cost.append(_position_links(m, keys, per_rack, "cost_usd_per_link", y, lp_name("fabric_links_usd", c.id, d.id), total_positions))
-            optics.append(_position_links(m, keys, per_rack, "power_w_per_link", y, lp_name("fabric_links_kw", c.id, d.id), total_positions))
+            per_rack = {
+                t: (
+                    math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0])
+                    if d.leaf_in_rack
+                    else types[t].links
+                )
+                for t in kinds
+            }
+            cost.append(
+                _position_links(
+                    m,
+                    keys,
+                    per_rack,
+                    "cost_usd_per_link",
+                    y,
+                    lp_name("fabric_links_usd", c.id, d.id),
+                    total_positions,
+                )
+            )
+            optics.append(
+                _position_links(
+                    m,
+                    keys,
+                    per_rack,
+                    "power_w_per_link",
+                    y,
+                    lp_name("fabric_links_kw", c.id, d.id),
+                    total_positions,
+                )
+            )
             if d.leaf_in_rack:
                 inrack = lcs_by[d.in_rack_link]
                 links0 = pulp.lpSum(x[d.id, t, pod] * types[t].links for (t, pod) in here)
@@ -164,8 +240,12 @@ def add_fabric_constraints(m: Model) -> None:
                 mine = [(t, pod) for (t, pod) in here if building_of_pod[pod] == b]
                 ends = pulp.lpSum(x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t, pod in mine)
                 label = f"{c.id}@{d.id}" if len(bldgs) == 1 else f"{c.id}@{d.id}@{b}"
-                m.add_limit(LimitKey("fabric_size", label), ends, float(max_endpoints(d, sw, leaf_down)), "endpoints")
-                b_rows = sorted({r for pod in pods if building_of_pod[pod] == b for r in rows_for.get(pod, [])})
+                m.add_limit(
+                    LimitKey("fabric_size", label), ends, float(max_endpoints(d, sw, leaf_down)), "endpoints"
+                )
+                b_rows = sorted(
+                    {r for pod in pods if building_of_pod[pod] == b for r in rows_for.get(pod, [])}
+                )
                 if d.leaf_in_rack:
                     leaves = pulp.lpSum(x[d.id, t, pod] for t, pod in mine)
                     m.switch_need[d.switches[0]].append(leaves)
@@ -175,7 +255,11 @@ def add_fabric_constraints(m: Model) -> None:
                 else:
                     groups = []
                     for pod in sorted({pod for _, pod in mine}):
-                        e_p = pulp.lpSum(x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t in kinds if (d.id, t, pod) in x)
+                        e_p = pulp.lpSum(
+                            x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu)
+                            for t in kinds
+                            if (d.id, t, pod) in x
+                        )
                         q = m.var(lp_name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
                         m.add(e_p - p.down[0] * rail * q <= 0, lp_name("fabric_leaves", c.id, d.id, pod))
                         needs.append((d.id, 1, rows_for.get(pod, []), q * rail))
@@ -192,13 +276,26 @@ def add_fabric_constraints(m: Model) -> None:
                 facing = p.radix[1] if d.tiers == 2 else p.down[1]
                 sp = m.var(lp_name("fabric_spines", c.id, d.id, b), 0, None, integer=True)
                 m.add(up1 - facing * sp <= 0, lp_name("fabric_spines", c.id, d.id, b))
-                if d.spines_for == "largest_build":  # leaves rounded up to a power of two 2^j: binaries pick j
+                if (
+                    d.spines_for == "largest_build"
+                ):  # leaves rounded up to a power of two 2^j: binaries pick j
                     powers = [1 << j for j in range(max(1, math.ceil(math.log2(max(2, n_leaf_max)))) + 1)]
-                    bs = [m.var(lp_name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers]
+                    bs = [
+                        m.var(lp_name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers
+                    ]
                     m.add(pulp.lpSum(bs) <= 1, lp_name("fabric_build_one", c.id, d.id, b))
-                    m.add(leaves - pulp.lpSum(pw * bv for pw, bv in zip(powers, bs, strict=True)) <= 0, lp_name("fabric_build", c.id, d.id, b))
-                    m.add(facing * sp - pulp.lpSum(math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)) >= 0,
-                          lp_name("fabric_build_spines", c.id, d.id, b))
+                    m.add(
+                        leaves - pulp.lpSum(pw * bv for pw, bv in zip(powers, bs, strict=True)) <= 0,
+                        lp_name("fabric_build", c.id, d.id, b),
+                    )
+                    m.add(
+                        facing * sp
+                        - pulp.lpSum(
+                            math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)
+                        )
+                        >= 0,
+                        lp_name("fabric_build_spines", c.id, d.id, b),
+                    )
                 spine = sw[d.switches[1]]
                 m.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
                 cost.append(sp * spine.price_usd)
@@ -216,17 +313,28 @@ def add_fabric_constraints(m: Model) -> None:
                     tops = pulp.LpAffineExpression(co)
                 if spanning is not None:  # region links from b's top tier, on border switches there
                     assert region is not None
-                    rate = sw[d.switches[0]].port_gbps / (region.oversubscription * sw[region.switch].port_gbps)
+                    rate = sw[d.switches[0]].port_gbps / (
+                        region.oversubscription * sw[region.switch].port_gbps
+                    )
                     km = km_between(at[b], at[region.building])
                     lk = m.var(lp_name("region_links", c.id, d.id, b), 0, None, integer=True)
-                    most = sum(pod_size[pod] for pod in {pod for _, pod in mine}) * max(types[t].gpus for t in kinds) * d.nics_per_gpu
+                    most = (
+                        sum(pod_size[pod] for pod in {pod for _, pod in mine})
+                        * max(types[t].gpus for t in kinds)
+                        * d.nics_per_gpu
+                    )
                     big = math.ceil(most * rate) + 1  # ℓ's largest need in b
-                    m.add(lk - rate * ends + big * (1 - spanning) >= 0, lp_name("region_links", c.id, d.id, b))
+                    m.add(
+                        lk - rate * ends + big * (1 - spanning) >= 0, lp_name("region_links", c.id, d.id, b)
+                    )
                     border = m.var(lp_name("region_border", c.id, d.id, b), 0, None, integer=True)
                     m.add(top.ports * border - lk >= 0, lp_name("region_border", c.id, d.id, b))
                     tops += border
                     m.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
-                    cost.append(border * top.price_usd + lk * (longest.cost_usd_per_link + region.fibre_usd_per_km * km))
+                    cost.append(
+                        border * top.price_usd
+                        + lk * (longest.cost_usd_per_link + region.fibre_usd_per_km * km)
+                    )
                     watts.append(border * (top.power_w / 1000))
                     optics.append(lk * (longest.power_w_per_link / 1000))
                     region_lk.append(lk)
@@ -239,7 +347,14 @@ def add_fabric_constraints(m: Model) -> None:
                 m.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
                 cost.append(rv * agg.price_usd)
                 watts.append(rv * (agg.power_w / 1000))
-                needs.append((d.id, 4, sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building), pulp.LpAffineExpression(rv)))
+                needs.append(
+                    (
+                        d.id,
+                        4,
+                        sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building),
+                        pulp.LpAffineExpression(rv),
+                    )
+                )
             capex += cost
             power += watts + optics
             optics_c += optics
@@ -251,8 +366,15 @@ def add_fabric_constraints(m: Model) -> None:
     m.fabric_kw = pulp.lpSum(power)
 
 
-def _buildings(m: Model, cid: str, scope: Scope, bldgs: list[str], here: dict, building_of_pod: dict[str, str],
-               pod_size: dict[str, int]) -> tuple[pulp.LpVariable | None, dict]:
+def _buildings(
+    m: Model,
+    cid: str,
+    scope: Scope,
+    bldgs: list[str],
+    here: dict,
+    building_of_pod: dict[str, str],
+    pod_size: dict[str, int],
+) -> tuple[pulp.LpVariable | None, dict]:
     """Which buildings a site-scoped cluster stands in (u[c,b]), held to one without a region tier;
     with one, its spanning indicator σ_c (and its latency budget kept). (None, {}) when it cannot
     leave one building by its hop budget, or the site has one."""
@@ -276,14 +398,23 @@ def _buildings(m: Model, cid: str, scope: Scope, bldgs: list[str], here: dict, b
     limit = next(c.max_latency_us for c in s.clusters if c.id == cid)
     if limit is not None:
         for i, b1 in enumerate(bldgs):
-            for b2 in bldgs[i + 1:]:
+            for b2 in bldgs[i + 1 :]:
                 if latency_us(s, [b1, b2]) > limit + 1e-9:
                     m.add(us[b1] + us[b2] <= 1, lp_name("latency", cid, b1, b2))
     return sigma, us
 
 
-def _place_network_racks(m: Model, cid: str, designs, needs: list, link_kw: pulp.LpAffineExpression, rows: dict, in_row: dict,
-                         present: dict, spanning: pulp.LpVariable | None) -> None:
+def _place_network_racks(
+    m: Model,
+    cid: str,
+    designs,
+    needs: list,
+    link_kw: pulp.LpAffineExpression,
+    rows: dict,
+    in_row: dict,
+    present: dict,
+    spanning: pulp.LpVariable | None,
+) -> None:
     """Network racks of one cluster (see :func:`add_fabric_constraints`): per row and tier the
     switches standing there and the racks holding them, per row a share of the links'
     transceiver power; racks only in buildings the cluster stands in (``present``: building → its
@@ -308,7 +439,9 @@ def _place_network_racks(m: Model, cid: str, designs, needs: list, link_kw: pulp
                 if cap < 1:
                     continue
                 sv = m.var(lp_name("net_switches", cid, d.id, tier, rid), 0, None, integer=True)
-                rv = m.var(lp_name("net_racks", cid, d.id, tier, rid), 0, len(m.network_rows[rid]), integer=True)
+                rv = m.var(
+                    lp_name("net_racks", cid, d.id, tier, rid), 0, len(m.network_rows[rid]), integer=True
+                )
                 m.add(sv - cap * rv <= 0, lp_name("net_racks", cid, d.id, tier, rid))
                 s_vars[d.id, rid, tier] = sv
                 m.network_racks[cid, d.id, rid, tier] = rv
@@ -320,7 +453,10 @@ def _place_network_racks(m: Model, cid: str, designs, needs: list, link_kw: pulp
         b = m.ix.rows[rid].building
         if b in present:
             on = present[b] + (spanning if spanning is not None and b == hub else 0)
-            m.add(pulp.lpSum(here_racks[rid]) - len(m.network_rows[rid]) * on <= 0, lp_name("net_in_building", cid, rid))
+            m.add(
+                pulp.lpSum(here_racks[rid]) - len(m.network_rows[rid]) * on <= 0,
+                lp_name("net_in_building", cid, rid),
+            )
     for k, (did, tier, where, need) in enumerate(needs):
         mine = [s_vars[did, rid, tier] for rid in where if (did, rid, tier) in s_vars]
         m.add(pulp.lpSum(mine) - need >= 0, lp_name("net_switches_need", cid, did, tier, k))
@@ -333,7 +469,10 @@ def _place_network_racks(m: Model, cid: str, designs, needs: list, link_kw: pulp
         m.network_kw[cid, rid] = tau
         shares.append(tau)
         load = pulp.LpAffineExpression(here_kw[rid]) + tau
-        m.add(load - m.ix.rows[rid].row.max_rack_power_kw * pulp.lpSum(here_racks[rid]) <= 0, lp_name("net_kw", cid, rid))
+        m.add(
+            load - m.ix.rows[rid].row.max_rack_power_kw * pulp.lpSum(here_racks[rid]) <= 0,
+            lp_name("net_kw", cid, rid),
+        )
         rows[rid].extend([*here_kw[rid], (tau, 1.0)])
     m.network_switches.update({(cid, *k): v for k, v in s_vars.items()})
     m.add(pulp.lpSum(shares) - link_kw == 0, lp_name("net_optics_kw", cid))

@@ -40,7 +40,8 @@ FAMILIES: tuple[Family, ...] = (
 
 
 def check_order(families: tuple[Family, ...]) -> None:
-    """Raise :class:`OrderError` unless every family comes after the families it needs and names are unique."""
+    """Raise :class:`OrderError` unless every family comes after the families it needs and names are
+    unique."""
     seen: set[str] = set()
     for f in families:
         if f.name in seen:

@@ -34,7 +34,8 @@ def relax_pod_ports(data: dict, scenario, idents: set[str], step: float) -> tupl
 
 
 def relax_pod_racks(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
-    """Each named pod's rack limit × (1 + step), rounded up (no price: a pod's rack count is a design choice)."""
+    """Each named pod's rack limit × (1 + step), rounded up (no price: a pod's rack count is a design
+    choice)."""
     steps = []
     for p in _pods(data):
         if p["id"] in idents and p.get("max_racks"):
@@ -44,8 +45,14 @@ def relax_pod_racks(data: dict, scenario, idents: set[str], step: float) -> tupl
     return steps, None
 
 
-@declare("pods", needs=(add_count_variables, add_fixed_loads),
-         limits={"pod_gpus": LimitRows(LimitKind.pod_gpus, relax_pod_ports), "pod_racks": LimitRows(LimitKind.pod_racks, relax_pod_racks)})
+@declare(
+    "pods",
+    needs=(add_count_variables, add_fixed_loads),
+    limits={
+        "pod_gpus": LimitRows(LimitKind.pod_gpus, relax_pod_ports),
+        "pod_racks": LimitRows(LimitKind.pod_racks, relax_pod_racks),
+    },
+)
 def add_pod_constraints(m: Model) -> None:
     """Pods: Σ n · gpus_t over the pod's rows ≤ max_gpus − installed GPUs; Σ n ≤ max_racks − installed
     racks (all phases together: racks only add). Named ``pod_gpus(POD~A)``, ``pod_racks(POD~A)``."""
@@ -76,15 +83,25 @@ def _pod_limits(m: Model, gpus: dict, racks: dict, fixed_gpus: dict, fixed_racks
     """GPUs ≤ max_gpus and racks ≤ max_racks per pod, less what installed racks take."""
     for pod, items in gpus.items():
         f = fixed_gpus.get(pod, 0)
-        m.add_limit(LimitKey("pod_gpus", pod, "", phase), pulp.LpAffineExpression(items), m.ix.pods[pod].max_gpus - f, "GPUs", f)
+        m.add_limit(
+            LimitKey("pod_gpus", pod, "", phase),
+            pulp.LpAffineExpression(items),
+            m.ix.pods[pod].max_gpus - f,
+            "GPUs",
+            f,
+        )
     for pod, items in racks.items():
         cap = m.ix.pods[pod].max_racks
         if cap is not None:
             f = fixed_racks.get(pod, 0)
-            m.add_limit(LimitKey("pod_racks", pod, "", phase), pulp.LpAffineExpression(items), cap - f, "racks", f)
+            m.add_limit(
+                LimitKey("pod_racks", pod, "", phase), pulp.LpAffineExpression(items), cap - f, "racks", f
+            )
 
 
-def group_counts(m: Model, g: ClusterGroup) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
+def group_counts(
+    m: Model, g: ClusterGroup
+) -> tuple[list[tuple[CountKey, pulp.LpVariable]], list[tuple[CountKey, pulp.LpVariable]]]:
     """A group's (racks, hot spares) counts."""
     every = m.counts_of(g.id)
     return [(k, v) for k, v in every if k.role != "spare"], [(k, v) for k, v in every if k.role == "spare"]
@@ -99,10 +116,18 @@ def fixed_homes(m: Model, g: ClusterGroup) -> set[str]:
 
 def installed_storage(m: Model, g: ClusterGroup) -> int:
     """Storage racks of a group of one already installed."""
-    return sum(1 for r in m.scenario.existing if r.cluster == g.head.id and r.rack_type == g.storage_type) if g.k == 1 else 0
+    return (
+        sum(1 for r in m.scenario.existing if r.cluster == g.head.id and r.rack_type == g.storage_type)
+        if g.k == 1
+        else 0
+    )
 
 
-@declare("clusters", needs=(add_count_variables, add_fixed_loads), limits={"demand_cap": LimitRows(LimitKind.demand_cap)})
+@declare(
+    "clusters",
+    needs=(add_count_variables, add_fixed_loads),
+    limits={"demand_cap": LimitRows(LimitKind.demand_cap)},
+)
 def add_cluster_constraints(m: Model) -> None:
     """Clusters, per group G of k members with demand d_p each in phase p (installed GPUs E count
     toward it):
@@ -139,8 +164,13 @@ def add_cluster_constraints(m: Model) -> None:
                 d = m.tl.demand(head, p)
                 if retire and k == 1:
                     base = m.existing_gpus_at(head.id, p)
-                gpus = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in mine
-                                                 if types[key.rack_type].gpus and m.stands(key, p)])
+                gpus = pulp.LpAffineExpression(
+                    [
+                        (var, types[key.rack_type].gpus)
+                        for key, var in mine
+                        if types[key.rack_type].gpus and m.stands(key, p)
+                    ]
+                )
                 if head.demand == Demand.exact:
                     m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
                 elif head.demand == Demand.at_least:
@@ -159,7 +189,11 @@ def add_cluster_constraints(m: Model) -> None:
         for sid in homes:
             by_scope.setdefault(sid, [])
         gpu_sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
-        d_max = max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0) if head.gpus is not None or head.gpus_by_phase else None
+        d_max = (
+            max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0)
+            if head.gpus is not None or head.gpus_by_phase
+            else None
+        )
         per_member_racks = None
         if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
             per_member_racks = math.ceil(d_max / min(gpu_sizes)) + storage_racks(s, head)
@@ -185,8 +219,13 @@ def add_cluster_constraints(m: Model) -> None:
                 d = m.tl.demand(head, p)
                 if retire and fixed_home:
                     here = m.existing_gpus_at(head.id, p)
-                g_s = pulp.LpAffineExpression([(var, types[key.rack_type].gpus) for key, var in items
-                                               if types[key.rack_type].gpus and m.stands(key, p)])
+                g_s = pulp.LpAffineExpression(
+                    [
+                        (var, types[key.rack_type].gpus)
+                        for key, var in items
+                        if types[key.rack_type].gpus and m.stands(key, p)
+                    ]
+                )
                 big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
                 if m.elastic:
                     big_gpus = max(big_gpus, d or 0) + cap

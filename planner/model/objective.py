@@ -48,12 +48,25 @@ def add_expressions(m: Model) -> None:
         rt = types[key.rack_type]
         cls = m.classes[key.cls]
         lc = cls.link.get(key.rack_type)
-        in_fabric = bool(m.groups[key.group].head.fabrics) and rt.gpus and not key.role  # links priced by planner.model.fabric
+        in_fabric = (
+            bool(m.groups[key.group].head.fabrics) and rt.gpus and not key.role
+        )  # links priced by planner.model.fabric
         link = classes[lc] if lc and not in_fabric else None
         kw = s.rack_power_kw(rt)
         per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
-        cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0), **lifecycle(s, key.rack_type, key.phase, years))
-        until = m.until(key.rack_type, key.phase) if s.service_life else n_ph  # retired from that phase on (§17)
+        cost = rack_cost(
+            rt,
+            kw,
+            link,
+            per_gpu,
+            s.costs,
+            s.pue,
+            years.get(key.phase, 0.0),
+            **lifecycle(s, key.rack_type, key.phase, years),
+        )
+        until = (
+            m.until(key.rack_type, key.phase) if s.service_life else n_ph
+        )  # retired from that phase on (§17)
         at_end = until > m.horizon  # standing in the last phase
         if not key.role:  # hot spares: paid for and powered, not counted as GPUs
             if at_end:
@@ -76,7 +89,17 @@ def add_expressions(m: Model) -> None:
     for name, items in e.items():
         m.tick()
         m.exprs[name] = pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c])
-    for key in ("gpus", "gpu_phases", "pflops", "pflop_phases", "capex_usd", "tco_usd", "it_kw", "cable_usd", "cable_m"):
+    for key in (
+        "gpus",
+        "gpu_phases",
+        "pflops",
+        "pflop_phases",
+        "capex_usd",
+        "tco_usd",
+        "it_kw",
+        "cable_usd",
+        "cable_m",
+    ):
         m.exprs.setdefault(key, pulp.LpAffineExpression())
     for g in m.groups:
         m.exprs.setdefault(f"gpus:{g}", pulp.LpAffineExpression())
@@ -87,16 +110,29 @@ def add_expressions(m: Model) -> None:
     for r in s.existing:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")
-        inst_opex += rack_cost(t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True).tco_usd
-    if m.fabric_capex is not None:  # built at the start: undiscounted, running to the horizon (as the KPIs count it)
+        inst_opex += rack_cost(
+            t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True
+        ).tco_usd
+    if (
+        m.fabric_capex is not None
+    ):  # built at the start: undiscounted, running to the horizon (as the KPIs count it)
         kw = m.fabric_kw if m.fabric_kw is not None else pulp.LpAffineExpression()
         per_kw = facility_usd(1.0, s.costs)
         a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
         m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex + per_kw * kw
-        m.exprs["tco_usd"] = (m.exprs["tco_usd"] + (1 + a * opex_usd_per_year(0.0, 1.0, s.costs, s.pue)) * m.fabric_capex
-                              + (per_kw + a * opex_usd_per_year(1.0, 0.0, s.costs, s.pue)) * kw)
+        m.exprs["tco_usd"] = (
+            m.exprs["tco_usd"]
+            + (1 + a * opex_usd_per_year(0.0, 1.0, s.costs, s.pue)) * m.fabric_capex
+            + (per_kw + a * opex_usd_per_year(1.0, 0.0, s.costs, s.pue)) * kw
+        )
     m.exprs["capex_usd"].constant = round(net_facility, 6)
-    m.exprs["tco_usd"].constant = round(net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate) + inst_opex, 6)
+    m.exprs["tco_usd"].constant = round(
+        net_facility
+        + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue)
+        * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
+        + inst_opex,
+        6,
+    )
 
 
 def relax_budgets(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
@@ -110,7 +146,11 @@ def relax_budgets(data: dict, scenario, idents: set[str], step: float) -> tuple[
     return steps, cost
 
 
-@declare("budgets", needs=(add_expressions, add_fixed_loads), limits={"budget": LimitRows(LimitKind.budget, relax_budgets)})
+@declare(
+    "budgets",
+    needs=(add_expressions, add_fixed_loads),
+    limits={"budget": LimitRows(LimitKind.budget, relax_budgets)},
+)
 def add_budget_constraints(m: Model) -> None:
     """Budgets: capex = Σ n · rack capex + Σ retrofits bought (planner.rules.costs) ≤ capex_usd; IT power of
     all racks (installed included) in the last phase ≤ it_power_kw."""
@@ -118,10 +158,21 @@ def add_budget_constraints(m: Model) -> None:
     if b.capex_usd is not None:
         m.add_limit(LimitKey("budget", "capex_usd"), m.exprs["capex_usd"], b.capex_usd, "USD")
     if b.it_power_kw is not None:
-        m.add_limit(LimitKey("budget", "it_power_kw"), m.exprs["it_kw"], b.it_power_kw - m.existing_kw, "kW", m.existing_kw)
+        m.add_limit(
+            LimitKey("budget", "it_power_kw"),
+            m.exprs["it_kw"],
+            b.it_power_kw - m.existing_kw,
+            "kW",
+            m.existing_kw,
+        )
 
 
-OBJECTIVES = {Objective.max_gpus: "gpus", Objective.max_pflops: "pflops", Objective.min_capex: "capex_usd", Objective.min_tco: "tco_usd"}
+OBJECTIVES = {
+    Objective.max_gpus: "gpus",
+    Objective.max_pflops: "pflops",
+    Objective.min_capex: "capex_usd",
+    Objective.min_tco: "tco_usd",
+}
 """Objective → the named expression it optimises (sense from :attr:`Objective.maximise`); a phased
 max_gpus or max_pflops optimises the sum over phases (gpu_phases, pflop_phases): earlier is better."""
 

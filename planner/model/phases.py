@@ -21,7 +21,11 @@ def retrofit_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) 
     None (no retrofit makes it fit). A row of a structure to build needs it built (and the
     structure's cooling media to include the rack's)."""
     building = ix.rows[row_id].building
-    builds = [r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure and r.effect.building == building]
+    builds = [
+        r
+        for r in scenario.retrofits
+        if r.effect.kind == RetrofitKind.build_structure and r.effect.building == building
+    ]
     if builds:
         builds = [r for r in builds if t.liquid_fraction == 0 or "liquid" in {str(m) for m in r.effect.media}]
         if not builds:
@@ -42,20 +46,35 @@ def _site_needs(scenario: Scenario, ix: SiteIndex, row_id: str, t: RackType) -> 
     needs = Needs()
     wants_loop = t.liquid_fraction > 0 and row.liquid_loop is None
     if wants_loop:
-        needs.loop = [r.id for r in scenario.retrofits if r.effect.kind == RetrofitKind.add_liquid_loop and r.effect.row == row_id]
+        needs.loop = [
+            r.id
+            for r in scenario.retrofits
+            if r.effect.kind == RetrofitKind.add_liquid_loop and r.effect.row == row_id
+        ]
         if not needs.loop:
             return None
     limit_kw = scenario.position_limit_power_kw(t)
     if limit_kw > row.max_rack_power_kw + 1e-9:
-        needs.power = [r.id for r in scenario.retrofits
-                       if r.effect.kind == RetrofitKind.raise_rack_power and r.effect.row == row_id and r.effect.max_rack_power_kw + 1e-9 >= limit_kw]
+        needs.power = [
+            r.id
+            for r in scenario.retrofits
+            if r.effect.kind == RetrofitKind.raise_rack_power
+            and r.effect.row == row_id
+            and r.effect.max_rack_power_kw + 1e-9 >= limit_kw
+        ]
         if not needs.power:
             return None
-    probe = row.model_copy(update={"liquid_loop": row.liquid_loop or ("retrofit" if wants_loop else None),
-                                   "max_rack_power_kw": max(row.max_rack_power_kw, limit_kw)})
+    probe = row.model_copy(
+        update={
+            "liquid_loop": row.liquid_loop or ("retrofit" if wants_loop else None),
+            "max_rack_power_kw": max(row.max_rack_power_kw, limit_kw),
+        }
+    )
     hall = ix.halls[ix.rows[row_id].hall][1]
     rating = hall.floor_rating_kg_per_m2
-    ok = t.position_weight_kg <= probe.max_rack_weight_kg + 1e-9 and (rating is None or floor_load_kg_per_m2(t, probe) <= rating + 1e-9)
+    ok = t.position_weight_kg <= probe.max_rack_weight_kg + 1e-9 and (
+        rating is None or floor_load_kg_per_m2(t, probe) <= rating + 1e-9
+    )
     return needs if ok else None
 
 
@@ -96,8 +115,11 @@ def add_count_variables(m: Model) -> None:
         row_on = m.tl.row_on.get(cls.row, 0)
         for g in m.groups.values():
             start = max(row_on, m.tl.first_wanted(g.head), m.from_phase) if m.tl.phased else 0
-            wanted = [*((t, "") for t in g.gpu_types), *([(g.storage_type, "")] if g.storage_type else []),
-                      *([(g.spare_type, "spare")] if g.spare_type else [])]
+            wanted = [
+                *((t, "") for t in g.gpu_types),
+                *([(g.storage_type, "")] if g.storage_type else []),
+                *([(g.spare_type, "spare")] if g.spare_type else []),
+            ]
             for t, role in wanted:
                 if t not in fitting:
                     continue
@@ -110,15 +132,23 @@ def add_count_variables(m: Model) -> None:
                 for p in range(max(start, lead), m.horizon + 1):
                     up = None if m.elastic else slots
                     ph = m.tl.phases[p]
-                    m.n[CountKey(k, t, g.id, ph, role)] = m.var(lp_name("n" + ("_spare" if role else ""), class_label(k), t, g.id, *([ph] if ph else [])),
-                                                                0, up, integer=True)
+                    m.n[CountKey(k, t, g.id, ph, role)] = m.var(
+                        lp_name(
+                            "n" + ("_spare" if role else ""), class_label(k), t, g.id, *([ph] if ph else [])
+                        ),
+                        0,
+                        up,
+                        integer=True,
+                    )
 
 
 @declare("retrofit_gates", needs=(add_retrofit_variables, add_count_variables))
 def add_retrofit_gates(m: Model) -> None:
     """A rack type that fits a row only after a retrofit: Σ_{q ≤ p} n[k,t,·,q] ≤ size_k × Σ (retrofits
     in effect in p that give it), per need (a liquid loop, a higher rack limit), per phase."""
-    by_class: dict[tuple, list] = defaultdict(list)  # (class, type) → (phase index, var): one pass over the counts
+    by_class: dict[tuple, list] = defaultdict(
+        list
+    )  # (class, type) → (phase index, var): one pass over the counts
     for key, var in m.n.items():
         by_class[key.cls, key.rack_type].append((m.tl.at(key.phase), var))
     for (k, t), need in m.needs.items():
@@ -131,4 +161,7 @@ def add_retrofit_gates(m: Model) -> None:
             for what, alts in (("loop", need.loop), ("power", need.power), ("structure", need.structure)):
                 if alts:
                     eff = pulp.lpSum(m.effect(r, p) for r in alts)
-                    m.add(pulp.lpSum(placed) - m.classes[k].size * eff <= 0, lp_name(f"needs_{what}", class_label(k), t, *m.sfx(p)))
+                    m.add(
+                        pulp.lpSum(placed) - m.classes[k].size * eff <= 0,
+                        lp_name(f"needs_{what}", class_label(k), t, *m.sfx(p)),
+                    )

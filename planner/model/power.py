@@ -27,7 +27,9 @@ def add_group_load_definitions(m: Model) -> None:
     for p in m.points:
         terms: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
         for key, var in m.upto(p):
-            terms[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9)))
+            terms[m.pm.group_of_row[key.cls.row]].append(
+                (var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9))
+            )
         for row, items in m.fabric_rows.items():  # single-phase only (checked on input)
             terms[m.pm.group_of_row[row]].extend(items)
         for g, items in terms.items():
@@ -51,7 +53,9 @@ def add_failover_loads(m: Model) -> None:
             head = m.groups[key.group].head
             f = head.on_power_failure.factor(head.cap_ratio)
             if f > 0:
-                eff[m.pm.group_of_row[key.cls.row]].append((var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9)))
+                eff[m.pm.group_of_row[key.cls.row]].append(
+                    (var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9))
+                )
         for row, items in m.fabric_rows.items():  # switches keep power
             eff[m.pm.group_of_row[row]].extend(items)
         for name in [k for k in m.group_kw if not m.tl.phased or k.endswith(f"|{m.ph(p)}")]:
@@ -72,16 +76,25 @@ def relax_power_nodes(data: dict, scenario, idents: set[str], step: float) -> tu
     return steps, cost
 
 
-@declare("power", needs=(add_group_load_definitions, add_failover_loads, add_fixed_loads, add_retrofit_variables), limits={
-    "power": LimitRows(LimitKind.power_node, relax_power_nodes), "power_n1": LimitRows(LimitKind.power_node, relax_power_nodes),
-    "redundant": LimitRows(LimitKind.row_redundant), "unpowered": LimitRows(LimitKind.row_unpowered)})
+@declare(
+    "power",
+    needs=(add_group_load_definitions, add_failover_loads, add_fixed_loads, add_retrofit_variables),
+    limits={
+        "power": LimitRows(LimitKind.power_node, relax_power_nodes),
+        "power_n1": LimitRows(LimitKind.power_node, relax_power_nodes),
+        "redundant": LimitRows(LimitKind.row_redundant),
+        "unpowered": LimitRows(LimitKind.row_unpowered),
+    },
+)
 def add_power_constraints(m: Model) -> None:
     """Power, normal and N-1, in each phase where what is online changes (coefficients from
     :mod:`planner.input.power_model` over the nodes online then), F the fixed loads, R the capacity
     retrofits in effect:
 
-    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v has N-1 limits);
-    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g δ_f(v,g) F_g;
+    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v
+    has N-1 limits);
+    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g
+    δ_f(v,g) F_g;
 
     with a failover policy in force, racks in the rows a failure hits count at the power their
     policy leaves them: a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P. A redundant group that some
@@ -110,7 +123,9 @@ def add_power_constraints(m: Model) -> None:
                 expr = pulp.LpAffineExpression([(lv, 1.0)])
             extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
             f0 = pm.fixed_normal(v, fixed)
-            m.add_limit(LimitKey("power", v, "", ph), expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0)
+            m.add_limit(
+                LimitKey("power", v, "", ph), expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0
+            )
         for c in pm.contingencies:
             lv = m.node_kw.get(m.at_phase(c.node, p))
             hit = [g for g in c.delta if g in live]
@@ -118,21 +133,43 @@ def add_power_constraints(m: Model) -> None:
                 continue
             if m.group_eff:
                 a0 = pm.normal.get(c.node, {})
-                moved = pulp.lpSum((c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)] - a0.get(g, 0.0) * m.gkw(g, p) for g in hit)
+                moved = pulp.lpSum(
+                    (c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)]
+                    - a0.get(g, 0.0) * m.gkw(g, p)
+                    for g in hit
+                )
                 expr = lv + moved
             else:
                 expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
             f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
             extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
-            m.add_limit(LimitKey("power_n1", c.node, c.failed, ph), expr - pulp.lpSum(extra),
-                        pm.usable_kw[c.node] - f1, "kW", f1)
-        for g, failed in pm.forced_empty.items():  # fixed loads obey the same rule: they leave less than nothing
+            m.add_limit(
+                LimitKey("power_n1", c.node, c.failed, ph),
+                expr - pulp.lpSum(extra),
+                pm.usable_kw[c.node] - f1,
+                "kW",
+                f1,
+            )
+        for (
+            g,
+            failed,
+        ) in pm.forced_empty.items():  # fixed loads obey the same rule: they leave less than nothing
             if g in live or fixed.get(g, 0.0) > 0:
-                m.add_limit(LimitKey("redundant", g, failed, ph), _load_or_zero(m, g, p),
-                            -fixed.get(g, 0.0), "kW", fixed.get(g, 0.0))
+                m.add_limit(
+                    LimitKey("redundant", g, failed, ph),
+                    _load_or_zero(m, g, p),
+                    -fixed.get(g, 0.0),
+                    "kW",
+                    fixed.get(g, 0.0),
+                )
         for g in sorted(pm.dark & (live | {g for g, kw in fixed.items() if kw > 0})):
-            m.add_limit(LimitKey("unpowered", g, "", ph), _load_or_zero(m, g, p), -fixed.get(g, 0.0), "kW",
-                        fixed.get(g, 0.0))
+            m.add_limit(
+                LimitKey("unpowered", g, "", ph),
+                _load_or_zero(m, g, p),
+                -fixed.get(g, 0.0),
+                "kW",
+                fixed.get(g, 0.0),
+            )
 
 
 def _load_or_zero(m: Model, g: str, p: int) -> pulp.LpAffineExpression:

@@ -13,10 +13,12 @@ from planner.model.registry import LimitRows, amount, declare
 from planner.model.space import add_fixed_loads
 
 
-def relax_power_arrival(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+def relax_power_arrival(
+    data: dict, scenario, idents: set[str], step: float
+) -> tuple[list[str], float | None]:
     """In the named phase (or the region without phases): step × the power available then as more
     interconnect from that phase on (no price: what the utility charges is not in the scenario)."""
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     steps = []
     for ident in idents:
         mw = step * (scenario.power_available_kw(order.get(ident, 0)) or 0.0) / 1000
@@ -27,8 +29,11 @@ def relax_power_arrival(data: dict, scenario, idents: set[str], step: float) -> 
     return steps, None
 
 
-@declare("power_arrival", needs=(add_count_variables, add_fabric_constraints, add_fixed_loads),
-         limits={"power_arrival": LimitRows(LimitKind.power_arrival, relax_power_arrival)})
+@declare(
+    "power_arrival",
+    needs=(add_count_variables, add_fabric_constraints, add_fixed_loads),
+    limits={"power_arrival": LimitRows(LimitKind.power_arrival, relax_power_arrival)},
+)
 def add_power_arrival_constraints(m: Model) -> None:
     """For each phase p this model decides (interconnect and generation arrived by p, A_p in kW):
 
@@ -41,7 +46,9 @@ def add_power_arrival_constraints(m: Model) -> None:
     if not s.power_arrival:
         return
     types = s.catalog.by_id()
-    fabric = [item for items in m.fabric_rows.values() for item in items]  # single-phase only (checked on input)
+    fabric = [
+        item for items in m.fabric_rows.values() for item in items
+    ]  # single-phase only (checked on input)
     for p in range(m.from_phase, m.horizon + 1):
         available = s.power_available_kw(p)
         fixed = s.pue * sum(m.fixed_at(p).values())

@@ -34,7 +34,8 @@ when the step has no price)."""
 
 
 class OrderError(RuntimeError):
-    """A constraint family was called before a family it needs, twice, or stated a limit it does not declare."""
+    """A constraint family was called before a family it needs, twice, or stated a limit it does not
+    declare."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,10 @@ class Family:
     def __call__(self, m: Model) -> None:
         missing = [f for f in self.needs if f.name not in m.steps]
         if missing:
-            raise OrderError(f"the {self.name} family needs {', '.join(f.name for f in missing)} first: "
-                             f"add {missing[0].function} before {self.function}")
+            raise OrderError(
+                f"the {self.name} family needs {', '.join(f.name for f in missing)} first: "
+                f"add {missing[0].function} before {self.function}"
+            )
         if self.name in m.steps:
             raise OrderError(f"the {self.name} family was added twice; build a new model instead")
         m.steps.append(self.name)
@@ -88,7 +91,9 @@ def amount(x: float) -> str:
     return f"{x:,.1f}".removesuffix(".0")
 
 
-def declare(name: str, needs: tuple[Family, ...] = (), limits: Mapping[str, LimitRows] | None = None) -> Callable[[Callable], Family]:
+def declare(
+    name: str, needs: tuple[Family, ...] = (), limits: Mapping[str, LimitRows] | None = None
+) -> Callable[[Callable], Family]:
     """Decorator: the function becomes the :class:`Family` of that name."""
 
     def wrap(add: Callable[[Model], None]) -> Family:

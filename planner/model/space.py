@@ -29,8 +29,15 @@ def add_fixed_loads(m: Model) -> None:
         t = types[r.rack_type]
         kw = s.rack_power_kw(t)
         until = m.until(r.rack_type, r.phase)
-        m.fixed_items.append(FixedItem(r.row, kw, m.tl.index.get(r.phase, 0), t,  # from the phase it was placed in (rolling), else always
-                                       until if until < len(m.tl.phases) else None))  # to the end of its service life
+        m.fixed_items.append(
+            FixedItem(
+                r.row,
+                kw,
+                m.tl.index.get(r.phase, 0),
+                t,  # from the phase it was placed in (rolling), else always
+                until if until < len(m.tl.phases) else None,
+            )
+        )  # to the end of its service life
         m.existing_kw += kw
         pod = m.ix.rows[r.row].row.pod
         m.existing_pod_gpus[pod] = m.existing_pod_gpus.get(pod, 0) + t.gpus
@@ -56,20 +63,29 @@ def add_space_constraints(m: Model) -> None:
     runs, plain racks the positions left. With service lives (§17) racks retire and free their
     positions: Σ over the racks standing in phase p ≤ size_k for every phase, ``space(R01@2,p3)``."""
     types = m.scenario.catalog.by_id()
-    if m.scenario.service_life:  # racks retire and free their positions: space per phase (one-position types only)
+    if (
+        m.scenario.service_life
+    ):  # racks retire and free their positions: space per phase (one-position types only)
         where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
         for p in m.points:
             here: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
             for key, var in m.upto(p):
                 here[key.cls].append((var, types[key.rack_type].width))
-            held: dict[ClassKey, int] = defaultdict(int)  # installed racks in the class, standing until they retire
+            held: dict[ClassKey, int] = defaultdict(
+                int
+            )  # installed racks in the class, standing until they retire
             for r in m.scenario.existing:
                 k = where.get((r.row, r.position))
                 if k is not None and p < m.until(r.rack_type, r.phase):
                     held[k] += 1
             for k, items in here.items():
-                m.add_limit(LimitKey("space", class_label(k), "", m.ph(p)), pulp.LpAffineExpression(items),
-                            m.classes[k].size - held[k], "positions", held[k])
+                m.add_limit(
+                    LimitKey("space", class_label(k), "", m.ph(p)),
+                    pulp.LpAffineExpression(items),
+                    m.classes[k].size - held[k],
+                    "positions",
+                    held[k],
+                )
         return
     by_class: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
     for key, var in m.n.items():
@@ -77,8 +93,12 @@ def add_space_constraints(m: Model) -> None:
     for k, items in by_class.items():
         wide = sorted({w for _, w in items if w > 1})
         if len(items) > 1 or m.elastic or wide:
-            m.add_limit(LimitKey("space", class_label(k)), pulp.LpAffineExpression(items), m.classes[k].size,
-                        "positions")
+            m.add_limit(
+                LimitKey("space", class_label(k)),
+                pulp.LpAffineExpression(items),
+                m.classes[k].size,
+                "positions",
+            )
         for w in wide:
             units = [var for var, vw in items if vw == w]
             if len(units) > 1 or m.elastic:  # one variable is bounded by the slots already

@@ -33,7 +33,11 @@ def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[
     return out
 
 
-@declare("spread", needs=(add_count_variables,), limits={f"spread_{k}": LimitRows(LimitKind.spread) for k in ("power_node", "cooling_zone", "pod")})
+@declare(
+    "spread",
+    needs=(add_count_variables,),
+    limits={f"spread_{k}": LimitRows(LimitKind.spread) for k in ("power_node", "cooling_zone", "pod")},
+)
 def add_spread_constraints(m: Model) -> None:
     """Failure-domain spread (§11), per cluster c with a limit s for a kind of element, and every
     element e of that kind whose failure takes rows R_e down (:func:`spread_domains`):
@@ -43,7 +47,11 @@ def add_spread_constraints(m: Model) -> None:
     family = {"power_node": "spread_power_node", "cooling_zone": "spread_cooling_zone", "pod": "spread_pod"}
     for g in m.groups.values():
         head = g.head
-        limits = {"power_node": head.max_share_per_power_node, "cooling_zone": head.max_share_per_cooling_zone, "pod": head.max_share_per_pod}
+        limits = {
+            "power_node": head.max_share_per_power_node,
+            "cooling_zone": head.max_share_per_cooling_zone,
+            "pod": head.max_share_per_pod,
+        }
         if all(v is None for v in limits.values()):
             continue
         mine = [(key, var) for key, var in m.counts_of(g.id) if types[key.rack_type].gpus and not key.role]
@@ -52,10 +60,17 @@ def add_spread_constraints(m: Model) -> None:
         for key, var in mine:
             by_row[key.cls.row].append((var, types[key.rack_type].gpus))
         seen: set[tuple[str, frozenset[str]]] = set()
-        for (kind, eid), rows in spread_domains(m.scenario, m.ix, head.on_power_failure == FailoverPolicy.shed).items():
+        for (kind, eid), rows in spread_domains(
+            m.scenario, m.ix, head.on_power_failure == FailoverPolicy.shed
+        ).items():
             share = limits[kind]
             here = [x for r in rows if r in by_row for x in by_row[r]]
             if share is None or not here or (kind, rows) in seen:
                 continue
             seen.add((kind, rows))
-            m.add_limit(LimitKey(family[kind], f"{g.id}@{eid}"), pulp.LpAffineExpression(here) - share * total, 0.0, "GPUs")
+            m.add_limit(
+                LimitKey(family[kind], f"{g.id}@{eid}"),
+                pulp.LpAffineExpression(here) - share * total,
+                0.0,
+                "GPUs",
+            )

@@ -15,7 +15,9 @@ from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
 
 
-def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rhs: float, need: int | None) -> None:
+def _storage_rows(
+    m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rhs: float, need: int | None
+) -> None:
     """Storage racks placed = wanted (``lhs == rhs``); in an elastic model the count may fall short
     by a slack (so an explanation can say by how much storage is short, and where)."""
     name = lp_name("scope_storage", gid, sid) if sid else lp_name("storage", gid)
@@ -27,10 +29,16 @@ def _storage_rows(m: Model, gid: str, sid: str, lhs: pulp.LpAffineExpression, rh
     m.slack[key] = slack
     m.add(lhs <= rhs, name + "_le")
     m.add(lhs + slack >= rhs, name)
-    m.limits[key] = Limit(key, name, "racks", float(need if need is not None else rhs), lhs, LimitKind.storage)
+    m.limits[key] = Limit(
+        key, name, "racks", float(need if need is not None else rhs), lhs, LimitKind.storage
+    )
 
 
-@declare("storage", needs=(add_count_variables, add_cluster_constraints), limits={"storage": LimitRows(LimitKind.storage)})
+@declare(
+    "storage",
+    needs=(add_count_variables, add_cluster_constraints),
+    limits={"storage": LimitRows(LimitKind.storage)},
+)
 def add_storage_constraints(m: Model) -> None:
     """Per group G of k members, each wanting s storage racks (:func:`planner.input.asks.storage_racks`)
     and h hot spares (:func:`planner.input.asks.spares_needed`), I of its storage racks installed:
@@ -38,7 +46,8 @@ def add_storage_constraints(m: Model) -> None:
     site and rack scope:  Σ storage racks = k·s − I;  Σ spares = k·h;
     pod/building scope:   storage racks in scope σ = s·z[G,σ] − I_σ;  spares in σ = h·z[G,σ].
 
-    Named ``storage(job~a)``, ``scope_storage(job~a,POD~1)``, ``spares(job~a)``, ``scope_spares(job~a,POD~1)``."""
+    Named ``storage(job~a)``, ``scope_storage(job~a,POD~1)``, ``spares(job~a)``,
+    ``scope_spares(job~a,POD~1)``."""
     s = m.scenario
     for g in m.groups.values():
         if not g.storage_type and not g.spares:
@@ -63,7 +72,9 @@ def add_storage_constraints(m: Model) -> None:
             if gid != g.id:
                 continue
             if g.spares:  # hot spares stand where the cluster is homed
-                m.add(pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid))
+                m.add(
+                    pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid)
+                )
             if g.storage_type:
                 have = installed_storage(m, g) if sid in m.homes.get(g.id, set()) else 0
                 _storage_rows(m, g.id, sid, pulp.lpSum(store_in.get(sid, [])) - want * z, -have, want)

@@ -16,8 +16,9 @@ from planner.model.registry import LimitRows, declare
 
 def relax_supply(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
     """More allocated: ``rack type@phase`` (the type alone without phases) gets step × its supply by
-    then (at least one rack) in that phase; ``switch:<model>`` step × the switches delivered (at least one)."""
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    then (at least one rack) in that phase; ``switch:<model>`` step × the switches delivered (at least
+    one)."""
+    order = scenario.phase_at
     steps = []
     for ident in idents:
         if ident.startswith("switch:"):
@@ -34,7 +35,11 @@ def relax_supply(data: dict, scenario, idents: set[str], step: float) -> tuple[l
     return steps, None
 
 
-@declare("supply", needs=(add_count_variables, add_fabric_constraints), limits={"supply": LimitRows(LimitKind.supply, relax_supply)})
+@declare(
+    "supply",
+    needs=(add_count_variables, add_fabric_constraints),
+    limits={"supply": LimitRows(LimitKind.supply, relax_supply)},
+)
 def add_supply_constraints(m: Model) -> None:
     """For every rack type t the scenario supplies and every phase p this model decides:
 
@@ -51,10 +56,22 @@ def add_supply_constraints(m: Model) -> None:
             items = [(var, 1) for key, var in m.placed_upto(p) if key.rack_type == t]
             if not items:
                 continue
-            used = sum(1 for r in s.existing if r.rack_type == t and r.phase is not None and m.tl.index.get(r.phase, 0) <= p)
+            used = sum(
+                1
+                for r in s.existing
+                if r.rack_type == t and r.phase is not None and m.tl.index.get(r.phase, 0) <= p
+            )
             cap = s.supply_upto(t, p) or 0
-            m.add_limit(LimitKey("supply", t, phase=m.ph(p)), pulp.LpAffineExpression(items), cap - used, "racks", used)
-    for model in sorted({x.switch for x in s.switch_supply}):  # designed fabrics: single-phase, one limit per model
+            m.add_limit(
+                LimitKey("supply", t, phase=m.ph(p)),
+                pulp.LpAffineExpression(items),
+                cap - used,
+                "racks",
+                used,
+            )
+    for model in sorted(
+        {x.switch for x in s.switch_supply}
+    ):  # designed fabrics: single-phase, one limit per model
         need = m.switch_need.get(model)
         if need:
             cap = sum(x.count for x in s.switch_supply if x.switch == model)

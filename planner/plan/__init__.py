@@ -29,8 +29,22 @@ from planner.schema.plan import (
 from planner.yamlio import dump as dump_plan
 
 __all__ = [
-    "BlastRow", "BoughtRetrofit", "ClusterFabric", "ClusterReliability", "Kpis", "PhaseSummary", "PlacedRack", "Plan",
-    "ReliabilityReport", "StrandedPower", "Usage", "chosen_fabrics", "load_plan", "plan_from_text", "plan_to_yaml", "save_plan",
+    "BlastRow",
+    "BoughtRetrofit",
+    "ClusterFabric",
+    "ClusterReliability",
+    "Kpis",
+    "PhaseSummary",
+    "PlacedRack",
+    "Plan",
+    "ReliabilityReport",
+    "StrandedPower",
+    "Usage",
+    "chosen_fabrics",
+    "load_plan",
+    "plan_from_text",
+    "plan_to_yaml",
+    "save_plan",
 ]
 
 

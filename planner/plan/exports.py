@@ -29,9 +29,36 @@ from planner.plan import Plan
 from planner.schema import Scenario
 from planner.verifier import verify
 
-PLACEMENT_COLUMNS = ["building", "hall", "row", "position", "width", "x_m", "y_m", "rack_type", "kind", "cluster", "phase", "kw", "feeds",
-                     "link_class", "existing"]
-NETBOX_COLUMNS = ["name", "role", "manufacturer", "device_type", "status", "site", "location", "rack", "position", "face", "description"]
+PLACEMENT_COLUMNS = [
+    "building",
+    "hall",
+    "row",
+    "position",
+    "width",
+    "x_m",
+    "y_m",
+    "rack_type",
+    "kind",
+    "cluster",
+    "phase",
+    "kw",
+    "feeds",
+    "link_class",
+    "existing",
+]
+NETBOX_COLUMNS = [
+    "name",
+    "role",
+    "manufacturer",
+    "device_type",
+    "status",
+    "site",
+    "location",
+    "rack",
+    "position",
+    "face",
+    "description",
+]
 FORMATS = ("csv", "xlsx", "netbox")
 
 
@@ -43,14 +70,45 @@ def placement_rows(plan: Plan, scenario: Scenario) -> list[dict]:
     out = []
     for r in plan.racks:
         t = types[r.rack_type]
-        out.append({"building": r.building, "hall": r.hall, "row": r.row, "position": r.position, "width": t.width, "x_m": round(r.x_m, 3),
-                    "y_m": round(r.y_m, 3), "rack_type": r.rack_type, "kind": "gpu" if t.gpus else str(t.kind), "cluster": r.cluster,
-                    "phase": r.phase or "", "kw": round(scenario.rack_power_kw(t), 3), "feeds": "+".join(rows[r.row].feeds),
-                    "link_class": r.link_class or "", "existing": r.existing})
+        out.append(
+            {
+                "building": r.building,
+                "hall": r.hall,
+                "row": r.row,
+                "position": r.position,
+                "width": t.width,
+                "x_m": round(r.x_m, 3),
+                "y_m": round(r.y_m, 3),
+                "rack_type": r.rack_type,
+                "kind": "gpu" if t.gpus else str(t.kind),
+                "cluster": r.cluster,
+                "phase": r.phase or "",
+                "kw": round(scenario.rack_power_kw(t), 3),
+                "feeds": "+".join(rows[r.row].feeds),
+                "link_class": r.link_class or "",
+                "existing": r.existing,
+            }
+        )
     for n in plan.network_racks:
-        out.append({"building": n.building, "hall": n.hall, "row": n.row, "position": n.position, "width": 1, "x_m": round(n.x_m, 3),
-                    "y_m": round(n.y_m, 3), "rack_type": n.design, "kind": "network", "cluster": n.cluster, "phase": "",
-                    "kw": round(n.kw, 3), "feeds": "+".join(rows[n.row].feeds), "link_class": "", "existing": False})
+        out.append(
+            {
+                "building": n.building,
+                "hall": n.hall,
+                "row": n.row,
+                "position": n.position,
+                "width": 1,
+                "x_m": round(n.x_m, 3),
+                "y_m": round(n.y_m, 3),
+                "rack_type": n.design,
+                "kind": "network",
+                "cluster": n.cluster,
+                "phase": "",
+                "kw": round(n.kw, 3),
+                "feeds": "+".join(rows[n.row].feeds),
+                "link_class": "",
+                "existing": False,
+            }
+        )
     return sorted(out, key=lambda x: (x["building"], x["hall"], x["row"], x["position"]))
 
 
@@ -61,10 +119,26 @@ def netbox_rows(plan: Plan, scenario: Scenario) -> list[dict]:
     for p in placement_rows(plan, scenario):
         t = types.get(p["rack_type"])
         name = f"{p['row']}-{p['position']:02d}"
-        what = f"cluster {p['cluster']}" + (f", phase {p['phase']}" if p["phase"] else "") + (", installed" if p["existing"] else "")
-        out.append({"name": name, "role": p["kind"], "manufacturer": (t.manufacturer if t is not None else "") or "generic",
-                    "device_type": p["rack_type"], "status": "active" if p["existing"] else "planned", "site": p["building"],
-                    "location": p["hall"], "rack": name, "position": 1, "face": "front", "description": what})
+        what = (
+            f"cluster {p['cluster']}"
+            + (f", phase {p['phase']}" if p["phase"] else "")
+            + (", installed" if p["existing"] else "")
+        )
+        out.append(
+            {
+                "name": name,
+                "role": p["kind"],
+                "manufacturer": (t.manufacturer if t is not None else "") or "generic",
+                "device_type": p["rack_type"],
+                "status": "active" if p["existing"] else "planned",
+                "site": p["building"],
+                "location": p["hall"],
+                "rack": name,
+                "position": 1,
+                "face": "front",
+                "description": what,
+            }
+        )
     return out
 
 
@@ -91,16 +165,31 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
     import pandas as pd
 
     taken: set[str] = set()
-    with open(path, "wb") as fh, pd.ExcelWriter(fh, engine="openpyxl") as xl:  # a handle: the temporary name has no .xlsx
+    with (
+        open(path, "wb") as fh,
+        pd.ExcelWriter(fh, engine="openpyxl") as xl,
+    ):  # a handle: the temporary name has no .xlsx
         kpis = plan.kpis.model_dump(mode="json") if plan.kpis is not None else {}
-        head = {"scenario": plan.scenario_name, "status": str(plan.status), "objective": plan.objective, "gap": plan.gap}
-        pd.DataFrame([{"figure": k, "value": v} for k, v in {**head, **kpis}.items() if not isinstance(v, (dict, list))]).to_excel(
-            xl, sheet_name=_sheet_name("KPIs", taken), index=False)
+        head = {
+            "scenario": plan.scenario_name,
+            "status": str(plan.status),
+            "objective": plan.objective,
+            "gap": plan.gap,
+        }
+        pd.DataFrame(
+            [
+                {"figure": k, "value": v}
+                for k, v in {**head, **kpis}.items()
+                if not isinstance(v, (dict, list))
+            ]
+        ).to_excel(xl, sheet_name=_sheet_name("KPIs", taken), index=False)
         by_hall: dict[str, list[dict]] = {}
         for r in rows:
             by_hall.setdefault(r["hall"], []).append(r)
         for hall, items in by_hall.items():
-            pd.DataFrame(items, columns=PLACEMENT_COLUMNS).to_excel(xl, sheet_name=_sheet_name(hall, taken), index=False)
+            pd.DataFrame(items, columns=PLACEMENT_COLUMNS).to_excel(
+                xl, sheet_name=_sheet_name(hall, taken), index=False
+            )
 
 
 def export_plan(plan: Plan, scenario: Scenario, fmt: str, path: str | Path) -> int:
@@ -112,8 +201,11 @@ def export_plan(plan: Plan, scenario: Scenario, fmt: str, path: str | Path) -> i
         raise InputError(f"the plan has no racks to export (status {plan.status.value})")
     rep = verify(plan, scenario)
     if not rep.ok:
-        raise InputError(f"the plan does not verify against scenario '{scenario.name}' ({len(rep.violations)} violation(s), "
-                         f"first: {rep.violations[0]}): export only a plan made for it")
+        raise InputError(
+            f"the plan does not verify against scenario '{scenario.name}' ({len(rep.violations)} "
+            "violation(s), "
+            f"first: {rep.violations[0]}): export only a plan made for it"
+        )
     rows = placement_rows(plan, scenario)
     if fmt == "csv":
         atomic_write(path, _csv(rows, PLACEMENT_COLUMNS))

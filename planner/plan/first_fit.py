@@ -37,6 +37,7 @@ TOL = 1e-9
 class PowerState:
     """Node loads under normal operation and every kept contingency, updated rack by rack
     (coefficients from :mod:`planner.input.power_model`)."""
+
     def __init__(self, pm: PowerModel, fixed_row_kw: dict[str, float]) -> None:
         self.pm = pm
         fixed = pm.fixed_by_group(fixed_row_kw)
@@ -52,7 +53,9 @@ class PowerState:
             self.cont_of_node[c.node].append(i)
             for g, d in c.delta.items():
                 self.delta_of_group[g].append((i, d))
-        self.worst_extra = {v: max((self.extra[i] for i in idx), default=0.0) for v, idx in self.cont_of_node.items()}
+        self.worst_extra = {
+            v: max((self.extra[i] for i in idx), default=0.0) for v, idx in self.cont_of_node.items()
+        }
         self.dmax: dict[tuple[str, str], float] = defaultdict(float)
         for c in pm.contingencies:
             for g, d in c.delta.items():
@@ -70,7 +73,10 @@ class PowerState:
             if base + self.worst_extra[v] + max(0.0, self.dmax[group, v]) * kw <= usable[v] + TOL:
                 continue
             for i in self.cont_of_node[v]:
-                if base + self.extra[i] + self.pm.contingencies[i].delta.get(group, 0.0) * kw > usable[v] + TOL:
+                if (
+                    base + self.extra[i] + self.pm.contingencies[i].delta.get(group, 0.0) * kw
+                    > usable[v] + TOL
+                ):
                     return False
         return True
 
@@ -97,6 +103,7 @@ def cluster_order(scenario: Scenario, largest_first: bool = False) -> list:
 class _FirstFit:
     """State of a first-fit run (:func:`greedy_racks`): what stands where and the loads it makes,
     across phases; :meth:`begin_phase` sets up what is online in one phase."""
+
     def __init__(self, scenario: Scenario) -> None:
         s = self.s = scenario
         self.ix = ix = index_site(s.site)
@@ -105,7 +112,9 @@ class _FirstFit:
         self.pm0 = power_model(ix)
         self.classes = {c.id: c for c in s.site.fabric.link_classes}
         self.fabric = s.site.fabric.cost_usd_per_gpu
-        self.fixed_items: list[tuple[str, RackType, int]] = [(row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)]
+        self.fixed_items: list[tuple[str, RackType, int]] = [
+            (row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)
+        ]
         network_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
         self.pod_gpus: dict[str, int] = defaultdict(int)
         self.pod_racks: dict[str, int] = defaultdict(int)
@@ -160,7 +169,9 @@ class _FirstFit:
         self.zones_off = tl.offline_zones(p)
         fixed_row: dict[str, float] = defaultdict(float)
         self.heat: dict[str, float] = defaultdict(float)
-        standing = [(row_id, t) for row_id, t, on in self.fixed_items if on <= p] + [(r.row, self.types[r.rack_type]) for r in self.racks]
+        standing = [(row_id, t) for row_id, t, on in self.fixed_items if on <= p] + [
+            (r.row, self.types[r.rack_type]) for r in self.racks
+        ]
         for row_id, t in standing:
             kw = s.rack_power_kw(t)
             fixed_row[row_id] += kw
@@ -173,19 +184,27 @@ class _FirstFit:
         dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
         self.home_order: dict[Scope, list[str]] = {}
         self.by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
-        self.free = [(rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows]
+        self.free = [
+            (rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows
+        ]
 
     def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
         """Place one rack if it fits everything (cheap checks first)."""
         s, ix = self.s, self.ix
         ref = ix.rows[rid]
         pod = ix.pods[ref.row.pod]
-        if self.pod_gpus[pod.id] + t.gpus > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks):
+        if self.pod_gpus[pod.id] + t.gpus > pod.max_gpus or (
+            pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks
+        ):
             return False
         ok = self.static.get((rid, t.id))
         if ok is None:
-            unbuilt = any(r.effect.kind == "build_structure" and r.effect.building == ref.building for r in s.retrofits)
-            ok = self.static[rid, t.id] = fits(s, ix, rid, t) and not unbuilt  # first-fit buys no retrofit, no structure
+            unbuilt = any(
+                r.effect.kind == "build_structure" and r.effect.building == ref.building for r in s.retrofits
+            )
+            ok = self.static[rid, t.id] = (
+                fits(s, ix, rid, t) and not unbuilt
+            )  # first-fit buys no retrofit, no structure
         if not ok:
             return False
         length = self.cables.get((rid, i))
@@ -203,7 +222,9 @@ class _FirstFit:
         heat = self.heat
         if air and (zone in self.zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
             return False
-        if liquid and (loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL):
+        if liquid and (
+            loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL
+        ):
             return False
         cost = rack_cost(t, kw, self.classes[lc.id] if lc else None, self.fabric, s.costs, s.pue).capex_usd
         if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
@@ -244,7 +265,9 @@ class _FirstFit:
         target = float("inf") if want is None else want
         if self.placed_gpus[c.id] >= target:
             return
-        ranked = sorted((types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id))
+        ranked = sorted(
+            (types[t] for t in s.gpu_types_for(c)), key=lambda t: (-t.gpus, -s.rack_power_kw(t), t.id)
+        )
         scope = s.scope_of(c)
         smallest = min((t.gpus for t in ranked), default=0)
         home = self.homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
@@ -254,7 +277,9 @@ class _FirstFit:
         elif scope in (Scope.pod, Scope.building):
             need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
             if scope not in self.home_order:
-                self.home_order[scope] = list(dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free))
+                self.home_order[scope] = list(
+                    dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free)
+                )
             cands = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
         else:
             cands = [None]
@@ -263,13 +288,15 @@ class _FirstFit:
             for rid, i in self.free:
                 self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
         for h in cands:
-            for rid, i in (self.by_home[scope][h] if h is not None else self.free):
+            for rid, i in self.by_home[scope][h] if h is not None else self.free:
                 if self.placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
                     break
                 if (rid, i) in self.taken:
                     continue
                 pod = ix.pods[ix.rows[rid].row.pod]
-                if self.pod_gpus[pod.id] + smallest > pod.max_gpus or (pod.max_racks is not None and self.pod_racks[pod.id] >= pod.max_racks):
+                if self.pod_gpus[pod.id] + smallest > pod.max_gpus or (
+                    pod.max_racks is not None and self.pod_racks[pod.id] >= pod.max_racks
+                ):
                     continue
                 for t in ranked:
                     if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
@@ -289,11 +316,18 @@ class _FirstFit:
                 self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
             if storage_racks(s, c) and c.storage_rack_type in types:
                 st = types[c.storage_rack_type]
-                have = sum(1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id)
+                have = sum(
+                    1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id
+                )
                 self.place_extra(c, scope, st, storage_racks(s, c) - have)
 
 
-def greedy_racks(scenario: Scenario, largest_first: bool = False, deadline: Deadline | None = None, until: float | None = None) -> list[PlacedRack]:
+def greedy_racks(
+    scenario: Scenario,
+    largest_first: bool = False,
+    deadline: Deadline | None = None,
+    until: float | None = None,
+) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
     the racks installed before). Used as the solver's starting point, which the solver checks
@@ -325,7 +359,9 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
         if sum(1 for r in mine if r.spare) != spares_needed(scenario, c):
             return False
         for p in range(len(tl.phases)):
-            got = sum(types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or tl.at(r.phase) <= p))
+            got = sum(
+                types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or tl.at(r.phase) <= p)
+            )
             want = tl.demand(c, p)
             if c.demand == Demand.exact and got != want:
                 return False
@@ -336,7 +372,9 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
     return not _spread_broken(scenario, [*scenario.existing, *racks])
 
 
-def start_racks(scenario: Scenario, deadline: Deadline | None = None, until: float | None = None) -> tuple[list[PlacedRack], str]:
+def start_racks(
+    scenario: Scenario, deadline: Deadline | None = None, until: float | None = None
+) -> tuple[list[PlacedRack], str]:
     """The first-fit plan to start the solver from, and how it was made: first-fit in scenario
     order, or, when that misses an exact or at-least demand, first-fit with the largest demands
     first (the repair), if that meets them. Past ``until`` (or the deadline): no start."""
@@ -346,7 +384,9 @@ def start_racks(scenario: Scenario, deadline: Deadline | None = None, until: flo
         return [], "none: first-fit stopped at its share of the time limit"
 
 
-def _start_racks(scenario: Scenario, deadline: Deadline | None, until: float | None) -> tuple[list[PlacedRack], str]:
+def _start_racks(
+    scenario: Scenario, deadline: Deadline | None, until: float | None
+) -> tuple[list[PlacedRack], str]:
     racks = greedy_racks(scenario, False, deadline, until)
     if greedy_meets_demands(scenario, racks):
         return racks, "first-fit"
@@ -355,13 +395,18 @@ def _start_racks(scenario: Scenario, deadline: Deadline | None, until: float | N
         return repaired, "first-fit, largest demands first"
     spread = _spread_broken(scenario, racks)
     if spread:  # first-fit knows no spread limits: leave those clusters to the solver
-        return [r for r in racks if r.cluster not in spread], "first-fit (spread-limited clusters left to the solver)"
+        return [
+            r for r in racks if r.cluster not in spread
+        ], "first-fit (spread-limited clusters left to the solver)"
     return racks, "first-fit (misses a demand)"
 
 
 def _spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
     """Clusters whose spread limits the racks break."""
-    if all((c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None) for c in scenario.clusters):
+    if all(
+        (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None)
+        for c in scenario.clusters
+    ):
         return set()
     return {v.element.removeprefix("cluster ") for v in spread_violations(scenario, racks)}
 

@@ -58,8 +58,13 @@ def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]])
     return capex, npv
 
 
-def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
-                 chosen: dict[str, str] | None = None, network: Iterable[NetworkRack] = ()) -> Kpis:
+def compute_kpis(
+    scenario: Scenario,
+    racks: Iterable[PlacedRack],
+    bought: Iterable[tuple[str, str | None]] = (),
+    chosen: dict[str, str] | None = None,
+    network: Iterable[NetworkRack] = (),
+) -> Kpis:
     """KPIs of placed racks (and retrofits bought) under a scenario (formulas in the module docstring).
     ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several). Racks
     alike in type, link class, phase, cluster and standing cost the same: each kind is costed once."""
@@ -82,22 +87,38 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
             continue
         kinds[r.rack_type, r.link_class, None if r.existing else r.phase, r.existing, r.spare, r.cluster] += 1
         d = design.get(r.cluster)
-        if d is not None and d.leaf_in_rack and t.gpus and not r.spare:  # GPU links stay in the rack; its uplinks leave it
+        if (
+            d is not None and d.leaf_in_rack and t.gpus and not r.spare
+        ):  # GPU links stay in the rack; its uplinks leave it
             cable_m += math.ceil(t.gpus * d.nics_per_gpu / d.oversubscription[0]) * r.cable_length_m
         else:
             cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
     gpus = n = spares = optics = retired = 0
-    racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = storage_gbs = 0.0
+    racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = (
+        storage_gbs
+    ) = 0.0
     facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = depreciation = 0.0
     for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
         t = types[tid]
         kw = scenario.rack_power_kw(t)
-        in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's (planner.rules.fabric_sizing)
+        in_fabric = (
+            cluster in designed and t.gpus and not spare
+        )  # its links are the designed fabric's (planner.rules.fabric_sizing)
         link = None if in_fabric else classes.get(lc or "")
         life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
         per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
-        cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, 0.0 if existing else years.get(phase, 0.0), existing, **life)
+        cost = rack_cost(
+            t,
+            kw,
+            link,
+            per_gpu,
+            costs,
+            scenario.pue,
+            0.0 if existing else years.get(phase, 0.0),
+            existing,
+            **life,
+        )
         removal += k * cost.removal_usd
         residual += k * cost.residual_usd
         tco += k * cost.tco_usd
@@ -142,7 +163,11 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     facility += facility_usd(white_kw, costs)
     white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
     opex += white_opex
-    tco += facility_usd(white_kw, costs) + designed_capex + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    tco += (
+        facility_usd(white_kw, costs)
+        + designed_capex
+        + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    )
     retro_capex, retro_npv = retrofit_costs(scenario, bought)
     tco += retro_npv
     total_kw = racks_kw + white_kw
@@ -193,8 +218,14 @@ def compute_kpis(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterab
     )
 
 
-CAPEX_PARTS = (("racks", "capex_racks_usd"), ("fabric", "capex_fabric_usd"), ("links", "capex_links_usd"),
-               ("facility", "capex_facility_usd"), ("retrofits", "capex_retrofits_usd"), ("backup power", "capex_backup_usd"))
+CAPEX_PARTS = (
+    ("racks", "capex_racks_usd"),
+    ("fabric", "capex_fabric_usd"),
+    ("links", "capex_links_usd"),
+    ("facility", "capex_facility_usd"),
+    ("retrofits", "capex_retrofits_usd"),
+    ("backup power", "capex_backup_usd"),
+)
 """The parts capex is made of (every part, so they add up to capex_usd), for every breakdown shown."""
 
 
@@ -207,10 +238,15 @@ def with_backup(k: Kpis, choices: Iterable[BackupChoice]) -> Kpis:
         return k
     capex = round(sum(c.capex_usd for c in choices), 2)
     tco = k.tco_usd + capex
-    return k.model_copy(update={
-        "capex_backup_usd": capex, "capex_usd": round(k.capex_usd + capex, 2), "tco_usd": round(tco, 2),
-        "usd_per_gpu_hour": round(tco / k.gpu_hours_npv, 6) if k.gpu_hours_npv else 0.0,
-        "usd_per_useful_gpu_hour": choices[0].usd_per_useful_gpu_hour[choices[0].design]})
+    return k.model_copy(
+        update={
+            "capex_backup_usd": capex,
+            "capex_usd": round(k.capex_usd + capex, 2),
+            "tco_usd": round(tco, 2),
+            "usd_per_gpu_hour": round(tco / k.gpu_hours_npv, 6) if k.gpu_hours_npv else 0.0,
+            "usd_per_useful_gpu_hour": choices[0].usd_per_useful_gpu_hour[choices[0].design],
+        }
+    )
 
 
 def capex_parts(k: Kpis) -> dict[str, float]:
@@ -223,8 +259,12 @@ def capex_text(k: Kpis) -> str:
     return " + ".join(f"{n} ${v:,.0f}" for n, v in capex_parts(k).items()) + f" = ${k.capex_usd:,.0f}"
 
 
-def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Iterable[tuple[str, str | None]] = (),
-                    chosen: dict[str, str] | None = None) -> float:
+def objective_value(
+    scenario: Scenario,
+    racks: Iterable[PlacedRack],
+    bought: Iterable[tuple[str, str | None]] = (),
+    chosen: dict[str, str] | None = None,
+) -> float:
     """The figure an objective optimises, from a plan's racks: GPUs (or PFLOPS) of the racks it
     places (installed ones are not its doing), summed over the phases each stands in when the
     scenario is phased; capex or TCO as the KPIs count them."""
@@ -233,7 +273,7 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
         k = compute_kpis(scenario, racks, bought, chosen)
         return k.capex_usd if objective == "min_capex" else k.tco_usd
     types = scenario.catalog.by_id()
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     n = max(len(scenario.phases), 1)
     total = 0.0
     for r in racks:
@@ -246,14 +286,16 @@ def objective_value(scenario: Scenario, racks: Iterable[PlacedRack], bought: Ite
     return round(total, 6)
 
 
-def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict) -> list:
+def phase_summaries(
+    scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict
+) -> list:
     """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
     capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
     if not scenario.phases:
         return []
     types = scenario.catalog.by_id()
     classes = {c.id: c for c in scenario.site.fabric.link_classes}
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     row_on: dict[str, int] = {}
     for b in scenario.site.buildings:
         for h in b.halls:
@@ -266,20 +308,38 @@ def phase_summaries(scenario: Scenario, racks: list[PlacedRack], bought: Iterabl
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
         kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
-        kw += sum(scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i)
+        kw += sum(
+            scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i
+        )
         spent = 0.0
         for r in new:
             t = types.get(r.rack_type)
             if t is not None:
-                spent += rack_cost(t, scenario.rack_power_kw(t), classes.get(r.link_class or ""), scenario.site.fabric.cost_usd_per_gpu,
-                                   scenario.costs, scenario.pue).capex_usd
+                spent += rack_cost(
+                    t,
+                    scenario.rack_power_kw(t),
+                    classes.get(r.link_class or ""),
+                    scenario.site.fabric.cost_usd_per_gpu,
+                    scenario.costs,
+                    scenario.pue,
+                ).capex_usd
         spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
-        usage = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
-        out.append(PhaseSummary(
-            phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types and not r.spare),
-            racks=len(standing), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
-            tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
-        ))
+        usage = sorted(
+            (u for u in phase_usage.get(ph.id, []) if u.limit > 0),
+            key=lambda u: (-u.worst_share, u.kind, u.id),
+        )[:3]
+        out.append(
+            PhaseSummary(
+                phase=ph.id,
+                start=ph.start.isoformat(),
+                gpus=sum(types[r.rack_type].gpus for r in standing if r.rack_type in types and not r.spare),
+                racks=len(standing),
+                new_racks=len(new),
+                it_kw=round(kw, 6),
+                capex_usd=round(spent, 2),
+                tightest=[f"{u.id} {u.worst_share:.1%}" for u in usage],
+            )
+        )
     return out
 
 
@@ -287,7 +347,9 @@ STRANDED_ORDER = ("space", "ports", "cooling", "rack limits", "N-1")
 """The checks a rack must pass, in the order a stranded kW is attributed to the first that fails."""
 
 
-def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> tuple[float, list[tuple[str, float, str]]]:
+def stranded_power(
+    scenario: Scenario, racks: list[PlacedRack], usage: list
+) -> tuple[float, list[tuple[str, float, str]]]:
     """Usable kW left that no allowed rack can use, per top power node (roots of the power tree),
     attributed to the limit that binds it (SPEC §10). For each root with room for the smallest
     allowed rack, every free position under it is tried for one more rack of each allowed type:
@@ -333,12 +395,19 @@ def stranded_power(scenario: Scenario, racks: list[PlacedRack], usage: list) -> 
             for t in allowed:
                 rt = types[t]
                 air, liquid = rt.heat_kw(kw_of[t])
-                zone_room = [use.get((LimitKind.cooling_zone, z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z]
+                zone_room = [
+                    use.get((LimitKind.cooling_zone, z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z
+                ]
                 if not free:
                     why = "space"
-                elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks):
+                elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (
+                    pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks
+                ):
                     why = "ports"
-                elif any(u is not None and u.value + h > u.limit + 1e-9 for u, h in zip(zone_room, (air, liquid), strict=False)):
+                elif any(
+                    u is not None and u.value + h > u.limit + 1e-9
+                    for u, h in zip(zone_room, (air, liquid), strict=False)
+                ):
                     why = "cooling"
                 elif not fits(scenario, ix, rid, rt):
                     why = "rack limits"

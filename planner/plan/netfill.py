@@ -3,7 +3,8 @@ from its placed GPU racks (:mod:`planner.rules.fabric_sizing`), stood in network
 positions within what the solve allowed per row and tier (:mod:`planner.model.fabric`):
 
 - leaves of pod p in rows serving p, then each building's spines and cores in its rows, then the
-  region tier's switches in its building's rows, each row up to the switches the solve stood there; a rack holds one tier's switches, at most min(⌊units ÷ height⌋, ⌊row rack kW ÷
+  region tier's switches in its building's rows, each row up to the switches the solve stood there; a rack
+  holds one tier's switches, at most min(⌊units ÷ height⌋, ⌊row rack kW ÷
   switch kW⌋) of them;
 - the links' transceiver power spread over the rows as the solve spread it (scaled to the exact
   figure), and within a row evenly over its racks, opening another rack in the row where the
@@ -41,7 +42,9 @@ def _take(put: dict, room: dict, tier: int, n: int, where: list[str], what: str)
         raise SolverFailure(f"network racks of {what}: {n} have no place the solve left for them")
 
 
-def fill_network(m: Model, values: dict[str, float], racks: list[PlacedRack], picks: dict[str, str]) -> list[NetworkRack]:
+def fill_network(
+    m: Model, values: dict[str, float], racks: list[PlacedRack], picks: dict[str, str]
+) -> list[NetworkRack]:
     """Network racks for every cluster on a designed fabric (module docstring)."""
     s = m.scenario
     if not s.fabrics:
@@ -58,8 +61,14 @@ def fill_network(m: Model, values: dict[str, float], racks: list[PlacedRack], pi
 
     for cid, z in sizes.items():
         d = by_id[z.design]
-        room = {(rid, tier): round(val(v)) for (c, did, rid, tier), v in m.network_switches.items() if c == cid and did == d.id}
-        racks_allowed: dict[str, int] = defaultdict(int)  # the solve's racks of the cluster per row, any design: its space there
+        room = {
+            (rid, tier): round(val(v))
+            for (c, did, rid, tier), v in m.network_switches.items()
+            if c == cid and did == d.id
+        }
+        racks_allowed: dict[str, int] = defaultdict(
+            int
+        )  # the solve's racks of the cluster per row, any design: its space there
         for (c, _, rid, _), v in m.network_racks.items():
             if c == cid:
                 racks_allowed[rid] += round(val(v))
@@ -79,7 +88,9 @@ def fill_network(m: Model, values: dict[str, float], racks: list[PlacedRack], pi
             _take(put, room, 4, z.region_switches, hub, f"{cid}: region-tier switches")
         switch_kw = sum(n * tier_switch(s, d, tier).power_w / 1000 for (_, tier), n in put.items())
         optics = max(0.0, z.kw - switch_kw)
-        charged: dict[str, float] = defaultdict(float)  # what the solve charged to each row: its switches and τ
+        charged: dict[str, float] = defaultdict(
+            float
+        )  # what the solve charged to each row: its switches and τ
         for (c, did, rid, tier), v in m.network_switches.items():
             if c == cid:
                 charged[rid] += round(val(v)) * tier_switch(s, by_id[did], tier).power_w / 1000
@@ -97,14 +108,20 @@ def fill_network(m: Model, values: dict[str, float], racks: list[PlacedRack], pi
                 cap = min(d.rack_units // sm.height_u, math.floor(limit * 1000 / sm.power_w + 1e-9))
                 for j in range(math.ceil(n / cap)):
                     k = min(cap, n - j * cap)
-                    loads.append((tier, [SwitchCount(tier=tier, model=sm.id, count=k)], k * sm.power_w / 1000))
+                    loads.append(
+                        (tier, [SwitchCount(tier=tier, model=sm.id, count=k)], k * sm.power_w / 1000)
+                    )
             packed[rid] = loads
         share = _spread_optics(m, optics, rows_here, packed, charged, racks_allowed, cid)
         for rid in rows_here:
             limit = m.ix.rows[rid].row.max_rack_power_kw
             tau = share.get(rid, 0.0)
             loads = packed[rid]
-            while tau > TOL and sum(limit - kw for _, _, kw in loads) < tau - 1e-9 and len(loads) < racks_allowed[rid]:
+            while (
+                tau > TOL
+                and sum(limit - kw for _, _, kw in loads) < tau - 1e-9
+                and len(loads) < racks_allowed[rid]
+            ):
                 loads.append((0, [], 0.0))  # a rack for optics and patching only
             head = sum(limit - kw for _, _, kw in loads)
             ref = m.ix.rows[rid]
@@ -115,13 +132,32 @@ def fill_network(m: Model, values: dict[str, float], racks: list[PlacedRack], pi
                 used[rid] += 1
                 part = tau * (limit - kw) / head if head > TOL else 0.0
                 x, y = ref.row.position_xy(pos)
-                out.append(NetworkRack(building=ref.building, hall=ref.hall, row=rid, position=pos, x_m=x, y_m=y, cluster=cid, design=d.id,
-                                       switches=switches, kw=math.floor((kw + part) * 1e6) / 1e6))
+                out.append(
+                    NetworkRack(
+                        building=ref.building,
+                        hall=ref.hall,
+                        row=rid,
+                        position=pos,
+                        x_m=x,
+                        y_m=y,
+                        cluster=cid,
+                        design=d.id,
+                        switches=switches,
+                        kw=math.floor((kw + part) * 1e6) / 1e6,
+                    )
+                )
     return out
 
 
-def _spread_optics(m: Model, optics: float, rows: list[str], packed: dict, charged: dict[str, float], allowed: dict[str, int],
-                   cid: str) -> dict[str, float]:
+def _spread_optics(
+    m: Model,
+    optics: float,
+    rows: list[str],
+    packed: dict,
+    charged: dict[str, float],
+    allowed: dict[str, int],
+    cid: str,
+) -> dict[str, float]:
     """Row → kW of transceivers: first over the rows holding the cluster's switches, then the
     others, each row at most what the solve charged to it beyond its switches and what its racks
     (with the extra racks the solve allowed there) can carry; in proportion to that room."""
@@ -143,5 +179,7 @@ def _spread_optics(m: Model, optics: float, rows: list[str], packed: dict, charg
             out[r] = take * room[r] / total
         left -= take
     if left > 1e-6:
-        raise SolverFailure(f"network racks of {cid}: {left:,.3f} kW of transceivers have no room the solve left for them")
+        raise SolverFailure(
+            f"network racks of {cid}: {left:,.3f} kW of transceivers have no room the solve left for them"
+        )
     return out

@@ -24,19 +24,41 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
     chosen = chosen_fabrics(plan)
     fabric = plan.fabric
     if scenario.fabrics and (plan.racks or plan.fabric is not None):
-        pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
-        fabric = [fabric_entry(cid, z, plan.network_racks, pod_of_row) for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()]
-    bare = plan.model_copy(update={"fabric": fabric, "kpis": None, "utilisation": None, "reliability": None, "phases": [], "stranded": [],
-                                   "orders": []})
+        pod_of_row = scenario.site.row_pods()
+        fabric = [
+            fabric_entry(cid, z, plan.network_racks, pod_of_row)
+            for cid, z in fabric_sizes(scenario, plan.racks, chosen).items()
+        ]
+    bare = plan.model_copy(
+        update={
+            "fabric": fabric,
+            "kpis": None,
+            "utilisation": None,
+            "reliability": None,
+            "phases": [],
+            "stranded": [],
+            "orders": [],
+        }
+    )
     rep = verify(bare, scenario)
     bought = [(b.id, b.phase) for b in plan.retrofits]
     total, where = stranded_power(scenario, plan.racks, rep.usage)
-    kpis = compute_kpis(scenario, plan.racks, bought, chosen, plan.network_racks).model_copy(update={"stranded_kw": total})
-    reliability = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=kpis.tco_usd) if plan.racks else None
+    kpis = compute_kpis(scenario, plan.racks, bought, chosen, plan.network_racks).model_copy(
+        update={"stranded_kw": total}
+    )
+    reliability = (
+        reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=kpis.tco_usd)
+        if plan.racks
+        else None
+    )
     kpis = with_backup(kpis, reliability.backup if reliability else [])
-    return bare.model_copy(update={
-        "kpis": kpis, "utilisation": rep.usage, "reliability": reliability,
-        "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
-        "orders": order_book(scenario, plan.racks, plan.retrofits),
-        "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
-    }), rep
+    return bare.model_copy(
+        update={
+            "kpis": kpis,
+            "utilisation": rep.usage,
+            "reliability": reliability,
+            "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
+            "orders": order_book(scenario, plan.racks, plan.retrofits),
+            "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
+        }
+    ), rep

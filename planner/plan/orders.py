@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from planner.schema import BoughtRetrofit, Order, PlacedRack, Scenario
 
 
-def order_book(scenario: Scenario, racks: Iterable[PlacedRack], retrofits: Iterable[BoughtRetrofit]) -> list[Order]:
+def order_book(
+    scenario: Scenario, racks: Iterable[PlacedRack], retrofits: Iterable[BoughtRetrofit]
+) -> list[Order]:
     """Orders by phase ordered, then item and ID (empty without phases)."""
     if not scenario.phases:
         return []
@@ -22,13 +24,19 @@ def order_book(scenario: Scenario, racks: Iterable[PlacedRack], retrofits: Itera
         if r.existing or r.phase not in at:
             continue
         placed = at[r.phase]
-        count["rack", r.rack_type, ids[max(0, placed - scenario.lead_phases.get(r.rack_type, 0))], r.phase] += 1
+        count[
+            "rack", r.rack_type, ids[max(0, placed - scenario.lead_phases.get(r.rack_type, 0))], r.phase
+        ] += 1
     lead = {x.id: x.lead_phases for x in scenario.retrofits}
     for b in retrofits:
         if b.phase in at and b.id in lead:
             count["retrofit", b.id, b.phase, ids[min(len(ids) - 1, at[b.phase] + lead[b.id])]] += 1
-    return [Order(item=item, id=i, ordered=o, stands=s, count=n)
-            for (item, i, o, s), n in sorted(count.items(), key=lambda kv: (at[kv[0][2]], kv[0][0], kv[0][1], at[kv[0][3]]))]
+    return [
+        Order(item=item, id=i, ordered=o, stands=s, count=n)
+        for (item, i, o, s), n in sorted(
+            count.items(), key=lambda kv: (at[kv[0][2]], kv[0][0], kv[0][1], at[kv[0][3]])
+        )
+    ]
 
 
 def supply_use(scenario: Scenario, racks: Iterable[PlacedRack]) -> list[tuple[str | None, str, int, int]]:
@@ -40,6 +48,10 @@ def supply_use(scenario: Scenario, racks: Iterable[PlacedRack]) -> list[tuple[st
     out = []
     for i, ph in enumerate(phases):
         for t in sorted({x.rack_type for x in scenario.supply}):
-            placed = sum(1 for r in racks if r.rack_type == t and (not r.existing or r.phase is not None) and at.get(r.phase, 0) <= i)
+            placed = sum(
+                1
+                for r in racks
+                if r.rack_type == t and (not r.existing or r.phase is not None) and at.get(r.phase, 0) <= i
+            )
             out.append((ph, t, placed, scenario.supply_upto(t, i) or 0))
     return out

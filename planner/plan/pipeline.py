@@ -32,7 +32,9 @@ from planner.verifier import verify
 from planner.version import __version__
 
 
-def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dict[tuple[ClassKey, str, str, str | None, str], int]:
+def deal(
+    m: Model, counts: dict[CountKey, int], values: dict[str, float]
+) -> dict[tuple[ClassKey, str, str, str | None, str], int]:
     """Racks of each cluster group dealt out to its members, phase by phase: a scope with z members
     homed gives each member what its demand grows by in that phase (racks of one GPU size dividing
     it, so shares are exact), any rest to the first member (at least / uncapped max), and each
@@ -50,10 +52,16 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
                 out[key.cls, key.rack_type, g.head.id, key.phase, key.role] += n
             continue
         scoped = g.scope in (Scope.pod, Scope.building)
-        homes = sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid) if scoped else [("", g.k)]
+        homes = (
+            sorted((sk.scope, round(values.get(z.name, 0.0))) for sk, z in m.z.items() if sk.group == gid)
+            if scoped
+            else [("", g.k)]
+        )
         members = iter(g.members)
         in_scope: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
-        for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)):  # sorted once, dealt by scope
+        for x in sorted(
+            items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)
+        ):  # sorted once, dealt by scope
             in_scope[_scope_key(m, x[0].cls.row, g.scope) if scoped else ""].append(x)
         for sid, z in homes:
             if z <= 0:
@@ -63,8 +71,15 @@ def deal(m: Model, counts: dict[CountKey, int], values: dict[str, float]) -> dic
             had = [0] * z  # racks each member holds so far
             stored = [0] * z
             for p, ph in enumerate(m.tl.phases):
-                gpu = [key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)]
-                store = [key for key, n in here if key.phase == ph and not types[key.rack_type].gpus for _ in range(n)]
+                gpu = [
+                    key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)
+                ]
+                store = [
+                    key
+                    for key, n in here
+                    if key.phase == ph and not types[key.rack_type].gpus
+                    for _ in range(n)
+                ]
                 size = types[gpu[0].rack_type].gpus if gpu else 1
                 d = m.tl.demand(g.head, p)
                 per = None if d is None else d // size
@@ -113,7 +128,13 @@ def fill(m: Model, counts: dict[CountKey, int], values: dict[str, float] | None 
         taken: set[int] = set()
         if units:  # multi-rack units first, whole slots of the runs (one width per class), for every phase
             width = types[units[0][2]].width
-            slots = iter([run[j * width] for run in runs(pos for _, pos in m.classes[k].positions) for j in range(len(run) // width)])
+            slots = iter(
+                [
+                    run[j * width]
+                    for run in runs(pos for _, pos in m.classes[k].positions)
+                    for j in range(len(run) // width)
+                ]
+            )
             for ph, c, t, role, n in units:
                 for _ in range(n):
                     first = next(slots)
@@ -150,7 +171,9 @@ def _fill_over_time(m: Model, k: ClassKey, items: list, taken: set[int]) -> list
             pos = next(p for p, f in free_from.items() if f <= q)
             free_from[pos] = until
             rack = place(m.ix, k.row, pos, types[t], c, ph, role == "spare")
-            out.append(rack.model_copy(update={"retired": m.tl.phases[until]}) if until < len(m.tl.phases) else rack)
+            out.append(
+                rack.model_copy(update={"retired": m.tl.phases[until]}) if until < len(m.tl.phases) else rack
+            )
     return out
 
 
@@ -208,10 +231,17 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
     network = []
     if s.fabrics and result.objective is not None:
         picked = {c: d for (c, d), y in m.fabric_pick.items() if result.values.get(y.name, 0.0) > 0.5}
-        fabric = [ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0])) for c in s.clusters if c.fabrics]
+        fabric = [
+            ClusterFabric(cluster=c.id, design=picked.get(c.id, c.fabrics[0]))
+            for c in s.clusters
+            if c.fabrics
+        ]
         network = fill_network(m, result.values, racks, {f.cluster: f.design for f in fabric})
-    bought = [BoughtRetrofit(id=k.retrofit, phase=k.phase) for k, v in m.buy.items()
-              if result.objective is not None and result.values.get(v.name, 0.0) > 0.5]
+    bought = [
+        BoughtRetrofit(id=k.retrofit, phase=k.phase)
+        for k, v in m.buy.items()
+        if result.objective is not None and result.values.get(v.name, 0.0) > 0.5
+    ]
     plan = Plan(
         planner_version=__version__,
         scenario_name=s.name,
@@ -219,7 +249,9 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         solver=solver,
         solver_settings=s.solver,
         status=result.status,
-        optimality=("solver_claim" if result.claimed else "proven") if result.status == Status.optimal else None,
+        optimality=("solver_claim" if result.claimed else "proven")
+        if result.status == Status.optimal
+        else None,
         objective=s.objective,
         objective_value=_round(result.objective),
         bound=_round(result.bound),
@@ -260,7 +292,7 @@ def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
     builds = {r.id: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
     if not any(b.id in builds for b in plan.retrofits):
         return plan
-    order = {p.id: i for i, p in enumerate(scenario.phases)}
+    order = scenario.phase_at
     first: dict[str, int] = {}
     for r in plan.racks:
         at = 0 if r.existing else order.get(r.phase, 0)
@@ -273,7 +305,11 @@ def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
         elif r.effect.building in first:
             latest = first[r.effect.building] - r.lead_phases
             now = order.get(b.phase, 0)
-            out.append(b.model_copy(update={"phase": scenario.phases[latest].id}) if scenario.phases and latest > now else b)
+            out.append(
+                b.model_copy(update={"phase": scenario.phases[latest].id})
+                if scenario.phases and latest > now
+                else b
+            )
     return plan.model_copy(update={"retrofits": out})
 
 
@@ -285,7 +321,10 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     done, rep = plan_figures(plan, scenario)
     if plan.status.has_plan and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])
-        raise SolverFailure(f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): {lines}")
+        raise SolverFailure(
+            f"the {plan.solver} plan fails independent verification ({len(rep.violations)} violations): "
+            f"{lines}"
+        )
     return done
 
 
@@ -308,14 +347,26 @@ def demand_bound(scenario: Scenario) -> tuple[float, str] | None:
     for c in scenario.clusters:
         if c.gpus is None or c.demand == Demand.at_least:
             return None
-        per = 1.0 if objective == Objective.max_gpus else max((types[t].pflops_bf16 / types[t].gpus for t in scenario.gpu_types_for(c)
-                                                                 if types[t].gpus), default=0.0)
+        per = (
+            1.0
+            if objective == Objective.max_gpus
+            else max(
+                (types[t].pflops_bf16 / types[t].gpus for t in scenario.gpu_types_for(c) if types[t].gpus),
+                default=0.0,
+            )
+        )
         total += c.gpus * per
     return total, "the sum of the demands"
 
 
-def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], progress: ProgressFn | None, elapsed: float,
-                    accepted: Callable[[], bool] = lambda: True) -> SolveResult:
+def _with_first_fit(
+    m: Model,
+    result: SolveResult,
+    greedy: list[PlacedRack],
+    progress: ProgressFn | None,
+    elapsed: float,
+    accepted: Callable[[], bool] = lambda: True,
+) -> SolveResult:
     """Fall back on the first-fit plan when it meets every demand, the verifier accepts it
     (``accepted``) and the solver returned nothing, or something worse (status feasible; gap
     against the solver's bound if it has one)."""
@@ -337,13 +388,28 @@ def _with_first_fit(m: Model, result: SolveResult, greedy: list[PlacedRack], pro
     if bound is not None and ((maximise and bound < obj) or (not maximise and bound > obj)):
         bound = None
     gap = gap_of(obj, bound) if bound is not None else None
-    why = "the solver found no plan in time" if result.objective is None else f"the solver's plan ({result.objective:,.6g}) is worse"
+    why = (
+        "the solver found no plan in time"
+        if result.objective is None
+        else f"the solver's plan ({result.objective:,.6g}) is worse"
+    )
     note = f"{why}; returning the first-fit plan ({obj:,.6g}), which meets every demand"
     if progress:
         progress(Progress(note, elapsed))
-    status = Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
-    return replace(result, status=status, objective=obj, bound=bound, gap=gap, counts=counts_from(m, values), values=values, stages=[*result.stages, note],
-                   claimed=False)
+    status = (
+        Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
+    )
+    return replace(
+        result,
+        status=status,
+        objective=obj,
+        bound=bound,
+        gap=gap,
+        counts=counts_from(m, values),
+        values=values,
+        stages=[*result.stages, note],
+        claimed=False,
+    )
 
 
 def plan_scenario(
@@ -383,7 +449,13 @@ def plan_scenario(
     stages = {"build": build_s}
     if progress:
         size = m.size
-        progress(Progress(f"built {size['variables']:,} variables ({size['integers']:,} integer), {size['constraints']:,} constraints", build_s))
+        progress(
+            Progress(
+                f"built {size['variables']:,} variables ({size['integers']:,} integer), "
+                f"{size['constraints']:,} constraints",
+                build_s,
+            )
+        )
     start = None
     greedy: list[PlacedRack] = []
     if any(c.fabrics for c in scenario.clusters):
@@ -409,7 +481,15 @@ def plan_scenario(
     known = demand_bound(scenario) if meets else None
     if known is not None and not accepted():
         known = None
-    result = solve(m, progress, deadline.limit_s - keep, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
+    result = solve(
+        m,
+        progress,
+        deadline.limit_s - keep,
+        tie_breaks=tie_breaks,
+        start=start,
+        t0=deadline.t0,
+        known_bound=known,
+    )
     if warm_start and meets:
         result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
     stages["solve"] = time.perf_counter() - t_solve
@@ -418,10 +498,16 @@ def plan_scenario(
     t_fill = time.perf_counter()
     plan = to_plan(m, result, build_s, scenario.solver.name)
     stages["fill_verify"] = time.perf_counter() - t_fill
-    if plan.status.has_plan and plan.racks and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters):
+    if (
+        plan.status.has_plan
+        and plan.racks
+        and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters)
+    ):
         t_fail = time.perf_counter()
         gain = failover_gain(scenario, plan, deadline, touch_s, progress)
-        plan = plan.model_copy(update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]})
+        plan = plan.model_copy(
+            update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]}
+        )
         stages["failover"] = time.perf_counter() - t_fail
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 
@@ -431,8 +517,17 @@ FIRST_FIT_SHARE = 0.35
 
 
 def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
-    return Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
-                solver_settings=scenario.solver, status=status, objective=scenario.objective, solve_time_s=round(solve_s, 4), notes=notes)
+    return Plan(
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        status=status,
+        objective=scenario.objective,
+        solve_time_s=round(solve_s, 4),
+        notes=notes,
+    )
 
 
 def strict_n1(scenario: Scenario) -> Scenario:
@@ -447,25 +542,50 @@ def rack_counts(racks: list[PlacedRack]) -> list[RackCount]:
     for r in racks:
         if not r.existing:
             n[r.row, r.rack_type, r.cluster, r.spare] += 1
-    return [RackCount(row=row, rack_type=t, cluster=c, count=k, spare=sp) for (row, t, c, sp), k in sorted(n.items())]
+    return [
+        RackCount(row=row, rack_type=t, cluster=c, count=k, spare=sp)
+        for (row, t, c, sp), k in sorted(n.items())
+    ]
 
 
-def failover_gain(scenario: Scenario, plan: Plan, deadline: Deadline | None = None, touch_s: float = 0.0,
-                  progress: ProgressFn | None = None) -> FailoverGain:
+def failover_gain(
+    scenario: Scenario,
+    plan: Plan,
+    deadline: Deadline | None = None,
+    touch_s: float = 0.0,
+    progress: ProgressFn | None = None,
+) -> FailoverGain:
     """What the failover policies buy: the plan against the same scenario under strict N-1 (solved
     again with every cluster on ``keep``, in the time left), with the strict plan's rack counts as
     the witness. Not computed (status time_limit, a note) when too little time is left."""
-    limit = deadline.left() - reserve_s(touch_s, deadline.left()) if deadline is not None else scenario.solver.time_limit_s
+    limit = (
+        deadline.left() - reserve_s(touch_s, deadline.left())
+        if deadline is not None
+        else scenario.solver.time_limit_s
+    )
     if limit < MIN_SOLVE_S + touch_s:
-        return FailoverGain(strict_status=Status.time_limit, note=f"not computed: {max(limit, 0.0):.1f} s left of the time limit")
+        return FailoverGain(
+            strict_status=Status.time_limit,
+            note=f"not computed: {max(limit, 0.0):.1f} s left of the time limit",
+        )
     if progress:
-        progress(Progress("solving strict N-1 for the failover gain", deadline.elapsed() if deadline else 0.0))
+        progress(
+            Progress("solving strict N-1 for the failover gain", deadline.elapsed() if deadline else 0.0)
+        )
     strict = plan_scenario(strict_n1(scenario), deadline=Deadline(limit))
     if not strict.status.has_plan or strict.objective_value is None or strict.kpis is None:
-        return FailoverGain(strict_status=strict.status, note=f"strict N-1 ({strict.status.value}) has no plan")
-    return FailoverGain(strict_status=strict.status, strict_gpus=strict.kpis.gpus, gain_gpus=plan.kpis.gpus - strict.kpis.gpus,
-                        strict_objective=strict.objective_value, gain_objective=round((plan.objective_value or 0.0) - strict.objective_value, 6),
-                        strict_racks=rack_counts(strict.racks), strict_retrofits=strict.retrofits)
+        return FailoverGain(
+            strict_status=strict.status, note=f"strict N-1 ({strict.status.value}) has no plan"
+        )
+    return FailoverGain(
+        strict_status=strict.status,
+        strict_gpus=strict.kpis.gpus,
+        gain_gpus=plan.kpis.gpus - strict.kpis.gpus,
+        strict_objective=strict.objective_value,
+        gain_objective=round((plan.objective_value or 0.0) - strict.objective_value, 6),
+        strict_racks=rack_counts(strict.racks),
+        strict_retrofits=strict.retrofits,
+    )
 
 
 def failover_text(scenario: Scenario, g: FailoverGain) -> str:
@@ -473,14 +593,24 @@ def failover_text(scenario: Scenario, g: FailoverGain) -> str:
     unit = Objective(scenario.objective).unit
     if g.strict_gpus is None:
         if g.strict_status == Status.infeasible:
-            return "failover policies: strict N-1 (infeasible) cannot meet the demands; the policies make this plan possible"
+            return (
+                "failover policies: strict N-1 (infeasible) cannot meet the demands; the policies make "
+                "this plan possible"
+            )
         return f"failover policies: gain against strict N-1 {g.note}"
-    return (f"failover policies: {g.gain_objective:+,.6g} {unit} against strict N-1 ({g.strict_objective:,.6g} {unit}, "
-            f"{g.strict_status.value}); {g.gain_gpus:+,} GPUs ({g.strict_gpus:,} under strict N-1)")
+    return (
+        f"failover policies: {g.gain_objective:+,.6g} {unit} against strict N-1 ({g.strict_objective:,.6g} "
+        f"{unit}, "
+        f"{g.strict_status.value}); {g.gain_gpus:+,} GPUs ({g.strict_gpus:,} under strict N-1)"
+    )
 
 
-def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None,
-                 deadline: Deadline | None = None) -> Plan:
+def plan_rolling(
+    scenario: Scenario,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+) -> Plan:
     """Rolling planning (§8): phase by phase, each solved on its own with the racks and retrofits
     of the phases before it fixed and no knowledge of later demands: what a planner without
     foresight gets. The time limit is shared evenly by the phases. The plan has no bound for the
@@ -498,7 +628,11 @@ def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_li
     status = Status.feasible
     build_s = 0.0
     for i, ph in enumerate(tl_phases):
-        s_i = scenario.model_copy(update={"existing": [*scenario.existing, *(r.model_copy(update={"existing": True}) for r in placed)]})
+        s_i = scenario.model_copy(
+            update={
+                "existing": [*scenario.existing, *(r.model_copy(update={"existing": True}) for r in placed)]
+            }
+        )
         tb = time.perf_counter()
         m = build(s_i, from_phase=i, fixed_buys=tuple(buys), to_phase=i)
         build_s += time.perf_counter() - tb
@@ -517,18 +651,35 @@ def plan_rolling(scenario: Scenario, progress: ProgressFn | None = None, time_li
         placed += new
         buys += [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
     plan = Plan(
-        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
-        status=status, mode="rolling", objective=scenario.objective,
-        objective_value=objective_value(scenario, [*scenario.existing, *placed], buys) if status.has_plan else None,
-        build_time_s=round(build_s, 4), solve_time_s=round(time.perf_counter() - t0 - build_s, 4),
-        racks=sorted([*scenario.existing, *placed], key=lambda r: (r.building, r.hall, r.row, r.position)) if status.has_plan else [],
-        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys], notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        status=status,
+        mode="rolling",
+        objective=scenario.objective,
+        objective_value=objective_value(scenario, [*scenario.existing, *placed], buys)
+        if status.has_plan
+        else None,
+        build_time_s=round(build_s, 4),
+        solve_time_s=round(time.perf_counter() - t0 - build_s, 4),
+        racks=sorted([*scenario.existing, *placed], key=lambda r: (r.building, r.hall, r.row, r.position))
+        if status.has_plan
+        else [],
+        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
+        notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
     )
     return finish_plan(plan, scenario)
 
 
-def plan_mode(scenario: Scenario, mode: str = "joint", progress: ProgressFn | None = None, time_limit_s: float | None = None,
-              deadline: Deadline | None = None) -> Plan:
+def plan_mode(
+    scenario: Scenario,
+    mode: str = "joint",
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+) -> Plan:
     """Joint (one model over every phase) or rolling (:func:`plan_rolling`)."""
     if mode == "rolling":
         return plan_rolling(scenario, progress, time_limit_s, deadline)

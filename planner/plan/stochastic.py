@@ -13,7 +13,8 @@ phase (class, rack type, cluster, role) and every retrofit b bought in it,
 
 (a key one copy lacks counts 0 there); a rack type with a lead time of L phases is ordered in the
 first phase for phase L, so the racks of it standing first in phase L are one count in every future
-(where they stand is decided once the future is known). Clusters are not grouped (a group is a set of identical
+(where they stand is decided once the future is known). Clusters are not grouped (a group is a set of
+identical
 clusters, which may differ from future to future).
 
 Around it, what a planner compares it with (each a separate solve, each plan verified):
@@ -73,15 +74,18 @@ def mean_future(scenario: Scenario) -> Scenario:
         if not any(c.id in f.gpus_by_phase for f in scenario.futures):
             clusters.append(c)
             continue
-        mean = {ph.id: round(sum(f.probability * (tl.demand(per[f.id][c.id], p) or 0) for f in scenario.futures))
-                for p, ph in enumerate(scenario.phases)}
+        mean = {
+            ph.id: round(sum(f.probability * (tl.demand(per[f.id][c.id], p) or 0) for f in scenario.futures))
+            for p, ph in enumerate(scenario.phases)
+        }
         clusters.append(c.model_copy(update={"gpus_by_phase": mean}))
     return scenario.model_copy(update={"clusters": clusters, "futures": []})
 
 
 @dataclass
 class Extensive:
-    """The two-stage model: one copy per future, solved as one problem (what :func:`planner.solving.core.solve`
+    """The two-stage model: one copy per future, solved as one problem (what
+    :func:`planner.solving.core.solve`
     needs of a model: the problem, the scenario's solver settings, counts and tie-break expressions)."""
 
     scenario: Scenario
@@ -113,7 +117,9 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
     for i, m in enumerate(copies):
         for _, name, c in m.rows():  # every family's labelled block, in build order
             prob.addConstraint(c, f"f{i}_{name}")
-    objective = pulp.lpSum(f.probability * m.prob.objective for f, m in zip(scenario.futures, copies, strict=True))
+    objective = pulp.lpSum(
+        f.probability * m.prob.objective for f, m in zip(scenario.futures, copies, strict=True)
+    )
     prob.setObjective(objective)
     ties = 0
     for kind in ("n", "buy"):
@@ -124,25 +130,36 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
                 other = getattr(m, kind).get(k)
                 if base is None and other is None:
                     continue
-                present = [(v, c) for v, c in ((other, 1), (base, -1)) if v is not None]  # a key one copy lacks counts 0 there
+                present = [
+                    (v, c) for v, c in ((other, 1), (base, -1)) if v is not None
+                ]  # a key one copy lacks counts 0 there
                 prob.addConstraint(pulp.LpAffineExpression(present) == 0, f"same_first_{kind}_{ties}_f{i}")
                 ties += 1
     for t, lead in sorted(scenario.lead_phases.items()):
         if not 0 < lead < len(scenario.phases):
             continue
         lands = scenario.phases[lead].id  # racks standing first then were ordered in the first phase
-        orders = [pulp.lpSum(v for k, v in m.n.items() if k.rack_type == t and k.phase == lands) for m in copies]
+        orders = [
+            pulp.lpSum(v for k, v in m.n.items() if k.rack_type == t and k.phase == lands) for m in copies
+        ]
         for i in range(1, len(copies)):
             prob.addConstraint(orders[i] - orders[0] == 0, f"same_first_order_{lp_name(t)}_f{i}")
     ex = Extensive(scenario, prob, copies, f"expected {Objective(scenario.objective).value}")
     ex.n = {(i, k): v for i, m in enumerate(copies) for k, v in m.n.items()}
     for name in ("cable_usd", "cable_m"):
-        ex.exprs[name] = pulp.lpSum(f.probability * m.exprs[name] for f, m in zip(scenario.futures, copies, strict=True))
+        ex.exprs[name] = pulp.lpSum(
+            f.probability * m.exprs[name] for f, m in zip(scenario.futures, copies, strict=True)
+        )
     return ex
 
 
-def adapt(scenario: Scenario, first_racks: list[PlacedRack], first_buys: list[tuple[str, str | None]],
-          time_limit_s: float, label: str) -> Plan:
+def adapt(
+    scenario: Scenario,
+    first_racks: list[PlacedRack],
+    first_buys: list[tuple[str, str | None]],
+    time_limit_s: float,
+    label: str,
+) -> Plan:
     """A plan of ``scenario`` (no futures) whose first phase is given: those racks and retrofits
     fixed, the later phases solved jointly. Verified; status at best feasible (no bound for the
     whole); ``infeasible`` when the first phase cannot be completed. Rack types with a lead time may
@@ -150,24 +167,46 @@ def adapt(scenario: Scenario, first_racks: list[PlacedRack], first_buys: list[tu
     future needs (optimistic for the given first phase: the value of the stochastic solution is
     not overstated by it)."""
     fixed = [r.model_copy(update={"existing": True}) for r in first_racks]
-    leads = {t: max(0, lead - 1) for t, lead in scenario.lead_phases.items()}  # what the first phase could have ordered
+    leads = {
+        t: max(0, lead - 1) for t, lead in scenario.lead_phases.items()
+    }  # what the first phase could have ordered
     s1 = scenario.model_copy(update={"existing": [*scenario.existing, *fixed], "lead_phases": leads})
     t0 = time.perf_counter()
     m = build(s1, from_phase=1, fixed_buys=tuple(first_buys))
     build_s = time.perf_counter() - t0
     r = solve(m, None, time_limit_s, tie_breaks=False)
     if r.objective is None:
-        return Plan(planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
-                    solver_settings=scenario.solver, status=r.status if r.status == Status.infeasible else Status.time_limit,
-                    objective=scenario.objective, notes=[f"{label}: the later phases could not be planned ({r.status.value})"])
+        return Plan(
+            planner_version=__version__,
+            scenario_name=scenario.name,
+            scenario_hash=scenario_hash(scenario),
+            solver=scenario.solver.name,
+            solver_settings=scenario.solver,
+            status=r.status if r.status == Status.infeasible else Status.time_limit,
+            objective=scenario.objective,
+            notes=[f"{label}: the later phases could not be planned ({r.status.value})"],
+        )
     new = [x for x in fill(m, r.counts, r.values) if not x.existing]
-    racks = sorted([*scenario.existing, *first_racks, *new], key=lambda x: (x.building, x.hall, x.row, x.position))
-    buys = [*first_buys, *((k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5)]
+    racks = sorted(
+        [*scenario.existing, *first_racks, *new], key=lambda x: (x.building, x.hall, x.row, x.position)
+    )
+    buys = [
+        *first_buys,
+        *((k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5),
+    ]
     plan = Plan(
-        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name,
-        solver_settings=scenario.solver, status=Status.feasible, objective=scenario.objective,
-        objective_value=objective_value(scenario, racks, buys), build_time_s=round(build_s, 4), solve_time_s=round(r.solve_time_s, 4),
-        racks=racks, retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        status=Status.feasible,
+        objective=scenario.objective,
+        objective_value=objective_value(scenario, racks, buys),
+        build_time_s=round(build_s, 4),
+        solve_time_s=round(r.solve_time_s, 4),
+        racks=racks,
+        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
         notes=[f"{label}: first phase fixed, later phases {r.status.value} given it"],
     )
     return finish_plan(plan, scenario)
@@ -180,8 +219,12 @@ def first_phase(plan: Plan, first: str) -> tuple[list[PlacedRack], list[tuple[st
     return racks, buys
 
 
-def plan_stochastic(scenario: Scenario, progress: ProgressFn | None = None, time_limit_s: float | None = None,
-                    deadline: Deadline | None = None) -> Plan:
+def plan_stochastic(
+    scenario: Scenario,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+) -> Plan:
     """The two-stage plan (module docstring): the shown (most probable) future's plan with every
     future's plan and the expected figures in ``plan.stochastic``."""
     why = unsupported(scenario)
@@ -201,14 +244,24 @@ def plan_stochastic(scenario: Scenario, progress: ProgressFn | None = None, time
     tb = time.perf_counter()
     ex = extensive(scenario, deadline)
     build_s = time.perf_counter() - tb
-    res = solve(ex, progress, max(1.0, EXTENSIVE_SHARE * deadline.left()), t0=time.perf_counter())  # type: ignore[arg-type]
+    res = solve(ex, progress, max(1.0, EXTENSIVE_SHARE * deadline.left()), t0=time.perf_counter())
     if res.objective is None:
-        raise SolverFailure(f"the two-stage model: {res.status.value} ({'; '.join(res.stages) or 'no solution'})")
+        raise SolverFailure(
+            f"the two-stage model: {res.status.value} ({'; '.join(res.stages) or 'no solution'})"
+        )
     plans = []
     for i, (f, m) in enumerate(zip(futures, ex.copies, strict=True)):
         counts = {k: c for (j, k), c in res.counts.items() if j == i}
-        own = SolveResult(Status.feasible, evaluate(m.prob.objective, res.values), None, None, res.solve_time_s,
-                          counts=counts, values=res.values, stages=[f"future {f.id} of the two-stage plan (p = {f.probability:g})"])
+        own = SolveResult(
+            Status.feasible,
+            evaluate(m.prob.objective, res.values),
+            None,
+            None,
+            res.solve_time_s,
+            counts=counts,
+            values=res.values,
+            stages=[f"future {f.id} of the two-stage plan (p = {f.probability:g})"],
+        )
         plans.append(to_plan(m, own, build_s, scenario.solver.name))
     rest = max(1.0, deadline.left())
     each = rest / (2 * len(futures) + 1)
@@ -224,7 +277,9 @@ def plan_stochastic(scenario: Scenario, progress: ProgressFn | None = None, time
         racks, buys = first_phase(mean_plan, first)
         for f in futures:
             say(f"the mean-demand first phase in future {f.id}")
-            mean_runs.append(adapt(scenario.in_future(f.id), racks, buys, each, f"mean-demand plan in future {f.id}"))
+            mean_runs.append(
+                adapt(scenario.in_future(f.id), racks, buys, each, f"mean-demand plan in future {f.id}")
+            )
     else:
         mean_runs = [None for _ in futures]
     return _report(scenario, res, plans, perfect, mean_plan, mean_runs)
@@ -243,7 +298,7 @@ def _mean(weights: list[float], values: list[float | None], digits: int) -> floa
     """E[value] = Σ p_f × value_f over the futures; none when a future has no value."""
     if None in values:
         return None
-    return round(sum(w * float(v) for w, v in zip(weights, values, strict=True)), digits)  # type: ignore[arg-type]
+    return round(sum(w * float(v) for w, v in zip(weights, values, strict=True)), digits)
 
 
 def expected(scenario: Scenario, report: StochasticReport) -> StochasticReport:
@@ -253,14 +308,26 @@ def expected(scenario: Scenario, report: StochasticReport) -> StochasticReport:
     e = _mean(p, [o.objective_value for o in report.futures], 6)
     ws = _mean(p, [o.perfect_objective for o in report.futures], 6)
     eev = _mean(p, [o.mean_objective for o in report.futures], 6)
-    return report.model_copy(update={
-        "expected_objective": e, "expected_tco_usd": _mean(p, [o.tco_usd for o in report.futures], 2),
-        "perfect_expected": ws, "evpi": regret(scenario, ws, e), "mean_expected": eev, "vss": regret(scenario, e, eev),
-    })
+    return report.model_copy(
+        update={
+            "expected_objective": e,
+            "expected_tco_usd": _mean(p, [o.tco_usd for o in report.futures], 2),
+            "perfect_expected": ws,
+            "evpi": regret(scenario, ws, e),
+            "mean_expected": eev,
+            "vss": regret(scenario, e, eev),
+        }
+    )
 
 
-def _report(scenario: Scenario, res: SolveResult, plans: list[Plan], perfect: list[Plan], mean_plan: Plan,
-            mean_runs: list[Plan | None]) -> Plan:
+def _report(
+    scenario: Scenario,
+    res: SolveResult,
+    plans: list[Plan],
+    perfect: list[Plan],
+    mean_plan: Plan,
+    mean_runs: list[Plan | None],
+) -> Plan:
     """The top-level plan: the most probable future's, with the report of every future."""
     first = scenario.phases[0].id
     outcomes = []
@@ -268,18 +335,53 @@ def _report(scenario: Scenario, res: SolveResult, plans: list[Plan], perfect: li
         k = p.kpis
         wv = w.objective_value if w.status.has_plan else None
         mv = mr.objective_value if mr is not None and mr.status.has_plan else None
-        outcomes.append(FutureOutcome(
-            id=f.id, probability=f.probability, objective_value=p.objective_value, tco_usd=k.tco_usd if k else None,
-            gpus=k.gpus if k else 0, stranded_kw=k.stranded_kw if k else 0.0, perfect_objective=wv, regret=regret(scenario, wv, p.objective_value),
-            mean_objective=mv, mean_stranded_kw=mr.kpis.stranded_kw if mv is not None and mr is not None and mr.kpis else None, plan=p))
-    report = expected(scenario, StochasticReport(
-        first_phase=first, shown_future=max(scenario.futures, key=lambda f: f.probability).id, status=res.status,
-        optimality=("solver_claim" if res.claimed else "proven") if res.status == Status.optimal else None,
-        bound=None if res.bound is None else round(res.bound, 6), gap=None if res.gap is None else round(res.gap, 6), futures=outcomes,
-        notes=[*res.stages,
-               "perfect information: each future planned jointly as if known (" + ", ".join(f"{w.status.value}" for w in perfect) + ")",
-               f"mean demand: planned jointly ({mean_plan.status.value}); its first phase kept and the later phases re-planned in each future"],
-    ))
+        outcomes.append(
+            FutureOutcome(
+                id=f.id,
+                probability=f.probability,
+                objective_value=p.objective_value,
+                tco_usd=k.tco_usd if k else None,
+                gpus=k.gpus if k else 0,
+                stranded_kw=k.stranded_kw if k else 0.0,
+                perfect_objective=wv,
+                regret=regret(scenario, wv, p.objective_value),
+                mean_objective=mv,
+                mean_stranded_kw=mr.kpis.stranded_kw
+                if mv is not None and mr is not None and mr.kpis
+                else None,
+                plan=p,
+            )
+        )
+    report = expected(
+        scenario,
+        StochasticReport(
+            first_phase=first,
+            shown_future=max(scenario.futures, key=lambda f: f.probability).id,
+            status=res.status,
+            optimality=("solver_claim" if res.claimed else "proven")
+            if res.status == Status.optimal
+            else None,
+            bound=None if res.bound is None else round(res.bound, 6),
+            gap=None if res.gap is None else round(res.gap, 6),
+            futures=outcomes,
+            notes=[
+                *res.stages,
+                "perfect information: each future planned jointly as if known ("
+                + ", ".join(f"{w.status.value}" for w in perfect)
+                + ")",
+                f"mean demand: planned jointly ({mean_plan.status.value}); its first phase kept and the "
+                "later phases re-planned in each future",
+            ],
+        ),
+    )
     shown = next(o.plan for o in outcomes if o.id == report.shown_future)
-    return shown.model_copy(update={"mode": "stochastic", "stochastic": report,
-                                    "notes": [f"two-stage plan over {len(outcomes)} futures; shown: future {report.shown_future}", *shown.notes]})
+    return shown.model_copy(
+        update={
+            "mode": "stochastic",
+            "stochastic": report,
+            "notes": [
+                f"two-stage plan over {len(outcomes)} futures; shown: future {report.shown_future}",
+                *shown.notes,
+            ],
+        }
+    )

@@ -59,7 +59,9 @@ def structures(scenario: Scenario, plan: Plan) -> list[Structure]:
     """Every building of the site as the plan leaves it (module docstring)."""
     tl = timeline(scenario)
     types = scenario.catalog.by_id()
-    builds = {r.effect.building: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    builds = {
+        r.effect.building: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure
+    }
     bought = {b.id: b.phase for b in plan.retrofits}
     backup = {b.building: b.design for b in (plan.reliability.backup if plan.reliability else [])}
     n = len(tl.phases)
@@ -83,13 +85,39 @@ def structures(scenario: Scenario, plan: Plan) -> list[Structure]:
             if built:
                 at = (tl.at(phase) if tl.phased else 0) + r.lead_phases
                 online = tl.phases[min(at, n - 1)]
-            out.append(Structure(b.id, r.effect.structure, (b.location_km[0], b.location_km[1]), usable, online, built, r.id, phase,
-                                 tuple(gpus), tuple(round(v, 6) for v in kw), backup.get(b.id)))
+            out.append(
+                Structure(
+                    b.id,
+                    r.effect.structure,
+                    (b.location_km[0], b.location_km[1]),
+                    usable,
+                    online,
+                    built,
+                    r.id,
+                    phase,
+                    tuple(gpus),
+                    tuple(round(v, 6) for v in kw),
+                    backup.get(b.id),
+                )
+            )
         else:
             ons = [h.online_phase for h in b.halls]
             online = None if any(o is None for o in ons) else min(ons, key=tl.at)
-            out.append(Structure(b.id, "building", (b.location_km[0], b.location_km[1]), usable, online, True, None, None,
-                                 tuple(gpus), tuple(round(v, 6) for v in kw), backup.get(b.id)))
+            out.append(
+                Structure(
+                    b.id,
+                    "building",
+                    (b.location_km[0], b.location_km[1]),
+                    usable,
+                    online,
+                    True,
+                    None,
+                    None,
+                    tuple(gpus),
+                    tuple(round(v, 6) for v in kw),
+                    backup.get(b.id),
+                )
+            )
     return out
 
 
@@ -97,7 +125,17 @@ def region_power(scenario: Scenario, plan: Plan) -> list[RegionPower]:
     """Facility load against power arrived, per phase (from the plan's phase summaries; one row
     from its KPIs without phases)."""
     if plan.phases:
-        return [RegionPower(p.phase, scenario.pue * p.it_kw, scenario.power_available_kw(i) if scenario.power_arrival else None)
-                for i, p in enumerate(plan.phases)]
+        return [
+            RegionPower(
+                p.phase,
+                scenario.pue * p.it_kw,
+                scenario.power_available_kw(i) if scenario.power_arrival else None,
+            )
+            for i, p in enumerate(plan.phases)
+        ]
     it = plan.kpis.it_kw if plan.kpis else 0.0
-    return [RegionPower(None, scenario.pue * it, scenario.power_available_kw(0) if scenario.power_arrival else None)]
+    return [
+        RegionPower(
+            None, scenario.pue * it, scenario.power_available_kw(0) if scenario.power_arrival else None
+        )
+    ]

@@ -15,7 +15,8 @@ with H_bc the discounted GPU-hours of cluster c's racks in building b (each from
 horizon, as the KPIs count them), goodput_c with the outages of its buildings counted (clusters
 without a checkpoint size count 1) and dark_b = events_per_year × hours dark ÷ 8,760 for a design
 without ride-through (0 with it). The backup capex is spent at the start; the plan's KPIs add it to
-capex and TCO (:func:`planner.plan.kpis.with_backup`), so their $ per useful GPU-hour is this figure. Every assignment is tried up to
+capex and TCO (:func:`planner.plan.kpis.with_backup`), so their $ per useful GPU-hour is this figure. Every
+assignment is tried up to
 :data:`MAX_ASSIGNMENTS`; beyond that one building at a time until nothing improves.
 """
 
@@ -33,7 +34,9 @@ HOURS_PER_YEAR = 8760.0
 MAX_ASSIGNMENTS = 4096
 
 
-def _loads(scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack]) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+def _loads(
+    scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack]
+) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
     """IT kW per building (racks and designed-fabric network racks) and GPUs per building per cluster."""
     types = scenario.catalog.by_id()
     kw: dict[str, float] = defaultdict(float)
@@ -50,7 +53,9 @@ def _loads(scenario: Scenario, racks: list[PlacedRack], network: Iterable[Networ
     return dict(kw), {b: dict(c) for b, c in gpus.items()}
 
 
-def outage_rates(scenario: Scenario, assignment: dict[str, str], gpus: dict[str, dict[str, int]]) -> dict[str, float]:
+def outage_rates(
+    scenario: Scenario, assignment: dict[str, str], gpus: dict[str, dict[str, int]]
+) -> dict[str, float]:
     """Interruptions per hour a utility outage adds to each cluster: events_per_year / 8,760 for
     every building holding its racks whose design does not ride through."""
     bp = scenario.backup_power
@@ -65,9 +70,14 @@ def outage_rates(scenario: Scenario, assignment: dict[str, str], gpus: dict[str,
     return dict(out)
 
 
-def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tuple[int, float, float | None, float, float]]:
+def _cluster_terms(
+    scenario: Scenario, racks: list[PlacedRack]
+) -> dict[str, tuple[int, float, float | None, float, float]]:
     """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h)."""
-    return {c.id: (u.gpus, rate, size, bw, c.restart_min / 60) for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks)}
+    return {
+        c.id: (u.gpus, rate, size, bw, c.restart_min / 60)
+        for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks)
+    }
 
 
 def discounted_hours(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, dict[str, float]]:
@@ -86,7 +96,9 @@ def discounted_hours(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, d
     return {b: dict(v) for b, v in out.items()}
 
 
-def useful_gpu_hours(scenario: Scenario, terms: dict, hours: dict[str, dict[str, float]], assignment: dict[str, str]) -> float:
+def useful_gpu_hours(
+    scenario: Scenario, terms: dict, hours: dict[str, dict[str, float]], assignment: dict[str, str]
+) -> float:
     """Σ_{b,c} H_bc · goodput_c (outages counted) − Σ_b H_b · dark_b (module docstring)."""
     gpus = {b: {c: 1 for c in v} for b, v in hours.items()}
     extra = outage_rates(scenario, assignment, gpus)
@@ -112,7 +124,9 @@ def _dark(scenario: Scenario, design: str, gpus: int) -> float:
     return bp.outage.events_per_year * hours * gpus
 
 
-def choose_backup(scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack], tco_usd: float) -> list[BackupChoice]:
+def choose_backup(
+    scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack], tco_usd: float
+) -> list[BackupChoice]:
     """The backup design per building with racks (module docstring), fixed ones as the scenario says."""
     bp = scenario.backup_power
     if bp is None or not racks:
@@ -134,8 +148,13 @@ def choose_backup(scenario: Scenario, racks: list[PlacedRack], network: Iterable
     base = {b: bp.fixed[b] for b in buildings if b in bp.fixed}
     order = [d.id for d in bp.designs]
     if len(order) ** len(free) <= MAX_ASSIGNMENTS:
-        best = min((dict(base, **dict(zip(free, combo, strict=True))) for combo in itertools.product(order, repeat=len(free))),
-                   key=lambda a: (round(price(a), 12), [order.index(a[b]) for b in free]))
+        best = min(
+            (
+                dict(base, **dict(zip(free, combo, strict=True)))
+                for combo in itertools.product(order, repeat=len(free))
+            ),
+            key=lambda a: (round(price(a), 12), [order.index(a[b]) for b in free]),
+        )
     else:  # one building at a time, from the first design everywhere, until nothing improves
         best = dict(base, **{b: order[0] for b in free})
         improved = True
@@ -149,9 +168,17 @@ def choose_backup(scenario: Scenario, racks: list[PlacedRack], network: Iterable
     out = []
     for b in buildings:
         d = designs[best[b]]
-        out.append(BackupChoice(
-            building=b, design=d.id, fixed=b in bp.fixed, it_kw=round(kw[b], 6), capex_usd=round(d.usd_per_mw * kw[b] / 1000, 2),
-            ride_through=d.ride_through, outage_interruptions_per_year=0.0 if d.ride_through else rate,
-            gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),
-            usd_per_useful_gpu_hour={x: round(price({**best, b: x}), 6) for x in order}))
+        out.append(
+            BackupChoice(
+                building=b,
+                design=d.id,
+                fixed=b in bp.fixed,
+                it_kw=round(kw[b], 6),
+                capex_usd=round(d.usd_per_mw * kw[b] / 1000, 2),
+                ride_through=d.ride_through,
+                outage_interruptions_per_year=0.0 if d.ride_through else rate,
+                gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),
+                usd_per_useful_gpu_hour={x: round(price({**best, b: x}), 6) for x in order},
+            )
+        )
     return out

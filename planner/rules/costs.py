@@ -78,7 +78,11 @@ def maintenance_usd_per_year(equipment_capex_usd: float, costs: Costs) -> float:
 
 def opex_usd_per_year(kw: float, equipment_capex_usd: float, costs: Costs, pue: float) -> float:
     """Energy + colocation + maintenance of one rack (or any load), USD per year."""
-    return energy_usd_per_year(kw, costs, pue) + colocation_usd_per_year(kw, costs) + maintenance_usd_per_year(equipment_capex_usd, costs)
+    return (
+        energy_usd_per_year(kw, costs, pue)
+        + colocation_usd_per_year(kw, costs)
+        + maintenance_usd_per_year(equipment_capex_usd, costs)
+    )
 
 
 def phase_years(scenario: Scenario) -> dict[str | None, float]:
@@ -129,9 +133,19 @@ class RackCost:
     """Book value of the equipment at the horizon (undiscounted; a rack with a service life standing then)."""
 
 
-def rack_cost(rack: RackType, kw: float, link: LinkClass | None, fabric_usd_per_gpu: float, costs: Costs, pue: float,
-              t: float = 0.0, existing: bool = False, retire: float | None = None, life_years: float | None = None,
-              removal_usd: float = 0.0) -> RackCost:
+def rack_cost(
+    rack: RackType,
+    kw: float,
+    link: LinkClass | None,
+    fabric_usd_per_gpu: float,
+    costs: Costs,
+    pue: float,
+    t: float = 0.0,
+    existing: bool = False,
+    retire: float | None = None,
+    life_years: float | None = None,
+    removal_usd: float = 0.0,
+) -> RackCost:
     """The cost terms of one rack placed at year ``t`` (an existing rack costs no capex); with a
     service life of ``life_years``, retired at year ``retire`` (None: standing at the horizon),
     paying ``removal_usd`` then (module docstring)."""

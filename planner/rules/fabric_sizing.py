@@ -87,7 +87,9 @@ def ports(design: FabricDesign, switches: dict[str, SwitchModel], leaf_down: int
     return Ports(down, up, ks)
 
 
-def max_endpoints(design: FabricDesign, switches: dict[str, SwitchModel], leaf_down: int | None = None) -> int:
+def max_endpoints(
+    design: FabricDesign, switches: dict[str, SwitchModel], leaf_down: int | None = None
+) -> int:
     """Largest fabric the design can build, endpoints: d₁·k₂ (2 tiers) or d₁·d₂·k₃ (3 tiers)."""
     p = ports(design, switches, leaf_down)
     if design.tiers == 2:
@@ -103,7 +105,11 @@ def limit_text(design: FabricDesign, switches: dict[str, SwitchModel], leaf_down
         how = f"{p.down[0]:.0f} down ports per leaf × {p.radix[1]} spine ports"
     else:
         how = f"{p.down[0]:.0f} per leaf × {p.down[1]:.0f} per spine × {p.radix[2]} core ports"
-    nb = all(abs(x - 1.0) < 1e-12 for x in design.oversubscription) and not design.leaf_in_rack and len(set(p.radix)) == 1
+    nb = (
+        all(abs(x - 1.0) < 1e-12 for x in design.oversubscription)
+        and not design.leaf_in_rack
+        and len(set(p.radix)) == 1
+    )
     formula = (" = k²/2" if design.tiers == 2 else " = k³/4") if nb else ""
     return f"fabric {design.id} holds at most {n:,} endpoints ({design.tiers} tiers: {how}{formula})"
 
@@ -169,19 +175,27 @@ def rail_width(design: FabricDesign, racks: Iterable[RackType]) -> int:
     return (max((t.gpus_per_server for t in racks), default=1) or 1) if design.rail_optimized else 1
 
 
-def size(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], pod_of_row: dict[str, str] | None = None) -> Size:
+def size(
+    scenario: Scenario,
+    design: FabricDesign,
+    racks: list[PlacedRack],
+    pod_of_row: dict[str, str] | None = None,
+) -> Size:
     """Exact sizing of a design for the GPU racks of one cluster (module docstring): one block per
     building when the cluster stands in several and the scenario has a region tier, joined by it."""
     types = scenario.catalog.by_id()
     if pod_of_row is None:
-        pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
+        pod_of_row = scenario.site.row_pods()
     gpu_racks = [r for r in racks if r.rack_type in types and types[r.rack_type].gpus and not r.spare]
     by_building: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in gpu_racks:
         by_building[r.building].append(r)
     if len(by_building) <= 1 or scenario.region_tier is None:
         out = _block(scenario, design, gpu_racks, pod_of_row)
-        out.endpoints_by_building = {b: sum(types[r.rack_type].gpus for r in rs) * design.nics_per_gpu for b, rs in sorted(by_building.items())}
+        out.endpoints_by_building = {
+            b: sum(types[r.rack_type].gpus for r in rs) * design.nics_per_gpu
+            for b, rs in sorted(by_building.items())
+        }
         if len(by_building) == 1:
             out.per_building = {next(iter(by_building)): list(out.switches)}
         return out
@@ -214,7 +228,10 @@ def region_links(scenario: Scenario, design: FabricDesign, endpoints: int) -> in
     tier = scenario.region_tier
     assert tier is not None
     sw = scenario.catalog.switch_by_id()
-    return math.ceil(endpoints * sw[design.switches[0]].port_gbps / (tier.oversubscription * sw[tier.switch].port_gbps) - 1e-9)
+    return math.ceil(
+        endpoints * sw[design.switches[0]].port_gbps / (tier.oversubscription * sw[tier.switch].port_gbps)
+        - 1e-9
+    )
 
 
 def latency_us(scenario: Scenario, buildings: Iterable[str]) -> float:
@@ -225,7 +242,7 @@ def latency_us(scenario: Scenario, buildings: Iterable[str]) -> float:
         return 0.0
     at = building_km(scenario)
     to_tier = {b: km_between(at[b], at[tier.building]) for b in bs}
-    return max(to_tier[a] + to_tier[b] for i, a in enumerate(bs) for b in bs[i + 1:]) * tier.us_per_km
+    return max(to_tier[a] + to_tier[b] for i, a in enumerate(bs) for b in bs[i + 1 :]) * tier.us_per_km
 
 
 def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -> Size:
@@ -264,7 +281,11 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
         out.capex_usd += border * top.price_usd + n * (longest.cost_usd_per_link + tier.fibre_usd_per_km * km)
         out.kw += (border * top.power_w + n * longest.power_w_per_link) / 1000
     out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9)
-    out.network_racks += math.ceil((sum(out.border_switches.values()) * top.height_u + out.region_switches * agg.height_u) / design.rack_units - 1e-9)
+    out.network_racks += math.ceil(
+        (sum(out.border_switches.values()) * top.height_u + out.region_switches * agg.height_u)
+        / design.rack_units
+        - 1e-9
+    )
     out.capex_usd += out.region_switches * agg.price_usd
     out.kw += out.region_switches * agg.power_w / 1000
     out.links = dict(links)
@@ -274,7 +295,9 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
     return out
 
 
-def _block(scenario: Scenario, design: FabricDesign, gpu_racks: list[PlacedRack], pod_of_row: dict[str, str]) -> Size:
+def _block(
+    scenario: Scenario, design: FabricDesign, gpu_racks: list[PlacedRack], pod_of_row: dict[str, str]
+) -> Size:
     """One building's fabric for the cluster's GPU racks there (module docstring)."""
     sw = scenario.catalog.switch_by_id()
     types = scenario.catalog.by_id()
@@ -305,8 +328,12 @@ def _block(scenario: Scenario, design: FabricDesign, gpu_racks: list[PlacedRack]
         for r in gpu_racks:
             t = types[r.rack_type]
             by_pod[pod_of_row.get(r.row, "")] += t.gpus * design.nics_per_gpu
-            links[r.link_class or longest.id] += t.links  # GPU to a leaf in a network rack: cabled from the rack's position
-        out.leaves_per_pod = {pod: per * math.ceil(math.ceil(ep / p.down[0]) / per) for pod, ep in sorted(by_pod.items())}
+            links[r.link_class or longest.id] += (
+                t.links
+            )  # GPU to a leaf in a network rack: cabled from the rack's position
+        out.leaves_per_pod = {
+            pod: per * math.ceil(math.ceil(ep / p.down[0]) / per) for pod, ep in sorted(by_pod.items())
+        }
         leaves = sum(out.leaves_per_pod.values())
         up1_per_leaf = p.up[0]
         up1_total = int(leaves * p.up[0])
@@ -320,9 +347,17 @@ def _block(scenario: Scenario, design: FabricDesign, gpu_racks: list[PlacedRack]
         counts.append(math.ceil(up2 / p.radix[2]))
     out.switches = counts
     out.links = dict(links)
-    housed = [(n, sw[m]) for i, (n, m) in enumerate(zip(counts, design.switches, strict=True)) if not (i == 0 and design.leaf_in_rack)]
-    out.kw = (sum(n * s.power_w for n, s in housed) + sum(n * classes[c].power_w_per_link for c, n in links.items())) / 1000
-    out.capex_usd = sum(n * s.price_usd for n, s in housed) + sum(n * classes[c].cost_usd_per_link for c, n in links.items())
+    housed = [
+        (n, sw[m])
+        for i, (n, m) in enumerate(zip(counts, design.switches, strict=True))
+        if not (i == 0 and design.leaf_in_rack)
+    ]
+    out.kw = (
+        sum(n * s.power_w for n, s in housed) + sum(n * classes[c].power_w_per_link for c, n in links.items())
+    ) / 1000
+    out.capex_usd = sum(n * s.price_usd for n, s in housed) + sum(
+        n * classes[c].cost_usd_per_link for c, n in links.items()
+    )
     out.optics = sum(2 * n for c, n in links.items() if classes[c].optical)
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
     if leaves <= 1:
@@ -348,7 +383,7 @@ def fabric_sizes(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[s
     by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:
         by_cluster[r.cluster].append(r)
-    pod_of_row = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    pod_of_row = scenario.site.row_pods()
     out = {}
     for c in scenario.clusters:
         d = design_of(scenario, c, chosen)
@@ -357,7 +392,9 @@ def fabric_sizes(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[s
     return out
 
 
-def placed_by_pod(racks: Iterable[NetworkRack], pod_of_row: dict[str, str]) -> tuple[int, dict[str, int], dict[str, float]]:
+def placed_by_pod(
+    racks: Iterable[NetworkRack], pod_of_row: dict[str, str]
+) -> tuple[int, dict[str, int], dict[str, float]]:
     """Network racks placed, and positions and kW per pod of their rows."""
     n = 0
     positions: dict[str, int] = defaultdict(int)
@@ -370,11 +407,30 @@ def placed_by_pod(racks: Iterable[NetworkRack], pod_of_row: dict[str, str]) -> t
     return n, dict(sorted(positions.items())), {p: round(v, 6) for p, v in sorted(kw.items())}
 
 
-def fabric_entry(cluster: str, z: Size, network: Iterable[NetworkRack] = (), pod_of_row: dict[str, str] | None = None) -> ClusterFabric:
+def fabric_entry(
+    cluster: str, z: Size, network: Iterable[NetworkRack] = (), pod_of_row: dict[str, str] | None = None
+) -> ClusterFabric:
     """The plan's record of one cluster's sized fabric and of its network racks placed."""
     n, positions, kw = placed_by_pod((r for r in network if r.cluster == cluster), pod_of_row or {})
-    return ClusterFabric(cluster=cluster, design=z.design, endpoints=z.endpoints, switches=z.switches, leaves_per_pod=z.leaves_per_pod,
-                         links=z.links, kw=round(z.kw, 6), capex_usd=round(z.capex_usd, 2), optics=z.optics, network_racks=z.network_racks,
-                         racks_placed=n, positions_by_pod=positions, kw_by_pod=kw, max_endpoints=z.max_endpoints, max_hops=z.max_hops,
-                         endpoints_by_building=z.endpoints_by_building, region_links=z.region_links, region_switches=z.region_switches,
-                         fibre_km=round(z.fibre_km, 6), latency_us=round(z.latency_us, 6))
+    return ClusterFabric(
+        cluster=cluster,
+        design=z.design,
+        endpoints=z.endpoints,
+        switches=z.switches,
+        leaves_per_pod=z.leaves_per_pod,
+        links=z.links,
+        kw=round(z.kw, 6),
+        capex_usd=round(z.capex_usd, 2),
+        optics=z.optics,
+        network_racks=z.network_racks,
+        racks_placed=n,
+        positions_by_pod=positions,
+        kw_by_pod=kw,
+        max_endpoints=z.max_endpoints,
+        max_hops=z.max_hops,
+        endpoints_by_building=z.endpoints_by_building,
+        region_links=z.region_links,
+        region_switches=z.region_switches,
+        fibre_km=round(z.fibre_km, 6),
+        latency_us=round(z.latency_us, 6),
+    )

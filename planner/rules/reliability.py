@@ -58,7 +58,9 @@ def rows_of_feed(ix: SiteIndex) -> dict[str, list[str]]:
     return out
 
 
-def node_failure_rows(ix: SiteIndex, node: str, by_feed: dict[str, list[str]] | None = None) -> tuple[set[str], set[str]]:
+def node_failure_rows(
+    ix: SiteIndex, node: str, by_feed: dict[str, list[str]] | None = None
+) -> tuple[set[str], set[str]]:
     """(rows a node's failure leaves with no live feed, rows it hits but that keep a live feed)."""
     dead = ix.subtree(node)
     by_feed = by_feed if by_feed is not None else rows_of_feed(ix)
@@ -80,7 +82,12 @@ def domain_rows(ix: SiteIndex) -> dict[str, dict[str, list[str]]]:
     return {"cooling_zone": dict(zones), "pod": dict(pods), "row": {rid: [rid] for rid in ix.rows}}
 
 
-def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, network: Iterable[NetworkRack] = ()) -> list[Blast]:
+def blast_radius(
+    scenario: Scenario,
+    racks: list[PlacedRack],
+    ix: SiteIndex | None = None,
+    network: Iterable[NetworkRack] = (),
+) -> list[Blast]:
     """Blast radius of every power node that can fail, cooling zone, pod and row (module
     docstring), over the racks standing at the end of the plan and the designed fabrics' network
     racks (their load moves with their rows' feeds like any rack's; never capped or shed)."""
@@ -100,7 +107,9 @@ def blast_radius(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | No
         kw_full[r.row] += kw
         pol, ratio = policy.get(r.cluster, (FailoverPolicy.keep, 1.0))
         kw_policy[r.row] += kw * pol.factor(ratio)
-        if t.gpus and not r.spare:  # a hot spare's GPUs are not the cluster's (a failure there costs a spare, not the job)
+        if (
+            t.gpus and not r.spare
+        ):  # a hot spare's GPUs are not the cluster's (a failure there costs a spare, not the job)
             gpus_in[r.row][r.cluster] += t.gpus
     for _, row, t in network_racks(scenario):
         kw_full[row] += scenario.rack_power_kw(t)
@@ -207,15 +216,25 @@ def cluster_goodput(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, fl
     are absent (their GPU-hours count whole)."""
     if all(c.checkpoint_gb_per_gpu is None for c in scenario.clusters):
         return {}
-    return {c.id: g.goodput for c, _, _, _, _, _, _, g in _per_cluster(scenario, racks) if g is not None and g.goodput is not None}
+    return {
+        c.id: g.goodput
+        for c, _, _, _, _, _, _, g in _per_cluster(scenario, racks)
+        if g is not None and g.goodput is not None
+    }
 
 
 def _r(x: float | None, nd: int = 6) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex | None = None, blasts: list[Blast] | None = None,
-                       network: Iterable[NetworkRack] = (), tco_usd: float | None = None):
+def reliability_report(
+    scenario: Scenario,
+    racks: list[PlacedRack],
+    ix: SiteIndex | None = None,
+    blasts: list[Blast] | None = None,
+    network: Iterable[NetworkRack] = (),
+    tco_usd: float | None = None,
+):
     """The plan's reliability section: blast radius of every element that takes something down,
     and per cluster its MTBF, checkpoint interval and goodput (module docstring). ``blasts``: the
     blast radius when the caller already has it. With backup power as a choice (``tco_usd``: the
@@ -227,7 +246,11 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
     network = list(network)
     racks = scenario.standing(racks)  # retired racks (§17) are gone by the end
     blasts = list(blasts) if blasts is not None else blast_radius(scenario, racks, ix, network)
-    backup = choose_backup(scenario, racks, network, tco_usd) if scenario.backup_power is not None and tco_usd is not None else []
+    backup = (
+        choose_backup(scenario, racks, network, tco_usd)
+        if scenario.backup_power is not None and tco_usd is not None
+        else []
+    )
     extra: dict[str, float] = {}
     if backup:
         assignment = {b.building: b.design for b in backup}
@@ -248,20 +271,45 @@ def reliability_report(scenario: Scenario, racks: list[PlacedRack], ix: SiteInde
                 worst[c, key] = max(worst[c, key], g / totals[c])
     rows = []
     for c, mine, u, rate, mtbf, store, bw, g in _per_cluster(scenario, racks, extra):
-        rows.append(ClusterReliability(
-            cluster=c.id, gpus=u.gpus, mtbf_h=_r(mtbf), interruptions_per_day=round(24 * rate, 6), storage_racks=len(store),
-            write_gb_per_s=round(bw, 6), checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),
-            interval_h=_r(g.interval_h if g else None), goodput=_r(g.goodput if g else None),
-            gpu_hours_lost_per_day=_r(u.gpus * 24 * (1 - g.goodput) if g and g.goodput is not None else None),
-            spare_racks=sum(1 for r in mine if getattr(r, "spare", False)),
-            worst_power_share=round(worst[c.id, "power"], 6), worst_zone_share=round(worst[c.id, "zone"], 6),
-            worst_pod_share=round(worst[c.id, "pod"], 6)))
-    table = [BlastRow(kind=b.kind, id=b.id, gpus_lost=b.gpus_lost, lost=b.lost, capped=b.capped, shed=b.shed, n1_holds=b.n1_holds)
-             for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
+        rows.append(
+            ClusterReliability(
+                cluster=c.id,
+                gpus=u.gpus,
+                mtbf_h=_r(mtbf),
+                interruptions_per_day=round(24 * rate, 6),
+                storage_racks=len(store),
+                write_gb_per_s=round(bw, 6),
+                checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),
+                interval_h=_r(g.interval_h if g else None),
+                goodput=_r(g.goodput if g else None),
+                gpu_hours_lost_per_day=_r(
+                    u.gpus * 24 * (1 - g.goodput) if g and g.goodput is not None else None
+                ),
+                spare_racks=sum(1 for r in mine if getattr(r, "spare", False)),
+                worst_power_share=round(worst[c.id, "power"], 6),
+                worst_zone_share=round(worst[c.id, "zone"], 6),
+                worst_pod_share=round(worst[c.id, "pod"], 6),
+            )
+        )
+    table = [
+        BlastRow(
+            kind=b.kind,
+            id=b.id,
+            gpus_lost=b.gpus_lost,
+            lost=b.lost,
+            capped=b.capped,
+            shed=b.shed,
+            n1_holds=b.n1_holds,
+        )
+        for b in blasts
+        if b.lost or b.capped or b.shed or b.n1_holds is False
+    ]
     return ReliabilityReport(clusters=rows, backup=backup, blast_radius=table)
 
 
-def blast_states(scenario: Scenario, racks: list[PlacedRack], kind: str, element: str, ix: SiteIndex | None = None) -> dict[tuple[str, int], str]:
+def blast_states(
+    scenario: Scenario, racks: list[PlacedRack], kind: str, element: str, ix: SiteIndex | None = None
+) -> dict[tuple[str, int], str]:
     """(row, position) → "goes dark", "capped" or "may be shed" for every rack one element's
     failure affects (module docstring); racks it leaves running are absent."""
     ix = ix or index_site(scenario.site)

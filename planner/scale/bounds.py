@@ -27,8 +27,16 @@ def lp_bound(scenario: Scenario, time_limit_s: float) -> float | None:
         m = build(scenario, deadline=Deadline(time_limit_s))
     except TimeUp:
         return None
-    res = from_name("highs").solve(SolveRequest(m.prob, m.prob.objective, m.prob.sense == pulp.LpMaximize, time_limit_s, 0.0,
-                                                relax_integrality=True))
+    res = from_name("highs").solve(
+        SolveRequest(
+            m.prob,
+            m.prob.objective,
+            m.prob.sense == pulp.LpMaximize,
+            time_limit_s,
+            0.0,
+            relax_integrality=True,
+        )
+    )
     if res.values is None or not res.claims_optimal:
         return None
     return evaluate(m.prob.objective, res.values)
@@ -44,7 +52,12 @@ def merged(scenario: Scenario) -> Scenario | None:
     dropped. Every plan of the scenario is a plan of the merged one (same racks, each counted to its
     merged cluster), so the merged LP optimum bounds every plan. None for other objectives, phases,
     installed racks or designed fabrics."""
-    if not Objective(scenario.objective).maximise or scenario.phases or scenario.existing or any(c.fabrics for c in scenario.clusters):
+    if (
+        not Objective(scenario.objective).maximise
+        or scenario.phases
+        or scenario.existing
+        or any(c.fabrics for c in scenario.clusters)
+    ):
         return None
     data = scenario_data(scenario)
     buildings = [b.id for b in scenario.site.buildings]
@@ -55,15 +68,29 @@ def merged(scenario: Scenario) -> Scenario | None:
         if g.scope not in (Scope.rack, Scope.pod, Scope.building):
             most = None
         else:
-            one = [(p.most if g.scope != Scope.building else p.cap) for b in buildings if (p := props.get((g.id, b))) is not None]
+            one = [
+                (p.most if g.scope != Scope.building else p.cap)
+                for b in buildings
+                if (p := props.get((g.id, b))) is not None
+            ]
             most = max(one, default=0.0)
         for c in g.members:
             room[c["id"]] = most
     buckets: dict[tuple, dict] = {}
     for c in scenario.clusters:
         key = (tuple(scenario.gpu_types_for(c)), str(c.on_power_failure), c.cap_ratio)
-        b = buckets.setdefault(key, {"id": f"merged-{len(buckets) + 1}", "demand": "max", "rack_types": list(key[0]), "max_hops": 7,
-                                     "on_power_failure": key[1], "cap_ratio": key[2], "gpus": 0})
+        b = buckets.setdefault(
+            key,
+            {
+                "id": f"merged-{len(buckets) + 1}",
+                "demand": "max",
+                "rack_types": list(key[0]),
+                "max_hops": 7,
+                "on_power_failure": key[1],
+                "cap_ratio": key[2],
+                "gpus": 0,
+            },
+        )
         most = room.get(c.id)
         take = c.gpus if c.demand != Demand.at_least and c.gpus is not None else None
         if take is None or (most is not None and most < take):

@@ -40,7 +40,8 @@ racks and retrofits are joined. With site budgets or clusters spanning buildings
 buildings over time, and the whole model plans them.
 
 Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
-over time (above), the whole model answers in the time left and the plan's first note says why; only it may say
+over time (above), the whole model answers in the time left and the plan's first note says why; only it may
+say
 infeasible. A joined plan further than the requested gap from its bound is set against the
 whole model's plan in the time left (``polish``) and the better kept. Every job carries its
 scenario as JSON (any executor).
@@ -110,8 +111,6 @@ def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
 # ------------------------------------------------------------------ data
 
 
-
-
 @dataclass
 class Decomposition:
     """A decomposed solve: the plan and where the time went."""
@@ -125,13 +124,16 @@ class Decomposition:
     """Why the whole model answered instead, if it did."""
 
 
-
-
 # ------------------------------------------------------------------ master
 
 
-def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal],
-            time_limit_s: float) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
+def _master(
+    scenario: Scenario,
+    groups: list[Group],
+    buildings: list[str],
+    props: dict[tuple[str, str], Proposal],
+    time_limit_s: float,
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
     """The coordinating MILP (module docstring). Returns GPUs and whole clusters per (group,
     building) and the estimated use per building ({"kw", "capex"}), or None without a solution."""
     objective = Objective(scenario.objective)
@@ -183,8 +185,15 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
         share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in groups if (g.id, b) in gpus]
         if share:
             prob += pulp.lpSum(share) <= 1, f"capacity_{bi}"
-    use = {what: pulp.lpSum(gpus[g.id, b] * getattr(props[g.id, b], what) for g in groups for b in buildings if (g.id, b) in gpus)
-           for what in ("kw", "capex")}
+    use = {
+        what: pulp.lpSum(
+            gpus[g.id, b] * getattr(props[g.id, b], what)
+            for g in groups
+            for b in buildings
+            if (g.id, b) in gpus
+        )
+        for what in ("kw", "capex")
+    }
     per = {"max_gpus": None, "max_pflops": "pflops", "min_capex": "capex", "min_tco": "tco"}[objective.value]
     obj = pulp.lpSum(e * (1.0 if per is None else getattr(props[k], per)) for k, e in gpus.items())
     # site budgets are elastic: the estimates may be off either way, and the fixed demands' true
@@ -203,8 +212,13 @@ def _master(scenario: Scenario, groups: list[Group], buildings: list[str], props
     values = res.values
     out = {k: max(0.0, evaluate(e, values)) for k, e in gpus.items()}
     whole = {k: int(round(values.get(v.name, 0.0))) for k, v in counts.items()}
-    per_b = {b: {w: sum(out[g.id, b] * getattr(props[g.id, b], w) for g in groups if (g.id, b) in out) for w in ("kw", "capex")}
-             for b in buildings}
+    per_b = {
+        b: {
+            w: sum(out[g.id, b] * getattr(props[g.id, b], w) for g in groups if (g.id, b) in out)
+            for w in ("kw", "capex")
+        }
+        for b in buildings
+    }
     return out, whole, per_b
 
 
@@ -218,8 +232,14 @@ def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part:
     return max(1.0, part * deadline.left() / max(1, math.ceil(jobs / lanes)))
 
 
-def _whole(scenario: Scenario, deadline: Deadline, stages: dict[str, float], rounds: int, why: str,
-           say: Callable[[str], None]) -> Decomposition:
+def _whole(
+    scenario: Scenario,
+    deadline: Deadline,
+    stages: dict[str, float],
+    rounds: int,
+    why: str,
+    say: Callable[[str], None],
+) -> Decomposition:
     """The fallback: the whole scenario as one model in the time left. Its answer stands, infeasible
     included (the whole model proves it); the note says why the decomposition handed over."""
     say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
@@ -240,9 +260,16 @@ def _timed(plan: Plan, stages: dict[str, float]) -> Plan:
     return plan.model_copy(update={"stage_times_s": {**own, **inner}})
 
 
-def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int = 2, scheduler: str | None = None,
-                    time_limit_s: float | None = None, progress: Callable[[str], None] | None = None,
-                    polish: bool = True, deadline: Deadline | None = None) -> Decomposition:
+def plan_decomposed(
+    scenario: Scenario,
+    executor: str = "serial",
+    workers: int = 2,
+    scheduler: str | None = None,
+    time_limit_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    polish: bool = True,
+    deadline: Deadline | None = None,
+) -> Decomposition:
     """Decomposition by building (module docstring): a verified plan of the whole scenario, never
     wrong: whatever the decomposition cannot settle (its master or a building without a solution
     after its repairs, phases, retrofits, installed racks) goes to the whole model, which alone may
@@ -265,12 +292,21 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
     if scenario.supply:
-        return _whole(scenario, deadline, stages, 0, "rack supply per phase (supply) is shared by every building", say)
+        return _whole(
+            scenario, deadline, stages, 0, "rack supply per phase (supply) is shared by every building", say
+        )
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
         return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):
-        return _whole(scenario, deadline, stages, 0, "site budgets or clusters spanning buildings couple the buildings across "
-                      "phases, retrofits or installed racks", say)
+        return _whole(
+            scenario,
+            deadline,
+            stages,
+            0,
+            "site budgets or clusters spanning buildings couple the buildings across "
+            "phases, retrofits or installed racks",
+            say,
+        )
 
     # 1. proposals, counted from the site; a cluster with racks installed stays in their building
     props = proposals(scenario, groups, buildings)
@@ -286,7 +322,9 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
 
     # 2-3. master and buildings, in rounds
     solved: dict[str, tuple[str, Plan | None, str]] = {}  # building → (sub-scenario JSON, plan, error)
-    committed: dict[str, tuple[str, dict[str, float] | None]] = {}  # building → (JSON, use of its fixed demands)
+    committed: dict[
+        str, tuple[str, dict[str, float] | None]
+    ] = {}  # building → (JSON, use of its fixed demands)
     rounds = 0
     stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
     final: dict[str, Plan] = {}
@@ -294,13 +332,27 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
     while True:
         rounds += 1
         if deadline.left() < 0.25 * limit:
-            return _whole(scenario, deadline, stages, rounds, f"round {rounds} would start with {deadline.left():.0f} s left", say)
+            return _whole(
+                scenario,
+                deadline,
+                stages,
+                rounds,
+                f"round {rounds} would start with {deadline.left():.0f} s left",
+                say,
+            )
         tm = time.perf_counter()
         master = _master(scenario, groups, buildings, props, max(1.0, min(0.1 * deadline.left(), 60)))
         stages["master_s"] += time.perf_counter() - tm
         if master is None:
-            return _whole(scenario, deadline, stages, rounds, f"the master has no solution in round {rounds} (the buildings' "
-                          "estimated room cannot meet the demands within the site budgets)", say)
+            return _whole(
+                scenario,
+                deadline,
+                stages,
+                rounds,
+                f"the master has no solution in round {rounds} (the buildings' "
+                "estimated room cannot meet the demands within the site budgets)",
+                say,
+            )
         alloc, whole, use = master
         subs, fixed = building_shares(groups, buildings, alloc, whole)
         offered = offer_left(groups, buildings, props, alloc, subs)
@@ -309,8 +361,11 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             for c in g.members:
                 if c["id"] in home and c["id"] not in given:
                     subs[home[c["id"]]].append(c)
-        say(f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) it left out offered to the "
-            "buildings with room")
+        say(
+            f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) it left "
+            "out offered to the "
+            "buildings with room"
+        )
         bad: list[str] = []
         floor: dict[str, dict[str, float]] = {b: {"kw": 0.0, "capex": 0.0} for b in buildings}
         if budgeted:
@@ -318,7 +373,15 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             obj = "min_capex" if scenario.budgets.capex_usd is not None else "min_tco"
             pending = []
             for b in buildings:
-                text = json.dumps(building_data(data, bdata[b], [as_exact(c) for c in fixed[b]], f"{scenario.name}-{b}-fixed", objective=obj))
+                text = json.dumps(
+                    building_data(
+                        data,
+                        bdata[b],
+                        [as_exact(c) for c in fixed[b]],
+                        f"{scenario.name}-{b}-fixed",
+                        objective=obj,
+                    )
+                )
                 if fixed[b] and committed.get(b, ("", None))[0] != text:
                     pending.append((b, text))
                 elif not fixed[b]:
@@ -331,7 +394,10 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             def spent(r: dict) -> None:
                 p = Plan.model_validate(r["plan"]) if "plan" in r else None
                 ok = p is not None and p.status.has_plan and p.kpis is not None
-                committed[r["part"]] = (texts[r["part"]], {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None)  # type: ignore[union-attr]
+                committed[r["part"]] = (
+                    texts[r["part"]],
+                    {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None,
+                )  # type: ignore[union-attr]
 
             tf = time.perf_counter()
             run_jobs(solve_part, jobs, spent, **run)
@@ -340,14 +406,25 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
             for b in buildings:
                 if fixed[b] and committed[b][1] is not None:
                     floor[b] = committed[b][1]  # type: ignore[assignment]
-            over = {w: sum(f[w] for f in floor.values()) - cap for w, cap in (("kw", scenario.budgets.it_power_kw),
-                                                                                 ("capex", scenario.budgets.capex_usd)) if cap is not None}
+            over = {
+                w: sum(f[w] for f in floor.values()) - cap
+                for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd))
+                if cap is not None
+            }
             if not bad and any(v > 1e-6 for v in over.values()):
                 # the master under-estimated what fixed demands cost: charge them what they do cost
                 changed = recalibrate(groups, props, alloc, fixed, floor)
                 if not changed or rounds >= ROUNDS:
-                    return _whole(scenario, deadline, stages, rounds, "the fixed demands as split exceed the site budgets ("
-                                  + ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0) + ")", say)
+                    return _whole(
+                        scenario,
+                        deadline,
+                        stages,
+                        rounds,
+                        "the fixed demands as split exceed the site budgets ("
+                        + ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0)
+                        + ")",
+                        say,
+                    )
                 continue
         if not bad:
             pending = []
@@ -364,7 +441,9 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                         total_flex = sum(f[w] for f in flex.values())
                         share = flex[b][w] / total_flex if total_flex > 0 else 1 / len(buildings)
                         budgets[key] = floor[b][w] + rest * share
-                text = json.dumps(building_data(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None))
+                text = json.dumps(
+                    building_data(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None)
+                )
                 if b not in solved or solved[b][0] != text:
                     pending.append((b, text))
             each = _job_limit(deadline, len(pending), executor, workers)
@@ -386,21 +465,37 @@ def plan_decomposed(scenario: Scenario, executor: str = "serial", workers: int =
                 final = {b: p for b, (_, p, _) in solved.items() if p is not None}
                 break
         if rounds >= ROUNDS:
-            return _whole(scenario, deadline, stages, rounds, f"after {rounds} rounds buildings {', '.join(bad[:10])} still cannot "
-                          "meet their share", say)
+            return _whole(
+                scenario,
+                deadline,
+                stages,
+                rounds,
+                f"after {rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their share",
+                say,
+            )
         say(f"round {rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving clusters")
         for b in bad:
             for g in groups:
                 if (g.id, b) in props and alloc.get((g.id, b), 0) > 0:
                     p = props[g.id, b]
                     cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
-                    props[g.id, b] = Proposal(cut, max(0, p.whole - (0 if g.spanning else 1)), p.kw, p.capex, p.tco, p.pflops)
+                    props[g.id, b] = Proposal(
+                        cut, max(0, p.whole - (0 if g.spanning else 1)), p.kw, p.capex, p.tco, p.pflops
+                    )
 
     return _join(scenario, final, rounds, deadline, stages, say, polish)
 
 
-def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: Deadline, stages: dict[str, float], run: dict,
-                 say: Callable[[str], None], polish: bool) -> Decomposition:
+def _plan_region(
+    scenario: Scenario,
+    data: dict,
+    groups: list[Group],
+    deadline: Deadline,
+    stages: dict[str, float],
+    run: dict,
+    say: Callable[[str], None],
+    polish: bool,
+) -> Decomposition:
     """A phased region (power arriving over time, clusters spanning buildings across phases): the
     region master (:mod:`planner.scale.region_master`) shares out each cluster's GPUs per phase and the
     power arrived, each building plans alone with its shares (its share of the arrival as its own
@@ -419,11 +514,25 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
             cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
     stages["proposals_s"] = time.perf_counter() - t0
     tm = time.perf_counter()
-    shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, max(1.0, min(0.1 * deadline.left(), 60)))
+    shares = region_master_plan(
+        scenario,
+        index_site(scenario.site),
+        clusters,
+        buildings,
+        cap,
+        max(1.0, min(0.1 * deadline.left(), 60)),
+    )
     stages["master_s"] = time.perf_counter() - tm
     if shares is None:
-        return _whole(scenario, deadline, stages, 1, "the region master has no solution (the buildings' estimated room and the "
-                      "power arrived cannot be shared out)", say)
+        return _whole(
+            scenario,
+            deadline,
+            stages,
+            1,
+            "the region master has no solution (the buildings' estimated room and the "
+            "power arrived cannot be shared out)",
+            say,
+        )
     phases = [p.id for p in scenario.phases]
     by_id = {c["id"]: c for c in data["clusters"]}
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
@@ -435,16 +544,29 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
         mine = []
         for cid, steps in share.gpus.items():
             c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
-            c.update({"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]})
+            c.update(
+                {"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]}
+            )
             mine.append(c)
         sub = building_data(data, bdata[b], mine, f"{scenario.name}-{b}")
         if scenario.power_arrival:
-            cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]  # MW, rounded down to the watt
-            sub["power_arrival"] = [{**({"phase": phases[i]} if i else {}), "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),
-                                     "source": "the region master's share"} for i, mw in enumerate(cumulative)]
+            cumulative = [
+                math.floor(kw * 1000) / 1e6 for kw in share.power_kw
+            ]  # MW, rounded down to the watt
+            sub["power_arrival"] = [
+                {
+                    **({"phase": phases[i]} if i else {}),
+                    "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),
+                    "source": "the region master's share",
+                }
+                for i, mw in enumerate(cumulative)
+            ]
         jobs.append((b, json.dumps(sub)))
-    say(f"region master: {sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings):,} GPUs shared over "
-        f"{len(jobs)} buildings in {stages['master_s']:.1f} s")
+    say(
+        f"region master: {sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings):,} GPUs "
+        "shared over "
+        f"{len(jobs)} buildings in {stages['master_s']:.1f} s"
+    )
     each = _job_limit(deadline, len(jobs), run["executor"], run["workers"])
     solved: dict[str, Plan | None] = {}
 
@@ -456,18 +578,36 @@ def _plan_region(scenario: Scenario, data: dict, groups: list[Group], deadline: 
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
     if bad:
-        return _whole(scenario, deadline, stages, 1, f"buildings {', '.join(bad[:10])} have no plan for their share", say)
+        return _whole(
+            scenario,
+            deadline,
+            stages,
+            1,
+            f"buildings {', '.join(bad[:10])} have no plan for their share",
+            say,
+        )
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
-    return _join(scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish)
+    return _join(
+        scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish
+    )
 
 
-def _join(scenario: Scenario, final: dict[str, Plan], rounds: int, deadline: Deadline, stages: dict[str, float],
-          say: Callable[[str], None], polish: bool) -> Decomposition:
+def _join(
+    scenario: Scenario,
+    final: dict[str, Plan],
+    rounds: int,
+    deadline: Deadline,
+    stages: dict[str, float],
+    say: Callable[[str], None],
+    polish: bool,
+) -> Decomposition:
     """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
     verified against the whole scenario and its gap measured to the tightest bound proven in time."""
     t0 = deadline.t0
     tw = time.perf_counter()
-    racks = sorted((r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position))
+    racks = sorted(
+        (r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position)
+    )
     bought = [b for p in final.values() for b in p.retrofits]
     value = objective_value(scenario, racks, [(b.id, b.phase) for b in bought])
     bounds = []
@@ -484,19 +624,38 @@ def _join(scenario: Scenario, final: dict[str, Plan], rounds: int, deadline: Dea
     found = [(b, why) for b, why in bounds if b is not None]
     bound, bound_from = (min(found) if maximise else max(found)) if found else (None, "")
     bound = None if bound is None else round(bound, 6)
-    if bound is not None and ((maximise and bound < value - 1e-6 * max(1.0, abs(value))) or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))):
+    if bound is not None and (
+        (maximise and bound < value - 1e-6 * max(1.0, abs(value)))
+        or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))
+    ):
         bound = None  # on the wrong side of a verified plan: not a bound
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
     plan = Plan(
-        planner_version=__version__, scenario_name=scenario.name, scenario_hash=scenario_hash(scenario), solver=scenario.solver.name, solver_settings=scenario.solver,
-        status=status, optimality="proven" if status == Status.optimal else None, mode="joint", objective=scenario.objective,
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        status=status,
+        optimality="proven" if status == Status.optimal else None,
+        mode="joint",
+        objective=scenario.objective,
         objective_value=round(value, 6),
-        bound=bound, gap=gap,
-        build_time_s=0.0, solve_time_s=round(time.perf_counter() - t0, 4), racks=racks, retrofits=bought,
-        notes=[f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
-               + (f"gap measured against {bound_from}" if bound is not None
-                  else "no bound: no relaxation was solved to optimality in time")],
+        bound=bound,
+        gap=gap,
+        build_time_s=0.0,
+        solve_time_s=round(time.perf_counter() - t0, 4),
+        racks=racks,
+        retrofits=bought,
+        notes=[
+            f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
+            + (
+                f"gap measured against {bound_from}"
+                if bound is not None
+                else "no bound: no relaxation was solved to optimality in time"
+            )
+        ],
     )
     tv = time.perf_counter()
     plan = finish_plan(plan, scenario)
@@ -507,10 +666,15 @@ def _join(scenario: Scenario, final: dict[str, Plan], rounds: int, deadline: Dea
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
 
 
-def _polish(scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]) -> Plan:
+def _polish(
+    scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]
+) -> Plan:
     """The joined plan against the whole model's plan in the time left: the better objective wins
     (both verified); the bound is the tighter of the two stated."""
-    say(f"joined plan at gap {joined.gap if joined.gap is not None else '?'}: the whole model gets the {deadline.left():.0f} s left")
+    say(
+        f"joined plan at gap {joined.gap if joined.gap is not None else '?'}: the whole model gets the "
+        f"{deadline.left():.0f} s left"
+    )
     tp = time.perf_counter()
     try:
         other = plan_scenario(scenario, deadline=deadline)
@@ -522,20 +686,38 @@ def _polish(scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[s
         return joined
     bounds = [b for b in (joined.bound, other.bound) if b is not None]
     bound = (min(bounds) if maximise else max(bounds)) if bounds else None
-    better = other.objective_value > joined.objective_value + 1e-9 if maximise else other.objective_value < joined.objective_value - 1e-9
+    better = (
+        other.objective_value > joined.objective_value + 1e-9
+        if maximise
+        else other.objective_value < joined.objective_value - 1e-9
+    )
     best = other if better else joined
     value = best.objective_value
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
     who = "the whole model's plan" if better else "the joined plan"
-    note = (f"decomposition polished: joined {joined.objective_value:,.6g}, whole model {other.objective_value:,.6g} in the time left; "
-            f"{who} kept")
-    return best.model_copy(update={"bound": None if bound is None else round(bound, 6), "gap": gap, "status": status,
-                                   "optimality": "proven" if status == Status.optimal else None,
-                                   "notes": [note, *[n for n in best.notes if not n.startswith("decomposed by")], *joined.notes[:1]]})
+    note = (
+        f"decomposition polished: joined {joined.objective_value:,.6g}, whole model "
+        f"{other.objective_value:,.6g} in the time left; "
+        f"{who} kept"
+    )
+    return best.model_copy(
+        update={
+            "bound": None if bound is None else round(bound, 6),
+            "gap": gap,
+            "status": status,
+            "optimality": "proven" if status == Status.optimal else None,
+            "notes": [note, *[n for n in best.notes if not n.startswith("decomposed by")], *joined.notes[:1]],
+        }
+    )
 
 
 def describe(d: Decomposition) -> dict[str, Any]:
     """Stage times and counts of a decomposed solve, for the CLI and benchmark."""
-    return {**{k: round(v, 3) for k, v in d.stages.items()}, "rounds": d.rounds, "buildings": d.parts, "bound": d.bound,
-            **({"whole_model": d.fell_back} if d.fell_back else {})}
+    return {
+        **{k: round(v, 3) for k, v in d.stages.items()},
+        "rounds": d.rounds,
+        "buildings": d.parts,
+        "bound": d.bound,
+        **({"whole_model": d.fell_back} if d.fell_back else {}),
+    }

@@ -22,6 +22,7 @@ SPANNING = (Scope.site,)
 @dataclass
 class Group:
     """Identical clusters (or one spanning cluster) the master places together."""
+
     id: str
     members: list[dict]
     demand: Demand
@@ -39,6 +40,7 @@ class Group:
 @dataclass
 class Proposal:
     """What a building can host of one group alone."""
+
     cap: float = 0.0
     whole: int = 0
     kw: float = 0.0
@@ -64,8 +66,19 @@ def groups_of(scenario: Scenario, data: dict) -> list[Group]:
             head = chunk[0]
             figures = [f for f in (head.gpus, *(head.gpus_by_phase or {}).values()) if f is not None]
             peak = max(figures) if figures else None  # a phased cluster needs room for its largest figure
-            out.append(Group(gid, [by_id[m.id] for m in chunk], chunk[0].demand, peak, spanning, unit,
-                             list(g.gpu_types), g.scope, chunk[0].max_share_per_pod))
+            out.append(
+                Group(
+                    gid,
+                    [by_id[m.id] for m in chunk],
+                    chunk[0].demand,
+                    peak,
+                    spanning,
+                    unit,
+                    list(g.gpu_types),
+                    g.scope,
+                    chunk[0].max_share_per_pod,
+                )
+            )
     return out
 
 
@@ -88,23 +101,41 @@ def pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str,
     return out
 
 
-def per_gpu(scenario: Scenario, ix: SiteIndex, t: str, cluster: str, building: str) -> tuple[float, float, float, float]:
+def per_gpu(
+    scenario: Scenario, ix: SiteIndex, t: str, cluster: str, building: str
+) -> tuple[float, float, float, float]:
     """Marginal IT kW, capex, TCO and PFLOPS of one more GPU of rack type ``t`` in ``building``:
     the KPIs of two racks less those of one, per GPU (fixed items cancel)."""
     rt = scenario.catalog.by_id()[t]
     spots = ix.pod_locations()
-    where = [(rid, i) for rid, ref in ix.rows.items() if ref.building == building and fits(scenario, ix, rid, rt)
-             for i in range(min(ref.row.positions, 4)) if (rid, i) not in spots and i not in ref.row.reserved][:2]
+    where = [
+        (rid, i)
+        for rid, ref in ix.rows.items()
+        if ref.building == building and fits(scenario, ix, rid, rt)
+        for i in range(min(ref.row.positions, 4))
+        if (rid, i) not in spots and i not in ref.row.reserved
+    ][:2]
     if len(where) < 2 or rt.gpus <= 0:
-        return rt.rated_power_kw / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.capex_usd / max(rt.gpus, 1), rt.pflops_bf16 / max(rt.gpus, 1)
+        return (
+            rt.rated_power_kw / max(rt.gpus, 1),
+            rt.capex_usd / max(rt.gpus, 1),
+            rt.capex_usd / max(rt.gpus, 1),
+            rt.pflops_bf16 / max(rt.gpus, 1),
+        )
     one = compute_kpis(scenario, [place(ix, *where[0], rt, cluster)])
     two = compute_kpis(scenario, [place(ix, *where[0], rt, cluster), place(ix, *where[1], rt, cluster)])
     g = rt.gpus
-    return ((two.racks_kw - one.racks_kw) / g, (two.capex_usd - one.capex_usd) / g, (two.tco_usd - one.tco_usd) / g,
-            (two.pflops_bf16 - one.pflops_bf16) / g)
+    return (
+        (two.racks_kw - one.racks_kw) / g,
+        (two.capex_usd - one.capex_usd) / g,
+        (two.tco_usd - one.tco_usd) / g,
+        (two.pflops_bf16 - one.pflops_bf16) / g,
+    )
 
 
-def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> dict[tuple[str, str], Proposal]:
+def proposals(
+    scenario: Scenario, groups: list[Group], buildings: list[str]
+) -> dict[tuple[str, str], Proposal]:
     """What each building could host of each group alone, counted from the site, no solve:
 
         pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t)
@@ -126,7 +157,15 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
             best = None
             for pid, room in rooms.get(b, {}).items():
                 pod = pods.get(pid)
-                caps = [(min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t) for t in g.types if room.get(t, 0) > 0] if pod else []
+                caps = (
+                    [
+                        (min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t)
+                        for t in g.types
+                        if room.get(t, 0) > 0
+                    ]
+                    if pod
+                    else []
+                )
                 if not caps:
                     continue
                 c, t = max(caps)
@@ -138,7 +177,11 @@ def proposals(scenario: Scenario, groups: list[Group], buildings: list[str]) -> 
             if cap <= 0 or best is None:
                 continue
             size = g.gpus or 0
-            spread = cap if g.share is None or not size else float(sum(min(c, int(g.share * size)) for c in per_pod))
+            spread = (
+                cap
+                if g.share is None or not size
+                else float(sum(min(c, int(g.share * size)) for c in per_pod))
+            )
             if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
                 whole = len(g.members)
             elif g.scope in (Scope.pod, Scope.rack):
@@ -160,15 +203,27 @@ def building_ids(building: dict) -> set[str]:
     out = {building["id"], *(n["id"] for n in building.get("power_nodes", []))}
     for h in building.get("halls", []):
         out.add(h["id"])
-        out.update(x["id"] for key in ("rows", "power_nodes", "cooling_zones", "pods") for x in h.get(key, []))
+        out.update(
+            x["id"] for key in ("rows", "power_nodes", "cooling_zones", "pods") for x in h.get(key, [])
+        )
     return out
 
 
-def building_data(data: dict, building: dict, clusters: list[dict], name: str, budgets: dict | None = None,
-         objective: str | None = None) -> dict:
+def building_data(
+    data: dict,
+    building: dict,
+    clusters: list[dict],
+    name: str,
+    budgets: dict | None = None,
+    objective: str | None = None,
+) -> dict:
     """Scenario data of one building with the given clusters (and budget share): its own installed
     racks and the retrofits that change something in it (phases as in the whole)."""
-    out = {k: v for k, v in data.items() if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits")}
+    out = {
+        k: v
+        for k, v in data.items()
+        if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits")
+    }
     out["name"] = name
     out["site"] = {**data["site"], "buildings": [building]}
     out["clusters"] = clusters
@@ -176,11 +231,18 @@ def building_data(data: dict, building: dict, clusters: list[dict], name: str, b
     if data.get("existing"):
         out["existing"] = [r for r in data["existing"] if r["building"] == building["id"]]
     if data.get("retrofits"):
-        out["retrofits"] = [r for r in data["retrofits"] if (r["effect"].get("row") or r["effect"].get("target")) in mine
-                            or r["effect"].get("building") == building["id"]]
+        out["retrofits"] = [
+            r
+            for r in data["retrofits"]
+            if (r["effect"].get("row") or r["effect"].get("target")) in mine
+            or r["effect"].get("building") == building["id"]
+        ]
     if data.get("backup_power"):
         bp = data["backup_power"]
-        out["backup_power"] = {**bp, "fixed": {k: v for k, v in bp.get("fixed", {}).items() if k == building["id"]}}
+        out["backup_power"] = {
+            **bp,
+            "fixed": {k: v for k, v in bp.get("fixed", {}).items() if k == building["id"]},
+        }
     if budgets:
         out["budgets"] = budgets
     if objective:
@@ -191,8 +253,12 @@ def building_data(data: dict, building: dict, clusters: list[dict], name: str, b
 # ------------------------------------------------------------------ shares of the master
 
 
-def building_shares(groups: list[Group], buildings: list[str], alloc: dict[tuple[str, str], float],
-            whole: dict[tuple[str, str], int]) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+def building_shares(
+    groups: list[Group],
+    buildings: list[str],
+    alloc: dict[tuple[str, str], float],
+    whole: dict[tuple[str, str], int],
+) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
     """Clusters each building gets from the master, all of them and the fixed-demand ones
     (exact or at_least; spanning ones at their share, in whole rack steps)."""
     subs: dict[str, list[dict]] = {b: [] for b in buildings}
@@ -203,7 +269,7 @@ def building_shares(groups: list[Group], buildings: list[str], alloc: dict[tuple
             if g.spanning:
                 continue
             n = whole.get((g.id, b), 0)
-            got = g.members[next_id[g.id]:next_id[g.id] + n]
+            got = g.members[next_id[g.id] : next_id[g.id] + n]
             next_id[g.id] += n
             subs[b] += got
             if g.demand != Demand.max:
@@ -211,7 +277,9 @@ def building_shares(groups: list[Group], buildings: list[str], alloc: dict[tuple
     for g in groups:
         if g.spanning:
             c = g.members[0]
-            for b, n in round_share(g.gpus, {b: alloc.get((g.id, b), 0.0) for b in buildings}, g.unit, g.demand).items():
+            for b, n in round_share(
+                g.gpus, {b: alloc.get((g.id, b), 0.0) for b in buildings}, g.unit, g.demand
+            ).items():
                 share = {**c, "gpus": n} if g.demand != Demand.max or c.get("gpus") is not None else c
                 subs[b].append(share)
                 if g.demand != Demand.max:
@@ -219,8 +287,13 @@ def building_shares(groups: list[Group], buildings: list[str], alloc: dict[tuple
     return subs, fixed
 
 
-def offer_left(groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal],
-                alloc: dict[tuple[str, str], float], subs: dict[str, list[dict]]) -> int:
+def offer_left(
+    groups: list[Group],
+    buildings: list[str],
+    props: dict[tuple[str, str], Proposal],
+    alloc: dict[tuple[str, str], float],
+    subs: dict[str, list[dict]],
+) -> int:
     """Clusters of "as many as fit" the master left out, each offered to the one building with the
     most estimated room left for its rack types (room = largest cap there less the master's use):
     a building solve places what fits and never fails for it. Returns how many were offered."""
@@ -234,8 +307,11 @@ def offer_left(groups: list[Group], buildings: list[str], props: dict[tuple[str,
         for c in g.members:
             if c["id"] in given:
                 continue
-            spare = {b: min(room[b] - used[b], props[g.id, b].most or props[g.id, b].cap) for b in buildings
-                     if (g.id, b) in props and props[g.id, b].cap > 0}
+            spare = {
+                b: min(room[b] - used[b], props[g.id, b].most or props[g.id, b].cap)
+                for b in buildings
+                if (g.id, b) in props and props[g.id, b].cap > 0
+            }
             if not spare:
                 continue
             b = max(spare, key=lambda b: (spare[b], b))
@@ -252,8 +328,13 @@ def as_exact(c: dict) -> dict:
     return {k: v for k, v in {**c, "demand": "exact"}.items() if k != "gpus_by_phase"}
 
 
-def recalibrate(groups: list[Group], props: dict[tuple[str, str], Proposal], alloc: dict[tuple[str, str], float],
-                 fixed: dict[str, list[dict]], floor: dict[str, dict[str, float]]) -> bool:
+def recalibrate(
+    groups: list[Group],
+    props: dict[tuple[str, str], Proposal],
+    alloc: dict[tuple[str, str], float],
+    fixed: dict[str, list[dict]],
+    floor: dict[str, dict[str, float]],
+) -> bool:
     """Raise the per-GPU kW and capex the master charges a building's fixed groups to what their
     least-cost plan spends (never lower); whether anything changed."""
     changed = False
@@ -279,6 +360,6 @@ def round_share(total: int | None, shares: dict[str, float], unit: int, demand: 
     floors = {b: int(math.floor(v / unit + 1e-6)) for b, v in shares.items()}
     if demand != Demand.max and total is not None:
         need = math.ceil(total / unit) - sum(floors.values())
-        for b in sorted(shares, key=lambda b: -(shares[b] / unit - floors[b]))[:max(0, need)]:
+        for b in sorted(shares, key=lambda b: -(shares[b] / unit - floors[b]))[: max(0, need)]:
             floors[b] += 1
     return {b: k * unit for b, k in floors.items() if k > 0}

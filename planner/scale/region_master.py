@@ -19,7 +19,8 @@ Each building then plans alone with its clusters' shares as per-phase figures an
 the arrival as its own ``power_arrival``: PUE · (Σ_c k · x[c,b,i] + F[b,i]) in phase i plus an even
 part of what the master left (the least left in phase i or any later one: a non-decreasing
 series). The shares add up to no more than each cluster's figure and each phase's arrival, so the
-buildings' plans join into a plan of the whole (which is verified). Handles max_gpus with "as many as fit" clusters; anything else goes to
+buildings' plans join into a plan of the whole (which is verified). Handles max_gpus with "as many as fit"
+clusters; anything else goes to
 the whole model (:func:`unsupported` says why)."""
 
 from __future__ import annotations
@@ -57,8 +58,17 @@ def unsupported(scenario: Scenario) -> str | None:
         return "designed fabrics (a region tier is sized over the buildings together)"
     for c in scenario.clusters:
         if c.demand != Demand.max:
-            return f"cluster {c.id} wants an exact or least figure (the phased region decomposition splits 'as many as fit' clusters)"
-        if c.storage_racks or c.storage_pb or c.storage_write_gb_per_s or c.goodput_target or c.spare_availability:
+            return (
+                f"cluster {c.id} wants an exact or least figure (the phased region decomposition splits "
+                "'as many as fit' clusters)"
+            )
+        if (
+            c.storage_racks
+            or c.storage_pb
+            or c.storage_write_gb_per_s
+            or c.goodput_target
+            or c.spare_availability
+        ):
             return f"cluster {c.id} asks for storage or spares, which a split would ask in every building"
     return None
 
@@ -71,7 +81,10 @@ def building_power(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
     out = {b.id: [0.0] * n for b in scenario.site.buildings}
     items = [(row, scenario.rack_power_kw(t), tl.row_on.get(row, 0)) for _, row, t in network_racks(scenario)]
     types = scenario.catalog.by_id()
-    items += [(r.row, scenario.rack_power_kw(types[r.rack_type]), tl.index.get(r.phase, 0)) for r in scenario.existing]
+    items += [
+        (r.row, scenario.rack_power_kw(types[r.rack_type]), tl.index.get(r.phase, 0))
+        for r in scenario.existing
+    ]
     for row, kw, on in items:
         for i in range(on, n):
             out[ix.rows[row].building][i] += kw
@@ -83,7 +96,11 @@ def online_share(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
     counts from its lead time (bought in the first phase)."""
     tl = timeline(scenario)
     n = len(tl.phases)
-    lead = {r.effect.building: r.lead_phases for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    lead = {
+        r.effect.building: r.lead_phases
+        for r in scenario.retrofits
+        if r.effect.kind == RetrofitKind.build_structure
+    }
     total: dict[str, int] = {}
     on: dict[str, list[float]] = {}
     for rid, ref in ix.rows.items():
@@ -98,8 +115,14 @@ def online_share(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
     return {b: [v / total[b] for v in series] for b, series in on.items()}
 
 
-def master(scenario: Scenario, ix: SiteIndex, clusters: list[tuple[str, Scope, list[str], int]], buildings: list[str],
-           cap: dict[tuple[str, str], float], time_limit_s: float) -> dict[str, Share] | None:
+def master(
+    scenario: Scenario,
+    ix: SiteIndex,
+    clusters: list[tuple[str, Scope, list[str], int]],
+    buildings: list[str],
+    cap: dict[tuple[str, str], float],
+    time_limit_s: float,
+) -> dict[str, Share] | None:
     """Solve the master (module docstring). ``clusters``: (id, scope, rack types, GPUs per rack step);
     ``cap[c,b]``: room for c alone in b, GPUs. The shares per building, or None without a solution."""
     tl = timeline(scenario)
@@ -120,7 +143,9 @@ def master(scenario: Scenario, ix: SiteIndex, clusters: list[tuple[str, Scope, l
                 continue
             y = prob.add_variable(f"y_{ci}_{bi}", cat=pulp.LpBinary) if bound_to_one else None
             for i in range(n):
-                u = prob.add_variable(f"u_{ci}_{bi}_{i}", lowBound=0, upBound=math.floor(room / unit + 1e-9), cat=pulp.LpInteger)
+                u = prob.add_variable(
+                    f"u_{ci}_{bi}_{i}", lowBound=0, upBound=math.floor(room / unit + 1e-9), cat=pulp.LpInteger
+                )
                 v = unit * u
                 x[cid, b, i] = v
                 if i > 0:
@@ -133,7 +158,10 @@ def master(scenario: Scenario, ix: SiteIndex, clusters: list[tuple[str, Scope, l
         for i in range(n):
             want = tl.demand(by_id[cid], i)
             if want is not None:
-                prob += pulp.lpSum(x[cid, b, i] for b in buildings if (cid, b, i) in x) <= want, f"demand_{ci}_{i}"
+                prob += (
+                    pulp.lpSum(x[cid, b, i] for b in buildings if (cid, b, i) in x) <= want,
+                    f"demand_{ci}_{i}",
+                )
     for bi, b in enumerate(buildings):
         for i in range(n):
             terms = [x[cid, b, i] * (1.0 / cap[cid, b]) for cid, *_ in clusters if (cid, b, i) in x]
@@ -142,8 +170,13 @@ def master(scenario: Scenario, ix: SiteIndex, clusters: list[tuple[str, Scope, l
     for i in range(n):
         available = scenario.power_available_kw(i)
         if available is not None:
-            load = pulp.lpSum(x[cid, b, i] * kw[cid] for cid, *_ in clusters for b in buildings if (cid, b, i) in x)
-            prob += scenario.pue * load <= available - scenario.pue * sum(f[i] for f in fixed.values()), f"arrival_{i}"
+            load = pulp.lpSum(
+                x[cid, b, i] * kw[cid] for cid, *_ in clusters for b in buildings if (cid, b, i) in x
+            )
+            prob += (
+                scenario.pue * load <= available - scenario.pue * sum(f[i] for f in fixed.values()),
+                f"arrival_{i}",
+            )
     prob += pulp.lpSum(x.values())
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, time_limit_s, 1e-4))
     if res.values is None:

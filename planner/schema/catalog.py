@@ -84,7 +84,9 @@ class RackType(StrictModel):
                 raise ValueError(f"parts: the power shares add up to {share:g}, not 1")
             weight = sum(p.weight_kg for p in self.parts)
             if abs(weight - self.weight_kg) > 1e-6 * max(1.0, self.weight_kg):
-                raise ValueError(f"parts: the parts weigh {weight:g} kg in all, the unit's weight_kg is {self.weight_kg:g}")
+                raise ValueError(
+                    f"parts: the parts weigh {weight:g} kg in all, the unit's weight_kg is {self.weight_kg:g}"
+                )
         return self
 
     @property

@@ -193,7 +193,8 @@ class Kpis(StrictModel):
     usd_per_useful_gpu_hour: Float = 0
     """tco_usd ÷ (gpu_hours_npv × each cluster's goodput; 1 where a cluster states no checkpoint)."""
     stranded_kw: Float = 0
-    """Usable kW at the top of the power tree that no allowed rack can use (planner.plan.kpis.stranded_power)."""
+    """Usable kW at the top of the power tree that no allowed rack can use
+    (planner.plan.kpis.stranded_power)."""
     cable_m: Float = 0
     """Σ links × cable length, m."""
 
@@ -475,7 +476,8 @@ class Plan(StrictModel):
     fabric: list[ClusterFabric] | None = None
     """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
     failover: FailoverGain | None = None
-    """The failover policies' gain against strict N-1, with its witness (scenarios with cap or shed clusters)."""
+    """The failover policies' gain against strict N-1, with its witness (scenarios with cap or shed
+    clusters)."""
     stochastic: StochasticReport | None = None
     """A two-stage plan over demand futures (``--mode stochastic``, §17): this plan is the shown
     future's; the report holds every future's plan and the expected figures."""
@@ -543,4 +545,6 @@ class StochasticReport(StrictModel):
     futures: list[FutureOutcome] = Field(default_factory=list, max_length=100)
     notes: list[Text] = Field(default_factory=list, max_length=1000)
     """How each figure was obtained."""
+
+
 Plan.model_rebuild()

@@ -48,7 +48,12 @@ def _llama3_causes() -> list[Cause]:
         Cause(id="network-switch-cable", count=35, scale=Scale.link, source=src),
         Cause(id="host-maintenance", count=32, scale=Scale.server, source=src),
         Cause(id="gpu-sram", count=19, scale=Scale.gpu, source=src),
-        Cause(id="other", count=59, scale=Scale.server, source=src + ": 419 unexpected less the six causes above"),
+        Cause(
+            id="other",
+            count=59,
+            scale=Scale.server,
+            source=src + ": 419 unexpected less the six causes above",
+        ),
     ]
 
 

@@ -3,13 +3,26 @@ objective, budgets, phases, retrofits, installed racks, fabric designs and solve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from planner.enums import Demand, FabricKind, FailoverPolicy, Medium, Objective, RackLimitBasis, Scope
-from planner.schema.base import MAX_ITEMS, Bool, Day, Float, Id, Int, NonNegFloat, PositiveFloat, StrictModel, Text
+from planner.schema.base import (
+    MAX_ITEMS,
+    Bool,
+    Day,
+    Float,
+    Id,
+    Int,
+    NonNegFloat,
+    PositiveFloat,
+    StrictModel,
+    Text,
+)
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
 from planner.schema.plan import PlacedRack
@@ -146,7 +159,9 @@ class BuildStructure(StrictModel):
     """The site building it builds (its halls, rows, power and cooling as the site describes them)."""
     structure: Text = "building"
     """What kind of structure (building, tent …), for people."""
-    media: list[Medium] = Field(default_factory=lambda: [Medium.air, Medium.liquid], min_length=1, max_length=2)
+    media: list[Medium] = Field(
+        default_factory=lambda: [Medium.air, Medium.liquid], min_length=1, max_length=2
+    )
     """Cooling media its rows may use: a tent is air only (liquid-cooled rack types stay out)."""
     life_years: Float | None = Field(None, gt=0, le=100)
     """Service life of the structure, years (a tent's is short); for people and costs."""
@@ -164,7 +179,9 @@ class Retrofit(StrictModel):
     """Price, USD (counted in capex in the phase it is bought)."""
     lead_phases: Int = Field(1, ge=0, le=100)
     """Phases between purchase and effect (0: effective in the phase it is bought)."""
-    effect: Annotated[AddLiquidLoop | RaiseCapacity | RaiseRackPower | BuildStructure, Field(discriminator="kind")]
+    effect: Annotated[
+        AddLiquidLoop | RaiseCapacity | RaiseRackPower | BuildStructure, Field(discriminator="kind")
+    ]
     """What it changes."""
 
 
@@ -323,9 +340,14 @@ class FabricDesign(StrictModel):
     @model_validator(mode="after")
     def _shape(self) -> FabricDesign:
         if len(self.switches) != self.tiers:
-            raise ValueError(f"switches: {len(self.switches)} given, a {self.tiers}-tier design names one per tier")
+            raise ValueError(
+                f"switches: {len(self.switches)} given, a {self.tiers}-tier design names one per tier"
+            )
         if len(self.oversubscription) != self.tiers - 1:
-            raise ValueError(f"oversubscription: {len(self.oversubscription)} given, a {self.tiers}-tier design states {self.tiers - 1} (every tier below the top)")
+            raise ValueError(
+                f"oversubscription: {len(self.oversubscription)} given, a {self.tiers}-tier design states "
+                f"{self.tiers - 1} (every tier below the top)"
+            )
         if any(x <= 0 or x > 1000 for x in self.oversubscription):
             raise ValueError("oversubscription: each ratio is down:up bandwidth, > 0 and ≤ 1000")
         return self
@@ -423,13 +445,22 @@ class Scenario(StrictModel):
     solver: SolverSettings = SolverSettings()
     """Solver, time limit and gap."""
 
+    @property
+    def phase_at(self) -> Mapping[str, int]:
+        """Phase ID → its index (read-only; one cached map per list of phase IDs)."""
+        return _phase_index(tuple(p.id for p in self.phases))
+
     def power_available_kw(self, phase_index: int) -> float | None:
         """Facility power arrived by the phase with this index (0 without phases), kW; None when
         the scenario states no arrival."""
         if not self.power_arrival:
             return None
-        order = {p.id: i for i, p in enumerate(self.phases)}
-        return 1000 * sum(s.interconnect_mw + s.generation_mw for s in self.power_arrival if order.get(s.phase, 0) <= phase_index)
+        order = self.phase_at
+        return 1000 * sum(
+            s.interconnect_mw + s.generation_mw
+            for s in self.power_arrival
+            if order.get(s.phase, 0) <= phase_index
+        )
 
     def supply_upto(self, rack_type: str, phase_index: int) -> int | None:
         """Racks of ``rack_type`` delivered by the phase with this index (0 without phases); None when
@@ -437,15 +468,19 @@ class Scenario(StrictModel):
         mine = [s for s in self.supply if s.rack_type == rack_type]
         if not mine:
             return None
-        order = {p.id: i for i, p in enumerate(self.phases)}
+        order = self.phase_at
         return sum(s.racks for s in mine if order.get(s.phase, 0) <= phase_index)
 
     def in_future(self, future_id: str) -> Scenario:
         """This scenario as if future ``future_id`` were known: its clusters' demand replaced by the
         future's, no futures left."""
         f = next(x for x in self.futures if x.id == future_id)
-        clusters = [c.model_copy(update={"gpus_by_phase": dict(f.gpus_by_phase[c.id])}) if c.id in f.gpus_by_phase else c
-                    for c in self.clusters]
+        clusters = [
+            c.model_copy(update={"gpus_by_phase": dict(f.gpus_by_phase[c.id])})
+            if c.id in f.gpus_by_phase
+            else c
+            for c in self.clusters
+        ]
         return self.model_copy(update={"clusters": clusters, "futures": []})
 
     def retire_index(self, rack_type: str, placed: str | None) -> int | None:
@@ -455,7 +490,7 @@ class Scenario(StrictModel):
         life = self.service_life.get(rack_type)
         if life is None or placed is None or not self.phases:
             return None
-        order = {p.id: i for i, p in enumerate(self.phases)}
+        order = self.phase_at
         if placed not in order:
             return None
         start = self.phases[order[placed]].start
@@ -471,7 +506,7 @@ class Scenario(StrictModel):
         if not self.phases:
             return racks
         at = len(self.phases) - 1 if index is None else index
-        order = {p.id: i for i, p in enumerate(self.phases)}
+        order = self.phase_at
         out = [r for r in racks if r.existing or order.get(r.phase, 0) <= at]
         if self.service_life:
             until: dict[tuple[str, str | None], int | None] = {}
@@ -485,7 +520,11 @@ class Scenario(StrictModel):
         """(row, position) of every position the racks take: a multi-rack unit its width from the
         position it is placed at."""
         types = self.catalog.by_id()
-        return {(r.row, r.position + k) for r in racks for k in range(types[r.rack_type].width if r.rack_type in types else 1)}
+        return {
+            (r.row, r.position + k)
+            for r in racks
+            for k in range(types[r.rack_type].width if r.rack_type in types else 1)
+        }
 
     def rack_power_kw(self, rack: RackType) -> float:
         """Planning power of one rack of this type under this scenario, kW: GPUs at
@@ -507,8 +546,17 @@ class Scenario(StrictModel):
         """A cluster's rack types that exist and meet its HBM need, in its order."""
         types = self.catalog.by_id()
         need = cluster.min_hbm_gb_per_gpu
-        return [t for t in cluster.rack_types if t in types and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)]
+        return [
+            t
+            for t in cluster.rack_types
+            if t in types and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)
+        ]
 
     def scope_of(self, cluster: Cluster) -> Scope:
         """Where a cluster may spread, from its hop budget and the site's hop tiers."""
         return self.site.fabric.hops.scope(cluster.max_hops)
+
+
+@functools.lru_cache(maxsize=256)
+def _phase_index(ids: tuple[str, ...]) -> Mapping[str, int]:
+    return MappingProxyType({p: i for i, p in enumerate(ids)})

@@ -124,9 +124,7 @@ class Hops(StrictModel):
     def _increasing(self) -> Hops:
         tiers = [self.same_rack, self.same_pod, self.same_building, self.cross_building]
         if tiers != sorted(tiers):
-            raise ValueError(
-                f"hop counts must not decrease from same_rack to cross_building, got {tiers}"
-            )
+            raise ValueError(f"hop counts must not decrease from same_rack to cross_building, got {tiers}")
         return self
 
     def scope(self, max_hops: int) -> Scope:
@@ -149,12 +147,36 @@ def default_link_classes() -> list[LinkClass]:
     """
     src = "reach: NVIDIA LinkX overview / NDR cabling requirements; cost and power: planning estimates"
     return [
-        LinkClass(id="dac", max_length_m=3, cost_usd_per_link=150, power_w_per_link=0.0, source=src + " (passive copper: no power)"),
-        LinkClass(id="aec", max_length_m=5, cost_usd_per_link=500, power_w_per_link=12.0, source=src + " (estimate: ~6 W per active end)"),
-        LinkClass(id="mmf", max_length_m=50, cost_usd_per_link=1400, power_w_per_link=24.0, optical=True,
-                  source=src + " (estimate: ~12 W per 400G SR4 transceiver, two per link)"),
-        LinkClass(id="smf", max_length_m=500, cost_usd_per_link=2400, power_w_per_link=24.0, optical=True,
-                  source=src + " (estimate: ~12 W per 400G DR4 transceiver, two per link)"),
+        LinkClass(
+            id="dac",
+            max_length_m=3,
+            cost_usd_per_link=150,
+            power_w_per_link=0.0,
+            source=src + " (passive copper: no power)",
+        ),
+        LinkClass(
+            id="aec",
+            max_length_m=5,
+            cost_usd_per_link=500,
+            power_w_per_link=12.0,
+            source=src + " (estimate: ~6 W per active end)",
+        ),
+        LinkClass(
+            id="mmf",
+            max_length_m=50,
+            cost_usd_per_link=1400,
+            power_w_per_link=24.0,
+            optical=True,
+            source=src + " (estimate: ~12 W per 400G SR4 transceiver, two per link)",
+        ),
+        LinkClass(
+            id="smf",
+            max_length_m=500,
+            cost_usd_per_link=2400,
+            power_w_per_link=24.0,
+            optical=True,
+            source=src + " (estimate: ~12 W per 400G DR4 transceiver, two per link)",
+        ),
     ]
 
 
@@ -255,7 +277,9 @@ class Row(StrictModel):
     def position_xy(self, index: int) -> tuple[float, float]:
         """Coordinates (x_m, y_m) of a position: origin + index × pitch along direction."""
         step = index * self.pitch_m
-        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[self.direction.value]
+        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
+            self.direction.value
+        ]
         return round(self.origin_x_m + dx, 6), round(self.origin_y_m + dy, 6)
 
 
@@ -308,3 +332,7 @@ class Site(StrictModel):
     """Buildings of the site."""
     source: Text = ""
     """How the site was made (e.g. the generator command)."""
+
+    def row_pods(self) -> dict[str, str]:
+        """Row ID → the pod it belongs to (the one row → pod look-up)."""
+        return {r.id: r.pod for b in self.buildings for h in b.halls for r in h.rows}

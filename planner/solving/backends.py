@@ -137,7 +137,9 @@ def from_name(name: str) -> Backend:
     cls = REGISTRY.get(name)
     if cls is None or not cls.is_available():
         what = "unknown" if cls is None else "not available on this machine"
-        raise InputError(f"solver.name: solver '{name}' is {what} (available: {', '.join(available()) or 'none'})")
+        raise InputError(
+            f"solver.name: solver '{name}' is {what} (available: {', '.join(available()) or 'none'})"
+        )
     return cls()
 
 
@@ -263,7 +265,14 @@ class HighsBackend(Backend):
         if n == 0:  # nothing to decide: the empty solution, if every row holds with nothing in it
             ok = all(lo <= 1e-9 and up >= -1e-9 for lo, up in zip(row_lower, row_upper, strict=True))
             const = float(req.objective.constant)
-            return BackendResult({} if ok else None, const if ok else None, const if ok else None, ok, infeasible=not ok, message="empty model")
+            return BackendResult(
+                {} if ok else None,
+                const if ok else None,
+                const if ok else None,
+                ok,
+                infeasible=not ok,
+                message="empty model",
+            )
         lp = highspy.HighsLp()
         lp.num_col_ = n
         lp.num_row_ = len(row_lower)
@@ -286,7 +295,9 @@ class HighsBackend(Backend):
         if req.relax_integrality:
             integer = [0] * n
         if any(integer):
-            lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer
+            ]
 
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
@@ -298,7 +309,11 @@ class HighsBackend(Backend):
         if req.start:
             pairs = [(col[k], float(v)) for k, v in req.start.items() if k in col]
             if pairs:
-                h.setSolution(len(pairs), np.array([i for i, _ in pairs], dtype=np.int32), np.array([x for _, x in pairs], dtype=np.float64))
+                h.setSolution(
+                    len(pairs),
+                    np.array([i for i, _ in pairs], dtype=np.int32),
+                    np.array([x for _, x in pairs], dtype=np.float64),
+                )
         if req.on_progress is not None:
             hook = req.on_progress
             improving = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
@@ -320,7 +335,11 @@ class HighsBackend(Backend):
         if has:
             x = h.getSolution().col_value
             values = {name: float(x[j]) for j, name in enumerate(names)}
-        reported = float(info.objective_function_value) if has and math.isfinite(info.objective_function_value) else None
+        reported = (
+            float(info.objective_function_value)
+            if has and math.isfinite(info.objective_function_value)
+            else None
+        )
         bound = None
         if any(integer):
             b = info.mip_dual_bound
@@ -377,8 +396,12 @@ class CbcBackend(Backend):
             log = Path(f.name)
         try:
             solver = pulp.PULP_CBC_CMD(
-                msg=False, timeLimit=max(req.time_limit_s, 0.01), gapRel=req.rel_gap, threads=req.threads,
-                logPath=str(log), warmStart=bool(start),
+                msg=False,
+                timeLimit=max(req.time_limit_s, 0.01),
+                gapRel=req.rel_gap,
+                threads=req.threads,
+                logPath=str(log),
+                warmStart=bool(start),
             )
             prob.solve(solver)
             text = log.read_text(errors="replace") if log.exists() else ""

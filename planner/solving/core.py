@@ -131,7 +131,9 @@ class Judgement:
     """Optimal on the solver's word: it said so and stated no bound (CBC often prints none)."""
 
 
-def judge(res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool, rel_gap: float) -> Judgement:
+def judge(
+    res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool, rel_gap: float
+) -> Judgement:
     """Recompute the objective and gap of a backend result and give it a status (module docstring)."""
     if res.values is None:
         if res.infeasible:
@@ -139,24 +141,39 @@ def judge(res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool
         return Judgement(Status.time_limit if res.time_limited else Status.no_solution, None, None, None)
     obj = evaluate(objective, res.values)
     doubt = ""
-    if res.reported_objective is not None and abs(res.reported_objective - obj) > OBJ_TOL * max(1.0, abs(obj)):
+    if res.reported_objective is not None and abs(res.reported_objective - obj) > OBJ_TOL * max(
+        1.0, abs(obj)
+    ):
         doubt = f"the solver reports objective {res.reported_objective:,.6g} but its values give {obj:,.6g}"
     bound = res.bound
     if bound is not None:
-        wrong_side = bound < obj - OBJ_TOL * max(1.0, abs(obj)) if maximise else bound > obj + OBJ_TOL * max(1.0, abs(obj))
+        wrong_side = (
+            bound < obj - OBJ_TOL * max(1.0, abs(obj))
+            if maximise
+            else bound > obj + OBJ_TOL * max(1.0, abs(obj))
+        )
         trivial = trivial_bound(objective, maximise)
-        vacuous = (bound >= trivial - 1e-9 if maximise else bound <= trivial + 1e-9) and gap_of(obj, bound) > rel_gap + 1e-12
+        vacuous = (bound >= trivial - 1e-9 if maximise else bound <= trivial + 1e-9) and gap_of(
+            obj, bound
+        ) > rel_gap + 1e-12
         if wrong_side:
-            doubt = doubt or f"the solver's bound {bound:,.6g} is on the wrong side of the objective {obj:,.6g} of its values"
+            doubt = doubt or (
+                f"the solver's bound {bound:,.6g} is on the wrong side of the objective {obj:,.6g} of "
+                "its values"
+            )
             bound = None
         elif vacuous:
             bound = None
     gap = gap_of(obj, bound) if bound is not None else None
     proven = not doubt and gap is not None and gap <= rel_gap + 1e-9
     if res.claims_optimal and res.bound is None and not doubt:
-        return Judgement(Status.optimal, obj, None, None, claimed=True)  # no bound to check it by: the solver's claim, said so
+        return Judgement(
+            Status.optimal, obj, None, None, claimed=True
+        )  # no bound to check it by: the solver's claim, said so
     if res.claims_optimal and not proven and not doubt:
-        doubt = "the solver claims optimality, but the recomputed gap " + ("is unknown" if gap is None else f"is {gap:.3%} > {rel_gap:.3%}")
+        doubt = "the solver claims optimality, but the recomputed gap " + (
+            "is unknown" if gap is None else f"is {gap:.3%} > {rel_gap:.3%}"
+        )
     return Judgement(Status.optimal if proven else Status.feasible, obj, bound, gap, doubt)
 
 
@@ -167,7 +184,9 @@ def counts_from(m: Model, values: dict[str, float]) -> dict:
         v = values.get(var.name, 0.0)
         r = round(v)
         if abs(v - r) > INT_TOL:
-            raise SolverFailure(f"solver returned a fractional count {v} for {key}; the solution is not integral")
+            raise SolverFailure(
+                f"solver returned a fractional count {v} for {key}; the solution is not integral"
+            )
         if r > 0:
             out[key] = int(r)
     return out
@@ -194,7 +213,14 @@ class _Run:
     def run(self, stage: str, objective, maximise: bool, extra=(), start=None, limit_s=None) -> BackendResult:
         limit = self.left() if limit_s is None else limit_s
         if limit < MIN_SOLVE_S:  # not started: a large model might not stop in so little time
-            return BackendResult(None, None, None, False, time_limited=True, message=f"{max(limit, 0.0):.2f} s left: not started")
+            return BackendResult(
+                None,
+                None,
+                None,
+                False,
+                time_limited=True,
+                message=f"{max(limit, 0.0):.2f} s left: not started",
+            )
         trivial = trivial_bound(objective, maximise)
         seen = {"inc": None, "last": -1.0}
 
@@ -212,9 +238,13 @@ class _Run:
             self.say(stage, inc, bound, gap)
 
         req = SolveRequest(
-            prob=self.m.prob, objective=objective, maximise=maximise,
+            prob=self.m.prob,
+            objective=objective,
+            maximise=maximise,
             time_limit_s=limit,
-            rel_gap=self.settings.rel_gap, threads=self.settings.threads, extra=list(extra),
+            rel_gap=self.settings.rel_gap,
+            threads=self.settings.threads,
+            extra=list(extra),
             start=start if self.backend.capabilities.mip_start else None,
             on_progress=hook if self.progress and self.backend.capabilities.callbacks else None,
         )
@@ -251,12 +281,18 @@ def solve(
     if met is not None:
         assert named_start is not None
         assert known_bound is not None
-        res = BackendResult(values=dict(named_start), reported_objective=None, bound=known_bound[0], claims_optimal=False)
+        res = BackendResult(
+            values=dict(named_start), reported_objective=None, bound=known_bound[0], claims_optimal=False
+        )
         j = Judgement(Status.optimal, met, known_bound[0], gap_of(met, known_bound[0]))
-        notes.append(f"the first-fit start meets {known_bound[1]} ({known_bound[0]:,.6g}): optimal without a search")
+        notes.append(
+            f"the first-fit start meets {known_bound[1]} ({known_bound[0]:,.6g}): optimal without a search"
+        )
         run.say(notes[-1])
     else:
-        run.say(f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else ""))
+        run.say(
+            f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else "")
+        )
         res = run.run(name, objective, maximise, start=named_start)
         j = judge(res, objective, maximise, rel_gap)
     if j.doubt and named_start and run.left() > 0.05:
@@ -276,17 +312,27 @@ def solve(
     assert res.values is not None
     result.values = res.values
     result.counts = counts_from(m, res.values)
-    gap_text = f", gap {j.gap:.3%}" if j.gap is not None else (", the solver's claim: it stated no bound" if j.claimed else ", gap unknown")
+    gap_text = (
+        f", gap {j.gap:.3%}"
+        if j.gap is not None
+        else (", the solver's claim: it stated no bound" if j.claimed else ", gap unknown")
+    )
     result.stages.insert(0, f"{name}: {j.objective:,.3f} ({j.status.value}{gap_text})")
-    run.say(f"{name}: {j.status.value}" + ("" if j.gap is not None else gap_text), j.objective, j.bound, j.gap)
+    run.say(
+        f"{name}: {j.status.value}" + ("" if j.gap is not None else gap_text), j.objective, j.bound, j.gap
+    )
     if tie_breaks and j.status == Status.optimal:
         _tie_breaks(run, result, objective, maximise)
     result.solve_time_s = time.perf_counter() - t0
     return result
 
 
-def _start_meets(objective: pulp.LpAffineExpression, maximise: bool, start: dict[str, float] | None,
-                 known: tuple[float, str] | None) -> float | None:
+def _start_meets(
+    objective: pulp.LpAffineExpression,
+    maximise: bool,
+    start: dict[str, float] | None,
+    known: tuple[float, str] | None,
+) -> float | None:
     """The start's objective (recomputed) when it reaches a known bound, else none."""
     if not start or known is None:
         return None
@@ -320,7 +366,9 @@ def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression
             break
         held = evaluate(primary, res.values)
         if (held < obj - 2 * slack) if maximise else (held > obj + 2 * slack):
-            result.stages.append(f"{name}: the stage's values lose the primary objective ({held:,.6g}); kept the previous plan")
+            result.stages.append(
+                f"{name}: the stage's values lose the primary objective ({held:,.6g}); kept the previous plan"
+            )
             break
         val = evaluate(expr, res.values)
         result.counts = counts_from(m, res.values)

@@ -43,7 +43,14 @@ Checks:
 from __future__ import annotations
 
 from planner.schema import Plan, Scenario
-from planner.verifier.capacity import arrival_checks, cooling_checks, hall_usage, pod_checks, power_checks, supply_checks
+from planner.verifier.capacity import (
+    arrival_checks,
+    cooling_checks,
+    hall_usage,
+    pod_checks,
+    power_checks,
+    supply_checks,
+)
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks, switch_supply_checks
 from planner.verifier.futures import future_checks

@@ -21,8 +21,14 @@ def _planned(scenario: Scenario, c: Cluster) -> tuple[int, int, int, int] | None
     """(GPUs, servers, links, racks) of a cluster in whole racks of its first GPU rack type."""
     types = scenario.catalog.by_id()
     need = c.min_hbm_gb_per_gpu
-    first = next((types[t] for t in c.rack_types if t in types and types[t].gpus
-                  and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)), None)
+    first = next(
+        (
+            types[t]
+            for t in c.rack_types
+            if t in types and types[t].gpus and (need is None or types[t].hbm_gb_per_gpu >= need - 1e-9)
+        ),
+        None,
+    )
     if first is None or not c.gpus:
         return None
     racks = -(-c.gpus // first.gpus)
@@ -40,8 +46,12 @@ def interruptions_per_hour(scenario: Scenario, c: Cluster) -> float:
         return servers * rel.node_failures_per_1000_node_days / 24_000
     ref = rel.reference
     mine = {Scale.gpu: gpus, Scale.server: servers, Scale.rack: racks, Scale.link: links}
-    theirs = {Scale.gpu: ref.gpus, Scale.server: ref.gpus / ref.gpus_per_server, Scale.rack: ref.gpus / ref.gpus_per_rack,
-              Scale.link: ref.gpus * ref.links_per_gpu}
+    theirs = {
+        Scale.gpu: ref.gpus,
+        Scale.server: ref.gpus / ref.gpus_per_server,
+        Scale.rack: ref.gpus / ref.gpus_per_rack,
+        Scale.link: ref.gpus * ref.links_per_gpu,
+    }
     total = 0.0
     for cause in rel.causes:
         if cause.scale == Scale.link and cause.link_classes:

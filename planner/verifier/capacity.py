@@ -12,7 +12,9 @@ from planner.verifier.rules_recount import arrived_kw, planning_kw, standing_rac
 from planner.verifier.site import PhaseState, SiteView, network_load
 
 
-def row_loads(racks, scenario: Scenario, site: SiteView, state: PhaseState, policy: bool = False) -> dict[str, float]:
+def row_loads(
+    racks, scenario: Scenario, site: SiteView, state: PhaseState, policy: bool = False
+) -> dict[str, float]:
     """kW per row: its racks standing, any pod network rack standing in it (from its row's phase)
     and the designed-fabric power charged to it. ``policy``: in a contingency that hits the row,
     each rack at the share its cluster's failover policy leaves it (keep 1, cap cap_ratio, shed 0;
@@ -64,8 +66,13 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
     worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
     for nid, node in site.nodes.items():
         if normal.get(nid, 0.0) > usable[nid] + TOL:
-            rep.add(nid, "power", f"normal load {fmt(normal[nid])} kW exceeds {fmt(usable[nid])} kW "
-                    f"(derate {node.effective_derate:g} × {fmt(node.capacity_kw)} kW{' + retrofit' if nid in st.node_add else ''}){st.where}")
+            rep.add(
+                nid,
+                "power",
+                f"normal load {fmt(normal[nid])} kW exceeds {fmt(usable[nid])} kW "
+                f"(derate {node.effective_derate:g} × {fmt(node.capacity_kw)} "
+                f"kW{' + retrofit' if nid in st.node_add else ''}){st.where}",
+            )
     rows_of_feed: dict[str, list[str]] = defaultdict(list)
     for row_id in loads:
         for f in site.rows[row_id][2].feeds:
@@ -83,7 +90,11 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
             after = feed_shares(hit_loads.get(row_id, kw), feeds, dead, site)
             if after is None:
                 if site.rows[row_id][2].redundant and kw > TOL:
-                    rep.add(row_id, "power N-1", f"redundant row loses every feed when {fid} fails ({fmt(kw)} kW dropped){st.where}")
+                    rep.add(
+                        row_id,
+                        "power N-1",
+                        f"redundant row loses every feed when {fid} fails ({fmt(kw)} kW dropped){st.where}",
+                    )
                 after = {}
             for v in set(before) | set(after):
                 change[v] += after.get(v, 0.0) - before.get(v, 0.0)
@@ -96,13 +107,26 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
     for nid in site.nodes:
         w, f = worst[nid]
         if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
-            rep.add(nid, "power N-1", f"load {fmt(w)} kW exceeds {fmt(usable[nid])} kW when {f} fails{st.where}")
+            rep.add(
+                nid, "power N-1", f"load {fmt(w)} kW exceeds {fmt(usable[nid])} kW when {f} fails{st.where}"
+            )
         if usage:
-            rep.usage.append(Usage(kind=LimitKind.power_node, id=nid, value=round(normal.get(nid, 0.0), 6), limit=usable[nid], unit="kW",
-                                   worst_value=round(w, 6), worst_failure=f))
+            rep.usage.append(
+                Usage(
+                    kind=LimitKind.power_node,
+                    id=nid,
+                    value=round(normal.get(nid, 0.0), 6),
+                    limit=usable[nid],
+                    unit="kW",
+                    worst_value=round(w, 6),
+                    worst_failure=f,
+                )
+            )
 
 
-def arrival_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+def arrival_checks(
+    scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool
+) -> None:
     """Region power arrived by the phase (§16): PUE × (every load standing: racks, installed and
     network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
     available = arrived_kw(scenario, st.index)
@@ -110,10 +134,22 @@ def arrival_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Ph
         return
     facility = scenario.pue * sum(row_loads(st.racks, scenario, site, st).values())
     if facility > available + TOL:
-        rep.add("power_arrival", "power arrival", f"facility load {fmt(facility)} kW (IT × PUE {fmt(scenario.pue)}) exceeds the "
-                                                  f"{fmt(available)} kW of interconnect and generation arrived{st.where}")
+        rep.add(
+            "power_arrival",
+            "power arrival",
+            f"facility load {fmt(facility)} kW (IT × PUE {fmt(scenario.pue)}) exceeds the "
+            f"{fmt(available)} kW of interconnect and generation arrived{st.where}",
+        )
     if usage:
-        rep.usage.append(Usage(kind=LimitKind.power_arrival, id="region", value=round(facility, 6), limit=available, unit="kW"))
+        rep.usage.append(
+            Usage(
+                kind=LimitKind.power_arrival,
+                id="region",
+                value=round(facility, 6),
+                limit=available,
+                unit="kW",
+            )
+        )
 
 
 def supply_checks(scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
@@ -121,15 +157,23 @@ def supply_checks(scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: 
     installed before the plan do not count) ≤ racks of it delivered by then."""
     order = {p.id: i for i, p in enumerate(scenario.phases)}
     for t in sorted({x.rack_type for x in scenario.supply}):
-        delivered = sum(x.racks for x in scenario.supply if x.rack_type == t and order.get(x.phase, 0) <= st.index)
+        delivered = sum(
+            x.racks for x in scenario.supply if x.rack_type == t and order.get(x.phase, 0) <= st.index
+        )
         placed = sum(1 for r in st.racks if r.rack_type == t and (not r.existing or r.phase is not None))
         if placed > delivered:
-            rep.add(f"supply {t}", "supply", f"{placed:,} {t} racks placed, {delivered:,} delivered{st.where}")
+            rep.add(
+                f"supply {t}", "supply", f"{placed:,} {t} racks placed, {delivered:,} delivered{st.where}"
+            )
         if usage:
-            rep.usage.append(Usage(kind=LimitKind.supply, id=t, value=float(placed), limit=float(delivered), unit="racks"))
+            rep.usage.append(
+                Usage(kind=LimitKind.supply, id=t, value=float(placed), limit=float(delivered), unit="racks")
+            )
 
 
-def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+def cooling_checks(
+    scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool
+) -> None:
     types = scenario.catalog.by_id()
     heat: dict[str, float] = defaultdict(float)
     placed = [(r.row, types[r.rack_type]) for r in st.racks if r.row in site.rows and r.rack_type in types]
@@ -148,10 +192,19 @@ def cooling_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Ph
         h = heat.get(zid, 0.0)
         cap = 0.0 if zid in st.offline else z.capacity_kw + st.zone_add.get(zid, 0.0)
         if h > cap + TOL:
-            why = "not online yet" if zid in st.offline else f"{z.units - z.redundant_units} of {z.units} units × {fmt(z.unit_capacity_kw)} kW" + (" + retrofit" if zid in st.zone_add else "")
-            rep.add(zid, "cooling", f"{z.medium.value} heat {fmt(h)} kW exceeds {fmt(cap)} kW ({why}){st.where}")
+            why = (
+                "not online yet"
+                if zid in st.offline
+                else f"{z.units - z.redundant_units} of {z.units} units × {fmt(z.unit_capacity_kw)} kW"
+                + (" + retrofit" if zid in st.zone_add else "")
+            )
+            rep.add(
+                zid, "cooling", f"{z.medium.value} heat {fmt(h)} kW exceeds {fmt(cap)} kW ({why}){st.where}"
+            )
         if usage:
-            rep.usage.append(Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW"))
+            rep.usage.append(
+                Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW")
+            )
 
 
 def standing_sets(plan: Plan, scenario: Scenario) -> list[list]:
@@ -181,11 +234,15 @@ def pod_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport
     for pid, p in site.pods.items():
         if gpus[pid] > p.max_gpus:
             rep.add(pid, "pod GPUs", f"{gpus[pid]} GPUs exceed the pod's {p.max_gpus} GPU ports")
-        rep.usage.append(Usage(kind=LimitKind.pod_gpus, id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs"))
+        rep.usage.append(
+            Usage(kind=LimitKind.pod_gpus, id=pid, value=gpus[pid], limit=p.max_gpus, unit="GPUs")
+        )
         if p.max_racks is not None:
             if racks[pid] > p.max_racks:
                 rep.add(pid, "pod racks", f"{racks[pid]} racks exceed the pod's limit of {p.max_racks}")
-            rep.usage.append(Usage(kind=LimitKind.pod_racks, id=pid, value=racks[pid], limit=p.max_racks, unit="racks"))
+            rep.usage.append(
+                Usage(kind=LimitKind.pod_racks, id=pid, value=racks[pid], limit=p.max_racks, unit="racks")
+            )
 
 
 def hall_usage(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
@@ -210,4 +267,6 @@ def hall_usage(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport
         free = set(range(row.positions)) - set(row.reserved) - spots.get(rid, set())
         usable[hall] += len(free)
     for hid in halls:
-        rep.usage.append(Usage(kind=LimitKind.hall_positions, id=hid, value=used[hid], limit=usable[hid], unit="positions"))
+        rep.usage.append(
+            Usage(kind=LimitKind.hall_positions, id=hid, value=used[hid], limit=usable[hid], unit="positions")
+        )

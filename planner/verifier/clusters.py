@@ -28,7 +28,9 @@ def hops_between(scenario: Scenario, site: SiteView, racks) -> tuple[int, str, i
     return h.same_rack, "rack", len(spots)
 
 
-def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
+def cluster_checks(
+    plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]
+) -> None:
     types = scenario.catalog.by_id()
     by_cluster: dict[str, list] = defaultdict(list)
     for r in plan.racks:
@@ -50,7 +52,9 @@ def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRe
             want = c.gpus
             if c.gpus_by_phase is not None:
                 want = 0
-                for ph, g in sorted(c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9):
+                for ph, g in sorted(
+                    c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9
+                ):
                     if ph in site.phase_index and site.phase_index[ph] <= st.index:
                         want = g
             if c.demand == Demand.exact and gpus != want:
@@ -67,22 +71,38 @@ def cluster_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRe
         want_sp = spares_wanted(scenario, c)
         spares = [r for r in mine if r.spare]
         if len(spares) != want_sp:
-            rep.add(name, "spares", f"{len(spares)} hot-spare racks placed, {want_sp} wanted"
-                    + (f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)" if c.spare_availability is not None else ""))
+            rep.add(
+                name,
+                "spares",
+                f"{len(spares)} hot-spare racks placed, {want_sp} wanted"
+                + (
+                    f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)"
+                    if c.spare_availability is not None
+                    else ""
+                ),
+            )
         if any(not types[r.rack_type].gpus for r in spares):
             rep.add(name, "spares", "a hot spare must be a GPU rack of the cluster")
         known = [r for r in mine if r.row in site.rows]
         if len(known) > 1:
             hops, tier, count = hops_between(scenario, site, known)
             if hops > c.max_hops:
-                rep.add(name, "hops", f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}")
+                rep.add(
+                    name,
+                    "hops",
+                    f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}",
+                )
 
 
 def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
     """Failure-domain spread (§11): per cluster with a limit, the GPUs one power node (rows it
     leaves with no feed; for a shed cluster every row it hits), cooling zone or pod takes down."""
-    limited = [c for c in scenario.clusters
-               if (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) != (None, None, None)]
+    limited = [
+        c
+        for c in scenario.clusters
+        if (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod)
+        != (None, None, None)
+    ]
     if not limited:
         return
     types = scenario.catalog.by_id()
@@ -112,14 +132,22 @@ def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
                 if not node.can_fail:
                     continue
                 dead = site.down(fid)
-                rows = [r for r in mine if any(f in dead for f in site.rows[r][2].feeds)
-                        and (shed or all(f in dead for f in site.rows[r][2].feeds))]
+                rows = [
+                    r
+                    for r in mine
+                    if any(f in dead for f in site.rows[r][2].feeds)
+                    and (shed or all(f in dead for f in site.rows[r][2].feeds))
+                ]
                 domains.append(("power_node", fid, rows, c.max_share_per_power_node))
         for kind, eid, rows, share in domains:
             down = sum(mine.get(r, 0) for r in rows)
             if share is not None and down > share * total + 1e-6:
-                rep.add(f"cluster {c.id}", "spread", f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
-                        f"more than max_share_per_{kind} {share:g}")
+                rep.add(
+                    f"cluster {c.id}",
+                    "spread",
+                    f"{kind} {eid} takes down {down:,} of its {total:,} GPUs ({down / total:.1%}), "
+                    f"more than max_share_per_{kind} {share:g}",
+                )
 
 
 def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteView | None = None) -> None:
@@ -130,9 +158,17 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
     for c in scenario.clusters:
         pick = picks.get(c.id)
         if pick is not None and (not c.fabrics or pick not in c.fabrics):
-            rep.add(f"cluster {c.id}", "fabric", f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})")
+            rep.add(
+                f"cluster {c.id}",
+                "fabric",
+                f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})",
+            )
         elif pick is None and c.fabrics and len(c.fabrics) > 1 and any(r.cluster == c.id for r in plan.racks):
-            rep.add(f"cluster {c.id}", "fabric", f"the plan does not say which of {', '.join(c.fabrics)} it is built on")
+            rep.add(
+                f"cluster {c.id}",
+                "fabric",
+                f"the plan does not say which of {', '.join(c.fabrics)} it is built on",
+            )
     site = site or site_view(scenario)
     served = served_pods(site)
     designs = {d.id: d for d in scenario.fabrics}
@@ -141,12 +177,26 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
     for cid, z in all_figures(scenario, plan.racks, picks).items():
         biggest = max(z.endpoints_by_building.values(), default=0) if z.per_building else z.endpoints
         if biggest > z.max_endpoints:
-            rep.add(f"cluster {cid}", "fabric", f"{biggest:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}")
+            rep.add(
+                f"cluster {cid}",
+                "fabric",
+                f"{biggest:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}",
+            )
         if len(z.endpoints_by_building) > 1 and tier is None:
-            rep.add(f"cluster {cid}", "fabric", f"stands in {len(z.endpoints_by_building)} buildings on a designed fabric, but the scenario has "
-                                                "no region tier to join them")
+            rep.add(
+                f"cluster {cid}",
+                "fabric",
+                f"stands in {len(z.endpoints_by_building)} buildings on a designed fabric, but the "
+                "scenario has "
+                "no region tier to join them",
+            )
         if limits.get(cid) is not None and z.latency_us > limits[cid] + 1e-9:
-            rep.add(f"cluster {cid}", "latency", f"{z.latency_us:,.1f} µs of fibre between its farthest buildings, max_latency_us {limits[cid]:,.1f}")
+            rep.add(
+                f"cluster {cid}",
+                "latency",
+                f"{z.latency_us:,.1f} µs of fibre between its farthest buildings, max_latency_us "
+                f"{limits[cid]:,.1f}",
+            )
         d = designs[z.design]
         mine = [nr for nr in plan.network_racks if nr.cluster == cid]
         per_tier: dict[int, int] = defaultdict(int)
@@ -162,27 +212,53 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
         for b, counts in z.per_building.items():
             for t_no in range(2, d.tiers + 1):
                 if in_building.get((b, t_no), 0) != counts[t_no - 1]:
-                    rep.add(f"cluster {cid}", "network racks", f"building {b}'s tree needs {counts[t_no - 1]:,} tier-{t_no} switches there, "
-                                                               f"its network racks there hold {in_building.get((b, t_no), 0):,}")
+                    rep.add(
+                        f"cluster {cid}",
+                        "network racks",
+                        f"building {b}'s tree needs {counts[t_no - 1]:,} tier-{t_no} switches there, "
+                        f"its network racks there hold {in_building.get((b, t_no), 0):,}",
+                    )
         if per_tier.get(4, 0) != z.region_switches:
-            rep.add(f"cluster {cid}", "network racks", f"its network racks hold {per_tier.get(4, 0):,} region-tier switches, it needs "
-                                                       f"{z.region_switches:,}")
-        elsewhere = sum(n for (b, t_no), n in in_building.items() if t_no == 4 and (tier is None or b != tier.building))
+            rep.add(
+                f"cluster {cid}",
+                "network racks",
+                f"its network racks hold {per_tier.get(4, 0):,} region-tier switches, it needs "
+                f"{z.region_switches:,}",
+            )
+        elsewhere = sum(
+            n for (b, t_no), n in in_building.items() if t_no == 4 and (tier is None or b != tier.building)
+        )
         if elsewhere:
-            rep.add(f"cluster {cid}", "network racks", f"{elsewhere:,} region-tier switches stand outside the tier's building "
-                                                       f"{tier.building if tier else '(none)'}")
+            rep.add(
+                f"cluster {cid}",
+                "network racks",
+                f"{elsewhere:,} region-tier switches stand outside the tier's building "
+                f"{tier.building if tier else '(none)'}",
+            )
         for tier in range(2 if d.leaf_in_rack else 1, d.tiers + 1):
             want = z.switches[tier - 1]
             if per_tier.get(tier, 0) != want:
-                rep.add(f"cluster {cid}", "network racks", f"its network racks hold {per_tier.get(tier, 0):,} tier-{tier} switches, "
-                        f"its fabric needs {want:,}")
+                rep.add(
+                    f"cluster {cid}",
+                    "network racks",
+                    f"its network racks hold {per_tier.get(tier, 0):,} tier-{tier} switches, "
+                    f"its fabric needs {want:,}",
+                )
         for pod, want in z.leaves_per_pod.items():
             if leaves_in.get(pod, 0) < want:
-                rep.add(f"cluster {cid}", "network racks", f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there "
-                        f"hold {leaves_in.get(pod, 0):,}")
+                rep.add(
+                    f"cluster {cid}",
+                    "network racks",
+                    f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there "
+                    f"hold {leaves_in.get(pod, 0):,}",
+                )
         kw = sum(nr.kw for nr in mine)
         if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
-            rep.add(f"cluster {cid}", "network racks", f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW")
+            rep.add(
+                f"cluster {cid}",
+                "network racks",
+                f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW",
+            )
 
 
 def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
@@ -202,5 +278,17 @@ def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> N
     for model in sorted({x.switch for x in scenario.switch_supply}):
         delivered = sum(x.count for x in scenario.switch_supply if x.switch == model)
         if used[model] > delivered:
-            rep.add(f"supply switch {model}", "supply", f"{used[model]:,} {model} switches in the fabrics, {delivered:,} delivered")
-        rep.usage.append(Usage(kind=LimitKind.supply, id=f"switch:{model}", value=float(used[model]), limit=float(delivered), unit="switches"))
+            rep.add(
+                f"supply switch {model}",
+                "supply",
+                f"{used[model]:,} {model} switches in the fabrics, {delivered:,} delivered",
+            )
+        rep.usage.append(
+            Usage(
+                kind=LimitKind.supply,
+                id=f"switch:{model}",
+                value=float(used[model]),
+                limit=float(delivered),
+                unit="switches",
+            )
+        )

@@ -86,7 +86,9 @@ def largest_build(design: FabricDesign, scenario: Scenario, leaf_endpoints: int 
     return int(out)
 
 
-def figures(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row_pod: dict[str, str]) -> FabricFigures:
+def figures(
+    scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row_pod: dict[str, str]
+) -> FabricFigures:
     """The cluster's fabric: one tree per building it stands in when a region tier joins them
     (each building's tree sends E_b·g/(r·g_tier) links, rounded up, to the tier over fibre from the
     building to the tier's, on ports of extra top-tier switches; the tier has enough switches for
@@ -98,7 +100,9 @@ def figures(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], r
     if tier is None or len(where) < 2:
         out = _tree(scenario, design, mine, row_pod)
         for b in where:
-            out.endpoints_by_building[b] = sum(types[r.rack_type].gpus * design.nics_per_gpu for r in mine if r.building == b)
+            out.endpoints_by_building[b] = sum(
+                types[r.rack_type].gpus * design.nics_per_gpu for r in mine if r.building == b
+            )
         return out
     sw = scenario.catalog.switch_by_id()
     far = max(scenario.site.fabric.link_classes, key=lambda c: c.max_length_m)
@@ -106,12 +110,16 @@ def figures(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], r
     hub = spot[tier.building]
     top, agg = sw[design.switches[-1]], sw[tier.switch]
     trees = {b: _tree(scenario, design, [r for r in mine if r.building == b], row_pod) for b in where}
-    out = FabricFigures(design.id, switches=[0] * design.tiers, max_endpoints=min(t.max_endpoints for t in trees.values()))
+    out = FabricFigures(
+        design.id, switches=[0] * design.tiers, max_endpoints=min(t.max_endpoints for t in trees.values())
+    )
     links: dict[str, int] = defaultdict(int)
     extra_units = 0
     for b, t in trees.items():
         km = ((spot[b][0] - hub[0]) ** 2 + (spot[b][1] - hub[1]) ** 2) ** 0.5
-        up = math.ceil(t.endpoints * sw[design.switches[0]].port_gbps / tier.oversubscription / agg.port_gbps - 1e-9)
+        up = math.ceil(
+            t.endpoints * sw[design.switches[0]].port_gbps / tier.oversubscription / agg.port_gbps - 1e-9
+        )
         extra = math.ceil(up / top.ports - 1e-9)
         out.endpoints += t.endpoints
         out.endpoints_by_building[b] = t.endpoints
@@ -126,29 +134,44 @@ def figures(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], r
         out.region_links += up
         out.fibre_km += up * km
         out.kw += t.kw + extra * top.power_w / 1000 + up * far.power_w_per_link / 1000
-        out.capex_usd += t.capex_usd + extra * top.price_usd + up * (far.cost_usd_per_link + km * tier.fibre_usd_per_km)
+        out.capex_usd += (
+            t.capex_usd + extra * top.price_usd + up * (far.cost_usd_per_link + km * tier.fibre_usd_per_km)
+        )
         out.network_racks += t.network_racks
         out.max_hops = max(out.max_hops, t.max_hops + tier.hops)
     out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9)
     out.kw += out.region_switches * agg.power_w / 1000
     out.capex_usd += out.region_switches * agg.price_usd
-    out.network_racks += math.ceil((extra_units + out.region_switches * agg.height_u) / design.rack_units - 1e-9)
+    out.network_racks += math.ceil(
+        (extra_units + out.region_switches * agg.height_u) / design.rack_units - 1e-9
+    )
     out.links = dict(links)
-    out.optics = sum(2 * n for c, n in links.items() if next(x for x in scenario.site.fabric.link_classes if x.id == c).optical)
+    out.optics = sum(
+        2 * n
+        for c, n in links.items()
+        if next(x for x in scenario.site.fabric.link_classes if x.id == c).optical
+    )
     hop = {b: ((spot[b][0] - hub[0]) ** 2 + (spot[b][1] - hub[1]) ** 2) ** 0.5 for b in where}
     out.latency_us = max(hop[a] + hop[b] for a in where for b in where if a < b) * tier.us_per_km
     return out
 
 
-def _tree(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row_pod: dict[str, str]) -> FabricFigures:
-    """One tree: switches per tier, every link by class, kW, capex, network racks and hops (module docstring)."""
+def _tree(
+    scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row_pod: dict[str, str]
+) -> FabricFigures:
+    """One tree: switches per tier, every link by class, kW, capex, network racks and hops (module
+    docstring)."""
     types = scenario.catalog.by_id()
     sw = scenario.catalog.switch_by_id()
     classes = scenario.site.fabric.link_classes
     near = min(classes, key=lambda c: c.max_length_m)
     far = max(classes, key=lambda c: c.max_length_m)
     by_id = {c.id: c for c in classes}
-    gpu_racks = [(r, types[r.rack_type]) for r in racks if r.rack_type in types and types[r.rack_type].gpus and not r.spare]
+    gpu_racks = [
+        (r, types[r.rack_type])
+        for r in racks
+        if r.rack_type in types and types[r.rack_type].gpus and not r.spare
+    ]
     per_rack = [t.gpus * design.nics_per_gpu for _, t in gpu_racks]
     endpoints = sum(per_rack)
     leaf_endpoints = max(per_rack) if per_rack else None
@@ -173,7 +196,9 @@ def _tree(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row
         in_pod: dict[str, int] = defaultdict(int)
         for (r, t), e in zip(gpu_racks, per_rack, strict=True):
             in_pod[row_pod.get(r.row, "")] += e
-            links[r.link_class if r.link_class else far.id] += t.links  # cabled from the rack to a leaf in a network rack
+            links[r.link_class if r.link_class else far.id] += (
+                t.links
+            )  # cabled from the rack to a leaf in a network rack
         for pod in sorted(in_pod):
             out.leaves_per_pod[pod] = math.ceil(math.ceil(in_pod[pod] / ports[0][0]) / rails) * rails
         count = sum(out.leaves_per_pod.values())
@@ -197,16 +222,26 @@ def _tree(scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row
             links[far.id] += uplinks
     out.switches = counts
     out.links = dict(links)
-    housed = [(n, sw[m]) for tier, (n, m) in enumerate(zip(counts, design.switches, strict=True)) if tier > 0 or not design.leaf_in_rack]
-    out.kw = (sum(n * s.power_w for n, s in housed) + sum(n * by_id[c].power_w_per_link for c, n in links.items())) / 1000
-    out.capex_usd = sum(n * s.price_usd for n, s in housed) + sum(n * by_id[c].cost_usd_per_link for c, n in links.items())
+    housed = [
+        (n, sw[m])
+        for tier, (n, m) in enumerate(zip(counts, design.switches, strict=True))
+        if tier > 0 or not design.leaf_in_rack
+    ]
+    out.kw = (
+        sum(n * s.power_w for n, s in housed) + sum(n * by_id[c].power_w_per_link for c, n in links.items())
+    ) / 1000
+    out.capex_usd = sum(n * s.price_usd for n, s in housed) + sum(
+        n * by_id[c].cost_usd_per_link for c, n in links.items()
+    )
     out.optics = sum(2 * n for c, n in links.items() if by_id[c].optical)
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
     out.max_hops = 1 if counts[0] <= 1 else 3 if design.tiers == 2 or counts[0] <= ports[1][0] else 5
     return out
 
 
-def all_figures(scenario: Scenario, racks: Iterable[PlacedRack], picks: dict[str, str]) -> dict[str, FabricFigures]:
+def all_figures(
+    scenario: Scenario, racks: Iterable[PlacedRack], picks: dict[str, str]
+) -> dict[str, FabricFigures]:
     """Cluster → its fabric figures, for every cluster built on a design."""
     mine: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:

@@ -38,19 +38,31 @@ def expected_figures(scenario: Scenario, report: StochasticReport) -> Stochastic
     expected = _expect([(o.probability, o.objective_value) for o in fs], 6)
     perfect = _expect([(o.probability, o.perfect_objective) for o in fs], 6)
     mean = _expect([(o.probability, o.mean_objective) for o in fs], 6)
-    return report.model_copy(update={
-        "expected_objective": expected, "expected_tco_usd": _expect([(o.probability, o.tco_usd) for o in fs], 2),
-        "perfect_expected": perfect, "evpi": loss(scenario, perfect, expected), "mean_expected": mean, "vss": loss(scenario, expected, mean),
-    })
+    return report.model_copy(
+        update={
+            "expected_objective": expected,
+            "expected_tco_usd": _expect([(o.probability, o.tco_usd) for o in fs], 2),
+            "perfect_expected": perfect,
+            "evpi": loss(scenario, perfect, expected),
+            "mean_expected": mean,
+            "vss": loss(scenario, expected, mean),
+        }
+    )
 
 
 def _first(plan: Plan, first: str) -> tuple[Counter, Counter]:
-    racks = Counter((r.row, r.position, r.rack_type, r.cluster, r.spare) for r in plan.racks if not r.existing and r.phase == first)
+    racks = Counter(
+        (r.row, r.position, r.rack_type, r.cluster, r.spare)
+        for r in plan.racks
+        if not r.existing and r.phase == first
+    )
     buys = Counter(b.id for b in plan.retrofits if b.phase == first)
     return racks, buys
 
 
-def future_checks(plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenario], VerifyReport]) -> VerifyReport:
+def future_checks(
+    plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenario], VerifyReport]
+) -> VerifyReport:
     """Verify a two-stage plan (module docstring); ``verify`` checks one plan against one scenario."""
     rep = VerifyReport()
     st = plan.stochastic
@@ -64,34 +76,71 @@ def future_checks(plan: Plan, scenario: Scenario, verify: Callable[[Plan, Scenar
         rep.add("stochastic", "futures", f"the plan's futures {got} are not the scenario's {want}")
         return rep
     if not scenario.phases or st.first_phase != scenario.phases[0].id:
-        rep.add("stochastic", "first_phase", f"first_phase '{st.first_phase}' is not the scenario's first phase")
+        rep.add(
+            "stochastic", "first_phase", f"first_phase '{st.first_phase}' is not the scenario's first phase"
+        )
         return rep
     shown = next((o for o in st.futures if o.id == st.shown_future), None)
     if shown is None:
         rep.add("stochastic", "shown_future", f"shown_future '{st.shown_future}' is not one of the futures")
         return rep
-    if plan.model_copy(update={"stochastic": None, "mode": shown.plan.mode, "notes": shown.plan.notes}) != shown.plan:
-        rep.add("stochastic", "shown_future", f"the plan is not future '{shown.id}''s plan (racks, retrofits and figures)")
+    if (
+        plan.model_copy(update={"stochastic": None, "mode": shown.plan.mode, "notes": shown.plan.notes})
+        != shown.plan
+    ):
+        rep.add(
+            "stochastic",
+            "shown_future",
+            f"the plan is not future '{shown.id}''s plan (racks, retrofits and figures)",
+        )
     base = _first(shown.plan, st.first_phase)
     for o in st.futures:
         sub = verify(o.plan, scenario.in_future(o.id))
-        rep.violations += [Violation(f"future {o.id}: {v.element}", v.check, v.message) for v in sub.violations]
+        rep.violations += [
+            Violation(f"future {o.id}: {v.element}", v.check, v.message) for v in sub.violations
+        ]
         if o is shown:  # the plan's own usage: the shown future's, verified once
             rep.usage, rep.phase_usage = sub.usage, sub.phase_usage
         if _first(o.plan, st.first_phase) != base:
-            rep.add(f"future {o.id}", "first phase", f"its first phase ('{st.first_phase}') differs from future '{shown.id}''s: "
-                    "a two-stage plan decides the first phase once for every future")
+            rep.add(
+                f"future {o.id}",
+                "first phase",
+                f"its first phase ('{st.first_phase}') differs from future '{shown.id}''s: "
+                "a two-stage plan decides the first phase once for every future",
+            )
         if not close(o.objective_value, o.plan.objective_value):
-            rep.add(f"future {o.id}", "objective_value", f"claims {o.objective_value}, its plan's is {o.plan.objective_value}")
+            rep.add(
+                f"future {o.id}",
+                "objective_value",
+                f"claims {o.objective_value}, its plan's is {o.plan.objective_value}",
+            )
         k = o.plan.kpis
-        if k is not None and (not close(o.tco_usd, k.tco_usd) or o.gpus != k.gpus or not close(o.stranded_kw, k.stranded_kw)):
-            rep.add(f"future {o.id}", "figures", f"tco/gpus/stranded {o.tco_usd}/{o.gpus}/{o.stranded_kw} are not its plan's {k.tco_usd}/{k.gpus}/{k.stranded_kw}")
+        if k is not None and (
+            not close(o.tco_usd, k.tco_usd) or o.gpus != k.gpus or not close(o.stranded_kw, k.stranded_kw)
+        ):
+            rep.add(
+                f"future {o.id}",
+                "figures",
+                f"tco/gpus/stranded {o.tco_usd}/{o.gpus}/{o.stranded_kw} are not its plan's "
+                f"{k.tco_usd}/{k.gpus}/{k.stranded_kw}",
+            )
         r = loss(scenario, o.perfect_objective, o.objective_value)
         if not close(o.regret, r):
             rep.add(f"future {o.id}", "regret", f"claims {o.regret}, perfect − plan gives {r}")
     again = expected_figures(scenario, st)
-    for name in ("expected_objective", "expected_tco_usd", "perfect_expected", "evpi", "mean_expected", "vss"):
+    for name in (
+        "expected_objective",
+        "expected_tco_usd",
+        "perfect_expected",
+        "evpi",
+        "mean_expected",
+        "vss",
+    ):
         a, b = getattr(st, name), getattr(again, name)
         if not close(a, b, rel=1e-6, abs_=1e-3):
-            rep.add(f"stochastic.{name}", name, f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}")
+            rep.add(
+                f"stochastic.{name}",
+                name,
+                f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}",
+            )
     return rep

@@ -12,9 +12,28 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from planner.schema import BackupChoice, Kpis, LinkClass, Order, PhaseSummary, PlacedRack, Plan, RackType, Scenario
+from planner.schema import (
+    BackupChoice,
+    Kpis,
+    LinkClass,
+    Order,
+    PhaseSummary,
+    PlacedRack,
+    Plan,
+    RackType,
+    Scenario,
+)
 from planner.verifier.fabric_recount import all_figures, design_for
-from planner.verifier.rules_recount import HOURS, flow, phase_index, planning_kw, retired_at, stands, start_years, worth
+from planner.verifier.rules_recount import (
+    HOURS,
+    flow,
+    phase_index,
+    planning_kw,
+    retired_at,
+    stands,
+    start_years,
+    worth,
+)
 
 
 @dataclass
@@ -33,7 +52,9 @@ class _Sums:
     storage_pb: float = 0.0
     storage_gbs: float = 0.0
     cable_m: float = 0.0
-    capex: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("racks", "fabric", "links", "facility", "retrofits"), 0.0))
+    capex: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(("racks", "fabric", "links", "facility", "retrofits"), 0.0)
+    )
     opex: float = 0.0
     tco: float = 0.0
     hours: float = 0.0
@@ -68,7 +89,9 @@ def _cable(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]
     return t.links * r.cable_length_m
 
 
-def _add_rack(s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str], good: dict[str, float]) -> None:
+def _add_rack(
+    s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str], good: dict[str, float]
+) -> None:
     """One rack's share of every sum (module docstring of :mod:`planner.verifier.rules_recount`)."""
     designed = design_for(scenario, r.cluster, picks) is not None
     kw = planning_kw(scenario, t)
@@ -130,8 +153,13 @@ def _add_rack(s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, picks: d
 def network_kw(scenario: Scenario) -> float:
     """Planning kW of every pod's network rack (they stand in every plan)."""
     types = scenario.catalog.by_id()
-    return sum(planning_kw(scenario, types[p.network_rack_type]) for b in scenario.site.buildings for hall in b.halls for p in hall.pods
-               if p.network_rack_type is not None and p.network_rack_type in types)
+    return sum(
+        planning_kw(scenario, types[p.network_rack_type])
+        for b in scenario.site.buildings
+        for hall in b.halls
+        for p in hall.pods
+        if p.network_rack_type is not None and p.network_rack_type in types
+    )
 
 
 def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
@@ -142,9 +170,16 @@ def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -
     return sum(c for c, _ in pairs), sum(c * worth(y, scenario.costs.discount_rate) for c, y in pairs)
 
 
-def recount_kpis(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str],
-                 fabric_racks: int = 0, good: dict[str, float] | None = None, backup: list[BackupChoice] | None = None,
-                 stranded_kw: float = 0.0) -> Kpis:
+def recount_kpis(
+    scenario: Scenario,
+    racks: list[PlacedRack],
+    bought: list[tuple[str, str | None]],
+    picks: dict[str, str],
+    fabric_racks: int = 0,
+    good: dict[str, float] | None = None,
+    backup: list[BackupChoice] | None = None,
+    stranded_kw: float = 0.0,
+) -> Kpis:
     """Every KPI of placed racks and retrofits bought (``picks``: cluster → fabric design chosen;
     ``fabric_racks``: the designed fabrics' network racks placed; ``good``: goodput per cluster;
     ``backup``: the backup power chosen per building; ``stranded_kw``: the stranded power found)."""
@@ -158,14 +193,20 @@ def recount_kpis(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple
     fabric = list(all_figures(scenario, racks, picks).values())
     fabric_kw = sum(z.kw for z in fabric)
     designed_usd = sum(z.capex_usd for z in fabric)
-    white = network_kw(scenario) + fabric_kw  # network racks and designed fabrics: from the start to the horizon
+    white = (
+        network_kw(scenario) + fabric_kw
+    )  # network racks and designed fabrics: from the start to the horizon
     white_opex = opex_usd(scenario, white, designed_usd)
     retro, retro_npv = retrofit_usd(scenario, bought)
     s.capex["fabric"] += designed_usd
     s.capex["facility"] += facility_usd(scenario, white)
     s.capex["retrofits"] = retro
     s.opex += white_opex
-    s.tco += facility_usd(scenario, white) + designed_usd + white_opex * flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
+    s.tco += (
+        facility_usd(scenario, white)
+        + designed_usd
+        + white_opex * flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
+    )
     s.tco += retro_npv
     backup_usd = sum(c.capex_usd for c in backup)
     tco = s.tco + backup_usd
@@ -173,28 +214,65 @@ def recount_kpis(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple
     area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
     floor = sum(area.get(x, 0.0) for x in s.halls)
     mw = it / 1000.0
-    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else (tco / s.useful_npv if s.useful_npv else 0.0)
+    useful = (
+        backup[0].usd_per_useful_gpu_hour[backup[0].design]
+        if backup
+        else (tco / s.useful_npv if s.useful_npv else 0.0)
+    )
 
     def per(x: float, y: float) -> float:
         return x / y if y else 0.0
 
     capex = sum(s.capex.values()) + backup_usd
     return Kpis(
-        gpus=s.gpus, racks=s.racks, spare_racks=s.spares, pflops_bf16=s.pflops, it_kw=it, racks_kw=s.kw, network_kw=white - fabric_kw,
-        facility_kw=it * scenario.pue, gpus_per_mw=per(s.gpus, mw), pflops_per_mw=per(s.pflops, mw), avg_kw_per_rack=per(s.kw, s.racks),
-        max_kw_per_rack=s.max_kw, gpus_per_m2=per(s.gpus, floor), hbm_tb=s.hbm_tb, hbm_gb_per_gpu=per(s.hbm_tb * 1000.0, s.gpus),
-        storage_pb=s.storage_pb, storage_write_gb_per_s=s.storage_gbs, switches=sum(sum(z.switches) for z in fabric),
-        optics=s.optics + sum(z.optics for z in fabric), fabric_kw=fabric_kw, fabric_racks=fabric_racks,
-        fabric_capex_usd=s.capex["fabric"], fabric_usd_per_gpu=per(s.capex["fabric"], s.gpus), capex_racks_usd=s.capex["racks"],
-        capex_fabric_usd=s.capex["fabric"], capex_links_usd=s.capex["links"], capex_facility_usd=s.capex["facility"],
-        capex_retrofits_usd=retro, capex_backup_usd=backup_usd, capex_usd=capex, opex_usd_per_year=s.opex, tco_usd=tco,
-        removal_usd=s.removal, residual_value_usd=s.residual, depreciation_usd_per_year=s.depreciation, retired_racks=s.retired,
-        gpu_hours=s.hours, gpu_hours_npv=s.hours_npv, usd_per_gpu_hour=per(tco, s.hours_npv), usd_per_useful_gpu_hour=useful,
-        cable_m=s.cable_m, stranded_kw=stranded_kw,
+        gpus=s.gpus,
+        racks=s.racks,
+        spare_racks=s.spares,
+        pflops_bf16=s.pflops,
+        it_kw=it,
+        racks_kw=s.kw,
+        network_kw=white - fabric_kw,
+        facility_kw=it * scenario.pue,
+        gpus_per_mw=per(s.gpus, mw),
+        pflops_per_mw=per(s.pflops, mw),
+        avg_kw_per_rack=per(s.kw, s.racks),
+        max_kw_per_rack=s.max_kw,
+        gpus_per_m2=per(s.gpus, floor),
+        hbm_tb=s.hbm_tb,
+        hbm_gb_per_gpu=per(s.hbm_tb * 1000.0, s.gpus),
+        storage_pb=s.storage_pb,
+        storage_write_gb_per_s=s.storage_gbs,
+        switches=sum(sum(z.switches) for z in fabric),
+        optics=s.optics + sum(z.optics for z in fabric),
+        fabric_kw=fabric_kw,
+        fabric_racks=fabric_racks,
+        fabric_capex_usd=s.capex["fabric"],
+        fabric_usd_per_gpu=per(s.capex["fabric"], s.gpus),
+        capex_racks_usd=s.capex["racks"],
+        capex_fabric_usd=s.capex["fabric"],
+        capex_links_usd=s.capex["links"],
+        capex_facility_usd=s.capex["facility"],
+        capex_retrofits_usd=retro,
+        capex_backup_usd=backup_usd,
+        capex_usd=capex,
+        opex_usd_per_year=s.opex,
+        tco_usd=tco,
+        removal_usd=s.removal,
+        residual_value_usd=s.residual,
+        depreciation_usd_per_year=s.depreciation,
+        retired_racks=s.retired,
+        gpu_hours=s.hours,
+        gpu_hours_npv=s.hours_npv,
+        usd_per_gpu_hour=per(tco, s.hours_npv),
+        usd_per_useful_gpu_hour=useful,
+        cable_m=s.cable_m,
+        stranded_kw=stranded_kw,
     )
 
 
-def recount_objective(scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str]) -> float:
+def recount_objective(
+    scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str]
+) -> float:
     """The objective's figure: capex or TCO as counted (before backup power); GPUs (PFLOPS) of the
     racks placed (not installed ones, not spares), each × the phases it stands in when phased."""
     if scenario.objective in ("min_capex", "min_tco"):
@@ -206,8 +284,12 @@ def recount_objective(scenario: Scenario, racks: list[PlacedRack], bought: list[
         t = types.get(r.rack_type)
         if t is None or r.existing or r.spare:
             continue
-        phases = sum(1 for i in range(len(scenario.phases)) if stands(scenario, r, i)) if scenario.phases else 1
-        total += phases * (t.gpus if scenario.objective == "max_gpus" else t.gpus * t.tflops_bf16_per_gpu / 1000.0)
+        phases = (
+            sum(1 for i in range(len(scenario.phases)) if stands(scenario, r, i)) if scenario.phases else 1
+        )
+        total += phases * (
+            t.gpus if scenario.objective == "max_gpus" else t.gpus * t.tflops_bf16_per_gpu / 1000.0
+        )
     return total
 
 
@@ -218,29 +300,56 @@ def recount_phases(scenario: Scenario, plan: Plan, phase_usage: dict) -> list[Ph
     types = scenario.catalog.by_id()
     link = {c.id: c for c in scenario.site.fabric.link_classes}
     at = phase_index(scenario)
-    online = {r.id: max(at.get(hall.online_phase or "", 0), at.get(r.online_phase or "", 0))
-              for b in scenario.site.buildings for hall in b.halls for r in hall.rows}
-    pods = [(p.network_rack.row, types[p.network_rack_type]) for b in scenario.site.buildings for hall in b.halls for p in hall.pods
-            if p.network_rack_type is not None and p.network_rack_type in types]
+    online = {
+        r.id: max(at.get(hall.online_phase or "", 0), at.get(r.online_phase or "", 0))
+        for b in scenario.site.buildings
+        for hall in b.halls
+        for r in hall.rows
+    }
+    pods = [
+        (p.network_rack.row, types[p.network_rack_type])
+        for b in scenario.site.buildings
+        for hall in b.halls
+        for p in hall.pods
+        if p.network_rack_type is not None and p.network_rack_type in types
+    ]
     cost = {x.id: x.cost_usd for x in scenario.retrofits}
     out = []
     for i, ph in enumerate(scenario.phases):
         every = [r for r in plan.racks if stands(scenario, r, i)]
         up = [r for r in every if r.rack_type in types]
         new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
-        kw = sum(planning_kw(scenario, types[r.rack_type]) for r in up) + sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i)
+        kw = sum(planning_kw(scenario, types[r.rack_type]) for r in up) + sum(
+            planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i
+        )
         spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id)
         for r in new:
             t = types.get(r.rack_type)
             if t is None:
                 continue
             lc = link.get(r.link_class or "")
-            spent += (t.capex_usd + t.gpus * scenario.site.fabric.cost_usd_per_gpu + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
-                      + facility_usd(scenario, planning_kw(scenario, t)))
-        tight = sorted((u for u in phase_usage.get(ph.id, []) if u.limit > 0), key=lambda u: (-u.worst_share, u.kind, u.id))[:3]
-        out.append(PhaseSummary(phase=ph.id, start=ph.start.isoformat(), gpus=sum(types[r.rack_type].gpus for r in up if not r.spare),
-                                racks=len(every), new_racks=len(new), it_kw=round(kw, 6), capex_usd=round(spent, 2),
-                                tightest=[f"{u.id} {u.worst_share:.1%}" for u in tight]))
+            spent += (
+                t.capex_usd
+                + t.gpus * scenario.site.fabric.cost_usd_per_gpu
+                + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
+                + facility_usd(scenario, planning_kw(scenario, t))
+            )
+        tight = sorted(
+            (u for u in phase_usage.get(ph.id, []) if u.limit > 0),
+            key=lambda u: (-u.worst_share, u.kind, u.id),
+        )[:3]
+        out.append(
+            PhaseSummary(
+                phase=ph.id,
+                start=ph.start.isoformat(),
+                gpus=sum(types[r.rack_type].gpus for r in up if not r.spare),
+                racks=len(every),
+                new_racks=len(new),
+                it_kw=round(kw, 6),
+                capex_usd=round(spent, 2),
+                tightest=[f"{u.id} {u.worst_share:.1%}" for u in tight],
+            )
+        )
     return out
 
 
@@ -253,7 +362,12 @@ def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:
     books: Counter = Counter()
     for r in plan.racks:
         if not r.existing and r.phase in at:
-            books["rack", r.rack_type, ids[max(0, at[r.phase] - scenario.lead_phases.get(r.rack_type, 0))], r.phase] += 1
+            books[
+                "rack",
+                r.rack_type,
+                ids[max(0, at[r.phase] - scenario.lead_phases.get(r.rack_type, 0))],
+                r.phase,
+            ] += 1
     lead = {x.id: x.lead_phases for x in scenario.retrofits}
     for b in plan.retrofits:
         if b.phase in at and b.id in lead:

@@ -15,18 +15,29 @@ from planner.verifier.rules_recount import nameplate_kw, planning_kw, retired_at
 from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
 
 
-def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]) -> None:
+def rack_checks(
+    plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]
+) -> None:
     types = scenario.catalog.by_id()
     clusters = {c.id: c for c in scenario.clusters}
-    stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster, not per rack
+    stores = {
+        c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters
+    }  # once per cluster, not per rack
     pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
     taken: dict[tuple[str, int], int] = {}
     held: dict[tuple[str, int], list[tuple[int, tuple[int, int]]]] = {}
     seen: dict[tuple, list[tuple[str, str]]] = {}
-    structures = {r.effect.building: r.effect.structure for r in scenario.retrofits if r.effect.kind == "build_structure"}
+    structures = {
+        r.effect.building: r.effect.structure
+        for r in scenario.retrofits
+        if r.effect.kind == "build_structure"
+    }
     _fit = _fit_checks(scenario, site, clusters, stores)
     links_ok: dict[tuple, bool] = {}
-    edges = sorted({c.max_length_m for c in site.links.values()} | {t.max_cable_m for t in types.values() if t.max_cable_m is not None})
+    edges = sorted(
+        {c.max_length_m for c in site.links.values()}
+        | {t.max_cable_m for t in types.values() if t.max_cable_m is not None}
+    )
     for i, r in enumerate(plan.racks):
         name = f"racks[{i}] ({r.row}/{r.position})"
         ref = site.rows.get(r.row)
@@ -42,17 +53,35 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
         if r.position in row.reserved:
             rep.add(name, "placement", f"position {r.position} is reserved")
         if (r.row, r.position) in pod_spots:
-            rep.add(name, "placement", f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack")
-        if scenario.service_life:  # a position holds one rack at a time: from its phase to its retirement (§17)
+            rep.add(
+                name,
+                "placement",
+                f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack",
+            )
+        if (
+            scenario.service_life
+        ):  # a position holds one rack at a time: from its phase to its retirement (§17)
             span = _span(scenario, site, r)
-            clash = next((j for j, other in held.get((r.row, r.position), []) if other[0] < span[1] and span[0] < other[1]), None)
+            clash = next(
+                (
+                    j
+                    for j, other in held.get((r.row, r.position), [])
+                    if other[0] < span[1] and span[0] < other[1]
+                ),
+                None,
+            )
             if clash is not None:
                 rep.add(name, "placement", f"position already holds racks[{clash}] then")
             held.setdefault((r.row, r.position), []).append((i, span))
             until = retired_at(scenario, r.rack_type, r.phase)
             want = None if until is None else scenario.phases[until].id
             if r.retired != want:
-                rep.add(name, "retired", f"says retired from {r.retired or 'never'}; its service life ends {('in ' + want) if want else 'after the last phase'}")
+                rep.add(
+                    name,
+                    "retired",
+                    f"says retired from {r.retired or 'never'}; its service life ends "
+                    f"{('in ' + want) if want else 'after the last phase'}",
+                )
         elif (r.row, r.position) in taken:
             rep.add(name, "placement", f"position already holds racks[{taken[r.row, r.position]}]")
         elif r.retired is not None:
@@ -71,20 +100,44 @@ def rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRepor
         if t.width > 1:
             _unit_span(name, r, t, row, pod_spots, taken, i, rep)
         if r.phase is not None and r.phase not in site.phase_index:
-            rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})")
+            rep.add(
+                name,
+                "phase",
+                f"unknown phase '{r.phase}' (phases: "
+                f"{', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})",
+            )
             continue
         at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
         lead = scenario.lead_phases.get(r.rack_type, 0) if scenario.phases else 0
         if not r.existing and at.index < lead:
-            rep.add(name, "lead time", f"{r.rack_type} takes {lead} phase(s) from order to standing: none stands in phase {r.phase}")
+            rep.add(
+                name,
+                "lead time",
+                f"{r.rack_type} takes {lead} phase(s) from order to standing: none stands in phase {r.phase}",
+            )
         if not r.existing and site.on.get(r.row, 0) > at.index:
-            rep.add(name, "phase", f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in phase {r.phase}")
+            rep.add(
+                name,
+                "phase",
+                f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in "
+                f"phase {r.phase}",
+            )
         if building in structures:
             e = at.built.get(building)
             if e is None:
-                rep.add(name, "structure", f"building {building} ({structures[building]}) is not built by phase {r.phase if not r.existing else 'of installation'}")
+                rep.add(
+                    name,
+                    "structure",
+                    f"building {building} ({structures[building]}) is not built by phase "
+                    f"{r.phase if not r.existing else 'of installation'}",
+                )
             elif t.liquid_fraction > 0 and "liquid" not in {str(m) for m in e.media}:
-                rep.add(name, "structure", f"{r.rack_type} is liquid-cooled; {building} ({e.structure}) cools with {', '.join(map(str, e.media))} only")
+                rep.add(
+                    name,
+                    "structure",
+                    f"{r.rack_type} is liquid-cooled; {building} ({e.structure}) cools with "
+                    f"{', '.join(map(str, e.media))} only",
+                )
         key = (r.cluster, r.rack_type, r.row, at.index)
         found = seen.get(key)
         if found is None:  # racks alike in cluster, type, row and phase pass or fail alike: judged once
@@ -106,15 +159,22 @@ def _unit_span(name: str, r, t, row, pod_spots: dict, taken: dict, i: int, rep: 
     position on, in its parts' order: none past the row's end, reserved, a pod's network-rack spot
     or holding another rack."""
     last = r.position + t.width - 1
-    what = f"{r.rack_type} takes {t.width} adjacent positions {r.position}..{last} ({'·'.join(p.role for p in t.parts)})"
+    what = (
+        f"{r.rack_type} takes {t.width} adjacent positions {r.position}..{last} "
+        f"({'·'.join(p.role for p in t.parts)})"
+    )
     if last >= row.positions:
         rep.add(name, "unit", f"{what}; row '{r.row}' ends at position {row.positions - 1}")
         return
     span = range(r.position + 1, last + 1)
     breaks = [q for q in span if q in row.reserved or (r.row, q) in pod_spots]
     if breaks:
-        rep.add(name, "unit", f"{what}: split by {'reserved position' if breaks[0] in row.reserved else 'the network rack at'} "
-                              f"{', '.join(map(str, breaks))}")
+        rep.add(
+            name,
+            "unit",
+            f"{what}: split by {'reserved position' if breaks[0] in row.reserved else 'the network rack at'} "
+            f"{', '.join(map(str, breaks))}",
+        )
     clash = [q for q in span if (r.row, q) in taken]
     if clash:
         rep.add(name, "unit", f"{what}: position {clash[0]} already holds racks[{taken[r.row, clash[0]]}]")
@@ -134,25 +194,61 @@ def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict
             storage = stores[c.id] and rack_type == c.storage_rack_type
             if rack_type not in c.rack_types and not storage:
                 allowed = ", ".join([*c.rack_types, *([c.storage_rack_type] if stores[c.id] else [])])
-                out.append(("cluster", f"rack type '{rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})"))
-            elif not storage and c.min_hbm_gb_per_gpu is not None and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9:
-                out.append(("cluster", f"{rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs {fmt(c.min_hbm_gb_per_gpu)} GB"))
+                out.append(
+                    (
+                        "cluster",
+                        f"rack type '{rack_type}' is not allowed for cluster '{c.id}' (allowed: {allowed})",
+                    )
+                )
+            elif (
+                not storage
+                and c.min_hbm_gb_per_gpu is not None
+                and t.hbm_gb_per_gpu < c.min_hbm_gb_per_gpu - 1e-9
+            ):
+                out.append(
+                    (
+                        "cluster",
+                        f"{rack_type} has {fmt(t.hbm_gb_per_gpu)} GB HBM per GPU; cluster '{c.id}' needs "
+                        f"{fmt(c.min_hbm_gb_per_gpu)} GB",
+                    )
+                )
         on_planning = scenario.rack_limit_on == RackLimitBasis.planning
-        kw = (planning_kw(scenario, t) if on_planning else nameplate_kw(scenario, t)) * max((q.power_share for q in t.parts or []), default=1.0)
+        kw = (planning_kw(scenario, t) if on_planning else nameplate_kw(scenario, t)) * max(
+            (q.power_share for q in t.parts or []), default=1.0
+        )
         row_limit = max(row.max_rack_power_kw, at.rack_kw.get(row_id, 0.0))
         if kw > row_limit + TOL:
             basis = "planning" if on_planning else "nameplate"
-            out.append(("rack power", f"{rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}"))
+            out.append(
+                (
+                    "rack power",
+                    f"{rack_type} draws {fmt(kw)} kW ({basis}), row limit {fmt(row_limit)} kW{at.where}",
+                )
+            )
         if t.position_weight_kg > row.max_rack_weight_kg + TOL:
-            out.append(("rack weight", f"{rack_type} weighs {fmt(t.position_weight_kg)} kg{' on one position' if t.parts else ''}, "
-                                       f"row limit {fmt(row.max_rack_weight_kg)} kg"))
+            out.append(
+                (
+                    "rack weight",
+                    f"{rack_type} weighs {fmt(t.position_weight_kg)} "
+                    f"kg{' on one position' if t.parts else ''}, "
+                    f"row limit {fmt(row.max_rack_weight_kg)} kg",
+                )
+            )
         rating = site.hall_rating.get(hall)
         load = t.position_weight_kg / (row.pitch_m * row.depth_m)
         if rating is not None and load > rating + TOL:
-            out.append(("floor load", f"{rack_type} loads the floor with {fmt(load)} kg/m² "
-                                      f"({fmt(t.position_weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall {hall} is rated {fmt(rating)} kg/m²"))
+            out.append(
+                (
+                    "floor load",
+                    f"{rack_type} loads the floor with {fmt(load)} kg/m² "
+                    f"({fmt(t.position_weight_kg)} kg on {fmt(row.pitch_m)} × {fmt(row.depth_m)} m), hall "
+                    f"{hall} is rated {fmt(rating)} kg/m²",
+                )
+            )
         if t.liquid_fraction > 0 and row.liquid_loop is None and row_id not in at.loops:
-            out.append(("cooling medium", f"{rack_type} needs a liquid loop; row '{row_id}' has none{at.where}"))
+            out.append(
+                ("cooling medium", f"{rack_type} needs a liquid loop; row '{row_id}' has none{at.where}")
+            )
         return out
 
     return fit
@@ -164,18 +260,33 @@ def link_check(name, link_class, t: RackType, length: float, site: SiteView, rep
         return
     lc = site.links.get(link_class)
     if lc is None or link_class not in t.link_classes:
-        rep.add(name, "cable reach", f"link class '{link_class}' is not accepted by {t.id} (accepted: {', '.join(t.link_classes)})")
+        rep.add(
+            name,
+            "cable reach",
+            f"link class '{link_class}' is not accepted by {t.id} (accepted: {', '.join(t.link_classes)})",
+        )
         return
     if length > lc.max_length_m + TOL:
-        rep.add(name, "cable reach", f"cable {fmt(length)} m exceeds {link_class} reach {fmt(lc.max_length_m)} m")
+        rep.add(
+            name, "cable reach", f"cable {fmt(length)} m exceeds {link_class} reach {fmt(lc.max_length_m)} m"
+        )
         return
     if t.max_cable_m is not None and length > t.max_cable_m + TOL:
         rep.add(name, "cable reach", f"cable {fmt(length)} m exceeds {t.id}'s limit {fmt(t.max_cable_m)} m")
         return
-    reach = [site.links[c] for c in t.link_classes if c in site.links and site.links[c].max_length_m + TOL >= length]
+    reach = [
+        site.links[c]
+        for c in t.link_classes
+        if c in site.links and site.links[c].max_length_m + TOL >= length
+    ]
     best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id))
     if best.id != link_class:
-        rep.add(name, "link class", f"link class '{link_class}' is not the shortest-reach class that covers {fmt(length)} m ('{best.id}')")
+        rep.add(
+            name,
+            "link class",
+            f"link class '{link_class}' is not the shortest-reach class that covers {fmt(length)} m "
+            f"('{best.id}')",
+        )
 
 
 def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
@@ -193,7 +304,9 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
         t = types.get(r.rack_type)
         if t is not None and t.gpus and r.row in site.rows:
             buildings_of[r.cluster].add(site.rows[r.row][0])
-    taken = {(r.row, r.position) for r in plan.racks} | {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()}
+    taken = {(r.row, r.position) for r in plan.racks} | {
+        (p.network_rack.row, p.network_rack.position) for p in site.pods.values()
+    }
     seen: set[tuple[str, int]] = set()
     for i, nr in enumerate(plan.network_racks):
         name = f"network_racks[{i}] ({nr.row}/{nr.position})"
@@ -207,7 +320,12 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
         if (building, hall) != (nr.building, nr.hall):
             rep.add(name, "placement", f"row '{nr.row}' is in {building}/{hall}, not {nr.building}/{nr.hall}")
         if nr.position >= row.positions or nr.position in row.reserved:
-            rep.add(name, "placement", f"position {nr.position} is {'reserved' if nr.position in row.reserved else 'outside the row'}")
+            rep.add(
+                name,
+                "placement",
+                f"position {nr.position} is "
+                f"{'reserved' if nr.position in row.reserved else 'outside the row'}",
+            )
         elif (nr.row, nr.position) in taken or (nr.row, nr.position) in seen:
             rep.add(name, "placement", f"position {nr.position} already holds a rack")
         seen.add((nr.row, nr.position))
@@ -215,31 +333,56 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
         if abs(x - nr.x_m) > TOL or abs(y - nr.y_m) > TOL:
             rep.add(name, "geometry", f"coordinates ({nr.x_m}, {nr.y_m}) differ from the site's ({x}, {y})")
         d = designs.get(nr.design)
-        if d is None or picks.get(nr.cluster, (next((c.fabrics for c in scenario.clusters if c.id == nr.cluster), None) or [None])[0]) != nr.design:
+        if (
+            d is None
+            or picks.get(
+                nr.cluster,
+                (next((c.fabrics for c in scenario.clusters if c.id == nr.cluster), None) or [None])[0],
+            )
+            != nr.design
+        ):
             rep.add(name, "network racks", f"cluster '{nr.cluster}' is not built on design '{nr.design}'")
             continue
         tiers = {sc.tier for sc in nr.switches}
         region = scenario.region_tier
         if tiers == {4}:  # the region tier's switches stand in its building's network rows
             if region is None or building != region.building:
-                rep.add(name, "network racks", f"region-tier switches in building {building}, not the tier's "
-                                               f"({region.building if region else 'no region tier'})")
+                rep.add(
+                    name,
+                    "network racks",
+                    f"region-tier switches in building {building}, not the tier's "
+                    f"({region.building if region else 'no region tier'})",
+                )
         elif row.network is not None and building not in buildings_of.get(nr.cluster, set()):
-            rep.add(name, "network racks", f"row '{nr.row}' is in building {building}, where cluster '{nr.cluster}' has no GPU racks")
+            rep.add(
+                name,
+                "network racks",
+                f"row '{nr.row}' is in building {building}, where cluster '{nr.cluster}' has no GPU racks",
+            )
         units = 0
         kw = 0.0
         for sc in nr.switches:
             if sc.tier == 4 and region is not None and sc.model == region.switch:
                 pass
-            elif sc.tier > d.tiers or d.switches[sc.tier - 1] != sc.model or (sc.tier == 1 and d.leaf_in_rack):
-                rep.add(name, "network racks", f"tier-{sc.tier} switch '{sc.model}' is not in design '{d.id}' outside the GPU racks")
+            elif (
+                sc.tier > d.tiers or d.switches[sc.tier - 1] != sc.model or (sc.tier == 1 and d.leaf_in_rack)
+            ):
+                rep.add(
+                    name,
+                    "network racks",
+                    f"tier-{sc.tier} switch '{sc.model}' is not in design '{d.id}' outside the GPU racks",
+                )
                 continue
             units += sc.count * sw[sc.model].height_u
             kw += sc.count * sw[sc.model].power_w / 1000
         if len(tiers) > 1:
             rep.add(name, "network racks", "holds switches of more than one tier")
         if units > d.rack_units:
-            rep.add(name, "network racks", f"its switches take {units} U, a network rack of design '{d.id}' has {d.rack_units} U")
+            rep.add(
+                name,
+                "network racks",
+                f"its switches take {units} U, a network rack of design '{d.id}' has {d.rack_units} U",
+            )
         if nr.kw < kw - 1e-6:
             rep.add(name, "network racks", f"draws {fmt(nr.kw)} kW, less than its switches' {fmt(kw)} kW")
         if nr.kw > row.max_rack_power_kw + TOL:
@@ -248,6 +391,7 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
 
 def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """Installed racks stand in the plan exactly as installed; nothing else is marked installed."""
+
     def ident(r):
         return (r.building, r.hall, r.row, r.position, r.rack_type, r.cluster)
 
@@ -255,10 +399,18 @@ def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     given = {ident(r): r for r in scenario.existing}
     for k in given:
         if k not in mine:
-            rep.add(f"existing {k[2]}/{k[3]}", "existing", f"the installed {k[4]} rack of {k[5]} is missing or was moved")
+            rep.add(
+                f"existing {k[2]}/{k[3]}",
+                "existing",
+                f"the installed {k[4]} rack of {k[5]} is missing or was moved",
+            )
     for k in mine:
         if k not in given:
-            rep.add(f"existing {k[2]}/{k[3]}", "existing", "the plan marks a rack installed that the scenario does not list")
+            rep.add(
+                f"existing {k[2]}/{k[3]}",
+                "existing",
+                "the plan marks a rack installed that the scenario does not list",
+            )
 
 
 def retrofit_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
@@ -277,7 +429,12 @@ def retrofit_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyR
         if b.phase not in site.phase_index:
             rep.add(f"retrofit {b.id}", "retrofit", f"bought in unknown phase '{b.phase}'")
         elif site.phase_index[b.phase] + r.lead_phases > last:
-            rep.add(f"retrofit {b.id}", "retrofit", f"bought in phase {b.phase} with a lead of {r.lead_phases} phases: it would take effect after the last phase")
+            rep.add(
+                f"retrofit {b.id}",
+                "retrofit",
+                f"bought in phase {b.phase} with a lead of {r.lead_phases} phases: it would take effect "
+                "after the last phase",
+            )
 
 
 def _span(scenario: Scenario, site: SiteView, r) -> tuple[int, int]:

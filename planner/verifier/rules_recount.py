@@ -31,7 +31,10 @@ def planning_kw(scenario: Scenario, t: RackType) -> float:
     + overhead kW) × power_budget_ratio."""
     cap = scenario.gpu_power_cap_w
     gpu_w = t.gpu_power_w if cap is None else min(cap, t.gpu_power_w)
-    rack = t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0) + t.overhead_power_kw
+    rack = (
+        t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0)
+        + t.overhead_power_kw
+    )
     ratio = scenario.power_budget_ratio
     return rack if ratio is None else rack * ratio
 
@@ -40,7 +43,10 @@ def nameplate_kw(scenario: Scenario, t: RackType) -> float:
     """Rated kW of one rack with any GPU cap applied (no power budget ratio)."""
     cap = scenario.gpu_power_cap_w
     gpu_w = t.gpu_power_w if cap is None else min(cap, t.gpu_power_w)
-    return t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0) + t.overhead_power_kw
+    return (
+        t.servers_per_rack * (t.non_gpu_power_kw_per_server + t.gpus_per_server * gpu_w / 1000.0)
+        + t.overhead_power_kw
+    )
 
 
 def held(scenario: Scenario, racks: Iterable[PlacedRack]) -> set[tuple[str, int]]:
@@ -99,7 +105,9 @@ def stands(scenario: Scenario, r: PlacedRack, index: int | None) -> bool:
     return gone is None or at < gone
 
 
-def standing_racks(scenario: Scenario, racks: Iterable[PlacedRack], index: int | None = None) -> list[PlacedRack]:
+def standing_racks(
+    scenario: Scenario, racks: Iterable[PlacedRack], index: int | None = None
+) -> list[PlacedRack]:
     """The racks that stand in phase ``index`` (None: the last)."""
     return [r for r in racks if stands(scenario, r, index)]
 

@@ -59,7 +59,15 @@ class SiteView:
         if g is None:
             row = self.rows[row_id][2]
             d = row.direction.value
-            ux, uy = (1.0, 0.0) if d == "+x" else (-1.0, 0.0) if d == "-x" else (0.0, 1.0) if d == "+y" else (0.0, -1.0)
+            ux, uy = (
+                (1.0, 0.0)
+                if d == "+x"
+                else (-1.0, 0.0)
+                if d == "-x"
+                else (0.0, 1.0)
+                if d == "+y"
+                else (0.0, -1.0)
+            )
             g = self._step[row_id] = (row.origin_x_m, row.origin_y_m, ux * row.pitch_m, uy * row.pitch_m)
         ox, oy, sx, sy = g
         return round(ox + index * sx, 6), round(oy + index * sy, 6)
@@ -137,15 +145,20 @@ def cable_m(site: SiteView, scenario: Scenario, row_id: str, index: int) -> floa
         x, y = site.xy(row_id, index)
         loc = site.pods[site.rows[row_id][2].pod].network_rack
         px, py = site.xy(loc.row, loc.position)
-        hit = site._cable[row_id, index] = round(abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6)
+        hit = site._cable[row_id, index] = round(
+            abs(x - px) + abs(y - py) + scenario.site.fabric.tray_allowance_m, 6
+        )
     return hit
 
 
 def network_load(scenario: Scenario, site: SiteView) -> list[tuple[str, RackType]]:
     """(row, rack type) of every pod's network rack."""
     types = scenario.catalog.by_id()
-    return [(p.network_rack.row, types[p.network_rack_type]) for p in site.pods.values()
-            if p.network_rack_type is not None and p.network_rack_type in types]
+    return [
+        (p.network_rack.row, types[p.network_rack_type])
+        for p in site.pods.values()
+        if p.network_rack_type is not None and p.network_rack_type in types
+    ]
 
 
 @dataclass
@@ -182,7 +195,9 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
         network[nr.row] += nr.kw
     out = []
     for i, ph in enumerate(ids):
-        racks = standing_racks(scenario, plan.racks, i) if scenario.phases else list(plan.racks)  # retired racks gone (§17)
+        racks = (
+            standing_racks(scenario, plan.racks, i) if scenario.phases else list(plan.racks)
+        )  # retired racks gone (§17)
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
         st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
         for b in plan.retrofits:

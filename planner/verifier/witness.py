@@ -18,7 +18,13 @@ from planner.verifier.site import SiteView, cable_m, phase_states, site_view
 
 def strict(scenario: Scenario) -> Scenario:
     """The scenario with every cluster keeping full power in a contingency."""
-    return scenario.model_copy(update={"clusters": [c.model_copy(update={"on_power_failure": FailoverPolicy.keep}) for c in scenario.clusters]})
+    return scenario.model_copy(
+        update={
+            "clusters": [
+                c.model_copy(update={"on_power_failure": FailoverPolicy.keep}) for c in scenario.clusters
+            ]
+        }
+    )
 
 
 def _reach(scenario: Scenario, site: SiteView, rack_type: str) -> float:
@@ -29,9 +35,13 @@ def _reach(scenario: Scenario, site: SiteView, rack_type: str) -> float:
     return min(reach, t.max_cable_m) if t.max_cable_m is not None else reach
 
 
-def witness_racks(gain: FailoverGain, scenario: Scenario, site: SiteView, rep: VerifyReport) -> list[PlacedRack]:
+def witness_racks(
+    gain: FailoverGain, scenario: Scenario, site: SiteView, rep: VerifyReport
+) -> list[PlacedRack]:
     """The witness's racks at positions of their rows (module docstring); a row too small is reported."""
-    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | held(scenario, scenario.existing)
+    taken = {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()} | held(
+        scenario, scenario.existing
+    )
     by_row: dict[str, list] = {}
     for w in gain.strict_racks:
         by_row.setdefault(w.row, []).append(w)
@@ -42,11 +52,17 @@ def witness_racks(gain: FailoverGain, scenario: Scenario, site: SiteView, rep: V
             rep.add("failover.strict_racks", "failover", f"unknown row '{row_id}'")
             continue
         building, hall, row = site.rows[row_id]
-        free = sorted((cable_m(site, scenario, row_id, i), i) for i in range(row.positions) if i not in row.reserved and (row_id, i) not in taken)
+        free = sorted(
+            (cable_m(site, scenario, row_id, i), i)
+            for i in range(row.positions)
+            if i not in row.reserved and (row_id, i) not in taken
+        )
         entries.sort(key=lambda w: (_reach(scenario, site, w.rack_type), w.cluster, w.rack_type))
         want = sum(w.count for w in entries)
         if want > len(free):
-            rep.add("failover.strict_racks", "failover", f"row {row_id}: {want} racks, {len(free)} free positions")
+            rep.add(
+                "failover.strict_racks", "failover", f"row {row_id}: {want} racks, {len(free)} free positions"
+            )
             continue
         spots = iter(free)
         for w in entries:
@@ -56,11 +72,28 @@ def witness_racks(gain: FailoverGain, scenario: Scenario, site: SiteView, rep: V
                 x, y = site.xy(row_id, i)
                 link = None
                 if t is not None and t.links:
-                    reach = [site.links[c] for c in t.link_classes if c in site.links and site.links[c].max_length_m + 1e-6 >= length]
+                    reach = [
+                        site.links[c]
+                        for c in t.link_classes
+                        if c in site.links and site.links[c].max_length_m + 1e-6 >= length
+                    ]
                     best = min(reach, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id), default=None)
                     link = best.id if best is not None else None
-                out.append(PlacedRack(building=building, hall=hall, row=row_id, position=i, x_m=x, y_m=y, rack_type=w.rack_type,
-                                      cluster=w.cluster, link_class=link, cable_length_m=length, spare=w.spare))
+                out.append(
+                    PlacedRack(
+                        building=building,
+                        hall=hall,
+                        row=row_id,
+                        position=i,
+                        x_m=x,
+                        y_m=y,
+                        rack_type=w.rack_type,
+                        cluster=w.cluster,
+                        link_class=link,
+                        cable_length_m=length,
+                        spare=w.spare,
+                    )
+                )
     return out
 
 
