@@ -47,63 +47,26 @@ def feed_shares(kw: float, feeds: list[str], dead: set[str], site: SiteView) -> 
 
 
 def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool) -> None:
+    """Power in one phase: every node's normal load (rows split evenly over their live feeds, a node
+    carrying its subtree) within derate × capacity; under each single failure of a node that can
+    fail, the survivors within it too (a change from normal over the rows the failure hits)."""
     loads = row_loads(st.racks, scenario, site, st)
-    hit_loads = row_loads(st.racks, scenario, site, st, policy=True)
     gone: set[str] = set()
     for v in st.offline:
         if v in site.nodes:
             gone |= site.down(v)
     usable = {nid: node.usable_kw + st.node_add.get(nid, 0.0) for nid, node in site.nodes.items()}
-    normal: dict[str, float] = defaultdict(float)
-    for row_id, kw in loads.items():
-        spread = feed_shares(kw, site.rows[row_id][2].feeds, gone, site)
-        if spread is None:
-            if kw > TOL:
-                rep.add(row_id, "power", f"{fmt(kw)} kW stand in a row with no feed online{st.where}")
-            continue
-        for v, x in spread.items():
-            normal[v] += x
-    worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
+    normal = _normal_loads(loads, gone, site, rep, st)
     for nid, node in site.nodes.items():
         if normal.get(nid, 0.0) > usable[nid] + TOL:
+            more = " + retrofit" if nid in st.node_add else ""
             rep.add(
                 nid,
                 "power",
                 f"normal load {fmt(normal[nid])} kW exceeds {fmt(usable[nid])} kW "
-                f"(derate {node.effective_derate:g} × {fmt(node.capacity_kw)} "
-                f"kW{' + retrofit' if nid in st.node_add else ''}){st.where}",
+                f"(derate {node.effective_derate:g} × {fmt(node.capacity_kw)} kW{more}){st.where}",
             )
-    rows_of_feed: dict[str, list[str]] = defaultdict(list)
-    for row_id in loads:
-        for f in site.rows[row_id][2].feeds:
-            rows_of_feed[f].append(row_id)
-    for fid, fnode in site.nodes.items():
-        if not fnode.can_fail or fid in gone:
-            continue
-        dead = site.down(fid) | gone
-        hit = sorted({r for f in site.down(fid) for r in rows_of_feed.get(f, [])})
-        change: dict[str, float] = defaultdict(float)
-        for row_id in hit:
-            kw = loads[row_id]
-            feeds = site.rows[row_id][2].feeds
-            before = feed_shares(kw, feeds, gone, site) or {}
-            after = feed_shares(hit_loads.get(row_id, kw), feeds, dead, site)
-            if after is None:
-                if site.rows[row_id][2].redundant and kw > TOL:
-                    rep.add(
-                        row_id,
-                        "power N-1",
-                        f"redundant row loses every feed when {fid} fails ({fmt(kw)} kW dropped){st.where}",
-                    )
-                after = {}
-            for v in set(before) | set(after):
-                change[v] += after.get(v, 0.0) - before.get(v, 0.0)
-        for v, d in change.items():
-            if v in dead or d <= TOL:
-                continue
-            kw = normal.get(v, 0.0) + d
-            if kw > worst[v][0] + TOL:
-                worst[v] = (kw, fid)
+    worst = _worst_failures(scenario, site, rep, st, loads, normal, gone)
     for nid in site.nodes:
         w, f = worst[nid]
         if f is not None and w > usable[nid] + TOL and normal.get(nid, 0.0) <= usable[nid] + TOL:
@@ -122,6 +85,64 @@ def power_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: Phas
                     worst_failure=f,
                 )
             )
+
+
+def _normal_loads(loads: dict[str, float], gone: set[str], site: SiteView, rep: VerifyReport, st: PhaseState):
+    """Node → its load in normal operation, kW (a loaded row with no feed online is a violation)."""
+    normal: dict[str, float] = defaultdict(float)
+    for row_id, kw in loads.items():
+        spread = feed_shares(kw, site.rows[row_id][2].feeds, gone, site)
+        if spread is None:
+            if kw > TOL:
+                rep.add(row_id, "power", f"{fmt(kw)} kW stand in a row with no feed online{st.where}")
+            continue
+        for v, x in spread.items():
+            normal[v] += x
+    return normal
+
+
+def _worst_failures(scenario, site: SiteView, rep: VerifyReport, st: PhaseState, loads, normal, gone):
+    """Node → (its worst load under a single failure, the failed node; None: normal is the worst)."""
+    hit_loads = row_loads(st.racks, scenario, site, st, policy=True)
+    worst: dict[str, tuple[float, str | None]] = {n: (normal.get(n, 0.0), None) for n in site.nodes}
+    rows_of_feed: dict[str, list[str]] = defaultdict(list)
+    for row_id in loads:
+        for f in site.rows[row_id][2].feeds:
+            rows_of_feed[f].append(row_id)
+    for fid, fnode in site.nodes.items():
+        if not fnode.can_fail or fid in gone:
+            continue
+        dead = site.down(fid) | gone
+        hit = sorted({r for f in site.down(fid) for r in rows_of_feed.get(f, [])})
+        for v, d in _failure_change(fid, hit, loads, hit_loads, gone, dead, site, rep, st).items():
+            if v in dead or d <= TOL:
+                continue
+            kw = normal.get(v, 0.0) + d
+            if kw > worst[v][0] + TOL:
+                worst[v] = (kw, fid)
+    return worst
+
+
+def _failure_change(
+    fid, hit, loads, hit_loads, gone, dead, site: SiteView, rep: VerifyReport, st: PhaseState
+):
+    """Node → the change of its load when ``fid`` fails, over the rows the failure hits (their
+    racks at the power their failover policy leaves them); a redundant row losing every feed is a
+    violation."""
+    change: dict[str, float] = defaultdict(float)
+    for row_id in hit:
+        kw = loads[row_id]
+        feeds = site.rows[row_id][2].feeds
+        before = feed_shares(kw, feeds, gone, site) or {}
+        after = feed_shares(hit_loads.get(row_id, kw), feeds, dead, site)
+        if after is None:
+            if site.rows[row_id][2].redundant and kw > TOL:
+                what = f"redundant row loses every feed when {fid} fails ({fmt(kw)} kW dropped){st.where}"
+                rep.add(row_id, "power N-1", what)
+            after = {}
+        for v in set(before) | set(after):
+            change[v] += after.get(v, 0.0) - before.get(v, 0.0)
+    return change
 
 
 def arrival_checks(

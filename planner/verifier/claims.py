@@ -69,262 +69,222 @@ OBJECTIVE_KPI = {
 """Objective → the KPI it optimises (the objective value a plan claims is that KPI)."""
 
 
+def _differences(got, want, same=lambda a, b: a == b) -> str:
+    """ "field: plan says X, the racks give Y" for every field of a record that differs."""
+    return ", ".join(
+        f"{k}: plan says {getattr(got, k)}, the racks give {getattr(want, k)}"
+        for k in type(want).model_fields
+        if not same(getattr(got, k), getattr(want, k))
+    )
+
+
 def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
-    """A plan is a claim: KPIs, utilisation, objective, bound, gap and status are recomputed
-    from the racks and the scenario and must match what the plan states."""
-    total_stranded, where = (
-        stranded_power(scenario, plan.racks, rep.usage)
-        if plan.kpis is not None or plan.stranded
-        else (0.0, [])
-    )
-    if plan.kpis is not None or plan.stranded:
-        got_s = {s.node: s for s in plan.stranded}
-        want_s = {n: (kw, why) for n, kw, why in where}
-        for node in sorted(set(got_s) | set(want_s)):
-            g, w = got_s.get(node), want_s.get(node)
-            if g is None or w is None:
-                rep.add(
-                    f"stranded {node}",
-                    "claim",
-                    "missing from the plan" if g is None else "the racks strand nothing there",
-                )
-            elif not close(g.kw, w[0]) or g.reason != w[1]:
-                rep.add(
-                    f"stranded {node}",
-                    "claim",
-                    f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})",
-                )
-    # the KPIs before backup power (computed once), and the reliability report the racks give with
-    # them: the backup choice it makes enters the KPIs
-    base = (
-        recount_kpis(
-            scenario,
-            plan.racks,
-            _bought(plan),
-            chosen(plan),
-            len(plan.network_racks),
-            cluster_goodput(scenario, plan.racks),
-        )
-        if plan.kpis is not None or (plan.reliability is not None and scenario.backup_power)
-        else None
-    )
+    """A plan is a claim: stranded power, KPIs, utilisation, phases, orders, fabric figures,
+    reliability, failover gain, objective, bound, gap and status are recomputed from the racks and
+    the scenario and must match what the plan states (one function per group below)."""
+    stranded = _stranded_claims(plan, scenario, rep)
+    want_r = _kpi_claims(plan, scenario, rep, stranded)
+    _utilisation_claims(plan, rep)
+    _phase_claims(plan, scenario, rep)
+    if plan.orders and [o.model_dump() for o in plan.orders] != [
+        o.model_dump() for o in recount_orders(scenario, plan)
+    ]:  # a plan that states no order book claims none
+        rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
+    _fabric_claims(plan, scenario, rep)
+    if plan.reliability is not None and want_r is not None:
+        _reliability_claims(plan, want_r, rep)
+    if plan.failover is not None:
+        failover_claims(plan, scenario, rep)
+    _status_claims(plan, scenario, rep)
+
+
+def _stranded_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> float:
+    """Stranded power per element as the racks leave it; the total, kW."""
+    if plan.kpis is None and not plan.stranded:
+        return 0.0
+    total, where = stranded_power(scenario, plan.racks, rep.usage)
+    got_s = {s.node: s for s in plan.stranded}
+    want_s = {n: (kw, why) for n, kw, why in where}
+    for node in sorted(set(got_s) | set(want_s)):
+        g, w = got_s.get(node), want_s.get(node)
+        if g is None or w is None:
+            what = "missing from the plan" if g is None else "the racks strand nothing there"
+            rep.add(f"stranded {node}", "claim", what)
+        elif not close(g.kw, w[0]) or g.reason != w[1]:
+            what = f"plan says {fmt(g.kw)} kW ({g.reason}), the racks give {fmt(w[0])} kW ({w[1]})"
+            rep.add(f"stranded {node}", "claim", what)
+    return total
+
+
+def _kpi_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, stranded_kw: float):
+    """Every KPI counted from the racks (the backup power chosen enters them); the reliability
+    report the racks give, when the plan states one or its KPIs depend on it."""
+    needs_base = plan.kpis is not None or (plan.reliability is not None and scenario.backup_power)
+    args = (scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks))
+    good = cluster_goodput(scenario, plan.racks) if needs_base else {}
+    base = recount_kpis(*args, good) if needs_base else None
     want_r = None
     if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
-        want_r = reliability_report(
-            scenario,
-            plan.racks,
-            network=plan.network_racks,
-            tco_usd=base.tco_usd if base is not None and scenario.backup_power else None,
-        )
+        tco = base.tco_usd if base is not None and scenario.backup_power else None
+        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
     if plan.kpis is not None:
-        kpis = recount_kpis(
-            scenario,
-            plan.racks,
-            _bought(plan),
-            chosen(plan),
-            len(plan.network_racks),
-            cluster_goodput(scenario, plan.racks),
-            want_r.backup if want_r else [],
-            total_stranded,
-        )
+        kpis = recount_kpis(*args, good, want_r.backup if want_r else [], stranded_kw)
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if not close(float(got), float(want)):
                 rep.add(f"kpis.{key}", "claim", f"plan says {fmt(got)}, the racks give {fmt(want)}")
-    if plan.utilisation is not None:
-        mine = {(u.kind, u.id): u for u in rep.usage}
-        theirs = {(u.kind, u.id): u for u in plan.utilisation}
-        for key in sorted(set(mine) | set(theirs)):
-            a, b = theirs.get(key), mine.get(key)
-            if a is None or b is None:
-                rep.add(
-                    f"utilisation {key[0]} {key[1]}",
-                    "claim",
-                    "listed in the plan but not a limit of the scenario"
-                    if b is None
-                    else "missing from the plan",
-                )
-                continue
-            for f in ("value", "limit", "worst_value"):
-                if not close(getattr(a, f), getattr(b, f)):
-                    rep.add(
-                        f"utilisation {key[0]} {key[1]}",
-                        "claim",
-                        f"{f}: plan says {getattr(a, f)}, the racks give {getattr(b, f)}",
-                    )
-            if a.worst_failure != b.worst_failure and not close(a.worst_value, b.worst_value):
-                rep.add(
-                    f"utilisation {key[0]} {key[1]}",
-                    "claim",
-                    f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}",
-                )
-    if plan.phases:  # a plan that states no summary claims none
-        want = recount_phases(scenario, plan, rep.phase_usage)
-        if [p.model_dump() for p in plan.phases] != [p.model_dump() for p in want]:
-            got = {p.phase: p for p in plan.phases}
-            for w in want:
-                g = got.get(w.phase)
-                if g is None or g.model_dump() != w.model_dump():
-                    diff = (
-                        "missing"
-                        if g is None
-                        else ", ".join(
-                            f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
-                            for k in type(w).model_fields
-                            if getattr(g, k) != getattr(w, k)
-                        )
-                    )
-                    rep.add(f"phases {w.phase}", "claim", diff)
-    if plan.orders:  # a plan that states no order book claims none
-        want_o = [o.model_dump() for o in recount_orders(scenario, plan)]
-        if [o.model_dump() for o in plan.orders] != want_o:
-            rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
-    if plan.fabric is not None:
-        want_f = all_figures(scenario, plan.racks, chosen(plan))
-        row_pod = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
-        got_f = {f.cluster: f for f in plan.fabric}
-        for cid in sorted(set(want_f) | set(got_f)):
-            g, z = got_f.get(cid), want_f.get(cid)
-            if g is None or z is None:
-                rep.add(
-                    f"fabric {cid}",
-                    "claim",
-                    "missing from the plan" if g is None else "the cluster has no fabric design",
-                )
-                continue
-            mine = [nr for nr in plan.network_racks if nr.cluster == cid]
-            positions: dict[str, int] = {}
-            kw: dict[str, float] = {}
-            for nr in mine:
-                pod = row_pod.get(nr.row, "")
-                positions[pod] = positions.get(pod, 0) + 1
-                kw[pod] = kw.get(pod, 0.0) + nr.kw
-            w = ClusterFabric(
-                cluster=cid,
-                design=z.design,
-                endpoints=z.endpoints,
-                switches=z.switches,
-                leaves_per_pod=z.leaves_per_pod,
-                links=z.links,
-                kw=z.kw,
-                capex_usd=z.capex_usd,
-                optics=z.optics,
-                network_racks=z.network_racks,
-                racks_placed=len(mine),
-                positions_by_pod=dict(sorted(positions.items())),
-                kw_by_pod=dict(sorted(kw.items())),
-                max_endpoints=z.max_endpoints,
-                max_hops=z.max_hops,
-                endpoints_by_building=z.endpoints_by_building,
-                region_links=z.region_links,
-                region_switches=z.region_switches,
-                fibre_km=z.fibre_km,
-                latency_us=z.latency_us,
+    return want_r
+
+
+def _utilisation_claims(plan: Plan, rep: VerifyReport) -> None:
+    """Every limit's use as the constraint checks found it (normal, worst failure)."""
+    if plan.utilisation is None:
+        return
+    mine = {(u.kind, u.id): u for u in rep.usage}
+    theirs = {(u.kind, u.id): u for u in plan.utilisation}
+    for key in sorted(set(mine) | set(theirs)):
+        a, b = theirs.get(key), mine.get(key)
+        where = f"utilisation {key[0]} {key[1]}"
+        if a is None or b is None:
+            what = (
+                "listed in the plan but not a limit of the scenario" if b is None else "missing from the plan"
             )
-            diff = ", ".join(
-                f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
-                for k in type(w).model_fields
-                if not _same(getattr(g, k), getattr(w, k))
-            )
-            if diff:
-                rep.add(f"fabric {cid}", "claim", diff)
-    if plan.reliability is not None and want_r is not None:
-        got_k = [b.model_dump() for b in plan.reliability.backup]
-        if got_k != [b.model_dump() for b in want_r.backup]:
+            rep.add(where, "claim", what)
+            continue
+        for f in ("value", "limit", "worst_value"):
+            if not close(getattr(a, f), getattr(b, f)):
+                rep.add(where, "claim", f"{f}: plan says {getattr(a, f)}, the racks give {getattr(b, f)}")
+        if a.worst_failure != b.worst_failure and not close(a.worst_value, b.worst_value):
+            what = f"worst failure: plan says {a.worst_failure}, the racks give {b.worst_failure}"
+            rep.add(where, "claim", what)
+
+
+def _phase_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Per-phase summaries (a plan that states none claims none)."""
+    if not plan.phases:
+        return
+    want = recount_phases(scenario, plan, rep.phase_usage)
+    if [p.model_dump() for p in plan.phases] == [p.model_dump() for p in want]:
+        return
+    got = {p.phase: p for p in plan.phases}
+    for w in want:
+        g = got.get(w.phase)
+        if g is None or g.model_dump() != w.model_dump():
+            rep.add(f"phases {w.phase}", "claim", "missing" if g is None else _differences(g, w))
+
+
+def _fabric_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Each designed fabric's figures as the verifier sizes it, with the network racks placed."""
+    if plan.fabric is None:
+        return
+    want_f = all_figures(scenario, plan.racks, chosen(plan))
+    row_pod = {r.id: r.pod for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    got_f = {f.cluster: f for f in plan.fabric}
+    for cid in sorted(set(want_f) | set(got_f)):
+        g, z = got_f.get(cid), want_f.get(cid)
+        if g is None or z is None:
+            what = "missing from the plan" if g is None else "the cluster has no fabric design"
+            rep.add(f"fabric {cid}", "claim", what)
+            continue
+        diff = _differences(g, _fabric_record(cid, z, plan, row_pod), _same)
+        if diff:
+            rep.add(f"fabric {cid}", "claim", diff)
+
+
+def _fabric_record(cid: str, z, plan: Plan, row_pod: dict[str, str]) -> ClusterFabric:
+    """What a plan should state of one cluster's fabric: the sizing and its network racks per pod."""
+    mine = [nr for nr in plan.network_racks if nr.cluster == cid]
+    positions: dict[str, int] = {}
+    kw: dict[str, float] = {}
+    for nr in mine:
+        pod = row_pod.get(nr.row, "")
+        positions[pod] = positions.get(pod, 0) + 1
+        kw[pod] = kw.get(pod, 0.0) + nr.kw
+    same = ("design", "endpoints", "switches", "leaves_per_pod", "links", "kw", "capex_usd", "optics")
+    more = ("network_racks", "max_endpoints", "max_hops", "endpoints_by_building", "region_links")
+    last = ("region_switches", "fibre_km", "latency_us")
+    return ClusterFabric(
+        cluster=cid,
+        racks_placed=len(mine),
+        positions_by_pod=dict(sorted(positions.items())),
+        kw_by_pod=dict(sorted(kw.items())),
+        **{k: getattr(z, k) for k in (*same, *more, *last)},
+    )
+
+
+def _reliability_claims(plan: Plan, want_r, rep: VerifyReport) -> None:
+    """The backup choice, each cluster's reliability figures and each element's blast radius."""
+    assert plan.reliability is not None
+    if [b.model_dump() for b in plan.reliability.backup] != [b.model_dump() for b in want_r.backup]:
+        what = "the backup-power choice differs from the one the racks and costs give"
+        rep.add("reliability backup", "claim", what)
+    got_c = {c.cluster: c for c in plan.reliability.clusters}
+    for w in want_r.clusters:
+        g = got_c.get(w.cluster)
+        if g is None or g.model_dump() != w.model_dump():
             rep.add(
-                "reliability backup",
-                "claim",
-                "the backup-power choice differs from the one the racks and costs give",
+                f"reliability cluster {w.cluster}", "claim", "missing" if g is None else _differences(g, w)
             )
-        got_c = {c.cluster: c for c in plan.reliability.clusters}
-        for w in want_r.clusters:
-            g = got_c.get(w.cluster)
-            if g is None or g.model_dump() != w.model_dump():
-                diff = (
-                    "missing"
-                    if g is None
-                    else ", ".join(
-                        f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
-                        for k in type(w).model_fields
-                        if getattr(g, k) != getattr(w, k)
-                    )
-                )
-                rep.add(f"reliability cluster {w.cluster}", "claim", diff)
-        got_b = {(b.kind, b.id): b for b in plan.reliability.blast_radius}
-        want_b = {(b.kind, b.id): b for b in want_r.blast_radius}
-        for key in sorted(set(got_b) | set(want_b)):
-            g, w = got_b.get(key), want_b.get(key)
-            if g is None or w is None or g.model_dump() != w.model_dump():
-                what = (
-                    "takes down nothing"
-                    if w is None
-                    else "missing from the plan"
-                    if g is None
-                    else ", ".join(
-                        f"{k}: plan says {getattr(g, k)}, the racks give {getattr(w, k)}"
-                        for k in type(w).model_fields
-                        if getattr(g, k) != getattr(w, k)
-                    )
-                )
-                rep.add(f"blast radius {key[0]} {key[1]}", "claim", what)
-    if plan.failover is not None:
-        failover_claims(plan, scenario, rep)
+    got_b = {(b.kind, b.id): b for b in plan.reliability.blast_radius}
+    want_b = {(b.kind, b.id): b for b in want_r.blast_radius}
+    for key in sorted(set(got_b) | set(want_b)):
+        g, w = got_b.get(key), want_b.get(key)
+        if g is not None and w is not None and g.model_dump() == w.model_dump():
+            continue
+        what = (
+            "takes down nothing"
+            if w is None
+            else "missing from the plan"
+            if g is None
+            else _differences(g, w)
+        )
+        rep.add(f"blast radius {key[0]} {key[1]}", "claim", what)
+
+
+def _status_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Status, objective value, bound, gap and the kind of optimality claimed."""
     status = plan.status
     if not status.has_plan and plan.racks:
-        rep.add(
-            "status",
-            "claim",
-            f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks",
-        )
-    if status in (Status.optimal, Status.feasible) or (
-        status == Status.not_solved and plan.objective_value is not None
-    ):
-        objective = Objective(scenario.objective)
-        obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan))
-        if plan.objective and plan.objective != objective.value:
-            rep.add(
-                "objective",
-                "claim",
-                f"plan optimised {plan.objective}, the scenario asks for {objective.value}",
-            )
-        if plan.objective_value is None or not close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
-            rep.add(
-                "objective_value", "claim", f"plan says {plan.objective_value}, the racks give {fmt(obj)}"
-            )
-        slack = 1e-6 * max(1.0, abs(obj))
-        if plan.bound is not None and (
-            (objective.maximise and plan.bound < obj - slack)
-            or (not objective.maximise and plan.bound > obj + slack)
-        ):
-            rep.add(
-                "bound", "claim", f"bound {fmt(plan.bound)} is on the wrong side of the objective {fmt(obj)}"
-            )
-        gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
-        if (plan.gap is None) != (gap is None) or (
-            gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)
-        ):
-            rep.add(
-                "gap",
-                "claim",
-                f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}",
-            )
-        rel_gap = (plan.solver_settings or scenario.solver).rel_gap
-        claim = status == Status.optimal and plan.optimality == "solver_claim"
-        if claim and plan.bound is not None:
-            rep.add(
-                "optimality",
-                "claim",
-                "optimal on the solver's word is claimed only when it stated no bound; this plan has one",
-            )
-        if status == Status.optimal and not claim and (gap is None or gap > rel_gap + 1e-9):
-            rep.add(
-                "status",
-                "claim",
-                f"optimal needs a gap within {rel_gap:g}; the gap is "
-                f"{'unknown' if gap is None else f'{gap:.6g}'}",
-            )
+        what = f"status {status.value} says there is no plan, but the plan lists {len(plan.racks)} racks"
+        rep.add("status", "claim", what)
+    solved = status in (Status.optimal, Status.feasible)
+    if solved or (status == Status.not_solved and plan.objective_value is not None):
+        _objective_claims(plan, scenario, rep)
     if status != Status.optimal and plan.optimality is not None:
         rep.add("optimality", "claim", f"status {status.value} cannot be '{plan.optimality}' optimal")
+
+
+def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """The objective value from the racks; the bound on its right side; the gap from both; optimal
+    only within the requested gap, or on the solver's word when it stated no bound."""
+    objective = Objective(scenario.objective)
+    obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan))
+    if plan.objective and plan.objective != objective.value:
+        what = f"plan optimised {plan.objective}, the scenario asks for {objective.value}"
+        rep.add("objective", "claim", what)
+    if plan.objective_value is None or not close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
+        rep.add("objective_value", "claim", f"plan says {plan.objective_value}, the racks give {fmt(obj)}")
+    slack = 1e-6 * max(1.0, abs(obj))
+    wrong_side = plan.bound is not None and (
+        (objective.maximise and plan.bound < obj - slack)
+        or (not objective.maximise and plan.bound > obj + slack)
+    )
+    if wrong_side:
+        rep.add("bound", "claim", f"bound {fmt(plan.bound)} is on the wrong side of the objective {fmt(obj)}")
+    gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
+    if (plan.gap is None) != (gap is None) or (
+        gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)
+    ):
+        what = f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}"
+        rep.add("gap", "claim", what)
+    rel_gap = (plan.solver_settings or scenario.solver).rel_gap
+    claim = plan.status == Status.optimal and plan.optimality == "solver_claim"
+    if claim and plan.bound is not None:
+        what = "optimal on the solver's word is claimed only when it stated no bound; this plan has one"
+        rep.add("optimality", "claim", what)
+    if plan.status == Status.optimal and not claim and (gap is None or gap > rel_gap + 1e-9):
+        shown = "unknown" if gap is None else f"{gap:.6g}"
+        rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
 
 
 def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:

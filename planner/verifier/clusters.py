@@ -31,12 +31,12 @@ def hops_between(scenario: Scenario, site: SiteView, racks) -> tuple[int, str, i
 def cluster_checks(
     plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]
 ) -> None:
+    """Each cluster's demand in every phase, its storage racks and hot spares, and its hop budget."""
     types = scenario.catalog.by_id()
     by_cluster: dict[str, list] = defaultdict(list)
     for r in plan.racks:
         if r.rack_type in types:
             by_cluster[r.cluster].append(r)
-    names = [p.id for p in scenario.phases]
     standing: list[dict[str, int]] = []  # per phase: each cluster's GPUs standing (spares not counted)
     for st in states:
         tally: dict[str, int] = defaultdict(int)
@@ -46,63 +46,65 @@ def cluster_checks(
         standing.append(tally)
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
-        name = f"cluster {c.id}"
         for st, tally in zip(states, standing, strict=True):
-            gpus = tally[c.id]
-            want = c.gpus
-            if c.gpus_by_phase is not None:
-                want = 0
-                for ph, g in sorted(
-                    c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9
-                ):
-                    if ph in site.phase_index and site.phase_index[ph] <= st.index:
-                        want = g
-            if c.demand == Demand.exact and gpus != want:
-                rep.add(name, "demand", f"{gpus} GPUs placed, exactly {want} wanted{st.where}")
-            elif c.demand == Demand.at_least and gpus < (want or 0):
-                rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
-            elif c.demand == Demand.max and want is not None and gpus > want:
-                rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
-        want_st = storage_wanted(scenario, c)
-        stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
-        if stored != want_st:
-            rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
-
-        want_sp = spares_wanted(scenario, c)
-        spares = [r for r in mine if r.spare]
-        if len(spares) != want_sp:
-            rep.add(
-                name,
-                "spares",
-                f"{len(spares)} hot-spare racks placed, {want_sp} wanted"
-                + (
-                    f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)"
-                    if c.spare_availability is not None
-                    else ""
-                ),
-            )
-        if any(not types[r.rack_type].gpus for r in spares):
-            rep.add(name, "spares", "a hot spare must be a GPU rack of the cluster")
+            _demand_check(c, tally[c.id], _wanted(c, scenario, site, st.index), st, rep)
+        _storage_and_spare_checks(c, mine, scenario, rep)
         known = [r for r in mine if r.row in site.rows]
         if len(known) > 1:
             hops, tier, count = hops_between(scenario, site, known)
             if hops > c.max_hops:
-                rep.add(
-                    name,
-                    "hops",
-                    f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}",
-                )
+                what = f"its racks span {count} {tier}: {hops} hops between them, max_hops is {c.max_hops}"
+                rep.add(f"cluster {c.id}", "hops", what)
+
+
+def _wanted(c, scenario: Scenario, site: SiteView, index: int) -> int | None:
+    """GPUs a cluster wants in phase ``index``: its figure for the latest phase it names by then."""
+    if c.gpus_by_phase is None:
+        return c.gpus
+    names = [p.id for p in scenario.phases]
+    want = 0
+    for ph, g in sorted(
+        c.gpus_by_phase.items(), key=lambda kv: names.index(kv[0]) if kv[0] in names else 10**9
+    ):
+        if ph in site.phase_index and site.phase_index[ph] <= index:
+            want = g
+    return want
+
+
+def _demand_check(c, gpus: int, want: int | None, st: PhaseState, rep: VerifyReport) -> None:
+    name = f"cluster {c.id}"
+    if c.demand == Demand.exact and gpus != want:
+        rep.add(name, "demand", f"{gpus} GPUs placed, exactly {want} wanted{st.where}")
+    elif c.demand == Demand.at_least and gpus < (want or 0):
+        rep.add(name, "demand", f"{gpus} GPUs placed, at least {want} wanted{st.where}")
+    elif c.demand == Demand.max and want is not None and gpus > want:
+        rep.add(name, "demand", f"{gpus} GPUs placed, at most {want} wanted{st.where}")
+
+
+def _storage_and_spare_checks(c, mine: list, scenario: Scenario, rep: VerifyReport) -> None:
+    """The storage racks and hot spares the cluster asks for (the verifier's own asks)."""
+    name = f"cluster {c.id}"
+    types = scenario.catalog.by_id()
+    want_st = storage_wanted(scenario, c)
+    stored = sum(1 for r in mine if want_st and r.rack_type == c.storage_rack_type)
+    if stored != want_st:
+        rep.add(name, "storage", f"{stored} storage racks placed, {want_st} wanted")
+    want_sp = spares_wanted(scenario, c)
+    spares = [r for r in mine if r.spare]
+    if len(spares) != want_sp:
+        why = ""
+        if c.spare_availability is not None:
+            why = f" (availability {c.spare_availability:g}, repair {c.repair_hours:g} h)"
+        rep.add(name, "spares", f"{len(spares)} hot-spare racks placed, {want_sp} wanted{why}")
+    if any(not types[r.rack_type].gpus for r in spares):
+        rep.add(name, "spares", "a hot spare must be a GPU rack of the cluster")
 
 
 def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
     """Failure-domain spread (§11): per cluster with a limit, the GPUs one power node (rows it
     leaves with no feed; for a shed cluster every row it hits), cooling zone or pod takes down."""
-    limited = [
-        c
-        for c in scenario.clusters
-        if (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod)
-        != (None, None, None)
-    ]
+    limits = ("max_share_per_power_node", "max_share_per_cooling_zone", "max_share_per_pod")
+    limited = [c for c in scenario.clusters if any(getattr(c, x) is not None for x in limits)]
     if not limited:
         return
     types = scenario.catalog.by_id()
@@ -111,35 +113,12 @@ def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
         t = types.get(r.rack_type)
         if t is not None and t.gpus and r.row in site.rows:
             per_row[r.cluster][r.row] += t.gpus
-    zone_rows: dict[str, set[str]] = defaultdict(set)
-    pod_rows: dict[str, set[str]] = defaultdict(set)
-    for rid, (_, _, row) in site.rows.items():
-        zone_rows[row.air_zone].add(rid)
-        if row.liquid_loop:
-            zone_rows[row.liquid_loop].add(rid)
-        pod_rows[row.pod].add(rid)
     for c in limited:
         mine = per_row.get(c.id, {})
         total = sum(mine.values())
         if not total:
             continue
-        domains: list[tuple[str, str, list[str] | set[str], float | None]] = []
-        domains += [("cooling_zone", z, rows, c.max_share_per_cooling_zone) for z, rows in zone_rows.items()]
-        domains += [("pod", p, rows, c.max_share_per_pod) for p, rows in pod_rows.items()]
-        if c.max_share_per_power_node is not None:
-            shed = c.on_power_failure.value == "shed"
-            for fid, node in site.nodes.items():
-                if not node.can_fail:
-                    continue
-                dead = site.down(fid)
-                rows = [
-                    r
-                    for r in mine
-                    if any(f in dead for f in site.rows[r][2].feeds)
-                    and (shed or all(f in dead for f in site.rows[r][2].feeds))
-                ]
-                domains.append(("power_node", fid, rows, c.max_share_per_power_node))
-        for kind, eid, rows, share in domains:
+        for kind, eid, rows, share in _domains(c, mine, site):
             down = sum(mine.get(r, 0) for r in rows)
             if share is not None and down > share * total + 1e-6:
                 rep.add(
@@ -150,6 +129,38 @@ def spread_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
                 )
 
 
+def _domains(
+    c, mine: dict[str, int], site: SiteView
+) -> list[tuple[str, str, list[str] | set[str], float | None]]:
+    """(kind, element, rows it takes down, the cluster's limit) of every failure domain: cooling
+    zones and loops, pods, and power nodes that can fail (rows left with no feed; every row hit
+    for a cluster that sheds)."""
+    zone_rows: dict[str, set[str]] = defaultdict(set)
+    pod_rows: dict[str, set[str]] = defaultdict(set)
+    for rid, (_, _, row) in site.rows.items():
+        zone_rows[row.air_zone].add(rid)
+        if row.liquid_loop:
+            zone_rows[row.liquid_loop].add(rid)
+        pod_rows[row.pod].add(rid)
+    out: list[tuple[str, str, list[str] | set[str], float | None]] = []
+    out += [("cooling_zone", z, rows, c.max_share_per_cooling_zone) for z, rows in zone_rows.items()]
+    out += [("pod", p, rows, c.max_share_per_pod) for p, rows in pod_rows.items()]
+    if c.max_share_per_power_node is None:
+        return out
+    shed = c.on_power_failure.value == "shed"
+    for fid, node in site.nodes.items():
+        if node.can_fail:
+            dead = site.down(fid)
+            feeds = {r: site.rows[r][2].feeds for r in mine}
+            rows = [
+                r
+                for r in mine
+                if any(f in dead for f in feeds[r]) and (shed or all(f in dead for f in feeds[r]))
+            ]
+            out.append(("power_node", fid, rows, c.max_share_per_power_node))
+    return out
+
+
 def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteView | None = None) -> None:
     """Each designed cluster names an allowed design and stays within what it can build; its
     network racks hold exactly the switches its design needs (tiers not in the GPU racks), the
@@ -158,107 +169,116 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
     for c in scenario.clusters:
         pick = picks.get(c.id)
         if pick is not None and (not c.fabrics or pick not in c.fabrics):
-            rep.add(
-                f"cluster {c.id}",
-                "fabric",
-                f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})",
-            )
+            what = f"built on '{pick}', not one of its designs ({', '.join(c.fabrics or []) or 'none'})"
+            rep.add(f"cluster {c.id}", "fabric", what)
         elif pick is None and c.fabrics and len(c.fabrics) > 1 and any(r.cluster == c.id for r in plan.racks):
-            rep.add(
-                f"cluster {c.id}",
-                "fabric",
-                f"the plan does not say which of {', '.join(c.fabrics)} it is built on",
-            )
+            what = f"the plan does not say which of {', '.join(c.fabrics)} it is built on"
+            rep.add(f"cluster {c.id}", "fabric", what)
     site = site or site_view(scenario)
     served = served_pods(site)
     designs = {d.id: d for d in scenario.fabrics}
-    tier = scenario.region_tier
-    limits = {c.id: c.max_latency_us for c in scenario.clusters}
     for cid, z in all_figures(scenario, plan.racks, picks).items():
-        biggest = max(z.endpoints_by_building.values(), default=0) if z.per_building else z.endpoints
-        if biggest > z.max_endpoints:
-            rep.add(
-                f"cluster {cid}",
-                "fabric",
-                f"{biggest:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}",
-            )
-        if len(z.endpoints_by_building) > 1 and tier is None:
-            rep.add(
-                f"cluster {cid}",
-                "fabric",
-                f"stands in {len(z.endpoints_by_building)} buildings on a designed fabric, but the "
-                "scenario has "
-                "no region tier to join them",
-            )
-        if limits.get(cid) is not None and z.latency_us > limits[cid] + 1e-9:
-            rep.add(
-                f"cluster {cid}",
-                "latency",
-                f"{z.latency_us:,.1f} µs of fibre between its farthest buildings, max_latency_us "
-                f"{limits[cid]:,.1f}",
-            )
-        d = designs[z.design]
+        _fabric_size_checks(cid, z, scenario, rep)
         mine = [nr for nr in plan.network_racks if nr.cluster == cid]
-        per_tier: dict[int, int] = defaultdict(int)
-        leaves_in: dict[str, int] = defaultdict(int)
-        in_building: dict[tuple[str, int], int] = defaultdict(int)
-        for nr in mine:
-            for sc in nr.switches:
-                per_tier[sc.tier] += sc.count
-                in_building[nr.building, sc.tier] += sc.count
-                if sc.tier == 1:
-                    for pod in served.get(nr.row, ()):
-                        leaves_in[pod] += sc.count
-        for b, counts in z.per_building.items():
-            for t_no in range(2, d.tiers + 1):
-                if in_building.get((b, t_no), 0) != counts[t_no - 1]:
-                    rep.add(
-                        f"cluster {cid}",
-                        "network racks",
-                        f"building {b}'s tree needs {counts[t_no - 1]:,} tier-{t_no} switches there, "
-                        f"its network racks there hold {in_building.get((b, t_no), 0):,}",
-                    )
-        if per_tier.get(4, 0) != z.region_switches:
-            rep.add(
-                f"cluster {cid}",
-                "network racks",
-                f"its network racks hold {per_tier.get(4, 0):,} region-tier switches, it needs "
-                f"{z.region_switches:,}",
-            )
-        elsewhere = sum(
-            n for (b, t_no), n in in_building.items() if t_no == 4 and (tier is None or b != tier.building)
+        _fabric_switch_checks(cid, z, designs[z.design], mine, served, scenario, rep)
+
+
+def _fabric_size_checks(cid: str, z, scenario: Scenario, rep: VerifyReport) -> None:
+    """Within the design's largest build (per building when joined), joined by a region tier when
+    it spans buildings, within the cluster's latency budget."""
+    name = f"cluster {cid}"
+    biggest = max(z.endpoints_by_building.values(), default=0) if z.per_building else z.endpoints
+    if biggest > z.max_endpoints:
+        rep.add(
+            name, "fabric", f"{biggest:,} endpoints, but fabric {z.design} holds at most {z.max_endpoints:,}"
         )
-        if elsewhere:
-            rep.add(
-                f"cluster {cid}",
-                "network racks",
-                f"{elsewhere:,} region-tier switches stand outside the tier's building "
-                f"{tier.building if tier else '(none)'}",
-            )
-        for tier in range(2 if d.leaf_in_rack else 1, d.tiers + 1):
-            want = z.switches[tier - 1]
-            if per_tier.get(tier, 0) != want:
-                rep.add(
-                    f"cluster {cid}",
-                    "network racks",
-                    f"its network racks hold {per_tier.get(tier, 0):,} tier-{tier} switches, "
-                    f"its fabric needs {want:,}",
+    if len(z.endpoints_by_building) > 1 and scenario.region_tier is None:
+        what = (
+            f"stands in {len(z.endpoints_by_building)} buildings on a designed fabric, but the scenario has "
+            "no region tier to join them"
+        )
+        rep.add(name, "fabric", what)
+    limit = next((c.max_latency_us for c in scenario.clusters if c.id == cid), None)
+    if limit is not None and z.latency_us > limit + 1e-9:
+        what = f"{z.latency_us:,.1f} µs of fibre between its farthest buildings, max_latency_us {limit:,.1f}"
+        rep.add(name, "latency", what)
+
+
+def _fabric_switch_checks(
+    cid: str, z, d, mine: list, served: dict, scenario: Scenario, rep: VerifyReport
+) -> None:
+    """The cluster's network racks hold the switches its fabric needs: per tier, per building's
+    tree, the region tier in its building, each pod's leaves in rows serving it; and draw its power."""
+    name = f"cluster {cid}"
+    per_tier, leaves_in, in_building = _switch_tally(mine, served)
+    for b, counts in z.per_building.items():
+        for t_no in range(2, d.tiers + 1):
+            have = in_building.get((b, t_no), 0)
+            if have != counts[t_no - 1]:
+                what = (
+                    f"building {b}'s tree needs {counts[t_no - 1]:,} tier-{t_no} switches there, its "
+                    f"network racks there hold {have:,}"
                 )
-        for pod, want in z.leaves_per_pod.items():
-            if leaves_in.get(pod, 0) < want:
-                rep.add(
-                    f"cluster {cid}",
-                    "network racks",
-                    f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there "
-                    f"hold {leaves_in.get(pod, 0):,}",
-                )
-        kw = sum(nr.kw for nr in mine)
-        if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
-            rep.add(
-                f"cluster {cid}",
-                "network racks",
-                f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW",
+                rep.add(name, "network racks", what)
+    _region_tier_checks(name, z, per_tier, in_building, scenario, rep)
+    for tier in range(2 if d.leaf_in_rack else 1, d.tiers + 1):
+        if per_tier.get(tier, 0) != z.switches[tier - 1]:
+            what = (
+                f"its network racks hold {per_tier.get(tier, 0):,} tier-{tier} switches, its fabric needs "
+                f"{z.switches[tier - 1]:,}"
             )
+            rep.add(name, "network racks", what)
+    for pod, want in z.leaves_per_pod.items():
+        if leaves_in.get(pod, 0) < want:
+            what = (
+                f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there hold "
+                f"{leaves_in.get(pod, 0):,}"
+            )
+            rep.add(name, "network racks", what)
+    kw = sum(nr.kw for nr in mine)
+    if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
+        rep.add(
+            name, "network racks", f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW"
+        )
+
+
+def _switch_tally(mine: list, served: dict):
+    """Switches the network racks hold: per tier, per pod's leaves (in rows serving it), per (building,
+    tier)."""
+    per_tier: dict[int, int] = defaultdict(int)
+    leaves_in: dict[str, int] = defaultdict(int)
+    in_building: dict[tuple[str, int], int] = defaultdict(int)
+    for nr in mine:
+        for sc in nr.switches:
+            per_tier[sc.tier] += sc.count
+            in_building[nr.building, sc.tier] += sc.count
+            if sc.tier == 1:
+                for pod in served.get(nr.row, ()):
+                    leaves_in[pod] += sc.count
+    return per_tier, leaves_in, in_building
+
+
+def _region_tier_checks(
+    name: str, z, per_tier: dict, in_building: dict, scenario: Scenario, rep: VerifyReport
+) -> None:
+    """The region tier's switches: as many as the fabric needs, all in the tier's building."""
+    region = scenario.region_tier
+    if per_tier.get(4, 0) != z.region_switches:
+        what = (
+            f"its network racks hold {per_tier.get(4, 0):,} region-tier switches, it needs "
+            f"{z.region_switches:,}"
+        )
+        rep.add(name, "network racks", what)
+    elsewhere = sum(
+        n for (b, t_no), n in in_building.items() if t_no == 4 and (region is None or b != region.building)
+    )
+    if elsewhere:
+        where = region.building if region else "(none)"
+        rep.add(
+            name,
+            "network racks",
+            f"{elsewhere:,} region-tier switches stand outside the tier's building {where}",
+        )
 
 
 def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:

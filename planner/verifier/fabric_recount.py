@@ -164,9 +164,6 @@ def _tree(
     types = scenario.catalog.by_id()
     sw = scenario.catalog.switch_by_id()
     classes = scenario.site.fabric.link_classes
-    near = min(classes, key=lambda c: c.max_length_m)
-    far = max(classes, key=lambda c: c.max_length_m)
-    by_id = {c.id: c for c in classes}
     gpu_racks = [
         (r, types[r.rack_type])
         for r in racks
@@ -182,29 +179,47 @@ def _tree(
     radix = [sw[s].ports for s in design.switches]
     ports = _split(design, radix, leaf_endpoints)
     links: dict[str, int] = defaultdict(int)
+    ends = (min(classes, key=lambda c: c.max_length_m).id, max(classes, key=lambda c: c.max_length_m).id)
+    count, per_leaf_up, uplinks = _leaves(design, gpu_racks, per_rack, ports, row_pod, out, links, ends)
+    out.switches = _upper_tiers(design, count, per_leaf_up, uplinks, radix, ports, links, ends[1])
+    out.links = dict(links)
+    _priced(out, design, sw, {c.id: c for c in classes})
+    counts = out.switches
+    out.max_hops = 1 if counts[0] <= 1 else 3 if design.tiers == 2 or counts[0] <= ports[1][0] else 5
+    return out
+
+
+def _leaves(design: FabricDesign, gpu_racks, per_rack, ports, row_pod, out: FabricFigures, links, ends):
+    """The leaf tier: (leaves, uplinks per leaf, uplinks), the GPU racks' links counted by class.
+    Leaves in the GPU racks take each rack's links inside it and send ⌈endpoints ÷ first
+    oversubscription⌉ up; leaves in network racks: ⌈⌈endpoints in the pod ÷ leaf downlinks⌉ ÷ rails⌉
+    × rails per pod, their uplinks on the nearest class."""
+    near, far = ends
     if design.leaf_in_rack:
-        count = len(gpu_racks)
         uplinks = 0
         for (r, t), e in zip(gpu_racks, per_rack, strict=True):
             links[design.in_rack_link] += t.links  # to the leaf in its own rack: no cable
             n = math.ceil(e / design.oversubscription[0])
             uplinks += n
-            links[r.link_class if r.link_class else far.id] += n
-        per_leaf_up = uplinks / count
-    else:
-        rails = max((t.gpus_per_server for _, t in gpu_racks), default=1) or 1 if design.rail_optimized else 1
-        in_pod: dict[str, int] = defaultdict(int)
-        for (r, t), e in zip(gpu_racks, per_rack, strict=True):
-            in_pod[row_pod.get(r.row, "")] += e
-            links[r.link_class if r.link_class else far.id] += (
-                t.links
-            )  # cabled from the rack to a leaf in a network rack
-        for pod in sorted(in_pod):
-            out.leaves_per_pod[pod] = math.ceil(math.ceil(in_pod[pod] / ports[0][0]) / rails) * rails
-        count = sum(out.leaves_per_pod.values())
-        per_leaf_up = ports[0][1]
-        uplinks = int(count * ports[0][1])
-        links[near.id] += uplinks
+            links[r.link_class if r.link_class else far] += n
+        return len(gpu_racks), uplinks / len(gpu_racks), uplinks
+    rails = max((t.gpus_per_server for _, t in gpu_racks), default=1) or 1 if design.rail_optimized else 1
+    in_pod: dict[str, int] = defaultdict(int)
+    for (r, t), e in zip(gpu_racks, per_rack, strict=True):
+        in_pod[row_pod.get(r.row, "")] += e
+        links[r.link_class if r.link_class else far] += t.links  # from the rack to a leaf in a network rack
+    for pod in sorted(in_pod):
+        out.leaves_per_pod[pod] = math.ceil(math.ceil(in_pod[pod] / ports[0][0]) / rails) * rails
+    count = sum(out.leaves_per_pod.values())
+    uplinks = int(count * ports[0][1])
+    links[near] += uplinks
+    return count, ports[0][1], uplinks
+
+
+def _upper_tiers(design: FabricDesign, count, per_leaf_up, uplinks, radix, ports, links, far) -> list[int]:
+    """Switches per tier: each tier ⌈uplinks from below ÷ its down-facing ports⌉ (the top tier all
+    ports down; spines for the largest build: the leaves rounded up to a power of two); links between
+    tiers on the farthest-reaching class."""
     counts = [count]
     for tier in range(1, design.tiers):
         top = tier == design.tiers - 1
@@ -219,14 +234,18 @@ def _tree(
         counts.append(n)
         if not top:
             uplinks = int(n * ports[tier][1])
-            links[far.id] += uplinks
-    out.switches = counts
-    out.links = dict(links)
+            links[far] += uplinks
+    return counts
+
+
+def _priced(out: FabricFigures, design: FabricDesign, sw, by_id) -> None:
+    """kW, capex, optics and network racks of the switches housed outside the GPU racks and the links."""
     housed = [
         (n, sw[m])
-        for tier, (n, m) in enumerate(zip(counts, design.switches, strict=True))
+        for tier, (n, m) in enumerate(zip(out.switches, design.switches, strict=True))
         if tier > 0 or not design.leaf_in_rack
     ]
+    links = out.links
     out.kw = (
         sum(n * s.power_w for n, s in housed) + sum(n * by_id[c].power_w_per_link for c, n in links.items())
     ) / 1000
@@ -235,8 +254,6 @@ def _tree(
     )
     out.optics = sum(2 * n for c, n in links.items() if by_id[c].optical)
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
-    out.max_hops = 1 if counts[0] <= 1 else 3 if design.tiers == 2 or counts[0] <= ports[1][0] else 5
-    return out
 
 
 def all_figures(

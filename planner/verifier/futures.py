@@ -67,32 +67,9 @@ def future_checks(
     rep = VerifyReport()
     st = plan.stochastic
     assert st is not None
-    if not scenario.futures:
-        rep.add("stochastic", "futures", "the plan is two-stage but the scenario lists no futures")
-        return rep
-    want = {f.id: f.probability for f in scenario.futures}
-    got = {o.id: o.probability for o in st.futures}
-    if set(want) != set(got) or any(not close(want[k], got[k]) for k in want):
-        rep.add("stochastic", "futures", f"the plan's futures {got} are not the scenario's {want}")
-        return rep
-    if not scenario.phases or st.first_phase != scenario.phases[0].id:
-        rep.add(
-            "stochastic", "first_phase", f"first_phase '{st.first_phase}' is not the scenario's first phase"
-        )
-        return rep
-    shown = next((o for o in st.futures if o.id == st.shown_future), None)
+    shown = _shown_future(plan, scenario, rep)
     if shown is None:
-        rep.add("stochastic", "shown_future", f"shown_future '{st.shown_future}' is not one of the futures")
         return rep
-    if (
-        plan.model_copy(update={"stochastic": None, "mode": shown.plan.mode, "notes": shown.plan.notes})
-        != shown.plan
-    ):
-        rep.add(
-            "stochastic",
-            "shown_future",
-            f"the plan is not future '{shown.id}''s plan (racks, retrofits and figures)",
-        )
     base = _first(shown.plan, st.first_phase)
     for o in st.futures:
         sub = verify(o.plan, scenario.in_future(o.id))
@@ -108,25 +85,7 @@ def future_checks(
                 f"its first phase ('{st.first_phase}') differs from future '{shown.id}''s: "
                 "a two-stage plan decides the first phase once for every future",
             )
-        if not close(o.objective_value, o.plan.objective_value):
-            rep.add(
-                f"future {o.id}",
-                "objective_value",
-                f"claims {o.objective_value}, its plan's is {o.plan.objective_value}",
-            )
-        k = o.plan.kpis
-        if k is not None and (
-            not close(o.tco_usd, k.tco_usd) or o.gpus != k.gpus or not close(o.stranded_kw, k.stranded_kw)
-        ):
-            rep.add(
-                f"future {o.id}",
-                "figures",
-                f"tco/gpus/stranded {o.tco_usd}/{o.gpus}/{o.stranded_kw} are not its plan's "
-                f"{k.tco_usd}/{k.gpus}/{k.stranded_kw}",
-            )
-        r = loss(scenario, o.perfect_objective, o.objective_value)
-        if not close(o.regret, r):
-            rep.add(f"future {o.id}", "regret", f"claims {o.regret}, perfect − plan gives {r}")
+        _outcome_checks(o, scenario, rep)
     again = expected_figures(scenario, st)
     for name in (
         "expected_objective",
@@ -138,9 +97,54 @@ def future_checks(
     ):
         a, b = getattr(st, name), getattr(again, name)
         if not close(a, b, rel=1e-6, abs_=1e-3):
-            rep.add(
-                f"stochastic.{name}",
-                name,
-                f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}",
-            )
+            what = f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}"
+            rep.add(f"stochastic.{name}", name, what)
     return rep
+
+
+def _shown_future(plan: Plan, scenario: Scenario, rep: VerifyReport):
+    """The future the plan shows, once its futures and first phase are the scenario's (None: not)."""
+    st = plan.stochastic
+    assert st is not None
+    if not scenario.futures:
+        rep.add("stochastic", "futures", "the plan is two-stage but the scenario lists no futures")
+        return None
+    want = {f.id: f.probability for f in scenario.futures}
+    got = {o.id: o.probability for o in st.futures}
+    if set(want) != set(got) or any(not close(want[k], got[k]) for k in want):
+        rep.add("stochastic", "futures", f"the plan's futures {got} are not the scenario's {want}")
+        return None
+    if not scenario.phases or st.first_phase != scenario.phases[0].id:
+        rep.add(
+            "stochastic", "first_phase", f"first_phase '{st.first_phase}' is not the scenario's first phase"
+        )
+        return None
+    shown = next((o for o in st.futures if o.id == st.shown_future), None)
+    if shown is None:
+        rep.add("stochastic", "shown_future", f"shown_future '{st.shown_future}' is not one of the futures")
+        return None
+    top = plan.model_copy(update={"stochastic": None, "mode": shown.plan.mode, "notes": shown.plan.notes})
+    if top != shown.plan:
+        what = f"the plan is not future '{shown.id}''s plan (racks, retrofits and figures)"
+        rep.add("stochastic", "shown_future", what)
+    return shown
+
+
+def _outcome_checks(o, scenario: Scenario, rep: VerifyReport) -> None:
+    """One future's stated figures are its plan's; its regret is perfect information − plan."""
+    if not close(o.objective_value, o.plan.objective_value):
+        what = f"claims {o.objective_value}, its plan's is {o.plan.objective_value}"
+        rep.add(f"future {o.id}", "objective_value", what)
+    k = o.plan.kpis
+    if k is not None and (
+        not close(o.tco_usd, k.tco_usd) or o.gpus != k.gpus or not close(o.stranded_kw, k.stranded_kw)
+    ):
+        rep.add(
+            f"future {o.id}",
+            "figures",
+            f"tco/gpus/stranded {o.tco_usd}/{o.gpus}/{o.stranded_kw} are not its plan's "
+            f"{k.tco_usd}/{k.gpus}/{k.stranded_kw}",
+        )
+    r = loss(scenario, o.perfect_objective, o.objective_value)
+    if not close(o.regret, r):
+        rep.add(f"future {o.id}", "regret", f"claims {o.regret}, perfect − plan gives {r}")

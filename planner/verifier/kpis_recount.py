@@ -89,55 +89,64 @@ def _cable(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]
     return t.links * r.cable_length_m
 
 
+@dataclass
+class _Rack:
+    """One rack's terms: planning kW, link class, equipment USD and its start, end and retirement (years)."""
+
+    kw: float
+    link: LinkClass | None
+    per_gpu: float
+    links_usd: float
+    equipment: float
+    t0: float
+    end: float
+    retire: float | None
+    life: object | None
+
+
+def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]) -> _Rack:
+    designed = design_for(scenario, r.cluster, picks) is not None
+    link: LinkClass | None = None
+    if not (designed and t.gpus and not r.spare):  # a designed fabric's GPU links are the fabric's
+        link = {c.id: c for c in scenario.site.fabric.link_classes}.get(r.link_class or "")
+    per_gpu = 0.0 if designed else scenario.site.fabric.cost_usd_per_gpu
+    links = t.links * link.cost_usd_per_link if link is not None and t.links else 0.0
+    starts = start_years(scenario)
+    at = phase_index(scenario).get(r.phase or "")
+    life = scenario.service_life.get(r.rack_type)
+    gone = retired_at(scenario, r.rack_type, r.phase) if life is not None else None
+    retire = None if gone is None else starts[gone]
+    h = scenario.costs.horizon_years
+    return _Rack(
+        kw=planning_kw(scenario, t),
+        link=link,
+        per_gpu=per_gpu,
+        links_usd=links,
+        equipment=t.capex_usd + t.gpus * per_gpu + links,
+        t0=0.0 if r.existing or at is None else starts[at],
+        end=h if retire is None else min(retire, h),
+        retire=retire,
+        life=life,
+    )
+
+
 def _add_rack(
     s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str], good: dict[str, float]
 ) -> None:
     """One rack's share of every sum (module docstring of :mod:`planner.verifier.rules_recount`)."""
-    designed = design_for(scenario, r.cluster, picks) is not None
-    kw = planning_kw(scenario, t)
-    link: LinkClass | None = None
-    if not (designed and t.gpus and not r.spare):
-        link = {c.id: c for c in scenario.site.fabric.link_classes}.get(r.link_class or "")
-    per_gpu = 0.0 if designed else scenario.site.fabric.cost_usd_per_gpu
-    links = t.links * link.cost_usd_per_link if link is not None and t.links else 0.0
-    equipment = t.capex_usd + t.gpus * per_gpu + links
-    h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
-    starts = start_years(scenario)
-    at = phase_index(scenario).get(r.phase or "")
-    t0 = 0.0 if r.existing or at is None else starts[at]
-    life = scenario.service_life.get(r.rack_type)
-    gone = retired_at(scenario, r.rack_type, r.phase) if life is not None else None
-    retire = None if gone is None else starts[gone]
-    end = h if retire is None else min(retire, h)
-    capex = 0.0 if r.existing else equipment + facility_usd(scenario, kw)
-    removal = life.removal_cost_usd if life is not None and retire is not None and retire < h else 0.0
-    residual = 0.0
-    if life is not None and not r.existing and (retire is None or retire >= h) and t0 < h:
-        residual = equipment * max(0.0, 1.0 - (h - t0) / life.years)
-    s.tco += capex * worth(t0, rate) + opex_usd(scenario, kw, equipment) * flow(t0, end, rate)
-    s.tco += removal * worth(retire or 0.0, rate) - residual * worth(h, rate)
-    s.removal += removal
-    s.residual += residual
+    x = _terms(scenario, r, t, picks)
+    _add_money(s, scenario, r, t, x, good)
     s.cable_m += _cable(scenario, r, t, picks)
     s.halls.add(r.hall)
-    if not r.spare:
-        s.hours += t.gpus * HOURS * max(0.0, end - t0)
-        s.hours_npv += t.gpus * HOURS * flow(t0, end, rate)
-        s.useful_npv += t.gpus * HOURS * flow(t0, end, rate) * good.get(r.cluster, 1.0)
-    if not r.existing:
-        s.capex["racks"] += t.capex_usd
-        s.capex["fabric"] += t.gpus * per_gpu
-        s.capex["links"] += links
-        s.capex["facility"] += facility_usd(scenario, kw)
-    if retire is not None:  # gone by the last phase: none of what stands
+    if x.retire is not None:  # gone by the last phase: none of what stands
         s.retired += 1
         return
-    s.opex += opex_usd(scenario, kw, equipment)
-    if life is not None and not r.existing:
-        s.depreciation += equipment / life.years
+    s.opex += opex_usd(scenario, x.kw, x.equipment)
+    if x.life is not None and not r.existing:
+        s.depreciation += x.equipment / x.life.years
     s.racks += 1
-    s.kw += kw
-    s.max_kw = max(s.max_kw, kw)
+    s.kw += x.kw
+    s.max_kw = max(s.max_kw, x.kw)
     if r.spare:
         s.spares += 1
     else:
@@ -146,8 +155,34 @@ def _add_rack(
         s.hbm_tb += t.gpus * t.hbm_gb_per_gpu / 1000.0
     s.storage_pb += t.storage_capacity_pb
     s.storage_gbs += t.storage_write_gb_per_s
-    if link is not None and link.optical:
+    if x.link is not None and x.link.optical:
         s.optics += 2 * t.links
+
+
+def _add_money(
+    s: _Sums, scenario: Scenario, r: PlacedRack, t: RackType, x: _Rack, good: dict[str, float]
+) -> None:
+    """The rack's capex parts, TCO terms (capex, opex to its end, removal, residual) and GPU-hours."""
+    h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
+    capex = 0.0 if r.existing else x.equipment + facility_usd(scenario, x.kw)
+    life = x.life
+    removal = life.removal_cost_usd if life is not None and x.retire is not None and x.retire < h else 0.0
+    residual = 0.0
+    if life is not None and not r.existing and (x.retire is None or x.retire >= h) and x.t0 < h:
+        residual = x.equipment * max(0.0, 1.0 - (h - x.t0) / life.years)
+    s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment) * flow(x.t0, x.end, rate)
+    s.tco += removal * worth(x.retire or 0.0, rate) - residual * worth(h, rate)
+    s.removal += removal
+    s.residual += residual
+    if not r.spare:
+        s.hours += t.gpus * HOURS * max(0.0, x.end - x.t0)
+        s.hours_npv += t.gpus * HOURS * flow(x.t0, x.end, rate)
+        s.useful_npv += t.gpus * HOURS * flow(x.t0, x.end, rate) * good.get(r.cluster, 1.0)
+    if not r.existing:
+        s.capex["racks"] += t.capex_usd
+        s.capex["fabric"] += t.gpus * x.per_gpu
+        s.capex["links"] += x.links_usd
+        s.capex["facility"] += facility_usd(scenario, x.kw)
 
 
 def network_kw(scenario: Scenario) -> float:
@@ -191,38 +226,33 @@ def recount_kpis(
         if r.rack_type in types:
             _add_rack(s, scenario, r, types[r.rack_type], picks, good)
     fabric = list(all_figures(scenario, racks, picks).values())
+    white = _add_white_space(s, scenario, fabric, bought)
+    return _as_kpis(s, scenario, fabric, white, backup, fabric_racks, stranded_kw)
+
+
+def per(x: float, y: float) -> float:
+    """x ÷ y, 0 when y is 0."""
+    return x / y if y else 0.0
+
+
+def _as_kpis(
+    s: _Sums,
+    scenario: Scenario,
+    fabric: list,
+    white: float,
+    backup: list,
+    fabric_racks: int,
+    stranded_kw: float,
+) -> Kpis:
+    """The sums as KPIs, with the backup power chosen (its capex spent at the start)."""
     fabric_kw = sum(z.kw for z in fabric)
-    designed_usd = sum(z.capex_usd for z in fabric)
-    white = (
-        network_kw(scenario) + fabric_kw
-    )  # network racks and designed fabrics: from the start to the horizon
-    white_opex = opex_usd(scenario, white, designed_usd)
-    retro, retro_npv = retrofit_usd(scenario, bought)
-    s.capex["fabric"] += designed_usd
-    s.capex["facility"] += facility_usd(scenario, white)
-    s.capex["retrofits"] = retro
-    s.opex += white_opex
-    s.tco += (
-        facility_usd(scenario, white)
-        + designed_usd
-        + white_opex * flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
-    )
-    s.tco += retro_npv
     backup_usd = sum(c.capex_usd for c in backup)
     tco = s.tco + backup_usd
     it = s.kw + white
     area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
     floor = sum(area.get(x, 0.0) for x in s.halls)
     mw = it / 1000.0
-    useful = (
-        backup[0].usd_per_useful_gpu_hour[backup[0].design]
-        if backup
-        else (tco / s.useful_npv if s.useful_npv else 0.0)
-    )
-
-    def per(x: float, y: float) -> float:
-        return x / y if y else 0.0
-
+    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else per(tco, s.useful_npv)
     capex = sum(s.capex.values()) + backup_usd
     return Kpis(
         gpus=s.gpus,
@@ -252,7 +282,7 @@ def recount_kpis(
         capex_fabric_usd=s.capex["fabric"],
         capex_links_usd=s.capex["links"],
         capex_facility_usd=s.capex["facility"],
-        capex_retrofits_usd=retro,
+        capex_retrofits_usd=s.capex["retrofits"],
         capex_backup_usd=backup_usd,
         capex_usd=capex,
         opex_usd_per_year=s.opex,
@@ -268,6 +298,23 @@ def recount_kpis(
         cable_m=s.cable_m,
         stranded_kw=stranded_kw,
     )
+
+
+def _add_white_space(s: _Sums, scenario: Scenario, fabric: list, bought) -> float:
+    """The network racks and designed fabrics (standing from the start to the horizon: facility,
+    equipment, energy and maintenance) and the retrofits bought; their kW."""
+    fabric_kw = sum(z.kw for z in fabric)
+    designed_usd = sum(z.capex_usd for z in fabric)
+    white = network_kw(scenario) + fabric_kw
+    white_opex = opex_usd(scenario, white, designed_usd)
+    retro, retro_npv = retrofit_usd(scenario, bought)
+    s.capex["fabric"] += designed_usd
+    s.capex["facility"] += facility_usd(scenario, white)
+    s.capex["retrofits"] = retro
+    s.opex += white_opex
+    running = flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
+    s.tco += facility_usd(scenario, white) + designed_usd + white_opex * running + retro_npv
+    return white
 
 
 def recount_objective(

@@ -18,140 +18,164 @@ from planner.verifier.site import PhaseState, SiteView, cable_m, phase_name
 def rack_checks(
     plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]
 ) -> None:
-    types = scenario.catalog.by_id()
-    clusters = {c.id: c for c in scenario.clusters}
-    stores = {
-        c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters
-    }  # once per cluster, not per rack
-    pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
-    taken: dict[tuple[str, int], int] = {}
-    held: dict[tuple[str, int], list[tuple[int, tuple[int, int]]]] = {}
-    seen: dict[tuple, list[tuple[str, str]]] = {}
-    structures = {
-        r.effect.building: r.effect.structure
-        for r in scenario.retrofits
-        if r.effect.kind == "build_structure"
-    }
-    _fit = _fit_checks(scenario, site, clusters, stores)
-    links_ok: dict[tuple, bool] = {}
-    edges = sorted(
-        {c.max_length_m for c in site.links.values()}
-        | {t.max_cable_m for t in types.values() if t.max_cable_m is not None}
-    )
+    """Every placed rack: where it stands, when, and whether it fits (module docstring)."""
+    checks = _RackChecks(scenario, site, rep, states)
     for i, r in enumerate(plan.racks):
+        checks.rack(i, r)
+
+
+class _RackChecks:
+    """The placement checks of one plan's racks, with what earlier racks took and the verdicts of
+    racks alike (judged once)."""
+
+    def __init__(self, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]):
+        self.scenario, self.site, self.rep, self.states = scenario, site, rep, states
+        self.types = scenario.catalog.by_id()
+        clusters = {c.id: c for c in scenario.clusters}
+        stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster
+        self.pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
+        self.taken: dict[tuple[str, int], int] = {}
+        self.held: dict[tuple[str, int], list[tuple[int, tuple[int, int]]]] = {}
+        self.seen: dict[tuple, list[tuple[str, str]]] = {}
+        self.structures = {
+            r.effect.building: r.effect.structure
+            for r in scenario.retrofits
+            if r.effect.kind == "build_structure"
+        }
+        self.fit = _fit_checks(scenario, site, clusters, stores)
+        self.links_ok: dict[tuple, bool] = {}
+        self.edges = sorted(
+            {c.max_length_m for c in site.links.values()}
+            | {t.max_cable_m for t in self.types.values() if t.max_cable_m is not None}
+        )
+
+    def rack(self, i: int, r) -> None:
         name = f"racks[{i}] ({r.row}/{r.position})"
-        ref = site.rows.get(r.row)
+        ref = self.site.rows.get(r.row)
         if ref is None:
-            rep.add(name, "placement", f"unknown row '{r.row}'")
-            continue
+            self.rep.add(name, "placement", f"unknown row '{r.row}'")
+            return
+        if not self.position(name, i, r, ref):
+            return
+        length = self.geometry(name, r)
+        t = self.types.get(r.rack_type)
+        if t is None:
+            self.rep.add(name, "rack type", f"unknown rack type '{r.rack_type}'")
+            return
+        if t.width > 1:
+            _unit_span(name, r, t, ref[2], self.pod_spots, self.taken, i, self.rep)
+        at = self.when(name, r, ref[0], t)
+        if at is None:
+            return
+        key = (r.cluster, r.rack_type, r.row, at.index)
+        if (
+            key not in self.seen
+        ):  # racks alike in cluster, type, row and phase pass or fail alike: judged once
+            self.seen[key] = self.fit(r.cluster, r.rack_type, r.row, t, ref[1], ref[2], at)
+        for check, message in self.seen[key]:
+            self.rep.add(name, check, message)
+        if t.links > 0:
+            self.link(name, r, t, length)
+
+    def position(self, name: str, i: int, r, ref) -> bool:
+        """The row's building and hall, a usable position, free then; False when out of the row."""
         building, hall, row = ref
         if (building, hall) != (r.building, r.hall):
-            rep.add(name, "placement", f"row '{r.row}' is in {building}/{hall}, not {r.building}/{r.hall}")
+            self.rep.add(
+                name, "placement", f"row '{r.row}' is in {building}/{hall}, not {r.building}/{r.hall}"
+            )
         if r.position >= row.positions:
-            rep.add(name, "placement", f"position {r.position} is outside 0..{row.positions - 1}")
-            continue
+            self.rep.add(name, "placement", f"position {r.position} is outside 0..{row.positions - 1}")
+            return False
         if r.position in row.reserved:
-            rep.add(name, "placement", f"position {r.position} is reserved")
-        if (r.row, r.position) in pod_spots:
-            rep.add(
-                name,
-                "placement",
-                f"position {r.position} holds pod {pod_spots[r.row, r.position]}'s network rack",
-            )
-        if (
-            scenario.service_life
-        ):  # a position holds one rack at a time: from its phase to its retirement (§17)
-            span = _span(scenario, site, r)
-            clash = next(
-                (
-                    j
-                    for j, other in held.get((r.row, r.position), [])
-                    if other[0] < span[1] and span[0] < other[1]
-                ),
-                None,
-            )
-            if clash is not None:
-                rep.add(name, "placement", f"position already holds racks[{clash}] then")
-            held.setdefault((r.row, r.position), []).append((i, span))
-            until = retired_at(scenario, r.rack_type, r.phase)
-            want = None if until is None else scenario.phases[until].id
-            if r.retired != want:
-                rep.add(
-                    name,
-                    "retired",
-                    f"says retired from {r.retired or 'never'}; its service life ends "
-                    f"{('in ' + want) if want else 'after the last phase'}",
-                )
-        elif (r.row, r.position) in taken:
-            rep.add(name, "placement", f"position already holds racks[{taken[r.row, r.position]}]")
+            self.rep.add(name, "placement", f"position {r.position} is reserved")
+        if (r.row, r.position) in self.pod_spots:
+            pod = self.pod_spots[r.row, r.position]
+            self.rep.add(name, "placement", f"position {r.position} holds pod {pod}'s network rack")
+        if self.scenario.service_life:
+            self.over_time(name, i, r)
+        elif (r.row, r.position) in self.taken:
+            self.rep.add(name, "placement", f"position already holds racks[{self.taken[r.row, r.position]}]")
         elif r.retired is not None:
-            rep.add(name, "retired", f"says retired from {r.retired}, but its rack type has no service life")
-        taken.setdefault((r.row, r.position), i)
-        x, y = site.xy(r.row, r.position)
-        if abs(x - r.x_m) > TOL or abs(y - r.y_m) > TOL:
-            rep.add(name, "geometry", f"coordinates ({r.x_m}, {r.y_m}) differ from the site's ({x}, {y})")
-        length = cable_m(site, scenario, r.row, r.position)
-        if abs(length - r.cable_length_m) > TOL:
-            rep.add(name, "geometry", f"cable length {r.cable_length_m} m differs from the site's {length} m")
-        t = types.get(r.rack_type)
-        if t is None:
-            rep.add(name, "rack type", f"unknown rack type '{r.rack_type}'")
-            continue
-        if t.width > 1:
-            _unit_span(name, r, t, row, pod_spots, taken, i, rep)
-        if r.phase is not None and r.phase not in site.phase_index:
-            rep.add(
-                name,
-                "phase",
-                f"unknown phase '{r.phase}' (phases: "
-                f"{', '.join(str(p) for p in site.phase_index if p is not None) or 'none'})",
+            what = f"says retired from {r.retired}, but its rack type has no service life"
+            self.rep.add(name, "retired", what)
+        self.taken.setdefault((r.row, r.position), i)
+        return True
+
+    def over_time(self, name: str, i: int, r) -> None:
+        """With service lives (§17) a position holds one rack at a time, from its phase to its
+        retirement, and each rack states the phase it retires in."""
+        span = _span(self.scenario, self.site, r)
+        here = self.held.setdefault((r.row, r.position), [])
+        clash = next((j for j, other in here if other[0] < span[1] and span[0] < other[1]), None)
+        if clash is not None:
+            self.rep.add(name, "placement", f"position already holds racks[{clash}] then")
+        here.append((i, span))
+        until = retired_at(self.scenario, r.rack_type, r.phase)
+        want = None if until is None else self.scenario.phases[until].id
+        if r.retired != want:
+            ends = ("in " + want) if want else "after the last phase"
+            self.rep.add(
+                name, "retired", f"says retired from {r.retired or 'never'}; its service life ends {ends}"
             )
-            continue
-        at = states[0 if r.existing else site.phase_index.get(r.phase, 0)]
+
+    def geometry(self, name: str, r) -> float:
+        """Coordinates and cable length as the site gives them; the cable length, m."""
+        x, y = self.site.xy(r.row, r.position)
+        if abs(x - r.x_m) > TOL or abs(y - r.y_m) > TOL:
+            self.rep.add(
+                name, "geometry", f"coordinates ({r.x_m}, {r.y_m}) differ from the site's ({x}, {y})"
+            )
+        length = cable_m(self.site, self.scenario, r.row, r.position)
+        if abs(length - r.cable_length_m) > TOL:
+            what = f"cable length {r.cable_length_m} m differs from the site's {length} m"
+            self.rep.add(name, "geometry", what)
+        return length
+
+    def when(self, name: str, r, building: str, t: RackType) -> PhaseState | None:
+        """The phase the rack is placed in (None when unknown): its lead time, its row online then,
+        its structure built then and able to cool it."""
+        site, scenario = self.site, self.scenario
+        if r.phase is not None and r.phase not in site.phase_index:
+            known = ", ".join(str(p) for p in site.phase_index if p is not None) or "none"
+            self.rep.add(name, "phase", f"unknown phase '{r.phase}' (phases: {known})")
+            return None
+        at = self.states[0 if r.existing else site.phase_index.get(r.phase, 0)]
         lead = scenario.lead_phases.get(r.rack_type, 0) if scenario.phases else 0
         if not r.existing and at.index < lead:
-            rep.add(
-                name,
-                "lead time",
-                f"{r.rack_type} takes {lead} phase(s) from order to standing: none stands in phase {r.phase}",
+            what = (
+                f"{r.rack_type} takes {lead} phase(s) from order to standing: none stands in phase {r.phase}"
             )
+            self.rep.add(name, "lead time", what)
         if not r.existing and site.on.get(r.row, 0) > at.index:
-            rep.add(
-                name,
-                "phase",
-                f"row '{r.row}' exists only from phase {phase_name(scenario, site.on[r.row])}, not in "
-                f"phase {r.phase}",
+            first = phase_name(scenario, site.on[r.row])
+            self.rep.add(
+                name, "phase", f"row '{r.row}' exists only from phase {first}, not in phase {r.phase}"
             )
-        if building in structures:
-            e = at.built.get(building)
-            if e is None:
-                rep.add(
-                    name,
-                    "structure",
-                    f"building {building} ({structures[building]}) is not built by phase "
-                    f"{r.phase if not r.existing else 'of installation'}",
-                )
-            elif t.liquid_fraction > 0 and "liquid" not in {str(m) for m in e.media}:
-                rep.add(
-                    name,
-                    "structure",
-                    f"{r.rack_type} is liquid-cooled; {building} ({e.structure}) cools with "
-                    f"{', '.join(map(str, e.media))} only",
-                )
-        key = (r.cluster, r.rack_type, r.row, at.index)
-        found = seen.get(key)
-        if found is None:  # racks alike in cluster, type, row and phase pass or fail alike: judged once
-            found = seen[key] = _fit(r.cluster, r.rack_type, r.row, t, hall, row, at)
-        for check, message in found:
-            rep.add(name, check, message)
-        if t.links > 0:
-            band = (r.rack_type, r.link_class, bisect.bisect_left(edges, length - TOL))
-            if band not in links_ok:  # one cable-length band of one type and class: one verdict
-                trial = VerifyReport()
-                link_check(name, r.link_class, t, length, site, trial)
-                links_ok[band] = trial.ok
-            if not links_ok[band]:
-                link_check(name, r.link_class, t, length, site, rep)
+        if building in self.structures:
+            self.structure(name, r, building, t, at)
+        return at
+
+    def structure(self, name: str, r, building: str, t: RackType, at: PhaseState) -> None:
+        e = at.built.get(building)
+        if e is None:
+            when = r.phase if not r.existing else "of installation"
+            what = f"building {building} ({self.structures[building]}) is not built by phase {when}"
+            self.rep.add(name, "structure", what)
+        elif t.liquid_fraction > 0 and "liquid" not in {str(m) for m in e.media}:
+            media = ", ".join(map(str, e.media))
+            what = f"{r.rack_type} is liquid-cooled; {building} ({e.structure}) cools with {media} only"
+            self.rep.add(name, "structure", what)
+
+    def link(self, name: str, r, t: RackType, length: float) -> None:
+        """The link class: one verdict per cable-length band of one type and class."""
+        band = (r.rack_type, r.link_class, bisect.bisect_left(self.edges, length - TOL))
+        if band not in self.links_ok:
+            trial = VerifyReport()
+            link_check(name, r.link_class, t, length, self.site, trial)
+            self.links_ok[band] = trial.ok
+        if not self.links_ok[band]:
+            link_check(name, r.link_class, t, length, self.site, self.rep)
 
 
 def _unit_span(name: str, r, t, row, pod_spots: dict, taken: dict, i: int, rep: VerifyReport) -> None:
@@ -297,96 +321,90 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
         return
     types = scenario.catalog.by_id()
     designs = {d.id: d for d in scenario.fabrics}
-    sw = scenario.catalog.switch_by_id()
     picks = {f.cluster: f.design for f in plan.fabric or []}
+    first = {c.id: (c.fabrics or [None])[0] for c in scenario.clusters}
     buildings_of: dict[str, set[str]] = defaultdict(set)
     for r in plan.racks:
         t = types.get(r.rack_type)
         if t is not None and t.gpus and r.row in site.rows:
             buildings_of[r.cluster].add(site.rows[r.row][0])
-    taken = {(r.row, r.position) for r in plan.racks} | {
-        (p.network_rack.row, p.network_rack.position) for p in site.pods.values()
-    }
-    seen: set[tuple[str, int]] = set()
+    taken = {(r.row, r.position) for r in plan.racks}
+    taken |= {(p.network_rack.row, p.network_rack.position) for p in site.pods.values()}
     for i, nr in enumerate(plan.network_racks):
         name = f"network_racks[{i}] ({nr.row}/{nr.position})"
         ref = site.rows.get(nr.row)
         if ref is None:
             rep.add(name, "placement", f"unknown row '{nr.row}'")
             continue
-        building, hall, row = ref
-        if row.network is None:
-            rep.add(name, "placement", f"row '{nr.row}' is not a network row")
-        if (building, hall) != (nr.building, nr.hall):
-            rep.add(name, "placement", f"row '{nr.row}' is in {building}/{hall}, not {nr.building}/{nr.hall}")
-        if nr.position >= row.positions or nr.position in row.reserved:
-            rep.add(
-                name,
-                "placement",
-                f"position {nr.position} is "
-                f"{'reserved' if nr.position in row.reserved else 'outside the row'}",
-            )
-        elif (nr.row, nr.position) in taken or (nr.row, nr.position) in seen:
-            rep.add(name, "placement", f"position {nr.position} already holds a rack")
-        seen.add((nr.row, nr.position))
-        x, y = site.xy(nr.row, nr.position) if nr.position < row.positions else (nr.x_m, nr.y_m)
-        if abs(x - nr.x_m) > TOL or abs(y - nr.y_m) > TOL:
-            rep.add(name, "geometry", f"coordinates ({nr.x_m}, {nr.y_m}) differ from the site's ({x}, {y})")
+        _network_rack_position(name, nr, ref, taken, site, rep)
+        taken.add((nr.row, nr.position))
         d = designs.get(nr.design)
-        if (
-            d is None
-            or picks.get(
-                nr.cluster,
-                (next((c.fabrics for c in scenario.clusters if c.id == nr.cluster), None) or [None])[0],
-            )
-            != nr.design
-        ):
+        if d is None or picks.get(nr.cluster, first.get(nr.cluster)) != nr.design:
             rep.add(name, "network racks", f"cluster '{nr.cluster}' is not built on design '{nr.design}'")
             continue
-        tiers = {sc.tier for sc in nr.switches}
-        region = scenario.region_tier
-        if tiers == {4}:  # the region tier's switches stand in its building's network rows
-            if region is None or building != region.building:
-                rep.add(
-                    name,
-                    "network racks",
-                    f"region-tier switches in building {building}, not the tier's "
-                    f"({region.building if region else 'no region tier'})",
-                )
-        elif row.network is not None and building not in buildings_of.get(nr.cluster, set()):
-            rep.add(
-                name,
-                "network racks",
-                f"row '{nr.row}' is in building {building}, where cluster '{nr.cluster}' has no GPU racks",
-            )
-        units = 0
-        kw = 0.0
-        for sc in nr.switches:
-            if sc.tier == 4 and region is not None and sc.model == region.switch:
-                pass
-            elif (
-                sc.tier > d.tiers or d.switches[sc.tier - 1] != sc.model or (sc.tier == 1 and d.leaf_in_rack)
-            ):
-                rep.add(
-                    name,
-                    "network racks",
-                    f"tier-{sc.tier} switch '{sc.model}' is not in design '{d.id}' outside the GPU racks",
-                )
-                continue
-            units += sc.count * sw[sc.model].height_u
-            kw += sc.count * sw[sc.model].power_w / 1000
-        if len(tiers) > 1:
-            rep.add(name, "network racks", "holds switches of more than one tier")
-        if units > d.rack_units:
-            rep.add(
-                name,
-                "network racks",
-                f"its switches take {units} U, a network rack of design '{d.id}' has {d.rack_units} U",
-            )
-        if nr.kw < kw - 1e-6:
-            rep.add(name, "network racks", f"draws {fmt(nr.kw)} kW, less than its switches' {fmt(kw)} kW")
-        if nr.kw > row.max_rack_power_kw + TOL:
-            rep.add(name, "rack power", f"draws {fmt(nr.kw)} kW, row limit {fmt(row.max_rack_power_kw)} kW")
+        _network_rack_building(name, nr, ref, scenario, buildings_of, rep)
+        _network_rack_switches(name, nr, ref[2], d, scenario, rep)
+
+
+def _network_rack_position(name: str, nr, ref, taken: set, site: SiteView, rep: VerifyReport) -> None:
+    """A network row of the stated building and hall, a usable free position, the site's coordinates."""
+    building, hall, row = ref
+    if row.network is None:
+        rep.add(name, "placement", f"row '{nr.row}' is not a network row")
+    if (building, hall) != (nr.building, nr.hall):
+        rep.add(name, "placement", f"row '{nr.row}' is in {building}/{hall}, not {nr.building}/{nr.hall}")
+    if nr.position >= row.positions or nr.position in row.reserved:
+        why = "reserved" if nr.position in row.reserved else "outside the row"
+        rep.add(name, "placement", f"position {nr.position} is {why}")
+    elif (nr.row, nr.position) in taken:
+        rep.add(name, "placement", f"position {nr.position} already holds a rack")
+    x, y = site.xy(nr.row, nr.position) if nr.position < row.positions else (nr.x_m, nr.y_m)
+    if abs(x - nr.x_m) > TOL or abs(y - nr.y_m) > TOL:
+        rep.add(name, "geometry", f"coordinates ({nr.x_m}, {nr.y_m}) differ from the site's ({x}, {y})")
+
+
+def _network_rack_building(
+    name: str, nr, ref, scenario: Scenario, buildings_of: dict, rep: VerifyReport
+) -> None:
+    """Region-tier switches in the tier's building; the rest where the cluster has GPU racks."""
+    building, _, row = ref
+    region = scenario.region_tier
+    if {sc.tier for sc in nr.switches} == {4}:
+        if region is None or building != region.building:
+            theirs = region.building if region else "no region tier"
+            what = f"region-tier switches in building {building}, not the tier's ({theirs})"
+            rep.add(name, "network racks", what)
+    elif row.network is not None and building not in buildings_of.get(nr.cluster, set()):
+        what = f"row '{nr.row}' is in building {building}, where cluster '{nr.cluster}' has no GPU racks"
+        rep.add(name, "network racks", what)
+
+
+def _network_rack_switches(name: str, nr, row, d, scenario: Scenario, rep: VerifyReport) -> None:
+    """Switches of the design's tiers outside the GPU racks (one tier a rack), within its units;
+    the rack draws at least their power and at most the row's rack limit."""
+    sw = scenario.catalog.switch_by_id()
+    region = scenario.region_tier
+    units = 0
+    kw = 0.0
+    for sc in nr.switches:
+        regional = sc.tier == 4 and region is not None and sc.model == region.switch
+        if not regional and (
+            sc.tier > d.tiers or d.switches[sc.tier - 1] != sc.model or (sc.tier == 1 and d.leaf_in_rack)
+        ):
+            what = f"tier-{sc.tier} switch '{sc.model}' is not in design '{d.id}' outside the GPU racks"
+            rep.add(name, "network racks", what)
+            continue
+        units += sc.count * sw[sc.model].height_u
+        kw += sc.count * sw[sc.model].power_w / 1000
+    if len({sc.tier for sc in nr.switches}) > 1:
+        rep.add(name, "network racks", "holds switches of more than one tier")
+    if units > d.rack_units:
+        what = f"its switches take {units} U, a network rack of design '{d.id}' has {d.rack_units} U"
+        rep.add(name, "network racks", what)
+    if nr.kw < kw - 1e-6:
+        rep.add(name, "network racks", f"draws {fmt(nr.kw)} kW, less than its switches' {fmt(kw)} kW")
+    if nr.kw > row.max_rack_power_kw + TOL:
+        rep.add(name, "rack power", f"draws {fmt(nr.kw)} kW, row limit {fmt(row.max_rack_power_kw)} kW")
 
 
 def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:

@@ -118,24 +118,29 @@ def site_view(scenario: Scenario) -> SiteView:
             s.node_building[n.id] = b.id
             s.on[n.id] = on(n.online_phase)
         for h in b.halls:
-            s.hall_rating[h.id] = h.floor_rating_kg_per_m2
-            for n in h.power_nodes:
-                s.nodes[n.id] = n
-                s.node_building[n.id] = b.id
-                s.on[n.id] = on(h.online_phase, n.online_phase)
-            for z in h.cooling_zones:
-                s.zones[z.id] = z
-                s.on[z.id] = on(h.online_phase, z.online_phase)
-            for p in h.pods:
-                s.pods[p.id] = p
-                s.pod_building[p.id] = b.id
-            for r in h.rows:
-                s.rows[r.id] = (b.id, h.id, r)
-                s.on[r.id] = on(h.online_phase, r.online_phase)
+            _index_hall(s, b.id, h, on)
     for n in s.nodes.values():
         if n.parent is not None:
             s.children[n.parent].append(n.id)
     return s
+
+
+def _index_hall(s: SiteView, building: str, h, on) -> None:
+    """A hall's power nodes, cooling zones, pods and rows into the view, each with its phase online."""
+    s.hall_rating[h.id] = h.floor_rating_kg_per_m2
+    for n in h.power_nodes:
+        s.nodes[n.id] = n
+        s.node_building[n.id] = building
+        s.on[n.id] = on(h.online_phase, n.online_phase)
+    for z in h.cooling_zones:
+        s.zones[z.id] = z
+        s.on[z.id] = on(h.online_phase, z.online_phase)
+    for p in h.pods:
+        s.pods[p.id] = p
+        s.pod_building[p.id] = building
+    for r in h.rows:
+        s.rows[r.id] = (building, h.id, r)
+        s.on[r.id] = on(h.online_phase, r.online_phase)
 
 
 def cable_m(site: SiteView, scenario: Scenario, row_id: str, index: int) -> float:
