@@ -123,247 +123,293 @@ def add_fabric_constraints(m: Model) -> None:
     τ[c,k] ≥ 0 with Σ_k τ = the fabric's optics kW; per row Σ_t s·kW_t + τ ≤ row rack kW · Σ r;
     Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Named
     ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``, ``region_links(c,d,b)``."""
-    s = m.scenario
-    if not s.fabrics:
+    if not m.scenario.fabrics:
         return
-    types = s.catalog.by_id()
-    sw = s.catalog.switch_by_id()
-    by_id = {d.id: d for d in s.fabrics}
-    lcs = sorted(s.site.fabric.link_classes, key=lambda c: c.max_length_m)
-    shortest, longest = lcs[0], lcs[-1]
-    lcs_by = {lk.id: lk for lk in s.site.fabric.link_classes}
-    region = s.region_tier
-    at = building_km(s)
-    pod_size: dict[str, int] = defaultdict(int)
-    for k, cls in m.classes.items():
-        pod_size[m.ix.rows[k.row].row.pod] += cls.size
-    building_of_pod = {pid: m.ix.halls[hid][0] for pid, hid in m.ix.pod_hall.items()}
-    total_positions = sum(pod_size.values())
-    rows_for = serving(m)
-    rows: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
-    in_row: dict[str, list[pulp.LpVariable]] = defaultdict(list)
-    capex: list = []
-    power: list = []
+    f = _Fabrics(m)
     for g in m.groups.values():
-        c = g.head
-        if not c.fabrics:
-            continue
-        designs = [by_id[d] for d in c.fabrics]
-        keys = [(key, var) for key, var in m.counts_of(g.id) if types[key.rack_type].gpus and not key.role]
-        kinds = sorted({key.rack_type for key, _ in keys})
+        if g.head.fabrics:
+            f.cluster(g)
+    for rid, vs in f.in_row.items():
+        m.add_limit(LimitKey("space", f"{rid}@net"), pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
+    m.fabric_rows = dict(f.rows)
+    m.fabric_capex = pulp.lpSum(f.capex)
+    m.fabric_kw = pulp.lpSum(f.power)
+
+
+class _Design:
+    """One cluster on one design, as it is built up: the design, its choice variable, ports, links
+    per rack, and the cost, switch-kW and transceiver-kW terms and switch needs it adds."""
+
+    def __init__(self, d, y, p, leaf_down, per_rack):
+        self.d, self.y, self.p, self.leaf_down, self.per_rack = d, y, p, leaf_down, per_rack
+        self.cost: list = []
+        self.watts: list = []  # switches (not in GPU racks), kW
+        self.optics: list = []  # the links' transceivers, kW
+        self.region_lk: list = []
+
+
+class _Fabrics:
+    """The designed-fabric rows of a model (:func:`add_fabric_constraints`), cluster by cluster,
+    design by design, building by building, in that order (the rows' order is the model's)."""
+
+    def __init__(self, m: Model):
+        s = m.scenario
+        self.m, self.s = m, s
+        self.types = s.catalog.by_id()
+        self.sw = s.catalog.switch_by_id()
+        self.by_id = {d.id: d for d in s.fabrics}
+        lcs = sorted(s.site.fabric.link_classes, key=lambda c: c.max_length_m)
+        self.shortest, self.longest = lcs[0], lcs[-1]
+        self.lcs_by = {lk.id: lk for lk in s.site.fabric.link_classes}
+        self.region = s.region_tier
+        self.at = building_km(s)
+        self.pod_size: dict[str, int] = defaultdict(int)
+        for k, cls in m.classes.items():
+            self.pod_size[m.ix.rows[k.row].row.pod] += cls.size
+        self.building_of_pod = {pid: m.ix.halls[hid][0] for pid, hid in m.ix.pod_hall.items()}
+        self.total_positions = sum(self.pod_size.values())
+        self.rows_for = serving(m)
+        self.rows: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+        self.in_row: dict[str, list[pulp.LpVariable]] = defaultdict(list)
+        self.capex: list = []
+        self.power: list = []
+
+    def cluster(self, g) -> None:
+        """One cluster group's fabric: its design choice, each design's tiers, its network racks."""
+        m, c = self.m, g.head
+        designs = [self.by_id[d] for d in c.fabrics]
+        self.keys = [
+            (key, var) for key, var in m.counts_of(g.id) if self.types[key.rack_type].gpus and not key.role
+        ]
+        self.kinds = sorted({key.rack_type for key, _ in self.keys})
         here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)  # (type, pod) → counts
-        for key, var in keys:
+        for key, var in self.keys:
             here[key.rack_type, m.ix.rows[key.cls.row].row.pod].append(var)
-        pods = sorted({pod for _, pod in here})
-        bldgs = sorted({building_of_pod[p] for p in pods})
-        spanning, present = _buildings(m, c.id, g.scope, bldgs, here, building_of_pod, pod_size)
-        if (
-            not present and len(bldgs) > 1 and g.scope in (Scope.pod, Scope.building)
-        ):  # homed by the scope binaries
-            present = {
-                b: pulp.lpSum(
-                    z
-                    for key, z in m.z.items()
-                    if key.group == g.id
-                    and (key.scope == b if g.scope == Scope.building else building_of_pod.get(key.scope) == b)
-                )
-                for b in bldgs
-            }
-        choice = len(designs) > 1
-        ys: dict[str, pulp.LpVariable] = {}
-        x: dict[tuple[str, str, str], pulp.LpAffineExpression] = {}
-        if choice:
-            ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
-            m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
-            m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
-            for (t, pod), vs in here.items():
-                parts = []
-                for d in designs:
-                    v = m.var(lp_name("fabric_racks", c.id, d.id, t, pod))
-                    m.add(v - pod_size[pod] * ys[d.id] <= 0, lp_name("fabric_racks_on", c.id, d.id, t, pod))
-                    x[d.id, t, pod] = pulp.LpAffineExpression(v)
-                    parts.append(v)
-                m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, lp_name("fabric_racks_sum", c.id, t, pod))
-        else:
-            for (t, pod), vs in here.items():
-                x[designs[0].id, t, pod] = pulp.lpSum(vs)
-        needs: list[
+        self.here = here
+        self.pods = sorted({pod for _, pod in here})
+        self.bldgs = sorted({self.building_of_pod[p] for p in self.pods})
+        spanning, present = _buildings(
+            m, c.id, g.scope, self.bldgs, here, self.building_of_pod, self.pod_size
+        )
+        if not present and len(self.bldgs) > 1 and g.scope in (Scope.pod, Scope.building):
+            present = self._homed(g)  # homed by the scope binaries
+        self.spanning = spanning
+        ys, self.x = self._choice(c, designs)
+        self.needs: list[
             tuple[str, int, list[str], pulp.LpAffineExpression]
-        ] = []  # (design, tier, rows allowed, switches needed)
+        ] = []  # (design, tier, rows, need)
         optics_c: list = []
         for d in designs:
-            leaf_down = max((leaf_down_of(d, types[t]) for t in kinds), default=None)
-            p = ports(d, sw, leaf_down)
-            y = ys.get(d.id)
-            cost: list = []
-            watts: list = []  # switches (not in GPU racks), kW
-            optics: list = []  # the links' transceivers, kW
-            per_rack = {
-                t: (
-                    math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0])
-                    if d.leaf_in_rack
-                    else types[t].links
-                )
-                for t in kinds
-            }
-            cost.append(
-                _position_links(
-                    m,
-                    keys,
-                    per_rack,
-                    "cost_usd_per_link",
-                    y,
-                    lp_name("fabric_links_usd", c.id, d.id),
-                    total_positions,
+            one = self._design(c, d, ys.get(d.id))
+            self.capex += one.cost
+            self.power += one.watts + one.optics
+            optics_c += one.optics
+        _place_network_racks(
+            m, c.id, designs, self.needs, pulp.lpSum(optics_c), self.rows, self.in_row, present, spanning
+        )
+
+    def _homed(self, g) -> dict:
+        """Building → the members of a pod- or building-scoped group homed there."""
+        return {
+            b: pulp.lpSum(
+                z
+                for key, z in self.m.z.items()
+                if key.group == g.id
+                and (
+                    key.scope == b if g.scope == Scope.building else self.building_of_pod.get(key.scope) == b
                 )
             )
-            optics.append(
+            for b in self.bldgs
+        }
+
+    def _choice(self, c, designs) -> tuple[dict, dict]:
+        """x[d,t,p]: the cluster's racks of type t in pod p on design d; with several designs, the
+        choice y[c,d] (Σ_d y = 1) and x[d,t,p] ≤ positions_p · y[c,d], Σ_d x = the racks there."""
+        m = self.m
+        ys: dict[str, pulp.LpVariable] = {}
+        x: dict[tuple[str, str, str], pulp.LpAffineExpression] = {}
+        if len(designs) == 1:
+            for (t, pod), vs in self.here.items():
+                x[designs[0].id, t, pod] = pulp.lpSum(vs)
+            return ys, x
+        ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
+        m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
+        m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
+        for (t, pod), vs in self.here.items():
+            parts = []
+            for d in designs:
+                v = m.var(lp_name("fabric_racks", c.id, d.id, t, pod))
+                m.add(v - self.pod_size[pod] * ys[d.id] <= 0, lp_name("fabric_racks_on", c.id, d.id, t, pod))
+                x[d.id, t, pod] = pulp.LpAffineExpression(v)
+                parts.append(v)
+            m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, lp_name("fabric_racks_sum", c.id, t, pod))
+        return ys, x
+
+    def _design(self, c, d, y) -> _Design:
+        """One design of the cluster: its position-dependent links, in-rack links, each building's
+        tree and the region tier's switches."""
+        types, kinds = self.types, self.kinds
+        leaf_down = max((leaf_down_of(d, types[t]) for t in kinds), default=None)
+        per_rack = {
+            t: math.ceil(types[t].gpus * d.nics_per_gpu / d.oversubscription[0])
+            if d.leaf_in_rack
+            else types[t].links
+            for t in kinds
+        }
+        one = _Design(d, y, ports(d, self.sw, leaf_down), leaf_down, per_rack)
+        for attr, name, into in (
+            ("cost_usd_per_link", "fabric_links_usd", one.cost),
+            ("power_w_per_link", "fabric_links_kw", one.optics),
+        ):
+            into.append(
                 _position_links(
-                    m,
-                    keys,
-                    per_rack,
-                    "power_w_per_link",
-                    y,
-                    lp_name("fabric_links_kw", c.id, d.id),
-                    total_positions,
+                    self.m, self.keys, per_rack, attr, y, lp_name(name, c.id, d.id), self.total_positions
                 )
             )
-            if d.leaf_in_rack:
-                inrack = lcs_by[d.in_rack_link]
-                links0 = pulp.lpSum(x[d.id, t, pod] * types[t].links for (t, pod) in here)
-                cost.append(links0 * inrack.cost_usd_per_link)
-                optics.append(links0 * (inrack.power_w_per_link / 1000))
-            rail = rail_width(d, (types[t] for t in kinds))
-            top = sw[d.switches[-1]]
-            region_lk: list = []
-            for b in bldgs:
-                mine = [(t, pod) for (t, pod) in here if building_of_pod[pod] == b]
-                ends = pulp.lpSum(x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t, pod in mine)
-                label = f"{c.id}@{d.id}" if len(bldgs) == 1 else f"{c.id}@{d.id}@{b}"
-                m.add_limit(
-                    LimitKey("fabric_size", label), ends, float(max_endpoints(d, sw, leaf_down)), "endpoints"
-                )
-                b_rows = sorted(
-                    {r for pod in pods if building_of_pod[pod] == b for r in rows_for.get(pod, [])}
-                )
-                if d.leaf_in_rack:
-                    leaves = pulp.lpSum(x[d.id, t, pod] for t, pod in mine)
-                    m.switch_need[d.switches[0]].append(leaves)
-                    up1 = pulp.lpSum(x[d.id, t, pod] * per_rack[t] for t, pod in mine)
-                    per_leaf_up = max(per_rack.values(), default=0)
-                    n_leaf_max = sum(pod_size[pod] for pod in {pod for _, pod in mine})
-                else:
-                    groups = []
-                    for pod in sorted({pod for _, pod in mine}):
-                        e_p = pulp.lpSum(
-                            x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu)
-                            for t in kinds
-                            if (d.id, t, pod) in x
-                        )
-                        q = m.var(lp_name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
-                        m.add(e_p - p.down[0] * rail * q <= 0, lp_name("fabric_leaves", c.id, d.id, pod))
-                        needs.append((d.id, 1, rows_for.get(pod, []), q * rail))
-                        groups.append(q * rail)
-                    leaves = pulp.lpSum(groups)
-                    m.switch_need[d.switches[0]].append(leaves)
-                    up1 = leaves * p.up[0]
-                    per_leaf_up = p.up[0]
-                    leaf = sw[d.switches[0]]
-                    cost.append(leaves * (leaf.price_usd + p.up[0] * shortest.cost_usd_per_link))
-                    watts.append(leaves * (leaf.power_w / 1000))
-                    optics.append(leaves * (p.up[0] * shortest.power_w_per_link / 1000))
-                    n_leaf_max = sum(pod_size[pod] for pod in {pod for _, pod in mine}) + len(groups) * rail
-                facing = p.radix[1] if d.tiers == 2 else p.down[1]
-                sp = m.var(lp_name("fabric_spines", c.id, d.id, b), 0, None, integer=True)
-                m.add(up1 - facing * sp <= 0, lp_name("fabric_spines", c.id, d.id, b))
-                if (
-                    d.spines_for == "largest_build"
-                ):  # leaves rounded up to a power of two 2^j: binaries pick j
-                    powers = [1 << j for j in range(max(1, math.ceil(math.log2(max(2, n_leaf_max)))) + 1)]
-                    bs = [
-                        m.var(lp_name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers
-                    ]
-                    m.add(pulp.lpSum(bs) <= 1, lp_name("fabric_build_one", c.id, d.id, b))
-                    m.add(
-                        leaves - pulp.lpSum(pw * bv for pw, bv in zip(powers, bs, strict=True)) <= 0,
-                        lp_name("fabric_build", c.id, d.id, b),
-                    )
-                    m.add(
-                        facing * sp
-                        - pulp.lpSum(
-                            math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)
-                        )
-                        >= 0,
-                        lp_name("fabric_build_spines", c.id, d.id, b),
-                    )
-                spine = sw[d.switches[1]]
-                m.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
-                cost.append(sp * spine.price_usd)
-                watts.append(sp * (spine.power_w / 1000))
-                tops: pulp.LpAffineExpression = pulp.LpAffineExpression(sp)
-                if d.tiers == 3:
-                    co = m.var(lp_name("fabric_cores", c.id, d.id, b), 0, None, integer=True)
-                    m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id, b))
-                    core = sw[d.switches[2]]
-                    m.switch_need[d.switches[2]].append(pulp.LpAffineExpression(co))
-                    cost.append(co * core.price_usd + sp * (p.up[1] * longest.cost_usd_per_link))
-                    watts.append(co * (core.power_w / 1000))
-                    optics.append(sp * (p.up[1] * longest.power_w_per_link / 1000))
-                    needs.append((d.id, 2, b_rows, pulp.LpAffineExpression(sp)))
-                    tops = pulp.LpAffineExpression(co)
-                if spanning is not None:  # region links from b's top tier, on border switches there
-                    assert region is not None
-                    rate = sw[d.switches[0]].port_gbps / (
-                        region.oversubscription * sw[region.switch].port_gbps
-                    )
-                    km = km_between(at[b], at[region.building])
-                    lk = m.var(lp_name("region_links", c.id, d.id, b), 0, None, integer=True)
-                    most = (
-                        sum(pod_size[pod] for pod in {pod for _, pod in mine})
-                        * max(types[t].gpus for t in kinds)
-                        * d.nics_per_gpu
-                    )
-                    big = math.ceil(most * rate) + 1  # ℓ's largest need in b
-                    m.add(
-                        lk - rate * ends + big * (1 - spanning) >= 0, lp_name("region_links", c.id, d.id, b)
-                    )
-                    border = m.var(lp_name("region_border", c.id, d.id, b), 0, None, integer=True)
-                    m.add(top.ports * border - lk >= 0, lp_name("region_border", c.id, d.id, b))
-                    tops += border
-                    m.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
-                    cost.append(
-                        border * top.price_usd
-                        + lk * (longest.cost_usd_per_link + region.fibre_usd_per_km * km)
-                    )
-                    watts.append(border * (top.power_w / 1000))
-                    optics.append(lk * (longest.power_w_per_link / 1000))
-                    region_lk.append(lk)
-                needs.append((d.id, d.tiers, b_rows, tops))
-            if region_lk:
-                assert region is not None
-                agg = sw[region.switch]
-                rv = m.var(lp_name("region_switches", c.id, d.id), 0, None, integer=True)
-                m.add(agg.ports * rv - pulp.lpSum(region_lk) >= 0, lp_name("region_switches", c.id, d.id))
-                m.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
-                cost.append(rv * agg.price_usd)
-                watts.append(rv * (agg.power_w / 1000))
-                needs.append(
-                    (
-                        d.id,
-                        4,
-                        sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building),
-                        pulp.LpAffineExpression(rv),
-                    )
-                )
-            capex += cost
-            power += watts + optics
-            optics_c += optics
-        _place_network_racks(m, c.id, designs, needs, pulp.lpSum(optics_c), rows, in_row, present, spanning)
-    for rid, vs in in_row.items():
-        m.add_limit(LimitKey("space", f"{rid}@net"), pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
-    m.fabric_rows = dict(rows)
-    m.fabric_capex = pulp.lpSum(capex)
-    m.fabric_kw = pulp.lpSum(power)
+        if d.leaf_in_rack:
+            inrack = self.lcs_by[d.in_rack_link]
+            links0 = pulp.lpSum(self.x[d.id, t, pod] * types[t].links for (t, pod) in self.here)
+            one.cost.append(links0 * inrack.cost_usd_per_link)
+            one.optics.append(links0 * (inrack.power_w_per_link / 1000))
+        rail = rail_width(d, (types[t] for t in kinds))
+        for b in self.bldgs:
+            self._building(c, one, b, rail)
+        if one.region_lk:
+            self._region_switches(c, one)
+        return one
+
+    def _building(self, c, one: _Design, b: str, rail: int) -> None:
+        """One building's tree: its largest build, leaves, spines, cores and region links."""
+        m, d, types = self.m, one.d, self.types
+        mine = [(t, pod) for (t, pod) in self.here if self.building_of_pod[pod] == b]
+        ends = pulp.lpSum(self.x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t, pod in mine)
+        label = f"{c.id}@{d.id}" if len(self.bldgs) == 1 else f"{c.id}@{d.id}@{b}"
+        m.add_limit(
+            LimitKey("fabric_size", label), ends, float(max_endpoints(d, self.sw, one.leaf_down)), "endpoints"
+        )
+        b_rows = sorted(
+            {r for pod in self.pods if self.building_of_pod[pod] == b for r in self.rows_for.get(pod, [])}
+        )
+        if d.leaf_in_rack:
+            leaves, up1, per_leaf_up, n_leaf_max = self._leaves_in_racks(one, mine)
+        else:
+            leaves, up1, per_leaf_up, n_leaf_max = self._leaf_groups(c, one, mine, rail)
+        sp = self._spines(c, one, b, leaves, up1, per_leaf_up, n_leaf_max)
+        tops: pulp.LpAffineExpression = pulp.LpAffineExpression(sp)
+        if d.tiers == 3:
+            tops = self._cores(c, one, b, sp, b_rows)
+        if self.spanning is not None:  # region links from b's top tier, on border switches there
+            tops += self._region_links(c, one, b, mine, ends)
+        self.needs.append((d.id, d.tiers, b_rows, tops))
+
+    def _leaves_in_racks(self, one: _Design, mine):
+        """Leaves in the GPU racks: one per rack; uplinks ⌈endpoints ÷ first oversubscription⌉."""
+        d = one.d
+        leaves = pulp.lpSum(self.x[d.id, t, pod] for t, pod in mine)
+        self.m.switch_need[d.switches[0]].append(leaves)
+        up1 = pulp.lpSum(self.x[d.id, t, pod] * one.per_rack[t] for t, pod in mine)
+        per_leaf_up = max(one.per_rack.values(), default=0)
+        return leaves, up1, per_leaf_up, sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
+
+    def _leaf_groups(self, c, one: _Design, mine, rail: int):
+        """Leaves in network racks: per pod integer groups q of the rail width with w·q ≥ E_p / d₁."""
+        m, d, p, types = self.m, one.d, one.p, self.types
+        groups = []
+        for pod in sorted({pod for _, pod in mine}):
+            e_p = pulp.lpSum(
+                self.x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu)
+                for t in self.kinds
+                if (d.id, t, pod) in self.x
+            )
+            q = m.var(lp_name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
+            m.add(e_p - p.down[0] * rail * q <= 0, lp_name("fabric_leaves", c.id, d.id, pod))
+            self.needs.append((d.id, 1, self.rows_for.get(pod, []), q * rail))
+            groups.append(q * rail)
+        leaves = pulp.lpSum(groups)
+        m.switch_need[d.switches[0]].append(leaves)
+        leaf = self.sw[d.switches[0]]
+        one.cost.append(leaves * (leaf.price_usd + p.up[0] * self.shortest.cost_usd_per_link))
+        one.watts.append(leaves * (leaf.power_w / 1000))
+        one.optics.append(leaves * (p.up[0] * self.shortest.power_w_per_link / 1000))
+        n_leaf_max = sum(self.pod_size[pod] for pod in {pod for _, pod in mine}) + len(groups) * rail
+        return leaves, leaves * p.up[0], p.up[0], n_leaf_max
+
+    def _spines(self, c, one: _Design, b: str, leaves, up1, per_leaf_up, n_leaf_max) -> pulp.LpVariable:
+        """Spines S ≥ U / facing ports; for the largest build U = 2^j · u₁, binaries choosing j."""
+        m, d, p = self.m, one.d, one.p
+        facing = p.radix[1] if d.tiers == 2 else p.down[1]
+        sp = m.var(lp_name("fabric_spines", c.id, d.id, b), 0, None, integer=True)
+        m.add(up1 - facing * sp <= 0, lp_name("fabric_spines", c.id, d.id, b))
+        if d.spines_for == "largest_build":  # leaves rounded up to a power of two 2^j: binaries pick j
+            powers = [1 << j for j in range(max(1, math.ceil(math.log2(max(2, n_leaf_max)))) + 1)]
+            bs = [m.var(lp_name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers]
+            m.add(pulp.lpSum(bs) <= 1, lp_name("fabric_build_one", c.id, d.id, b))
+            m.add(
+                leaves - pulp.lpSum(pw * bv for pw, bv in zip(powers, bs, strict=True)) <= 0,
+                lp_name("fabric_build", c.id, d.id, b),
+            )
+            spines = pulp.lpSum(
+                math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)
+            )
+            m.add(facing * sp - spines >= 0, lp_name("fabric_build_spines", c.id, d.id, b))
+        spine = self.sw[d.switches[1]]
+        m.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
+        one.cost.append(sp * spine.price_usd)
+        one.watts.append(sp * (spine.power_w / 1000))
+        return sp
+
+    def _cores(self, c, one: _Design, b: str, sp, b_rows) -> pulp.LpAffineExpression:
+        """Cores C ≥ S · u₂ / k₃, spine-to-core links on the longest class."""
+        m, d, p = self.m, one.d, one.p
+        co = m.var(lp_name("fabric_cores", c.id, d.id, b), 0, None, integer=True)
+        m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id, b))
+        core = self.sw[d.switches[2]]
+        m.switch_need[d.switches[2]].append(pulp.LpAffineExpression(co))
+        one.cost.append(co * core.price_usd + sp * (p.up[1] * self.longest.cost_usd_per_link))
+        one.watts.append(co * (core.power_w / 1000))
+        one.optics.append(sp * (p.up[1] * self.longest.power_w_per_link / 1000))
+        self.needs.append((d.id, 2, b_rows, pulp.LpAffineExpression(sp)))
+        return pulp.LpAffineExpression(co)
+
+    def _region_links(self, c, one: _Design, b: str, mine, ends) -> pulp.LpVariable:
+        """Region links ℓ ≥ E·g_e/(r·g_R) − M(1 − σ) from b's top tier, on border switches there."""
+        m, d, region, types = self.m, one.d, self.region, self.types
+        assert region is not None
+        assert self.spanning is not None
+        rate = self.sw[d.switches[0]].port_gbps / (region.oversubscription * self.sw[region.switch].port_gbps)
+        km = km_between(self.at[b], self.at[region.building])
+        lk = m.var(lp_name("region_links", c.id, d.id, b), 0, None, integer=True)
+        most = (
+            sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
+            * max(types[t].gpus for t in self.kinds)
+            * d.nics_per_gpu
+        )
+        big = math.ceil(most * rate) + 1  # ℓ's largest need in b
+        m.add(lk - rate * ends + big * (1 - self.spanning) >= 0, lp_name("region_links", c.id, d.id, b))
+        top = self.sw[d.switches[-1]]
+        border = m.var(lp_name("region_border", c.id, d.id, b), 0, None, integer=True)
+        m.add(top.ports * border - lk >= 0, lp_name("region_border", c.id, d.id, b))
+        m.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
+        one.cost.append(
+            border * top.price_usd + lk * (self.longest.cost_usd_per_link + region.fibre_usd_per_km * km)
+        )
+        one.watts.append(border * (top.power_w / 1000))
+        one.optics.append(lk * (self.longest.power_w_per_link / 1000))
+        one.region_lk.append(lk)
+        return border
+
+    def _region_switches(self, c, one: _Design) -> None:
+        """The region tier's switches R ≥ Σ_b ℓ / k_R, in the tier building's network rows."""
+        m, d, region = self.m, one.d, self.region
+        assert region is not None
+        agg = self.sw[region.switch]
+        rv = m.var(lp_name("region_switches", c.id, d.id), 0, None, integer=True)
+        m.add(agg.ports * rv - pulp.lpSum(one.region_lk) >= 0, lp_name("region_switches", c.id, d.id))
+        m.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
+        one.cost.append(rv * agg.price_usd)
+        one.watts.append(rv * (agg.power_w / 1000))
+        rows = sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building)
+        self.needs.append((d.id, 4, rows, pulp.LpAffineExpression(rv)))
 
 
 def _buildings(
@@ -404,30 +450,14 @@ def _buildings(
     return sigma, us
 
 
-def _place_network_racks(
-    m: Model,
-    cid: str,
-    designs,
-    needs: list,
-    link_kw: pulp.LpAffineExpression,
-    rows: dict,
-    in_row: dict,
-    present: dict,
-    spanning: pulp.LpVariable | None,
-) -> None:
-    """Network racks of one cluster (see :func:`add_fabric_constraints`): per row and tier the
-    switches standing there and the racks holding them, per row a share of the links'
-    transceiver power; racks only in buildings the cluster stands in (``present``: building → its
-    indicator, when it may stand in several), and the region tier's building when it spans."""
+def _switch_racks(
+    m: Model, cid: str, designs, allowed: dict, in_row: dict, here_kw: dict, here_racks: dict
+) -> dict:
+    """Per design, tier and allowed row: integer switches s and racks r ≥ s / cap holding them,
+    cap = min(⌊units ÷ height⌋, ⌊row rack kW ÷ switch kW⌋) (rows where no switch fits get none)."""
     sw = m.scenario.catalog.switch_by_id()
     region = m.scenario.region_tier
-    allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for did, tier, where, _ in needs:
-        allowed[did, tier].update(where)
-    eligible = sorted({r for where in allowed.values() for r in where})
     s_vars: dict[tuple[str, str, int], pulp.LpVariable] = {}
-    here_kw: dict[str, list] = defaultdict(list)
-    here_racks: dict[str, list] = defaultdict(list)
     for d in designs:
         for tier in (1, 2, 3, 4):
             if not allowed.get((d.id, tier)):
@@ -448,6 +478,32 @@ def _place_network_racks(
                 in_row[rid].append(rv)
                 here_racks[rid].append(rv)
                 here_kw[rid].append((sv, sm.power_w / 1000))
+    return s_vars
+
+
+def _place_network_racks(
+    m: Model,
+    cid: str,
+    designs,
+    needs: list,
+    link_kw: pulp.LpAffineExpression,
+    rows: dict,
+    in_row: dict,
+    present: dict,
+    spanning: pulp.LpVariable | None,
+) -> None:
+    """Network racks of one cluster (see :func:`add_fabric_constraints`): per row and tier the
+    switches standing there and the racks holding them, per row a share of the links'
+    transceiver power; racks only in buildings the cluster stands in (``present``: building → its
+    indicator, when it may stand in several), and the region tier's building when it spans."""
+    region = m.scenario.region_tier
+    allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for did, tier, where, _ in needs:
+        allowed[did, tier].update(where)
+    eligible = sorted({r for where in allowed.values() for r in where})
+    here_kw: dict[str, list] = defaultdict(list)
+    here_racks: dict[str, list] = defaultdict(list)
+    s_vars = _switch_racks(m, cid, designs, allowed, in_row, here_kw, here_racks)
     hub = region.building if region is not None else None
     for rid in eligible:
         b = m.ix.rows[rid].building

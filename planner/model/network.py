@@ -141,9 +141,6 @@ def add_cluster_constraints(m: Model) -> None:
     rack scope:   one rack per cluster (k = 1).
 
     Named ``demand(job~a)``, ``scope_gpus(job~a,POD~1)``, ``homes(job~a)``. Gives ``m.z`` and ``m.homes``."""
-    s = m.scenario
-    types = s.catalog.by_id()
-    n_ph = m.horizon + 1
     racks_cap: dict[Scope, dict[str, int]] = {sc: defaultdict(int) for sc in (Scope.pod, Scope.building)}
     for cls in m.classes.values():
         for sc in racks_cap:
@@ -153,90 +150,110 @@ def add_cluster_constraints(m: Model) -> None:
         ports[Scope.pod][pid] += pod.max_gpus
         ports[Scope.building][m.ix.halls[m.ix.pod_hall[pid]][0]] += pod.max_gpus
     for g in m.groups.values():
-        head = g.head
-        k = g.k
-        base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
-        retire = bool(s.service_life)
-        mine, spare = group_counts(m, g)
-        store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
         if g.scope in (Scope.site, Scope.rack):
-            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
-                d = m.tl.demand(head, p)
-                if retire and k == 1:
-                    base = m.existing_gpus_at(head.id, p)
-                gpus = pulp.LpAffineExpression(
-                    [
-                        (var, types[key.rack_type].gpus)
-                        for key, var in mine
-                        if types[key.rack_type].gpus and m.stands(key, p)
-                    ]
-                )
-                if head.demand == Demand.exact:
-                    m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
-                elif head.demand == Demand.at_least:
-                    m.add(gpus >= k * d - base, lp_name("demand", g.id, *m.sfx(p)))
-                elif d is not None:
-                    m.add_limit(LimitKey("demand_cap", g.id, "", m.ph(p)), gpus, k * d - base, "GPUs", base)
-            if g.scope == Scope.rack:
-                m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
-            continue
-        by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
-        for key, var in mine:
-            by_scope[m.scope_of_row(key.cls.row, g.scope)].append((key, var))
-        for key, _ in spare:
-            by_scope.setdefault(m.scope_of_row(key.cls.row, g.scope), [])
-        homes = m.homes[g.id] = fixed_homes(m, g)
-        for sid in homes:
-            by_scope.setdefault(sid, [])
-        gpu_sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
-        d_max = (
-            max((m.tl.demand(head, p) or 0 for p in range(n_ph)), default=0)
-            if head.gpus is not None or head.gpus_by_phase
-            else None
-        )
-        per_member_racks = None
-        if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
-            per_member_racks = math.ceil(d_max / min(gpu_sizes)) + storage_racks(s, head)
-        zs = []
-        for sid, items in sorted(by_scope.items()):
-            fixed_home = sid in homes
-            z = m.var(lp_name("z", g.id, sid), 1 if fixed_home else 0, k, integer=True)
-            m.z[ScopeKey(g.id, sid)] = z
-            zs.append(z)
-            big = racks_cap[g.scope][sid]
-            if g.scope == Scope.pod and m.ix.pods[sid].max_racks is not None:
-                big = min(big, m.ix.pods[sid].max_racks + storage_racks(s, head))
-            if per_member_racks is not None:
-                big = min(big, per_member_racks)
-            if retire:  # retired racks may be replaced: at most once per phase
-                big *= n_ph
-            if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
-                big += (d_max or 0) + storage_racks(s, head)
-            m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
-            here = base if fixed_home else 0
-            cap = ports[g.scope][sid]
-            for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
-                d = m.tl.demand(head, p)
-                if retire and fixed_home:
-                    here = m.existing_gpus_at(head.id, p)
-                g_s = pulp.LpAffineExpression(
-                    [
-                        (var, types[key.rack_type].gpus)
-                        for key, var in items
-                        if types[key.rack_type].gpus and m.stands(key, p)
-                    ]
-                )
-                big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
-                if m.elastic:
-                    big_gpus = max(big_gpus, d or 0) + cap
-                if head.demand == Demand.exact:
-                    m.add(g_s - d * z == -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
-                else:
-                    m.add(g_s - big_gpus * z <= -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
-                    if head.demand == Demand.at_least:
-                        m.add(g_s - d * z >= -here, lp_name("scope_demand", g.id, sid, *m.sfx(p)))
-        total = pulp.lpSum(zs)
-        if head.demand in (Demand.exact, Demand.at_least):
-            m.add(total == k, lp_name("homes", g.id))
+            _site_demand(m, g)
         else:
-            m.add(total <= k, lp_name("homes", g.id))
+            _scoped_demand(m, g, racks_cap[g.scope], ports[g.scope])
+
+
+def _gpus_standing(m: Model, items, p: int) -> pulp.LpAffineExpression:
+    """Σ GPUs of the counts standing in phase index p."""
+    types = m.scenario.catalog.by_id()
+    return pulp.LpAffineExpression(
+        [
+            (var, types[key.rack_type].gpus)
+            for key, var in items
+            if types[key.rack_type].gpus and m.stands(key, p)
+        ]
+    )
+
+
+def _site_demand(m: Model, g: ClusterGroup) -> None:
+    """Site (and rack) scope: the group's GPUs standing in each phase meet k · d_p less installed ones."""
+    head, k = g.head, g.k
+    base = m.existing_gpus.get(head.id, 0) if k == 1 else 0
+    mine, _ = group_counts(m, g)
+    for p in range(m.from_phase, m.horizon + 1):  # earlier phases are settled (rolling)
+        d = m.tl.demand(head, p)
+        if m.scenario.service_life and k == 1:
+            base = m.existing_gpus_at(head.id, p)
+        gpus = _gpus_standing(m, mine, p)
+        if head.demand == Demand.exact:
+            m.add(gpus == k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+        elif head.demand == Demand.at_least:
+            m.add(gpus >= k * d - base, lp_name("demand", g.id, *m.sfx(p)))
+        elif d is not None:
+            m.add_limit(LimitKey("demand_cap", g.id, "", m.ph(p)), gpus, k * d - base, "GPUs", base)
+    if g.scope == Scope.rack:
+        store = [var for key, var in mine if g.storage_type and key.rack_type == g.storage_type]
+        m.add(pulp.lpSum(var for _, var in mine if var not in store) <= 1, lp_name("one_rack", g.id))
+
+
+def _scoped_demand(m: Model, g: ClusterGroup, racks_cap: dict[str, int], ports: dict[str, int]) -> None:
+    """Pod or building scope: members homed per scope (z), racks and GPUs there bound by z."""
+    mine, spare = group_counts(m, g)
+    by_scope: dict[str, list[tuple[CountKey, pulp.LpVariable]]] = defaultdict(list)
+    for key, var in mine:
+        by_scope[m.scope_of_row(key.cls.row, g.scope)].append((key, var))
+    for key, _ in spare:
+        by_scope.setdefault(m.scope_of_row(key.cls.row, g.scope), [])
+    homes = m.homes[g.id] = fixed_homes(m, g)
+    for sid in homes:
+        by_scope.setdefault(sid, [])
+    zs = [
+        _home(m, g, sid, items, sid in homes, racks_cap[sid], ports[sid])
+        for sid, items in sorted(by_scope.items())
+    ]
+    total = pulp.lpSum(zs)
+    if g.head.demand in (Demand.exact, Demand.at_least):
+        m.add(total == g.k, lp_name("homes", g.id))
+    else:
+        m.add(total <= g.k, lp_name("homes", g.id))
+
+
+def _largest_demand(m: Model, head) -> int | None:
+    """The most GPUs the cluster wants in any phase (None when it states no figure)."""
+    if head.gpus is None and not head.gpus_by_phase:
+        return None
+    return max((m.tl.demand(head, p) or 0 for p in range(m.horizon + 1)), default=0)
+
+
+def _home(
+    m: Model, g: ClusterGroup, sid: str, items, fixed_home: bool, racks_cap: int, cap: int
+) -> pulp.LpVariable:
+    """z[G,s]: members homed in scope s (at least 1 where installed racks stand); racks in s ≤ R·z
+    and GPUs in s per phase as the demand says (:func:`add_cluster_constraints`)."""
+    s, head = m.scenario, g.head
+    types = s.catalog.by_id()
+    n_ph = m.horizon + 1
+    z = m.var(lp_name("z", g.id, sid), 1 if fixed_home else 0, g.k, integer=True)
+    m.z[ScopeKey(g.id, sid)] = z
+    d_max = _largest_demand(m, head)
+    gpu_sizes = [types[t].gpus for t in g.gpu_types if types[t].gpus]
+    big = racks_cap
+    if g.scope == Scope.pod and m.ix.pods[sid].max_racks is not None:
+        big = min(big, m.ix.pods[sid].max_racks + storage_racks(s, head))
+    if d_max is not None and head.demand != Demand.at_least and gpu_sizes:
+        big = min(big, math.ceil(d_max / min(gpu_sizes)) + storage_racks(s, head))
+    if s.service_life:  # retired racks may be replaced: at most once per phase
+        big *= n_ph
+    if m.elastic:  # space and ports may be exceeded by their slack: bound by the demand instead
+        big += (d_max or 0) + storage_racks(s, head)
+    m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
+    base = m.existing_gpus.get(head.id, 0) if g.k == 1 else 0
+    here = base if fixed_home else 0
+    for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
+        d = m.tl.demand(head, p)
+        if s.service_life and fixed_home:
+            here = m.existing_gpus_at(head.id, p)
+        g_s = _gpus_standing(m, items, p)
+        big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
+        if m.elastic:
+            big_gpus = max(big_gpus, d or 0) + cap
+        if head.demand == Demand.exact:
+            m.add(g_s - d * z == -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+        else:
+            m.add(g_s - big_gpus * z <= -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
+            if head.demand == Demand.at_least:
+                m.add(g_s - d * z >= -here, lp_name("scope_demand", g.id, sid, *m.sfx(p)))
+    return z

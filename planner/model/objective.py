@@ -37,50 +37,11 @@ def add_expressions(m: Model) -> None:
     residual value: planner.rules.costs), it_kw (standing in the last phase), cable_usd, cable_m. With
     service lives a rack counts GPU-phases only while it stands."""
     s = m.scenario
-    types = s.catalog.by_id()
-    classes = {c.id: c for c in s.site.fabric.link_classes}
-    fabric = s.site.fabric.cost_usd_per_gpu
     years = phase_years(s)
-    n_ph = len(m.tl.phases)
     e: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
     for key, var in m.n.items():
         m.tick()
-        rt = types[key.rack_type]
-        cls = m.classes[key.cls]
-        lc = cls.link.get(key.rack_type)
-        in_fabric = (
-            bool(m.groups[key.group].head.fabrics) and rt.gpus and not key.role
-        )  # links priced by planner.model.fabric
-        link = classes[lc] if lc and not in_fabric else None
-        kw = s.rack_power_kw(rt)
-        per_gpu = 0.0 if m.groups[key.group].head.fabrics else fabric
-        cost = rack_cost(
-            rt,
-            kw,
-            link,
-            per_gpu,
-            s.costs,
-            s.pue,
-            years.get(key.phase, 0.0),
-            **lifecycle(s, key.rack_type, key.phase, years),
-        )
-        until = (
-            m.until(key.rack_type, key.phase) if s.service_life else n_ph
-        )  # retired from that phase on (§17)
-        at_end = until > m.horizon  # standing in the last phase
-        if not key.role:  # hot spares: paid for and powered, not counted as GPUs
-            if at_end:
-                e["gpus"].append((var, rt.gpus))
-                e[f"gpus:{key.group}"].append((var, rt.gpus))
-                e["pflops"].append((var, rt.pflops_bf16))
-            e["gpu_phases"].append((var, rt.gpus * (until - m.tl.at(key.phase))))
-            e["pflop_phases"].append((var, rt.pflops_bf16 * (until - m.tl.at(key.phase))))
-        e["capex_usd"].append((var, cost.capex_usd))
-        e["tco_usd"].append((var, cost.tco_usd))
-        if at_end:
-            e["it_kw"].append((var, kw))
-        e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
-        e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
+        _count_terms(m, key, var, years, e)
     for key, var in m.buy.items():
         r = m.retrofit(key.retrofit)
         e["capex_usd"].append((var, r.cost_usd))
@@ -89,7 +50,7 @@ def add_expressions(m: Model) -> None:
     for name, items in e.items():
         m.tick()
         m.exprs[name] = pulp.LpAffineExpression([(v, round(c, 9)) for v, c in items if c])
-    for key in (
+    names = (
         "gpus",
         "gpu_phases",
         "pflops",
@@ -99,26 +60,67 @@ def add_expressions(m: Model) -> None:
         "it_kw",
         "cable_usd",
         "cable_m",
-    ):
+    )
+    for key in names:
         m.exprs.setdefault(key, pulp.LpAffineExpression())
     for g in m.groups:
         m.exprs.setdefault(f"gpus:{g}", pulp.LpAffineExpression())
+    _fixed_money(m)
+
+
+def _count_terms(m: Model, key, var, years: dict, e: dict) -> None:
+    """One count's coefficients in every named expression (:func:`add_expressions`)."""
+    s = m.scenario
+    rt = s.catalog.by_id()[key.rack_type]
+    cls = m.classes[key.cls]
+    lc = cls.link.get(key.rack_type)
+    designed = bool(m.groups[key.group].head.fabrics)
+    in_fabric = designed and rt.gpus and not key.role  # links priced by planner.model.fabric
+    link = {c.id: c for c in s.site.fabric.link_classes}[lc] if lc and not in_fabric else None
+    kw = s.rack_power_kw(rt)
+    per_gpu = 0.0 if designed else s.site.fabric.cost_usd_per_gpu
+    life = lifecycle(s, key.rack_type, key.phase, years)
+    cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0), **life)
+    until = (
+        m.until(key.rack_type, key.phase) if s.service_life else len(m.tl.phases)
+    )  # retired from then (§17)
+    at_end = until > m.horizon  # standing in the last phase
+    if not key.role:  # hot spares: paid for and powered, not counted as GPUs
+        if at_end:
+            e["gpus"].append((var, rt.gpus))
+            e[f"gpus:{key.group}"].append((var, rt.gpus))
+            e["pflops"].append((var, rt.pflops_bf16))
+        e["gpu_phases"].append((var, rt.gpus * (until - m.tl.at(key.phase))))
+        e["pflop_phases"].append((var, rt.pflops_bf16 * (until - m.tl.at(key.phase))))
+    e["capex_usd"].append((var, cost.capex_usd))
+    e["tco_usd"].append((var, cost.tco_usd))
+    if at_end:
+        e["it_kw"].append((var, kw))
+    e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
+    e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
+
+
+def _fixed_money(m: Model) -> None:
+    """What every plan pays whatever it places: the network racks' facility and energy, installed
+    racks' running costs (their capex is sunk), and the designed fabrics' switches and links, built
+    at the start (undiscounted) and running to the horizon, as the KPIs count them."""
+    s = m.scenario
+    types = s.catalog.by_id()
+    classes = {c.id: c for c in s.site.fabric.link_classes}
+    a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
     net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
     net_facility = facility_usd(net_kw, s.costs)
-    # installed racks: sunk capex, running opex (as the KPIs count them)
     inst_opex = 0.0
     for r in s.existing:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")
+        fabric = s.site.fabric.cost_usd_per_gpu
         inst_opex += rack_cost(
             t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True
         ).tco_usd
-    if (
-        m.fabric_capex is not None
-    ):  # built at the start: undiscounted, running to the horizon (as the KPIs count it)
+    if m.fabric_capex is not None:
         kw = m.fabric_kw if m.fabric_kw is not None else pulp.LpAffineExpression()
         per_kw = facility_usd(1.0, s.costs)
-        a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
         m.exprs["capex_usd"] = m.exprs["capex_usd"] + m.fabric_capex + per_kw * kw
         m.exprs["tco_usd"] = (
             m.exprs["tco_usd"]
@@ -127,11 +129,7 @@ def add_expressions(m: Model) -> None:
         )
     m.exprs["capex_usd"].constant = round(net_facility, 6)
     m.exprs["tco_usd"].constant = round(
-        net_facility
-        + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue)
-        * annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
-        + inst_opex,
-        6,
+        net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * a + inst_opex, 6
     )
 
 

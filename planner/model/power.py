@@ -108,68 +108,65 @@ def add_power_constraints(m: Model) -> None:
     for p in m.points:
         pm = m.pms[p]
         fixed = pm.fixed_by_group(m.fixed_at(p))
-        ph = m.ph(p)
         live = {g for g in pm.groups if m.gkw(g, p) is not None}
-        with_n1 = {c.node for c in pm.contingencies if any(g in live for g in c.delta)}
-        for v, coef in pm.normal.items():
-            items = [(m.gkw(g, p), a) for g, a in coef.items() if g in live]
-            if not items:
-                continue
-            expr = pulp.LpAffineExpression(items)
-            if v in with_n1:
-                lv = m.var(lp_name("node_load", v, *m.sfx(p)))
-                m.node_kw[m.at_phase(v, p)] = lv
-                m.add(expr - lv == 0, lp_name("node_load_def", v, *m.sfx(p)))
-                expr = pulp.LpAffineExpression([(lv, 1.0)])
-            extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
-            f0 = pm.fixed_normal(v, fixed)
-            m.add_limit(
-                LimitKey("power", v, "", ph), expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0
-            )
+        _normal_rows(m, p, pm, fixed, live, raises)
         for c in pm.contingencies:
-            lv = m.node_kw.get(m.at_phase(c.node, p))
-            hit = [g for g in c.delta if g in live]
-            if not hit or lv is None:
-                continue
-            if m.group_eff:
-                a0 = pm.normal.get(c.node, {})
-                moved = pulp.lpSum(
-                    (c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)]
-                    - a0.get(g, 0.0) * m.gkw(g, p)
-                    for g in hit
-                )
-                expr = lv + moved
-            else:
-                expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
-            f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
-            extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
-            m.add_limit(
-                LimitKey("power_n1", c.node, c.failed, ph),
-                expr - pulp.lpSum(extra),
-                pm.usable_kw[c.node] - f1,
-                "kW",
-                f1,
-            )
-        for (
-            g,
-            failed,
-        ) in pm.forced_empty.items():  # fixed loads obey the same rule: they leave less than nothing
-            if g in live or fixed.get(g, 0.0) > 0:
-                m.add_limit(
-                    LimitKey("redundant", g, failed, ph),
-                    _load_or_zero(m, g, p),
-                    -fixed.get(g, 0.0),
-                    "kW",
-                    fixed.get(g, 0.0),
-                )
-        for g in sorted(pm.dark & (live | {g for g, kw in fixed.items() if kw > 0})):
-            m.add_limit(
-                LimitKey("unpowered", g, "", ph),
-                _load_or_zero(m, g, p),
-                -fixed.get(g, 0.0),
-                "kW",
-                fixed.get(g, 0.0),
-            )
+            _n1_row(m, p, pm, fixed, live, raises, c)
+        _empty_rows(m, p, pm, fixed, live)
+
+
+def _normal_rows(m: Model, p: int, pm, fixed: dict, live: set, raises: dict) -> None:
+    """Each node's normal load within its usable kW (through L_v where the node has N-1 limits)."""
+    with_n1 = {c.node for c in pm.contingencies if any(g in live for g in c.delta)}
+    for v, coef in pm.normal.items():
+        items = [(m.gkw(g, p), a) for g, a in coef.items() if g in live]
+        if not items:
+            continue
+        expr = pulp.LpAffineExpression(items)
+        if v in with_n1:
+            lv = m.var(lp_name("node_load", v, *m.sfx(p)))
+            m.node_kw[m.at_phase(v, p)] = lv
+            m.add(expr - lv == 0, lp_name("node_load_def", v, *m.sfx(p)))
+            expr = pulp.LpAffineExpression([(lv, 1.0)])
+        extra = [m.effect(r, p) * add for r, add in raises.get(v, [])]
+        f0 = pm.fixed_normal(v, fixed)
+        m.add_limit(
+            LimitKey("power", v, "", m.ph(p)), expr - pulp.lpSum(extra), pm.usable_kw[v] - f0, "kW", f0
+        )
+
+
+def _n1_row(m: Model, p: int, pm, fixed: dict, live: set, raises: dict, c) -> None:
+    """A surviving node's load when ``c.failed`` has failed: L_v plus the change over the groups hit
+    (at the power their failover policy leaves them, when one is in force)."""
+    lv = m.node_kw.get(m.at_phase(c.node, p))
+    hit = [g for g in c.delta if g in live]
+    if not hit or lv is None:
+        return
+    if m.group_eff:
+        a0 = pm.normal.get(c.node, {})
+        moved = pulp.lpSum(
+            (c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)] - a0.get(g, 0.0) * m.gkw(g, p)
+            for g in hit
+        )
+        expr = lv + moved
+    else:
+        expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
+    f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
+    extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
+    key = LimitKey("power_n1", c.node, c.failed, m.ph(p))
+    m.add_limit(key, expr - pulp.lpSum(extra), pm.usable_kw[c.node] - f1, "kW", f1)
+
+
+def _empty_rows(m: Model, p: int, pm, fixed: dict, live: set) -> None:
+    """Groups that must stay empty: redundant ones a single failure leaves unfed, and ones with no
+    feed online yet (fixed loads obey the same rule: they leave less than nothing)."""
+    for g, failed in pm.forced_empty.items():
+        if g in live or fixed.get(g, 0.0) > 0:
+            f = fixed.get(g, 0.0)
+            m.add_limit(LimitKey("redundant", g, failed, m.ph(p)), _load_or_zero(m, g, p), -f, "kW", f)
+    for g in sorted(pm.dark & (live | {g for g, kw in fixed.items() if kw > 0})):
+        f = fixed.get(g, 0.0)
+        m.add_limit(LimitKey("unpowered", g, "", m.ph(p)), _load_or_zero(m, g, p), -f, "kW", f)
 
 
 def _load_or_zero(m: Model, g: str, p: int) -> pulp.LpAffineExpression:

@@ -62,31 +62,12 @@ def add_space_constraints(m: Model) -> None:
     one unit width per class (checked on input) the two are exact: units take whole slots of the
     runs, plain racks the positions left. With service lives (§17) racks retire and free their
     positions: Σ over the racks standing in phase p ≤ size_k for every phase, ``space(R01@2,p3)``."""
-    types = m.scenario.catalog.by_id()
     if (
         m.scenario.service_life
     ):  # racks retire and free their positions: space per phase (one-position types only)
-        where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
-        for p in m.points:
-            here: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
-            for key, var in m.upto(p):
-                here[key.cls].append((var, types[key.rack_type].width))
-            held: dict[ClassKey, int] = defaultdict(
-                int
-            )  # installed racks in the class, standing until they retire
-            for r in m.scenario.existing:
-                k = where.get((r.row, r.position))
-                if k is not None and p < m.until(r.rack_type, r.phase):
-                    held[k] += 1
-            for k, items in here.items():
-                m.add_limit(
-                    LimitKey("space", class_label(k), "", m.ph(p)),
-                    pulp.LpAffineExpression(items),
-                    m.classes[k].size - held[k],
-                    "positions",
-                    held[k],
-                )
+        _space_over_time(m)
         return
+    types = m.scenario.catalog.by_id()
     by_class: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
     for key, var in m.n.items():
         by_class[key.cls].append((var, types[key.rack_type].width))
@@ -103,3 +84,26 @@ def add_space_constraints(m: Model) -> None:
             units = [var for var, vw in items if vw == w]
             if len(units) > 1 or m.elastic:  # one variable is bounded by the slots already
                 m.add(pulp.lpSum(units) <= unit_slots(m.classes[k], w), lp_name("units", class_label(k), w))
+
+
+def _space_over_time(m: Model) -> None:
+    """Per phase: the racks standing in a class (placed by then, not retired) and the installed
+    racks still standing there fit its positions."""
+    types = m.scenario.catalog.by_id()
+    where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
+    for p in m.points:
+        here: dict[ClassKey, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
+        for key, var in m.upto(p):
+            here[key.cls].append((var, types[key.rack_type].width))
+        held: dict[ClassKey, int] = defaultdict(
+            int
+        )  # installed racks in the class, standing until they retire
+        for r in m.scenario.existing:
+            k = where.get((r.row, r.position))
+            if k is not None and p < m.until(r.rack_type, r.phase):
+                held[k] += 1
+        for k, items in here.items():
+            key = LimitKey("space", class_label(k), "", m.ph(p))
+            m.add_limit(
+                key, pulp.LpAffineExpression(items), m.classes[k].size - held[k], "positions", held[k]
+            )

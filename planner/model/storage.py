@@ -48,33 +48,42 @@ def add_storage_constraints(m: Model) -> None:
 
     Named ``storage(job~a)``, ``scope_storage(job~a,POD~1)``, ``spares(job~a)``,
     ``scope_spares(job~a,POD~1)``."""
-    s = m.scenario
     for g in m.groups.values():
         if not g.storage_type and not g.spares:
             continue
-        mine, spare = group_counts(m, g)
-        want = storage_racks(s, g.head)
         if g.scope in (Scope.site, Scope.rack):
-            if g.spares:
-                m.add(pulp.lpSum(var for _, var in spare) == g.k * g.spares, lp_name("spares", g.id))
-            if g.storage_type:
-                store = [var for key, var in mine if key.rack_type == g.storage_type]
-                _storage_rows(m, g.id, "", pulp.lpSum(store), g.k * want - installed_storage(m, g), None)
+            _site_storage(m, g)
+        else:
+            _scoped_storage(m, g)
+
+
+def _site_storage(m: Model, g) -> None:
+    """Site and rack scope: Σ spares = k·h, Σ storage racks = k·s − I."""
+    mine, spare = group_counts(m, g)
+    if g.spares:
+        m.add(pulp.lpSum(var for _, var in spare) == g.k * g.spares, lp_name("spares", g.id))
+    if g.storage_type:
+        store = [var for key, var in mine if key.rack_type == g.storage_type]
+        want = storage_racks(m.scenario, g.head)
+        _storage_rows(m, g.id, "", pulp.lpSum(store), g.k * want - installed_storage(m, g), None)
+
+
+def _scoped_storage(m: Model, g) -> None:
+    """Pod and building scope: spares in σ = h·z[G,σ], storage racks in σ = s·z[G,σ] − I_σ."""
+    mine, spare = group_counts(m, g)
+    want = storage_racks(m.scenario, g.head)
+    store_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
+    spare_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
+    for key, var in mine:
+        if key.rack_type == g.storage_type:
+            store_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
+    for key, var in spare:
+        spare_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
+    for (gid, sid), z in m.z.items():
+        if gid != g.id:
             continue
-        store_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
-        spare_in: dict[str, list[pulp.LpVariable]] = defaultdict(list)
-        for key, var in mine:
-            if key.rack_type == g.storage_type:
-                store_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
-        for key, var in spare:
-            spare_in[m.scope_of_row(key.cls.row, g.scope)].append(var)
-        for (gid, sid), z in m.z.items():
-            if gid != g.id:
-                continue
-            if g.spares:  # hot spares stand where the cluster is homed
-                m.add(
-                    pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid)
-                )
-            if g.storage_type:
-                have = installed_storage(m, g) if sid in m.homes.get(g.id, set()) else 0
-                _storage_rows(m, g.id, sid, pulp.lpSum(store_in.get(sid, [])) - want * z, -have, want)
+        if g.spares:  # hot spares stand where the cluster is homed
+            m.add(pulp.lpSum(spare_in.get(sid, [])) - g.spares * z == 0, lp_name("scope_spares", g.id, sid))
+        if g.storage_type:
+            have = installed_storage(m, g) if sid in m.homes.get(g.id, set()) else 0
+            _storage_rows(m, g.id, sid, pulp.lpSum(store_in.get(sid, [])) - want * z, -have, want)
