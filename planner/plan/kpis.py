@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from planner.enums import LimitKind
 from planner.input.site_index import fits, index_site, network_racks
@@ -58,6 +59,35 @@ def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]])
     return capex, npv
 
 
+@dataclass
+class _Acc:
+    """Running sums of a placement's KPIs (USD, kW, hours)."""
+
+    gpus: int = 0
+    n: int = 0
+    spares: int = 0
+    optics: int = 0
+    retired: int = 0
+    racks_kw: float = 0.0
+    pflops: float = 0.0
+    max_kw: float = 0.0
+    capex_racks: float = 0.0
+    capex_links: float = 0.0
+    capex_fabric: float = 0.0
+    hbm_tb: float = 0.0
+    storage_pb: float = 0.0
+    storage_gbs: float = 0.0
+    facility: float = 0.0
+    opex: float = 0.0
+    tco: float = 0.0
+    hours: float = 0.0
+    hours_npv: float = 0.0
+    useful_npv: float = 0.0
+    removal: float = 0.0
+    residual: float = 0.0
+    depreciation: float = 0.0
+
+
 def compute_kpis(
     scenario: Scenario,
     racks: Iterable[PlacedRack],
@@ -69,18 +99,30 @@ def compute_kpis(
     ``chosen``: cluster → fabric design (the plan's choice where a cluster allows several). Racks
     alike in type, link class, phase, cluster and standing cost the same: each kind is costed once."""
     racks = list(racks)
-    designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
-    types = scenario.catalog.by_id()
-    fabric = scenario.site.fabric
-    costs = scenario.costs
-    classes = {c.id: c for c in fabric.link_classes}
-    area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
-    years = phase_years(scenario)
+    design = {c.id: design_of(scenario, c, chosen or {}) for c in scenario.clusters}
+    designed = {cid for cid, d in design.items() if d is not None}
+    kinds, cable_m, halls_used = _kinds(scenario, racks, design)
+    acc = _Acc()
     good = cluster_goodput(scenario, racks)
+    years = phase_years(scenario)
+    for kind, k in kinds.items():
+        _add_kind(acc, scenario, kind, k, designed, years, good)
+    sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
+    network_kw, fabric_kw, retro_capex = _add_white_space(acc, scenario, sizes, bought)
+    area = {h.id: h.floor_area_m2 for b in scenario.site.buildings for h in b.halls}
+    floor = sum(area.get(h, 0.0) for h in halls_used)
+    return _as_kpis(
+        acc, scenario, sizes, network_kw, fabric_kw, retro_capex, floor, cable_m, sum(1 for _ in network)
+    )
+
+
+def _kinds(scenario: Scenario, racks: list[PlacedRack], design: dict):
+    """Racks by kind (type, link class, phase, installed, spare, cluster) → count; cable metres; halls
+    used."""
+    types = scenario.catalog.by_id()
     kinds: dict[tuple[str, str | None, str | None, bool, bool, str], int] = defaultdict(int)
     cable_m = 0.0
     halls_used: set[str] = set()
-    design = {c.id: design_of(scenario, c, chosen or {}) for c in scenario.clusters}
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
@@ -89,131 +131,146 @@ def compute_kpis(
         d = design.get(r.cluster)
         if (
             d is not None and d.leaf_in_rack and t.gpus and not r.spare
-        ):  # GPU links stay in the rack; its uplinks leave it
+        ):  # GPU links stay in the rack; uplinks leave it
             cable_m += math.ceil(t.gpus * d.nics_per_gpu / d.oversubscription[0]) * r.cable_length_m
         else:
             cable_m += t.links * r.cable_length_m
         halls_used.add(r.hall)
-    gpus = n = spares = optics = retired = 0
-    racks_kw = pflops = max_kw = capex_racks = capex_links = capex_fabric = hbm_tb = storage_pb = (
-        storage_gbs
-    ) = 0.0
-    facility = opex = tco = hours = hours_npv = useful_npv = removal = residual = depreciation = 0.0
-    for (tid, lc, phase, existing, spare, cluster), k in kinds.items():
-        t = types[tid]
-        kw = scenario.rack_power_kw(t)
-        in_fabric = (
-            cluster in designed and t.gpus and not spare
-        )  # its links are the designed fabric's (planner.rules.fabric_sizing)
-        link = None if in_fabric else classes.get(lc or "")
-        life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
-        per_gpu = 0.0 if cluster in designed else fabric.cost_usd_per_gpu
-        cost = rack_cost(
-            t,
-            kw,
-            link,
-            per_gpu,
-            costs,
-            scenario.pue,
-            0.0 if existing else years.get(phase, 0.0),
-            existing,
-            **life,
-        )
-        removal += k * cost.removal_usd
-        residual += k * cost.residual_usd
-        tco += k * cost.tco_usd
-        if not spare:
-            hours += k * cost.gpu_hours
-            hours_npv += k * cost.gpu_hours_npv
-            useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
-        if not existing:
-            capex_racks += k * t.capex_usd
-            capex_fabric += k * fabric_usd(t, per_gpu)
-            capex_links += k * links_usd(t, link)
-            facility += k * facility_usd(kw, costs)
-        if life and life["retire"] is not None:  # retired by the last phase: no longer stands
-            retired += k
-            continue
-        opex += k * cost.opex_usd_per_year
-        if life and not existing:
-            depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
-        n += k
-        racks_kw += k * kw
-        max_kw = max(max_kw, kw)
-        if spare:
-            spares += k
-        else:
-            gpus += k * t.gpus
-            pflops += k * t.pflops_bf16
-            hbm_tb += k * t.hbm_tb
-        storage_pb += k * t.storage_capacity_pb
-        storage_gbs += k * t.storage_write_gb_per_s
-        if link is not None and link.optical:
-            optics += k * 2 * t.links
+    return kinds, cable_m, halls_used
+
+
+def _add_kind(
+    acc: _Acc, scenario: Scenario, kind: tuple, k: int, designed: set, years: dict, good: dict
+) -> None:
+    """k racks of one kind: their cost terms (:func:`planner.rules.costs.rack_cost`) and what stands."""
+    tid, lc, phase, existing, spare, cluster = kind
+    t = scenario.catalog.by_id()[tid]
+    costs = scenario.costs
+    kw = scenario.rack_power_kw(t)
+    in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's
+    link = None if in_fabric else {c.id: c for c in scenario.site.fabric.link_classes}.get(lc or "")
+    life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
+    per_gpu = 0.0 if cluster in designed else scenario.site.fabric.cost_usd_per_gpu
+    start = 0.0 if existing else years.get(phase, 0.0)
+    cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, start, existing, **life)
+    acc.removal += k * cost.removal_usd
+    acc.residual += k * cost.residual_usd
+    acc.tco += k * cost.tco_usd
+    if not spare:
+        acc.hours += k * cost.gpu_hours
+        acc.hours_npv += k * cost.gpu_hours_npv
+        acc.useful_npv += k * cost.gpu_hours_npv * good.get(cluster, 1.0)
+    if not existing:
+        acc.capex_racks += k * t.capex_usd
+        acc.capex_fabric += k * fabric_usd(t, per_gpu)
+        acc.capex_links += k * links_usd(t, link)
+        acc.facility += k * facility_usd(kw, costs)
+    if life and life["retire"] is not None:  # retired by the last phase: no longer stands
+        acc.retired += k
+        return
+    acc.opex += k * cost.opex_usd_per_year
+    if life and not existing:
+        acc.depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
+    _add_standing(acc, t, k, kw, spare, link)
+
+
+def _add_standing(acc: _Acc, t, k: int, kw: float, spare: bool, link) -> None:
+    """k racks of a type standing at the end: counts, kW, GPUs, PFLOPS, HBM, storage, optics."""
+    acc.n += k
+    acc.racks_kw += k * kw
+    acc.max_kw = max(acc.max_kw, kw)
+    if spare:
+        acc.spares += k
+    else:
+        acc.gpus += k * t.gpus
+        acc.pflops += k * t.pflops_bf16
+        acc.hbm_tb += k * t.hbm_tb
+    acc.storage_pb += k * t.storage_capacity_pb
+    acc.storage_gbs += k * t.storage_write_gb_per_s
+    if link is not None and link.optical:
+        acc.optics += k * 2 * t.links
+
+
+def _add_white_space(acc: _Acc, scenario: Scenario, sizes: dict, bought) -> tuple[float, float, float]:
+    """The white space beyond the placed racks: network racks and designed fabrics, built at the start
+    (undiscounted), running to the horizon (facility, energy and maintenance of their equipment); and
+    the retrofits bought. Returns (network kW, fabric kW, retrofit capex)."""
+    costs = scenario.costs
     network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
-    sizes = fabric_sizes(scenario, racks, chosen or {}) if designed else {}
-    switches = sum(sum(z.switches) for z in sizes.values())
-    optics += sum(z.optics for z in sizes.values())
+    acc.optics += sum(z.optics for z in sizes.values())
     fabric_kw = sum(z.kw for z in sizes.values())
     designed_capex = sum(z.capex_usd for z in sizes.values())
-    capex_fabric += designed_capex
-    # the white space beyond the placed racks: network racks and designed fabrics, built at the start
-    # (undiscounted), running to the horizon: facility, energy and maintenance of their equipment
+    acc.capex_fabric += designed_capex
     white_kw = network_kw + fabric_kw
-    facility += facility_usd(white_kw, costs)
+    acc.facility += facility_usd(white_kw, costs)
     white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
-    opex += white_opex
-    tco += (
+    acc.opex += white_opex
+    acc.tco += (
         facility_usd(white_kw, costs)
         + designed_capex
         + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
     )
     retro_capex, retro_npv = retrofit_costs(scenario, bought)
-    tco += retro_npv
-    total_kw = racks_kw + white_kw
+    acc.tco += retro_npv
+    return network_kw, fabric_kw, retro_capex
+
+
+def _as_kpis(
+    acc: _Acc,
+    scenario: Scenario,
+    sizes: dict,
+    network_kw,
+    fabric_kw,
+    retro_capex,
+    floor,
+    cable_m,
+    fabric_racks,
+) -> Kpis:
+    """The sums as KPIs, rounded as a plan states them."""
+    total_kw = acc.racks_kw + (network_kw + fabric_kw)
     mw = total_kw / 1000.0
-    floor = sum(area.get(h, 0.0) for h in halls_used)
-    capex = capex_racks + capex_fabric + capex_links + facility + retro_capex
+    gpus, n, pflops, hbm_tb, tco = acc.gpus, acc.n, acc.pflops, acc.hbm_tb, acc.tco
+    capex = acc.capex_racks + acc.capex_fabric + acc.capex_links + acc.facility + retro_capex
     return Kpis(
         gpus=gpus,
         racks=n,
-        spare_racks=spares,
+        spare_racks=acc.spares,
         pflops_bf16=round(pflops, 6),
         it_kw=round(total_kw, 6),
-        racks_kw=round(racks_kw, 6),
+        racks_kw=round(acc.racks_kw, 6),
         network_kw=round(network_kw, 6),
         facility_kw=round(total_kw * scenario.pue, 6),
         gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
         pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
-        avg_kw_per_rack=round(racks_kw / n, 6) if n else 0.0,
-        max_kw_per_rack=round(max_kw, 6),
+        avg_kw_per_rack=round(acc.racks_kw / n, 6) if n else 0.0,
+        max_kw_per_rack=round(acc.max_kw, 6),
         gpus_per_m2=round(gpus / floor, 6) if floor else 0.0,
         hbm_tb=round(hbm_tb, 6),
         hbm_gb_per_gpu=round(hbm_tb * 1000 / gpus, 6) if gpus else 0.0,
-        storage_pb=round(storage_pb, 6),
-        storage_write_gb_per_s=round(storage_gbs, 6),
-        switches=switches,
-        optics=optics,
+        storage_pb=round(acc.storage_pb, 6),
+        storage_write_gb_per_s=round(acc.storage_gbs, 6),
+        switches=sum(sum(z.switches) for z in sizes.values()),
+        optics=acc.optics,
         fabric_kw=round(fabric_kw, 6),
-        fabric_racks=sum(1 for _ in network),
-        fabric_capex_usd=round(capex_fabric, 2),
-        fabric_usd_per_gpu=round(capex_fabric / gpus, 6) if gpus else 0.0,
-        capex_racks_usd=round(capex_racks, 2),
-        capex_fabric_usd=round(capex_fabric, 2),
-        capex_links_usd=round(capex_links, 2),
-        capex_facility_usd=round(facility, 2),
+        fabric_racks=fabric_racks,
+        fabric_capex_usd=round(acc.capex_fabric, 2),
+        fabric_usd_per_gpu=round(acc.capex_fabric / gpus, 6) if gpus else 0.0,
+        capex_racks_usd=round(acc.capex_racks, 2),
+        capex_fabric_usd=round(acc.capex_fabric, 2),
+        capex_links_usd=round(acc.capex_links, 2),
+        capex_facility_usd=round(acc.facility, 2),
         capex_retrofits_usd=round(retro_capex, 2),
         capex_usd=round(capex, 2),
-        opex_usd_per_year=round(opex, 2),
+        opex_usd_per_year=round(acc.opex, 2),
         tco_usd=round(tco, 2),
-        removal_usd=round(removal, 2),
-        residual_value_usd=round(residual, 2),
-        depreciation_usd_per_year=round(depreciation, 2),
-        retired_racks=retired,
-        gpu_hours=round(hours, 3),
-        gpu_hours_npv=round(hours_npv, 3),
-        usd_per_gpu_hour=round(tco / hours_npv, 6) if hours_npv else 0.0,
-        usd_per_useful_gpu_hour=round(tco / useful_npv, 6) if useful_npv else 0.0,
+        removal_usd=round(acc.removal, 2),
+        residual_value_usd=round(acc.residual, 2),
+        depreciation_usd_per_year=round(acc.depreciation, 2),
+        retired_racks=acc.retired,
+        gpu_hours=round(acc.hours, 3),
+        gpu_hours_npv=round(acc.hours_npv, 3),
+        usd_per_gpu_hour=round(tco / acc.hours_npv, 6) if acc.hours_npv else 0.0,
+        usd_per_useful_gpu_hour=round(tco / acc.useful_npv, 6) if acc.useful_npv else 0.0,
         cable_m=round(cable_m, 6),
     )
 
@@ -357,69 +414,80 @@ def stranded_power(
     above the row's feeds keeps its worst single-failure load plus the rack within its usable
     capacity: a conservative screen). If no position passes, the root's room is stranded, attributed
     to the check most positions fail first. Returns (total kW, [(root, kW, reason)])."""
-    types = scenario.catalog.by_id()
     allowed = {t for c in scenario.clusters for t in scenario.gpu_types_for(c)}
     if not allowed:
         return 0.0, []
-    ix = index_site(scenario.site)
-    use = {(u.kind, u.id): u for u in usage}
-    racks = scenario.standing(racks)  # retired racks (§17) free their positions
-    taken = scenario.positions_held(racks) | ix.pod_locations()
-    pod_gpus: dict[str, int] = {}
-    pod_racks: dict[str, int] = {}
-    for r in racks:
-        pod = ix.rows[r.row].row.pod if r.row in ix.rows else None
-        if pod is not None and r.rack_type in types:
-            pod_gpus[pod] = pod_gpus.get(pod, 0) + types[r.rack_type].gpus
-            pod_racks[pod] = pod_racks.get(pod, 0) + 1
-    kw_of = {t: scenario.rack_power_kw(types[t]) for t in allowed}
-    smallest = min(kw_of.values())
+    st = _Stranded(scenario, racks, usage, allowed)
+    smallest = min(st.kw_of.values())
+    out = []
+    for root, node in st.ix.power_nodes.items():
+        if node.parent is not None or st.room(root) < smallest - 1e-9:
+            continue
+        why = st.verdict(root)
+        if why is not None:
+            out.append((root, round(st.room(root), 6), why))
+    return round(sum(kw for _, kw, _ in out), 6), out
 
-    def room(node: str) -> float:
-        u = use.get((LimitKind.power_node, node))
+
+class _Stranded:
+    """What the racks leave of the site, for trying one more rack anywhere (:func:`stranded_power`)."""
+
+    def __init__(self, scenario: Scenario, racks: list[PlacedRack], usage: list, allowed: set[str]):
+        self.scenario, self.allowed = scenario, allowed
+        self.types = types = scenario.catalog.by_id()
+        self.ix = ix = index_site(scenario.site)
+        self.use = {(u.kind, u.id): u for u in usage}
+        racks = scenario.standing(racks)  # retired racks (§17) free their positions
+        self.taken = scenario.positions_held(racks) | ix.pod_locations()
+        self.pod_gpus: dict[str, int] = {}
+        self.pod_racks: dict[str, int] = {}
+        for r in racks:
+            pod = ix.rows[r.row].row.pod if r.row in ix.rows else None
+            if pod is not None and r.rack_type in types:
+                self.pod_gpus[pod] = self.pod_gpus.get(pod, 0) + types[r.rack_type].gpus
+                self.pod_racks[pod] = self.pod_racks.get(pod, 0) + 1
+        self.kw_of = {t: scenario.rack_power_kw(types[t]) for t in allowed}
+
+    def room(self, node: str) -> float:
+        """Usable kW a node has left at its worst (normal or single failure)."""
+        u = self.use.get((LimitKind.power_node, node))
         return 0.0 if u is None else u.limit - max(u.value, u.worst_value or 0.0)
 
-    out = []
-    for root, node in ix.power_nodes.items():
-        if node.parent is not None or room(root) < smallest - 1e-9:
-            continue
-        under = ix.subtree(root)
+    def verdict(self, root: str) -> str | None:
+        """None when one more allowed rack fits somewhere under the root; else the reason most
+        tries fail with first (:data:`STRANDED_ORDER` breaks ties)."""
+        under = self.ix.subtree(root)
         reasons: dict[str, int] = {}
-        usable = False
-        for rid, ref in ix.rows.items():
+        for rid, ref in self.ix.rows.items():
             if not set(ref.row.feeds) & under:
                 continue
-            free = any((rid, i) not in taken and i not in ref.row.reserved for i in range(ref.row.positions))
-            pod = ix.pods[ref.row.pod]
-            above = {a for f in ref.row.feeds for a in ix.ancestors(f)}
-            for t in allowed:
-                rt = types[t]
-                air, liquid = rt.heat_kw(kw_of[t])
-                zone_room = [
-                    use.get((LimitKind.cooling_zone, z)) for z in (ref.row.air_zone, ref.row.liquid_loop) if z
-                ]
-                if not free:
-                    why = "space"
-                elif pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or (
-                    pod.max_racks is not None and pod_racks.get(pod.id, 0) >= pod.max_racks
-                ):
-                    why = "ports"
-                elif any(
-                    u is not None and u.value + h > u.limit + 1e-9
-                    for u, h in zip(zone_room, (air, liquid), strict=False)
-                ):
-                    why = "cooling"
-                elif not fits(scenario, ix, rid, rt):
-                    why = "rack limits"
-                elif any(room(a) < kw_of[t] - 1e-9 for a in above):
-                    why = "N-1"
-                else:
-                    usable = True
-                    break
+            for t in self.allowed:
+                why = self.why_not(rid, ref, t)
+                if why is None:
+                    return None
                 reasons[why] = reasons.get(why, 0) + 1
-            if usable:
-                break
-        if not usable:
-            why = max(STRANDED_ORDER, key=lambda r: (reasons.get(r, 0), -STRANDED_ORDER.index(r)))
-            out.append((root, round(room(root), 6), why))
-    return round(sum(kw for _, kw, _ in out), 6), out
+        return max(STRANDED_ORDER, key=lambda r: (reasons.get(r, 0), -STRANDED_ORDER.index(r)))
+
+    def why_not(self, rid: str, ref, t: str) -> str | None:
+        """The first check one more rack of type t in row rid fails (None: it fits)."""
+        ix, rt, use = self.ix, self.types[t], self.use
+        row = ref.row
+        if not any((rid, i) not in self.taken and i not in row.reserved for i in range(row.positions)):
+            return "space"
+        pod = ix.pods[row.pod]
+        full = pod.max_racks is not None and self.pod_racks.get(pod.id, 0) >= pod.max_racks
+        if self.pod_gpus.get(pod.id, 0) + rt.gpus > pod.max_gpus or full:
+            return "ports"
+        air, liquid = rt.heat_kw(self.kw_of[t])
+        zone_room = [use.get((LimitKind.cooling_zone, z)) for z in (row.air_zone, row.liquid_loop) if z]
+        if any(
+            u is not None and u.value + h > u.limit + 1e-9
+            for u, h in zip(zone_room, (air, liquid), strict=False)
+        ):
+            return "cooling"
+        if not fits(self.scenario, ix, rid, rt):
+            return "rack limits"
+        above = {a for f in row.feeds for a in ix.ancestors(f)}
+        if any(self.room(a) < self.kw_of[t] - 1e-9 for a in above):
+            return "N-1"
+        return None
