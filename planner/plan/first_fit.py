@@ -193,19 +193,7 @@ class _FirstFit:
         s, ix = self.s, self.ix
         ref = ix.rows[rid]
         pod = ix.pods[ref.row.pod]
-        if self.pod_gpus[pod.id] + t.gpus > pod.max_gpus or (
-            pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks
-        ):
-            return False
-        ok = self.static.get((rid, t.id))
-        if ok is None:
-            unbuilt = any(
-                r.effect.kind == "build_structure" and r.effect.building == ref.building for r in s.retrofits
-            )
-            ok = self.static[rid, t.id] = (
-                fits(s, ix, rid, t) and not unbuilt
-            )  # first-fit buys no retrofit, no structure
-        if not ok:
+        if self.pod_full(pod, t.gpus) or not self.static_fit(rid, t):
             return False
         length = self.cables.get((rid, i))
         if length is None:
@@ -215,16 +203,8 @@ class _FirstFit:
             return False
         kw = s.rack_power_kw(t)
         group = self.pm.group_of_row[rid]
-        if not self.power.fits(group, kw):
-            return False
         air, liquid = t.heat_kw(kw)
-        zone, loop = ref.row.air_zone, ref.row.liquid_loop
-        heat = self.heat
-        if air and (zone in self.zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
-            return False
-        if liquid and (
-            loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL
-        ):
+        if not self.power.fits(group, kw) or not self.cools(ref.row, air, liquid):
             return False
         cost = rack_cost(t, kw, self.classes[lc.id] if lc else None, self.fabric, s.costs, s.pue).capex_usd
         if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
@@ -232,9 +212,9 @@ class _FirstFit:
         if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
             return False
         self.power.add(group, kw)
-        heat[zone] += air
+        self.heat[ref.row.air_zone] += air
         if liquid:
-            heat[loop] += liquid
+            self.heat[ref.row.liquid_loop] += liquid
         self.pod_gpus[pod.id] += t.gpus
         self.pod_racks[pod.id] += 1
         self.capex += cost
@@ -242,6 +222,32 @@ class _FirstFit:
         self.taken.add((rid, i))
         self.racks.append(place(ix, rid, i, t, cluster, self.ph, spare))
         return True
+
+    def pod_full(self, pod, gpus: int) -> bool:
+        """Whether the pod has no ports for ``gpus`` more GPUs or no room for one more rack."""
+        if self.pod_gpus[pod.id] + gpus > pod.max_gpus:
+            return True
+        return pod.max_racks is not None and self.pod_racks[pod.id] + 1 > pod.max_racks
+
+    def static_fit(self, rid: str, t: RackType) -> bool:
+        """The row takes the rack type as built (first-fit buys no retrofit, builds no structure)."""
+        ok = self.static.get((rid, t.id))
+        if ok is None:
+            building = self.ix.rows[rid].building
+            unbuilt = any(
+                r.effect.kind == "build_structure" and r.effect.building == building for r in self.s.retrofits
+            )
+            ok = self.static[rid, t.id] = fits(self.s, self.ix, rid, t) and not unbuilt
+        return ok
+
+    def cools(self, row, air: float, liquid: float) -> bool:
+        """The row's air zone (and liquid loop) online and with room for the rack's heat."""
+        zone, loop, heat, ix = row.air_zone, row.liquid_loop, self.heat, self.ix
+        if air and (zone in self.zones_off or heat[zone] + air > ix.zones[zone].capacity_kw + TOL):
+            return False
+        return not liquid or not (
+            loop is None or loop in self.zones_off or heat[loop] + liquid > ix.zones[loop].capacity_kw + TOL
+        )
 
     def place_extra(self, c: Cluster, scope: Scope, t: RackType, n: int, spare: bool = False) -> None:
         """Place n racks of type t for cluster c (storage or hot spares) in the scope it is
@@ -260,8 +266,8 @@ class _FirstFit:
     def place_cluster(self, c: Cluster, p: int) -> None:
         """Add what cluster c's demand grows by in phase index p (its hot spares and storage racks
         with its first racks)."""
-        s, ix, tl, types = self.s, self.ix, self.tl, self.types
-        want = tl.demand(c, p)
+        s, types = self.s, self.types
+        want = self.tl.demand(c, p)
         target = float("inf") if want is None else want
         if self.placed_gpus[c.id] >= target:
             return
@@ -270,56 +276,61 @@ class _FirstFit:
         )
         scope = s.scope_of(c)
         smallest = min((t.gpus for t in ranked), default=0)
-        home = self.homes.get((c.id, scope)) if scope in (Scope.pod, Scope.building) else None
-        n_racks = self.racks_of[c.id]
-        if home is not None:
-            cands = [home]
-        elif scope in (Scope.pod, Scope.building):
-            need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
-            if scope not in self.home_order:
-                self.home_order[scope] = list(
-                    dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free)
-                )
-            cands = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
-        else:
-            cands = [None]
         if scope in (Scope.pod, Scope.building) and scope not in self.by_home:
             self.by_home[scope] = defaultdict(list)
             for rid, i in self.free:
                 self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
-        for h in cands:
-            for rid, i in self.by_home[scope][h] if h is not None else self.free:
-                if self.placed_gpus[c.id] >= target or (scope == Scope.rack and n_racks > 0):
-                    break
-                if (rid, i) in self.taken:
-                    continue
-                pod = ix.pods[ix.rows[rid].row.pod]
-                if self.pod_gpus[pod.id] + smallest > pod.max_gpus or (
-                    pod.max_racks is not None and self.pod_racks[pod.id] >= pod.max_racks
-                ):
-                    continue
-                for t in ranked:
-                    if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
-                        continue
-                    if self.try_place(rid, i, t, c.id):
-                        self.placed_gpus[c.id] += t.gpus
-                        n_racks += 1
-                        self.racks_of[c.id] += 1
-                        if h is not None:
-                            self.homes[c.id, scope] = h
-                        break
+        for h in self.candidates(c, scope, want, smallest):
+            self.fill_home(c, scope, h, ranked, target, smallest)
             if (c.id, scope) in self.homes or h is None:
                 break
-        if p == tl.first_wanted(c):
-            kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
-            if kinds:  # hot spares of its first GPU rack type, where it is homed
-                self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
-            if storage_racks(s, c) and c.storage_rack_type in types:
-                st = types[c.storage_rack_type]
-                have = sum(
-                    1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id
-                )
-                self.place_extra(c, scope, st, storage_racks(s, c) - have)
+        if p == self.tl.first_wanted(c):
+            self.place_asks(c, scope)
+
+    def candidates(self, c: Cluster, scope: Scope, want: int | None, smallest: int) -> list[str | None]:
+        """Where cluster c may go: its home once it has one; pods or buildings with ports for what it
+        still needs, in site order; the whole site (None) otherwise."""
+        if scope not in (Scope.pod, Scope.building):
+            return [None]
+        home = self.homes.get((c.id, scope))
+        if home is not None:
+            return [home]
+        need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
+        if scope not in self.home_order:
+            self.home_order[scope] = list(dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free))
+        return [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
+
+    def fill_home(
+        self, c: Cluster, scope: Scope, h: str | None, ranked: list[RackType], target: float, smallest: int
+    ) -> None:
+        """Racks of c at free positions of home h (the site when None), largest type that fits first,
+        until its target is met (one rack for a rack-scoped cluster); homes c at h once it places one."""
+        ix = self.ix
+        for rid, i in self.by_home[scope][h] if h is not None else self.free:
+            if self.placed_gpus[c.id] >= target or (scope == Scope.rack and self.racks_of[c.id] > 0):
+                break
+            if (rid, i) in self.taken or self.pod_full(ix.pods[ix.rows[rid].row.pod], smallest):
+                continue
+            for t in ranked:
+                if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
+                    continue
+                if self.try_place(rid, i, t, c.id):
+                    self.placed_gpus[c.id] += t.gpus
+                    self.racks_of[c.id] += 1
+                    if h is not None:
+                        self.homes[c.id, scope] = h
+                    break
+
+    def place_asks(self, c: Cluster, scope: Scope) -> None:
+        """Cluster c's hot spares (of its first GPU rack type) and storage racks, where it is homed."""
+        s, types = self.s, self.types
+        kinds = [types[t] for t in s.gpu_types_for(c) if types[t].gpus]
+        if kinds:
+            self.place_extra(c, scope, kinds[0], spares_needed(s, c), spare=True)
+        if storage_racks(s, c) and c.storage_rack_type in types:
+            st = types[c.storage_rack_type]
+            have = sum(1 for r in [*s.existing, *self.racks] if r.cluster == c.id and r.rack_type == st.id)
+            self.place_extra(c, scope, st, storage_racks(s, c) - have)
 
 
 def greedy_racks(

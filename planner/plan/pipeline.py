@@ -40,7 +40,6 @@ def deal(
     it, so shares are exact), any rest to the first member (at least / uncapped max), and each
     member its storage racks (clusters with hot spares are never grouped). Keys: (class, rack type,
     cluster, phase, role)."""
-    types = m.scenario.catalog.by_id()
     out: dict[tuple[ClassKey, str, str, str | None, str], int] = defaultdict(int)
     by_group: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
     for key, n in counts.items():
@@ -59,50 +58,48 @@ def deal(
         )
         members = iter(g.members)
         in_scope: dict[str, list[tuple[CountKey, int]]] = defaultdict(list)
-        for x in sorted(
-            items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)
-        ):  # sorted once, dealt by scope
+        for x in sorted(items, key=lambda x: (m.tl.at(x[0].phase), x[0].cls, x[0].rack_type)):  # sorted once
             in_scope[_scope_key(m, x[0].cls.row, g.scope) if scoped else ""].append(x)
         for sid, z in homes:
-            if z <= 0:
-                continue
-            team = [next(members) for _ in range(z)]
-            here = in_scope.get(sid if scoped else "", [])
-            had = [0] * z  # racks each member holds so far
-            stored = [0] * z
-            for p, ph in enumerate(m.tl.phases):
-                gpu = [
-                    key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)
-                ]
-                store = [
-                    key
-                    for key, n in here
-                    if key.phase == ph and not types[key.rack_type].gpus
-                    for _ in range(n)
-                ]
-                size = types[gpu[0].rack_type].gpus if gpu else 1
-                d = m.tl.demand(g.head, p)
-                per = None if d is None else d // size
-                pos = 0
-                for j, member in enumerate(team):
-                    take = (len(gpu) if j == 0 else 0) if per is None else max(0, per - had[j])
-                    take = min(take, len(gpu) - pos)
-                    for key in gpu[pos : pos + take]:
-                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
-                    pos += take
-                    had[j] += take
-                if pos < len(gpu):  # at least: the rest to the first member
-                    for key in gpu[pos:]:
-                        out[key.cls, key.rack_type, team[0].id, key.phase, ""] += 1
-                    had[0] += len(gpu) - pos
-                sp = 0
-                for j, member in enumerate(team):
-                    take = min(storage_racks(m.scenario, g.head) - stored[j], len(store) - sp)
-                    for key in store[sp : sp + take]:
-                        out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
-                    sp += take
-                    stored[j] += take
+            if z > 0:
+                team = [next(members) for _ in range(z)]
+                _deal_scope(m, g, team, in_scope.get(sid if scoped else "", []), out)
     return dict(out)
+
+
+def _deal_scope(m: Model, g, team: list, here: list[tuple[CountKey, int]], out: dict) -> None:
+    """One scope's racks to the members homed there, phase by phase: GPU racks up to each member's
+    demand (the rest to the first), then each member's storage racks."""
+    types = m.scenario.catalog.by_id()
+    had = [0] * len(team)  # racks each member holds so far
+    stored = [0] * len(team)
+    for p, ph in enumerate(m.tl.phases):
+        gpu = [key for key, n in here if key.phase == ph and types[key.rack_type].gpus for _ in range(n)]
+        store = [
+            key for key, n in here if key.phase == ph and not types[key.rack_type].gpus for _ in range(n)
+        ]
+        size = types[gpu[0].rack_type].gpus if gpu else 1
+        d = m.tl.demand(g.head, p)
+        per = None if d is None else d // size
+        pos = 0
+        for j, member in enumerate(team):
+            take = (len(gpu) if j == 0 else 0) if per is None else max(0, per - had[j])
+            take = min(take, len(gpu) - pos)
+            for key in gpu[pos : pos + take]:
+                out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
+            pos += take
+            had[j] += take
+        if pos < len(gpu):  # at least: the rest to the first member
+            for key in gpu[pos:]:
+                out[key.cls, key.rack_type, team[0].id, key.phase, ""] += 1
+            had[0] += len(gpu) - pos
+        sp = 0
+        for j, member in enumerate(team):
+            take = min(storage_racks(m.scenario, g.head) - stored[j], len(store) - sp)
+            for key in store[sp : sp + take]:
+                out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
+            sp += take
+            stored[j] += take
 
 
 def _scope_key(m: Model, row_id: str, scope: Scope) -> str:
@@ -180,29 +177,11 @@ def _fill_over_time(m: Model, k: ClassKey, items: list, taken: set[int]) -> list
 def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
     """The model's variables set to describe a placement (the inverse of :func:`fill`);
     empty if some rack has no matching variable. Used to hand the first-fit plan to the solver."""
-    where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
     group_of = {c.id: g.id for g in m.groups.values() for c in g.members}
-    types = m.scenario.catalog.by_id()
-    counts: dict[CountKey, int] = defaultdict(int)
-    group_kw: dict[str, float] = defaultdict(float)
-    home: dict[str, str] = {}
-    for r in racks:
-        if r.existing:
-            continue
-        k = where.get((r.row, r.position))
-        gid = group_of.get(r.cluster)
-        if k is None or gid is None:
-            return {}
-        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None, "spare" if r.spare else "")
-        if key not in m.n:
-            return {}
-        counts[key] += 1
-        group_kw[m.pm.group_of_row[r.row]] += m.scenario.rack_power_kw(types[r.rack_type])
-        g = m.groups[gid]
-        if g.scope in (Scope.pod, Scope.building):
-            sid = _scope_key(m, r.row, g.scope)
-            if home.setdefault(r.cluster, sid) != sid:
-                return {}
+    got = _start_counts(m, racks, group_of)
+    if got is None:
+        return {}
+    counts, group_kw, home = got
     for r in racks:  # installed racks home their clusters too
         g = m.groups.get(group_of.get(r.cluster, ""))
         if r.existing and g is not None and g.scope in (Scope.pod, Scope.building):
@@ -217,6 +196,34 @@ def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
         homed[ScopeKey(group_of[c], sid)] += 1
     start.update({z: homed.get(key, 0) for key, z in m.z.items()})
     return start
+
+
+def _start_counts(m: Model, racks: list[PlacedRack], group_of: dict[str, str]):
+    """(counts per key, kW per feed group, each scoped cluster's home) of the placed racks; None
+    when a rack has no matching variable or a scoped cluster stands in two scopes."""
+    where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
+    types = m.scenario.catalog.by_id()
+    counts: dict[CountKey, int] = defaultdict(int)
+    group_kw: dict[str, float] = defaultdict(float)
+    home: dict[str, str] = {}
+    for r in racks:
+        if r.existing:
+            continue
+        k = where.get((r.row, r.position))
+        gid = group_of.get(r.cluster)
+        if k is None or gid is None:
+            return None
+        key = CountKey(k, r.rack_type, gid, r.phase if m.tl.phased else None, "spare" if r.spare else "")
+        if key not in m.n:
+            return None
+        counts[key] += 1
+        group_kw[m.pm.group_of_row[r.row]] += m.scenario.rack_power_kw(types[r.rack_type])
+        g = m.groups[gid]
+        if g.scope in (Scope.pod, Scope.building):
+            sid = _scope_key(m, r.row, g.scope)
+            if home.setdefault(r.cluster, sid) != sid:
+                return None
+    return counts, group_kw, home
 
 
 def _round(x: float | None) -> float | None:
@@ -435,39 +442,27 @@ def plan_scenario(
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed = deadline.elapsed
-    if progress:
-        progress(Progress("building model", elapsed()))
+    say = progress or (lambda _p: None)
+    say(Progress("building model", elapsed()))
     try:
         m = build(scenario, aggregate=aggregate, group_clusters=group_clusters, deadline=deadline)
     except TimeUp as e:
         note = f"{e}: no plan (raise --time-limit)"
-        if progress:
-            progress(Progress(note, elapsed()))
+        say(Progress(note, elapsed()))
         return finish_plan(_no_plan(scenario, Status.time_limit, [note], elapsed()), scenario)
     build_s = elapsed()
-    touch_s = build_s
     stages = {"build": build_s}
+    size = m.size if progress else {}
     if progress:
-        size = m.size
-        progress(
-            Progress(
-                f"built {size['variables']:,} variables ({size['integers']:,} integer), "
-                f"{size['constraints']:,} constraints",
-                build_s,
-            )
+        what = (
+            f"built {size['variables']:,} variables ({size['integers']:,} integer), "
+            f"{size['constraints']:,} constraints"
         )
-    start = None
-    greedy: list[PlacedRack] = []
+        say(Progress(what, build_s))
     if any(c.fabrics for c in scenario.clusters):
         warm_start = False  # first-fit does not size designed fabrics or charge their power
-    if warm_start:
-        t_ff = time.perf_counter()
-        greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
-        touch_s = max(touch_s, time.perf_counter() - t_ff)
-        stages["first_fit"] = time.perf_counter() - t_ff
-        start = start_from_racks(m, greedy) if greedy else None
-        if progress:
-            progress(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
+    greedy, start, touch_s = _first_fit_start(m, deadline, stages, say) if warm_start else ([], None, build_s)
+    touch_s = max(touch_s, build_s)
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
     # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
@@ -481,35 +476,44 @@ def plan_scenario(
     known = demand_bound(scenario) if meets else None
     if known is not None and not accepted():
         known = None
-    result = solve(
-        m,
-        progress,
-        deadline.limit_s - keep,
-        tie_breaks=tie_breaks,
-        start=start,
-        t0=deadline.t0,
-        known_bound=known,
-    )
+    limit = deadline.limit_s - keep
+    result = solve(m, progress, limit, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
     if warm_start and meets:
         result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
     stages["solve"] = time.perf_counter() - t_solve
-    if progress:
-        progress(Progress("filling positions and verifying the plan", elapsed()))
+    say(Progress("filling positions and verifying the plan", elapsed()))
     t_fill = time.perf_counter()
     plan = to_plan(m, result, build_s, scenario.solver.name)
     stages["fill_verify"] = time.perf_counter() - t_fill
-    if (
-        plan.status.has_plan
-        and plan.racks
-        and any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters)
-    ):
-        t_fail = time.perf_counter()
-        gain = failover_gain(scenario, plan, deadline, touch_s, progress)
-        plan = plan.model_copy(
-            update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]}
-        )
-        stages["failover"] = time.perf_counter() - t_fail
+    plan = _with_failover_gain(scenario, plan, deadline, touch_s, progress, stages)
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
+
+
+def _first_fit_start(
+    m: Model, deadline: Deadline, stages: dict, say
+) -> tuple[list[PlacedRack], dict | None, float]:
+    """First-fit's racks (within its share of the time), the solver start they give (None: none)
+    and the seconds first-fit took."""
+    t_ff = time.perf_counter()
+    greedy, how = start_racks(m.scenario, deadline, deadline.share(FIRST_FIT_SHARE))
+    took = time.perf_counter() - t_ff
+    stages["first_fit"] = took
+    start = start_from_racks(m, greedy) if greedy else None
+    say(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", deadline.elapsed()))
+    return greedy, start, took
+
+
+def _with_failover_gain(
+    scenario: Scenario, plan: Plan, deadline: Deadline, touch_s: float, progress, stages: dict
+) -> Plan:
+    """The plan with its failover gain against strict N-1, when some cluster caps or sheds."""
+    flexible = any(c.on_power_failure != FailoverPolicy.keep for c in scenario.clusters)
+    if not (plan.status.has_plan and plan.racks and flexible):
+        return plan
+    t_fail = time.perf_counter()
+    gain = failover_gain(scenario, plan, deadline, touch_s, progress)
+    stages["failover"] = time.perf_counter() - t_fail
+    return plan.model_copy(update={"failover": gain, "notes": [*plan.notes, failover_text(scenario, gain)]})
 
 
 FIRST_FIT_SHARE = 0.35

@@ -121,6 +121,20 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
         f.probability * m.prob.objective for f, m in zip(scenario.futures, copies, strict=True)
     )
     prob.setObjective(objective)
+    _tie_first_phase(prob, copies, first)
+    _tie_orders(prob, scenario, copies)
+    ex = Extensive(scenario, prob, copies, f"expected {Objective(scenario.objective).value}")
+    ex.n = {(i, k): v for i, m in enumerate(copies) for k, v in m.n.items()}
+    for name in ("cable_usd", "cable_m"):
+        ex.exprs[name] = pulp.lpSum(
+            f.probability * m.exprs[name] for f, m in zip(scenario.futures, copies, strict=True)
+        )
+    return ex
+
+
+def _tie_first_phase(prob: pulp.LpProblem, copies: list[Model], first: str) -> None:
+    """Every copy's racks and retrofits of the first phase equal the first copy's (a key one copy
+    lacks counts 0 there)."""
     ties = 0
     for kind in ("n", "buy"):
         keys = sorted({k for m in copies for k in getattr(m, kind) if k.phase == first}, key=str)
@@ -130,27 +144,23 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
                 other = getattr(m, kind).get(k)
                 if base is None and other is None:
                     continue
-                present = [
-                    (v, c) for v, c in ((other, 1), (base, -1)) if v is not None
-                ]  # a key one copy lacks counts 0 there
+                present = [(v, c) for v, c in ((other, 1), (base, -1)) if v is not None]
                 prob.addConstraint(pulp.LpAffineExpression(present) == 0, f"same_first_{kind}_{ties}_f{i}")
                 ties += 1
+
+
+def _tie_orders(prob: pulp.LpProblem, scenario: Scenario, copies: list[Model]) -> None:
+    """Racks of a type with a lead time standing first in phase ``lead`` were ordered in the first
+    phase: the same number in every copy."""
     for t, lead in sorted(scenario.lead_phases.items()):
         if not 0 < lead < len(scenario.phases):
             continue
-        lands = scenario.phases[lead].id  # racks standing first then were ordered in the first phase
+        lands = scenario.phases[lead].id
         orders = [
             pulp.lpSum(v for k, v in m.n.items() if k.rack_type == t and k.phase == lands) for m in copies
         ]
         for i in range(1, len(copies)):
             prob.addConstraint(orders[i] - orders[0] == 0, f"same_first_order_{lp_name(t)}_f{i}")
-    ex = Extensive(scenario, prob, copies, f"expected {Objective(scenario.objective).value}")
-    ex.n = {(i, k): v for i, m in enumerate(copies) for k, v in m.n.items()}
-    for name in ("cable_usd", "cable_m"):
-        ex.exprs[name] = pulp.lpSum(
-            f.probability * m.exprs[name] for f, m in zip(scenario.futures, copies, strict=True)
-        )
-    return ex
 
 
 def adapt(
