@@ -312,32 +312,7 @@ def _block(
         out.switches = [0] * design.tiers
         return out
     links: dict[str, int] = defaultdict(int)
-    if design.leaf_in_rack:
-        leaves = len(gpu_racks)
-        up1_total = 0
-        for r in gpu_racks:
-            t = types[r.rack_type]
-            links[design.in_rack_link] += t.links  # GPU to the rack's own leaf: in-rack copper
-            u = math.ceil(t.gpus * design.nics_per_gpu / design.oversubscription[0])
-            up1_total += u
-            links[r.link_class or longest.id] += u
-        up1_per_leaf = up1_total / leaves
-    else:
-        per = rail_width(design, (types[r.rack_type] for r in gpu_racks))
-        by_pod: dict[str, int] = defaultdict(int)
-        for r in gpu_racks:
-            t = types[r.rack_type]
-            by_pod[pod_of_row.get(r.row, "")] += t.gpus * design.nics_per_gpu
-            links[r.link_class or longest.id] += (
-                t.links
-            )  # GPU to a leaf in a network rack: cabled from the rack's position
-        out.leaves_per_pod = {
-            pod: per * math.ceil(math.ceil(ep / p.down[0]) / per) for pod, ep in sorted(by_pod.items())
-        }
-        leaves = sum(out.leaves_per_pod.values())
-        up1_per_leaf = p.up[0]
-        up1_total = int(leaves * p.up[0])
-        links[shortest.id] += up1_total
+    leaves, up1_per_leaf, up1_total = _leaf_tier(scenario, design, gpu_racks, pod_of_row, p, out, links)
     counts = [leaves]
     spines = spines_needed(design, p, leaves, up1_per_leaf, up1_total)
     counts.append(spines)
@@ -347,11 +322,56 @@ def _block(
         counts.append(math.ceil(up2 / p.radix[2]))
     out.switches = counts
     out.links = dict(links)
+    _price(out, design, sw, classes)
+    if leaves <= 1:
+        out.max_hops = 1
+    elif design.tiers == 2 or leaves <= p.down[1]:
+        out.max_hops = 3
+    else:
+        out.max_hops = 5
+    return out
+
+
+def _leaf_tier(
+    scenario: Scenario, design: FabricDesign, gpu_racks, pod_of_row, p: Ports, out: Size, links
+) -> tuple[int, float, int]:
+    """(leaves, uplinks per leaf, uplinks) and the GPU racks' links by class: a leaf in every GPU
+    rack (GPU links in-rack copper, ⌈GPUs × NICs ÷ first oversubscription⌉ up at the rack's class),
+    or per pod rail-width groups of leaves in network racks (uplinks on the shortest class)."""
+    types = scenario.catalog.by_id()
+    _, shortest, longest = _classes(scenario)
+    if design.leaf_in_rack:
+        up1_total = 0
+        for r in gpu_racks:
+            t = types[r.rack_type]
+            links[design.in_rack_link] += t.links  # GPU to the rack's own leaf: in-rack copper
+            u = math.ceil(t.gpus * design.nics_per_gpu / design.oversubscription[0])
+            up1_total += u
+            links[r.link_class or longest.id] += u
+        return len(gpu_racks), up1_total / len(gpu_racks), up1_total
+    per = rail_width(design, (types[r.rack_type] for r in gpu_racks))
+    by_pod: dict[str, int] = defaultdict(int)
+    for r in gpu_racks:
+        t = types[r.rack_type]
+        by_pod[pod_of_row.get(r.row, "")] += t.gpus * design.nics_per_gpu
+        links[r.link_class or longest.id] += t.links  # GPU to a leaf in a network rack: cabled from the rack
+    out.leaves_per_pod = {
+        pod: per * math.ceil(math.ceil(ep / p.down[0]) / per) for pod, ep in sorted(by_pod.items())
+    }
+    leaves = sum(out.leaves_per_pod.values())
+    up1_total = int(leaves * p.up[0])
+    links[shortest.id] += up1_total
+    return leaves, p.up[0], up1_total
+
+
+def _price(out: Size, design: FabricDesign, sw, classes) -> None:
+    """kW, capex, optics and network racks of the switches outside the GPU racks and of the links."""
     housed = [
         (n, sw[m])
-        for i, (n, m) in enumerate(zip(counts, design.switches, strict=True))
+        for i, (n, m) in enumerate(zip(out.switches, design.switches, strict=True))
         if not (i == 0 and design.leaf_in_rack)
     ]
+    links = out.links
     out.kw = (
         sum(n * s.power_w for n, s in housed) + sum(n * classes[c].power_w_per_link for c, n in links.items())
     ) / 1000
@@ -360,13 +380,6 @@ def _block(
     )
     out.optics = sum(2 * n for c, n in links.items() if classes[c].optical)
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
-    if leaves <= 1:
-        out.max_hops = 1
-    elif design.tiers == 2 or leaves <= p.down[1]:
-        out.max_hops = 3
-    else:
-        out.max_hops = 5
-    return out
 
 
 def design_of(scenario: Scenario, cluster: Cluster, chosen: dict[str, str]) -> FabricDesign | None:

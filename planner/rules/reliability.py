@@ -93,88 +93,110 @@ def blast_radius(
     racks (their load moves with their rows' feeds like any rack's; never capped or shed)."""
 
     ix = ix or index_site(scenario.site)
-    types = scenario.catalog.by_id()
-    policy = {c.id: (c.on_power_failure, c.cap_ratio) for c in scenario.clusters}
-    gpus_in: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # row → cluster → GPUs
-    kw_full: dict[str, float] = defaultdict(float)
-    kw_policy: dict[str, float] = defaultdict(float)
-    kw_of = {t.id: scenario.rack_power_kw(t) for t in scenario.catalog.rack_types}
-    for r in racks:
-        t = types.get(r.rack_type)
-        if t is None or r.row not in ix.rows:
-            continue
-        kw = kw_of[t.id]
-        kw_full[r.row] += kw
-        pol, ratio = policy.get(r.cluster, (FailoverPolicy.keep, 1.0))
-        kw_policy[r.row] += kw * pol.factor(ratio)
-        if (
-            t.gpus and not r.spare
-        ):  # a hot spare's GPUs are not the cluster's (a failure there costs a spare, not the job)
-            gpus_in[r.row][r.cluster] += t.gpus
-    for _, row, t in network_racks(scenario):
-        kw_full[row] += scenario.rack_power_kw(t)
-        kw_policy[row] += scenario.rack_power_kw(t)
-    for nr in network:
-        if nr.row in ix.rows:
-            kw_full[nr.row] += nr.kw
-            kw_policy[nr.row] += nr.kw
-    by_pol: dict[str, dict[str, dict[str, int]]] = {"cap": defaultdict(dict), "shed": defaultdict(dict)}
-    for row, per in gpus_in.items():
-        for c, g in per.items():
-            pol = policy.get(c, (FailoverPolicy.keep, 1.0))[0]
-            if pol != FailoverPolicy.keep:
-                by_pol[pol.value][row][c] = g
-    under = {f: ix.ancestors(f) for ref in ix.rows.values() for f in ref.row.feeds}
-    by_feed = rows_of_feed(ix)
+    loads = _Loads(scenario, racks, ix, network)
+    out = [loads.node_failure(fid) for fid, node in ix.power_nodes.items() if node.can_fail]
+    for kind, groups in domain_rows(ix).items():
+        for eid, rows in groups.items():
+            lost: dict[str, int] = defaultdict(int)
+            for rid in rows:
+                for c, g in loads.gpus_in.get(rid, {}).items():
+                    lost[c] += g
+            out.append(Blast(kind, eid, dict(lost), {}, {}, None))
+    out.sort(key=_blast_order)
+    return out
 
-    def add(out: dict[str, float], row: str, kw: float, dead: set[str], sign: float) -> bool:
+
+class _Loads:
+    """Per row: its racks' kW in full and at their failover policy's power, each cluster's GPUs
+    there (hot spares not counted: a failure there costs a spare, not the job); nodes' normal loads."""
+
+    def __init__(
+        self, scenario: Scenario, racks: list[PlacedRack], ix: SiteIndex, network: Iterable[NetworkRack]
+    ):
+        self.ix = ix
+        types = scenario.catalog.by_id()
+        self.policy = {c.id: (c.on_power_failure, c.cap_ratio) for c in scenario.clusters}
+        self.gpus_in: dict[str, dict[str, int]] = defaultdict(
+            lambda: defaultdict(int)
+        )  # row → cluster → GPUs
+        self.kw_full: dict[str, float] = defaultdict(float)
+        self.kw_policy: dict[str, float] = defaultdict(float)
+        kw_of = {t.id: scenario.rack_power_kw(t) for t in scenario.catalog.rack_types}
+        for r in racks:
+            t = types.get(r.rack_type)
+            if t is None or r.row not in ix.rows:
+                continue
+            kw = kw_of[t.id]
+            self.kw_full[r.row] += kw
+            pol, ratio = self.policy.get(r.cluster, (FailoverPolicy.keep, 1.0))
+            self.kw_policy[r.row] += kw * pol.factor(ratio)
+            if t.gpus and not r.spare:
+                self.gpus_in[r.row][r.cluster] += t.gpus
+        self._add_network(scenario, network)
+        self.by_pol = self._by_policy()
+        self.under = {f: ix.ancestors(f) for ref in ix.rows.values() for f in ref.row.feeds}
+        self.by_feed = rows_of_feed(ix)
+        self.normal: dict[str, float] = defaultdict(float)
+        for row, kw in self.kw_full.items():
+            self.add(self.normal, row, kw, set(), 1.0)
+
+    def _add_network(self, scenario: Scenario, network: Iterable[NetworkRack]) -> None:
+        """Pods' and designed fabrics' network racks: their load moves with their rows' feeds, never capped or
+        shed."""
+        for _, row, t in network_racks(scenario):
+            self.kw_full[row] += scenario.rack_power_kw(t)
+            self.kw_policy[row] += scenario.rack_power_kw(t)
+        for nr in network:
+            if nr.row in self.ix.rows:
+                self.kw_full[nr.row] += nr.kw
+                self.kw_policy[nr.row] += nr.kw
+
+    def _by_policy(self) -> dict[str, dict[str, dict[str, int]]]:
+        """ "cap" and "shed" → row → cluster → GPUs of clusters with that failover policy."""
+        by_pol: dict[str, dict[str, dict[str, int]]] = {"cap": defaultdict(dict), "shed": defaultdict(dict)}
+        for row, per in self.gpus_in.items():
+            for c, g in per.items():
+                pol = self.policy.get(c, (FailoverPolicy.keep, 1.0))[0]
+                if pol != FailoverPolicy.keep:
+                    by_pol[pol.value][row][c] = g
+        return by_pol
+
+    def add(self, out: dict[str, float], row: str, kw: float, dead: set[str], sign: float) -> bool:
         """Spread ``kw`` of a row over its live feeds' nodes into ``out``; False if none is live."""
-        live = [f for f in ix.rows[row].row.feeds if f not in dead]
+        live = [f for f in self.ix.rows[row].row.feeds if f not in dead]
         for f in live:
-            for v in under[f]:
+            for v in self.under[f]:
                 out[v] += sign * kw / len(live)
         return bool(live)
 
-    normal: dict[str, float] = defaultdict(float)
-    for row, kw in kw_full.items():
-        add(normal, row, kw, set(), 1.0)
-    out: list[Blast] = []
-    for fid, node in ix.power_nodes.items():
-        if not node.can_fail:
-            continue
+    def node_failure(self, fid: str) -> Blast:
+        """What a power node's failure takes down, caps and sheds, and whether the rest holds."""
+        ix = self.ix
         dead = ix.subtree(fid)
-        down, hit = node_failure_rows(ix, fid, by_feed)
-        affected = sorted(down | hit)
+        down, hit = node_failure_rows(ix, fid, self.by_feed)
         lost: dict[str, int] = defaultdict(int)
         capped: dict[str, int] = defaultdict(int)
         shed: dict[str, int] = defaultdict(int)
         holds = True
         change: dict[str, float] = defaultdict(float)
-        for rid in affected:
-            add(change, rid, kw_full.get(rid, 0.0), set(), -1.0)
-            if not add(change, rid, kw_policy.get(rid, 0.0), dead, 1.0):  # no live feed: the row drops
-                for c, g in gpus_in.get(rid, {}).items():
+        for rid in sorted(down | hit):
+            self.add(change, rid, self.kw_full.get(rid, 0.0), set(), -1.0)
+            if not self.add(
+                change, rid, self.kw_policy.get(rid, 0.0), dead, 1.0
+            ):  # no live feed: the row drops
+                for c, g in self.gpus_in.get(rid, {}).items():
                     lost[c] += g
-                if ix.rows[rid].row.redundant and kw_full.get(rid, 0.0) > TOL:
+                if ix.rows[rid].row.redundant and self.kw_full.get(rid, 0.0) > TOL:
                     holds = False
                 continue
-            for c, g in by_pol["cap"].get(rid, {}).items():
+            for c, g in self.by_pol["cap"].get(rid, {}).items():
                 capped[c] += g
-            for c, g in by_pol["shed"].get(rid, {}).items():
+            for c, g in self.by_pol["shed"].get(rid, {}).items():
                 shed[c] += g
         for v, d in change.items():
-            if v not in dead and d > TOL and normal.get(v, 0.0) + d > ix.power_nodes[v].usable_kw + TOL:
+            if v not in dead and d > TOL and self.normal.get(v, 0.0) + d > ix.power_nodes[v].usable_kw + TOL:
                 holds = False
-        out.append(Blast("power_node", fid, dict(lost), dict(capped), dict(shed), holds))
-    for kind, groups in domain_rows(ix).items():
-        for eid, rows in groups.items():
-            lost = defaultdict(int)
-            for rid in rows:
-                for c, g in gpus_in.get(rid, {}).items():
-                    lost[c] += g
-            out.append(Blast(kind, eid, dict(lost), {}, {}, None))
-    out.sort(key=_blast_order)
-    return out
+        return Blast("power_node", fid, dict(lost), dict(capped), dict(shed), holds)
 
 
 KIND_ORDER = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4}
