@@ -236,130 +236,158 @@ class HighsBackend(Backend):
 
     def solve(self, req: SolveRequest) -> BackendResult:
         import highspy
-        import numpy as np
 
         base = _compile(req.prob)
-        names = list(base.names)
-        col = dict(base.col)
-        lower, upper, integer = list(base.lower), list(base.upper), list(base.integer)
-
-        def col_of(var: pulp.LpVariable) -> int:  # objective or extra rows may add columns
-            j = col.get(var.name)
-            if j is None:
-                j = col[var.name] = len(names)
-                names.append(var.name)
-                lower.append(-math.inf if var.lowBound is None else float(var.lowBound))
-                upper.append(math.inf if var.upBound is None else float(var.upBound))
-                integer.append(1 if var.cat == pulp.LpInteger else 0)
-            return j
-
-        cost_pairs = [(col_of(v), float(c)) for v, c in req.objective.items() if c]
-        row_lower, row_upper = list(base.row_lower), list(base.row_upper)
-        starts, index, value = list(base.starts), list(base.index), list(base.value)
+        arrays = _Arrays(base)
+        cost_pairs = [(arrays.col_of(v), float(c)) for v, c in req.objective.items() if c]
         for _, expr, sense, rhs in req.extra:
             s = pulp.LpConstraintLE if sense == "<=" else pulp.LpConstraintGE
-            _add_row(expr, s, rhs - expr.constant, col_of, row_lower, row_upper, index, value)
-            starts.append(len(index))
-
-        n = len(names)
-        if n == 0:  # nothing to decide: the empty solution, if every row holds with nothing in it
-            ok = all(lo <= 1e-9 and up >= -1e-9 for lo, up in zip(row_lower, row_upper, strict=True))
-            const = float(req.objective.constant)
-            return BackendResult(
-                {} if ok else None,
-                const if ok else None,
-                const if ok else None,
-                ok,
-                infeasible=not ok,
-                message="empty model",
+            _add_row(
+                expr,
+                s,
+                rhs - expr.constant,
+                arrays.col_of,
+                arrays.row_lower,
+                arrays.row_upper,
+                arrays.index,
+                arrays.value,
             )
-        lp = highspy.HighsLp()
-        lp.num_col_ = n
-        lp.num_row_ = len(row_lower)
-        cost = np.zeros(n)
-        for j, c in cost_pairs:
-            cost[j] += c
-        lp.col_cost_ = cost
-        lp.offset_ = float(req.objective.constant)
-        lp.col_lower_ = np.array(lower, dtype=np.float64)
-        lp.col_upper_ = np.array(upper, dtype=np.float64)
-        lp.row_lower_ = np.array(row_lower, dtype=np.float64)
-        lp.row_upper_ = np.array(row_upper, dtype=np.float64)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.num_col_ = n
-        lp.a_matrix_.num_row_ = len(row_lower)
-        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-        lp.a_matrix_.value_ = np.array(value, dtype=np.float64)
-        lp.sense_ = highspy.ObjSense.kMaximize if req.maximise else highspy.ObjSense.kMinimize
-        if req.relax_integrality:
-            integer = [0] * n
-        if any(integer):
-            lp.integrality_ = [
-                highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer
-            ]
-
+            arrays.starts.append(len(arrays.index))
+        if not arrays.names:  # nothing to decide: the empty solution, if every row holds with nothing in it
+            ok = all(
+                lo <= 1e-9 and up >= -1e-9 for lo, up in zip(arrays.row_lower, arrays.row_upper, strict=True)
+            )
+            const = float(req.objective.constant) if ok else None
+            return BackendResult(
+                {} if ok else None, const, const, ok, infeasible=not ok, message="empty model"
+            )
+        integer = [0] * len(arrays.names) if req.relax_integrality else arrays.integer
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("time_limit", max(float(req.time_limit_s), 0.01))
         h.setOptionValue("mip_rel_gap", float(req.rel_gap))
         h.setOptionValue("threads", int(req.threads))
-        h.passModel(lp)
-        if req.start:
-            pairs = [(col[k], float(v)) for k, v in req.start.items() if k in col]
-            if pairs:
-                h.setSolution(
-                    len(pairs),
-                    np.array([i for i, _ in pairs], dtype=np.int32),
-                    np.array([x for _, x in pairs], dtype=np.float64),
-                )
-        if req.on_progress is not None:
-            hook = req.on_progress
-            improving = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
-
-            def on_event(ctype, _msg, out, _din, _user):
-                inc = out.objective_function_value if ctype == improving else None
-                bnd = out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
-                hook(inc if inc is not None and math.isfinite(inc) else None, bnd)
-
-            h.setCallback(on_event, None)
-            h.startCallback(improving)
-            h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
+        h.passModel(_highs_lp(arrays, cost_pairs, integer, req))
+        _start_and_hook(h, req, arrays.col)
         h.run()
-        status = h.getModelStatus()
-        info = h.getInfo()
-        ms = highspy.HighsModelStatus
-        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        values = None
-        if has:
-            x = h.getSolution().col_value
-            values = {name: float(x[j]) for j, name in enumerate(names)}
-        reported = (
-            float(info.objective_function_value)
-            if has and math.isfinite(info.objective_function_value)
-            else None
-        )
-        bound = None
-        if any(integer):
-            b = info.mip_dual_bound
-            bound = float(b) if math.isfinite(b) else None
-        elif status == ms.kOptimal and reported is not None:
-            bound = reported  # an LP solved to optimality: strong duality
-        duals = None
-        if req.relax_integrality and status == ms.kOptimal:
-            row_dual = h.getSolution().row_dual
-            duals = {rn: float(row_dual[i]) for i, rn in enumerate(base.row_names)}
-        return BackendResult(
-            values=values,
-            reported_objective=reported,
-            bound=bound,
-            claims_optimal=status == ms.kOptimal,
-            infeasible=status in (ms.kInfeasible, ms.kUnboundedOrInfeasible),
-            time_limited=status == ms.kTimeLimit,
-            message=h.modelStatusToString(status),
-            duals=duals,
-        )
+        return _highs_result(h, req, arrays.names, base.row_names, any(integer))
+
+
+class _Arrays:
+    """The compiled problem's columns and rows, copied so a solve may add columns and rows."""
+
+    def __init__(self, base):
+        self.names = list(base.names)
+        self.col = dict(base.col)
+        self.lower, self.upper, self.integer = list(base.lower), list(base.upper), list(base.integer)
+        self.row_lower, self.row_upper = list(base.row_lower), list(base.row_upper)
+        self.starts, self.index, self.value = list(base.starts), list(base.index), list(base.value)
+
+    def col_of(self, var: pulp.LpVariable) -> int:
+        """The column of a variable (the objective or extra rows may add columns)."""
+        j = self.col.get(var.name)
+        if j is None:
+            j = self.col[var.name] = len(self.names)
+            self.names.append(var.name)
+            self.lower.append(-math.inf if var.lowBound is None else float(var.lowBound))
+            self.upper.append(math.inf if var.upBound is None else float(var.upBound))
+            self.integer.append(1 if var.cat == pulp.LpInteger else 0)
+        return j
+
+
+def _highs_lp(arrays: _Arrays, cost_pairs, integer: list[int], req: SolveRequest):
+    """The HiGHS model: costs, bounds, the row-wise matrix, the sense and integrality."""
+    import highspy
+    import numpy as np
+
+    n = len(arrays.names)
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = len(arrays.row_lower)
+    cost = np.zeros(n)
+    for j, c in cost_pairs:
+        cost[j] += c
+    lp.col_cost_ = cost
+    lp.offset_ = float(req.objective.constant)
+    lp.col_lower_ = np.array(arrays.lower, dtype=np.float64)
+    lp.col_upper_ = np.array(arrays.upper, dtype=np.float64)
+    lp.row_lower_ = np.array(arrays.row_lower, dtype=np.float64)
+    lp.row_upper_ = np.array(arrays.row_upper, dtype=np.float64)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = len(arrays.row_lower)
+    lp.a_matrix_.start_ = np.array(arrays.starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(arrays.index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(arrays.value, dtype=np.float64)
+    lp.sense_ = highspy.ObjSense.kMaximize if req.maximise else highspy.ObjSense.kMinimize
+    if any(integer):
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer
+        ]
+    return lp
+
+
+def _start_and_hook(h, req: SolveRequest, col: dict[str, int]) -> None:
+    """Hand HiGHS the start (the variables it knows) and the progress callback."""
+    import highspy
+    import numpy as np
+
+    if req.start:
+        pairs = [(col[k], float(v)) for k, v in req.start.items() if k in col]
+        if pairs:
+            idx = np.array([i for i, _ in pairs], dtype=np.int32)
+            h.setSolution(len(pairs), idx, np.array([x for _, x in pairs], dtype=np.float64))
+    if req.on_progress is None:
+        return
+    hook = req.on_progress
+    improving = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
+
+    def on_event(ctype, _msg, out, _din, _user):
+        inc = out.objective_function_value if ctype == improving else None
+        bnd = out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
+        hook(inc if inc is not None and math.isfinite(inc) else None, bnd)
+
+    h.setCallback(on_event, None)
+    h.startCallback(improving)
+    h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
+
+
+def _highs_result(h, req: SolveRequest, names: list[str], row_names: list[str], mip: bool) -> BackendResult:
+    """What HiGHS returned: values, its objective, its bound (a MIP's dual bound; an LP's optimum),
+    its claim, and row duals of a relaxation solved to optimality."""
+    import highspy
+
+    status = h.getModelStatus()
+    info = h.getInfo()
+    ms = highspy.HighsModelStatus
+    has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    values = None
+    if has:
+        x = h.getSolution().col_value
+        values = {name: float(x[j]) for j, name in enumerate(names)}
+    finite = has and math.isfinite(info.objective_function_value)
+    reported = float(info.objective_function_value) if finite else None
+    bound = None
+    if mip:
+        b = info.mip_dual_bound
+        bound = float(b) if math.isfinite(b) else None
+    elif status == ms.kOptimal and reported is not None:
+        bound = reported  # an LP solved to optimality: strong duality
+    duals = None
+    if req.relax_integrality and status == ms.kOptimal:
+        row_dual = h.getSolution().row_dual
+        duals = {rn: float(row_dual[i]) for i, rn in enumerate(row_names)}
+    return BackendResult(
+        values=values,
+        reported_objective=reported,
+        bound=bound,
+        claims_optimal=status == ms.kOptimal,
+        infeasible=status in (ms.kInfeasible, ms.kUnboundedOrInfeasible),
+        time_limited=status == ms.kTimeLimit,
+        message=h.modelStatusToString(status),
+        duals=duals,
+    )
 
 
 # ----------------------------------------------------------------------- CBC
