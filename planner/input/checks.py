@@ -62,24 +62,25 @@ def check_power_tree(site: Site) -> list[Problem]:
             paths[ident] = path[: -len(".id")]
             building_of[ident] = bid
     for b in site.buildings:
-        for n in b.power_nodes:
+        for n in [*b.power_nodes, *(n for h in b.halls for n in h.power_nodes)]:
             nodes[n.id] = n
-        for h in b.halls:
-            for n in h.power_nodes:
-                nodes[n.id] = n
     for nid, n in nodes.items():
         if n.parent is None:
             continue
         if n.parent not in nodes:
             out.append(Problem(f"{paths[nid]}.parent", f"unknown power node '{n.parent}' {known(nodes)}"))
         elif building_of[n.parent] != building_of[nid]:
-            out.append(
-                Problem(
-                    f"{paths[nid]}.parent",
-                    f"power node '{n.parent}' is in building '{building_of[n.parent]}', "
-                    f"not in this node's building '{building_of[nid]}'",
-                )
+            what = (
+                f"power node '{n.parent}' is in building '{building_of[n.parent]}', "
+                f"not in this node's building '{building_of[nid]}'"
             )
+            out.append(Problem(f"{paths[nid]}.parent", what))
+    return out + _power_cycles(nodes, paths)
+
+
+def _power_cycles(nodes: dict, paths: dict[str, str]) -> list[Problem]:
+    """One problem per cycle of the power tree, at its smallest node, the cycle spelled from there."""
+    out = []
     reported: set[str] = set()
     for start in nodes:
         chain: list[str] = []
@@ -87,15 +88,16 @@ def check_power_tree(site: Site) -> list[Problem]:
         while cur in nodes and cur not in chain:
             chain.append(cur)
             cur = nodes[cur].parent
-        if cur in chain:
-            cycle = chain[chain.index(cur) :]
-            key = min(cycle)
-            if key not in reported:
-                reported.add(key)
-                k = cycle.index(key)
-                cycle = cycle[k:] + cycle[:k]
-                loop = " -> ".join([*cycle, key])
-                out.append(Problem(f"{paths[key]}.parent", f"power tree has a cycle: {loop}"))
+        if cur not in chain:
+            continue
+        cycle = chain[chain.index(cur) :]
+        key = min(cycle)
+        if key not in reported:
+            reported.add(key)
+            k = cycle.index(key)
+            cycle = cycle[k:] + cycle[:k]
+            loop = " -> ".join([*cycle, key])
+            out.append(Problem(f"{paths[key]}.parent", f"power tree has a cycle: {loop}"))
     return out
 
 
@@ -115,60 +117,11 @@ def check_rows(site: Site) -> list[Problem]:
                 parents.add(n.parent)
     for bi, b in enumerate(site.buildings):
         for hi, h in enumerate(b.halls):
-            zones = {z.id: z for z in h.cooling_zones}
-            pods = {p.id for p in h.pods}
             for ri, r in enumerate(h.rows):
                 rp = f"site.buildings[{bi}].halls[{hi}].rows[{ri}]"
-                counts = Counter(r.feeds)
-                for fi, f in enumerate(r.feeds):
-                    fp = f"{rp}.feeds[{fi}]"
-                    if f not in all_nodes:
-                        out.append(Problem(fp, f"unknown power node '{f}' {known(nodes_by_building[b.id])}"))
-                    elif f not in nodes_by_building[b.id]:
-                        out.append(Problem(fp, f"power node '{f}' is in another building than row '{r.id}'"))
-                    elif f in parents:
-                        out.append(
-                            Problem(
-                                fp, f"power node '{f}' feeds other nodes; a row must hang from leaf nodes"
-                            )
-                        )
-                    if counts[f] > 1 and r.feeds.index(f) != fi:
-                        out.append(Problem(fp, f"feed '{f}' is listed more than once"))
-                air = [z for z in zones.values() if z.medium == "air"]
-                liquid = [z for z in zones.values() if z.medium == "liquid"]
-                if r.air_zone not in zones:
-                    out.append(
-                        Problem(
-                            f"{rp}.air_zone",
-                            f"unknown cooling zone '{r.air_zone}' in hall '{h.id}' "
-                            f"{known(z.id for z in air)}",
-                        )
-                    )
-                elif zones[r.air_zone].medium != "air":
-                    out.append(
-                        Problem(
-                            f"{rp}.air_zone",
-                            f"cooling zone '{r.air_zone}' is liquid; air_zone must name an air zone "
-                            f"{known(z.id for z in air)}",
-                        )
-                    )
-                if r.liquid_loop is not None:
-                    if r.liquid_loop not in zones:
-                        out.append(
-                            Problem(
-                                f"{rp}.liquid_loop",
-                                f"unknown cooling zone '{r.liquid_loop}' in hall '{h.id}' "
-                                f"{known(z.id for z in liquid)}",
-                            )
-                        )
-                    elif zones[r.liquid_loop].medium != "liquid":
-                        out.append(
-                            Problem(
-                                f"{rp}.liquid_loop",
-                                f"cooling zone '{r.liquid_loop}' is air; liquid_loop must name a liquid "
-                                f"loop {known(z.id for z in liquid)}",
-                            )
-                        )
+                out += _row_feeds(r, rp, all_nodes, nodes_by_building[b.id], parents)
+                out += _row_zones(r, rp, h)
+                pods = {p.id for p in h.pods}
                 if r.pod not in pods:
                     out.append(Problem(f"{rp}.pod", f"unknown pod '{r.pod}' in hall '{h.id}' {known(pods)}"))
                 for ii, idx in enumerate(r.reserved):
@@ -176,6 +129,47 @@ def check_rows(site: Site) -> list[Problem]:
                         out.append(
                             Problem(f"{rp}.reserved[{ii}]", f"position {idx} is outside 0..{r.positions - 1}")
                         )
+    return out
+
+
+def _row_feeds(r, rp: str, all_nodes: set[str], mine: set[str], parents: set[str]) -> list[Problem]:
+    """A row's feeds: known leaf nodes of its building, each once."""
+    out = []
+    counts = Counter(r.feeds)
+    for fi, f in enumerate(r.feeds):
+        fp = f"{rp}.feeds[{fi}]"
+        if f not in all_nodes:
+            out.append(Problem(fp, f"unknown power node '{f}' {known(mine)}"))
+        elif f not in mine:
+            out.append(Problem(fp, f"power node '{f}' is in another building than row '{r.id}'"))
+        elif f in parents:
+            out.append(Problem(fp, f"power node '{f}' feeds other nodes; a row must hang from leaf nodes"))
+        if counts[f] > 1 and r.feeds.index(f) != fi:
+            out.append(Problem(fp, f"feed '{f}' is listed more than once"))
+    return out
+
+
+def _row_zones(r, rp: str, h) -> list[Problem]:
+    """A row's air zone is an air zone of its hall, its liquid loop (if any) a liquid one."""
+    out = []
+    zones = {z.id: z for z in h.cooling_zones}
+    air = [z.id for z in zones.values() if z.medium == "air"]
+    liquid = [z.id for z in zones.values() if z.medium == "liquid"]
+    if r.air_zone not in zones:
+        out.append(
+            Problem(f"{rp}.air_zone", f"unknown cooling zone '{r.air_zone}' in hall '{h.id}' {known(air)}")
+        )
+    elif zones[r.air_zone].medium != "air":
+        what = f"cooling zone '{r.air_zone}' is liquid; air_zone must name an air zone {known(air)}"
+        out.append(Problem(f"{rp}.air_zone", what))
+    if r.liquid_loop is None:
+        return out
+    if r.liquid_loop not in zones:
+        what = f"unknown cooling zone '{r.liquid_loop}' in hall '{h.id}' {known(liquid)}"
+        out.append(Problem(f"{rp}.liquid_loop", what))
+    elif zones[r.liquid_loop].medium != "liquid":
+        what = f"cooling zone '{r.liquid_loop}' is air; liquid_loop must name a liquid loop {known(liquid)}"
+        out.append(Problem(f"{rp}.liquid_loop", what))
     return out
 
 
@@ -222,47 +216,17 @@ def check_catalog(scenario: Scenario) -> list[Problem]:
 def check_clusters(scenario: Scenario) -> list[Problem]:
     """Cluster IDs unique; rack types exist; hop budget reachable."""
     out = []
-    types = scenario.catalog.by_id()
     seen: set[str] = set()
     same_rack = scenario.site.fabric.hops.same_rack
-    storage = {t.id for t in scenario.catalog.rack_types if t.kind.value == "storage"}
     for ci, c in enumerate(scenario.clusters):
         cp = f"clusters[{ci}]"
         if c.id in seen:
             out.append(Problem(f"{cp}.id", f"duplicate cluster ID '{c.id}'"))
         seen.add(c.id)
-        for ti, t in enumerate(c.rack_types):
-            if t not in types:
-                out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
-            elif not types[t].gpus:
-                out.append(
-                    Problem(
-                        f"{cp}.rack_types[{ti}]",
-                        f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in "
-                        "storage_racks)",
-                    )
-                )
-        asks = (
-            c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
-        )
-        if (c.storage_racks or asks) and c.storage_rack_type not in storage:
-            out.append(
-                Problem(
-                    f"{cp}.storage_rack_type",
-                    f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}",
-                )
-            )
-        elif c.goodput_target is not None:
-            why = goodput_reachable(scenario, c)
-            if why:
-                out.append(Problem(f"{cp}.goodput_target", why))
+        out += _cluster_racks(scenario, c, cp)
         if c.max_hops < same_rack:
-            out.append(
-                Problem(
-                    f"{cp}.max_hops",
-                    f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it",
-                )
-            )
+            what = f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"
+            out.append(Problem(f"{cp}.max_hops", what))
     out += check_fabrics(scenario)
     links = {lc.id for lc in scenario.site.fabric.link_classes}
     for i, cause in enumerate(scenario.reliability.causes):
@@ -277,14 +241,34 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
     return out
 
 
+def _cluster_racks(scenario: Scenario, c, cp: str) -> list[Problem]:
+    """A cluster's rack types are GPU racks of the catalog; its storage asks name a storage rack
+    type, and its goodput target can be reached."""
+    out = []
+    types = scenario.catalog.by_id()
+    storage = {t.id for t in scenario.catalog.rack_types if t.kind.value == "storage"}
+    for ti, t in enumerate(c.rack_types):
+        if t not in types:
+            out.append(Problem(f"{cp}.rack_types[{ti}]", f"unknown rack type '{t}' {known(types)}"))
+        elif not types[t].gpus:
+            what = f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"
+            out.append(Problem(f"{cp}.rack_types[{ti}]", what))
+    asks = c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
+    if (c.storage_racks or asks) and c.storage_rack_type not in storage:
+        what = f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"
+        out.append(Problem(f"{cp}.storage_rack_type", what))
+    elif c.goodput_target is not None:
+        why = goodput_reachable(scenario, c)
+        if why:
+            out.append(Problem(f"{cp}.goodput_target", why))
+    return out
+
+
 def check_fabrics(scenario: Scenario) -> list[Problem]:
     """Fabric designs name catalog switches of their kind; leaves in racks have the ports the racks
     need; clusters name designs that exist; designs are for single-phase scenarios."""
-    import math
-
     out: list[Problem] = []
     switches = scenario.catalog.switch_by_id()
-    types = scenario.catalog.by_id()
     ids: set[str] = set()
     for i, d in enumerate(scenario.fabrics):
         p = f"fabrics[{i}]"
@@ -296,64 +280,68 @@ def check_fabrics(scenario: Scenario) -> list[Problem]:
             if w is None:
                 out.append(Problem(f"{p}.switches[{j}]", f"unknown switch '{sid}' {known(switches)}"))
             elif w.kind != d.kind:
-                out.append(
-                    Problem(
-                        f"{p}.switches[{j}]",
-                        f"'{sid}' is a {w.kind.value} switch; design '{d.id}' is {d.kind.value}",
-                    )
-                )
-    by_id = {d.id: d for d in scenario.fabrics}
+                what = f"'{sid}' is a {w.kind.value} switch; design '{d.id}' is {d.kind.value}"
+                out.append(Problem(f"{p}.switches[{j}]", what))
     for ci, c in enumerate(scenario.clusters):
-        for j, fid in enumerate(c.fabrics or []):
-            d = by_id.get(fid)
-            if d is None:
-                out.append(
-                    Problem(f"clusters[{ci}].fabrics[{j}]", f"unknown fabric design '{fid}' {known(by_id)}")
-                )
-                continue
-            if d.leaf_in_rack and d.switches[0] in switches:
-                k = switches[d.switches[0]].ports
-                for t in scenario.gpu_types_for(c):
-                    need = types[t].gpus * d.nics_per_gpu
-                    if need + math.ceil(need / d.oversubscription[0]) > k:
-                        out.append(
-                            Problem(
-                                f"clusters[{ci}].fabrics[{j}]",
-                                f"a {t} rack needs {need} down and {math.ceil(need / d.oversubscription[0])} "
-                                f"up ports on its rack switch; {d.switches[0]} has {k}",
-                            )
-                        )
-        if c.fabrics and scenario.phases:
+        out += _cluster_fabrics(scenario, ci, c)
+    return out + _region_tier(scenario)
+
+
+def _cluster_fabrics(scenario: Scenario, ci: int, c) -> list[Problem]:
+    """A cluster's designs exist, their rack switches have the ports its racks need; designs only
+    without phases; a latency budget only with a region tier."""
+    import math
+
+    out = []
+    switches = scenario.catalog.switch_by_id()
+    types = scenario.catalog.by_id()
+    by_id = {d.id: d for d in scenario.fabrics}
+    for j, fid in enumerate(c.fabrics or []):
+        d = by_id.get(fid)
+        if d is None:
             out.append(
-                Problem(
-                    f"clusters[{ci}].fabrics",
-                    "fabric designs are sized for single-phase scenarios (this one has phases)",
-                )
+                Problem(f"clusters[{ci}].fabrics[{j}]", f"unknown fabric design '{fid}' {known(by_id)}")
             )
-        if c.max_latency_us is not None and scenario.region_tier is None:
-            out.append(
-                Problem(
-                    f"clusters[{ci}].max_latency_us",
-                    "a latency budget needs a region tier (region_tier:): without one a cluster "
-                    "on a designed fabric stays in one building",
+            continue
+        if not (d.leaf_in_rack and d.switches[0] in switches):
+            continue
+        k = switches[d.switches[0]].ports
+        for t in scenario.gpu_types_for(c):
+            need = types[t].gpus * d.nics_per_gpu
+            up = math.ceil(need / d.oversubscription[0])
+            if need + up > k:
+                what = (
+                    f"a {t} rack needs {need} down and {up} up ports on its rack switch; {d.switches[0]} "
+                    f"has {k}"
                 )
-            )
+                out.append(Problem(f"clusters[{ci}].fabrics[{j}]", what))
+    if c.fabrics and scenario.phases:
+        what = "fabric designs are sized for single-phase scenarios (this one has phases)"
+        out.append(Problem(f"clusters[{ci}].fabrics", what))
+    if c.max_latency_us is not None and scenario.region_tier is None:
+        what = (
+            "a latency budget needs a region tier (region_tier:): without one a cluster "
+            "on a designed fabric stays in one building"
+        )
+        out.append(Problem(f"clusters[{ci}].max_latency_us", what))
+    return out
+
+
+def _region_tier(scenario: Scenario) -> list[Problem]:
+    """The region tier names a catalog switch and a building with network rows."""
     rt = scenario.region_tier
-    if rt is not None:
-        if rt.switch not in switches:
-            out.append(Problem("region_tier.switch", f"unknown switch '{rt.switch}' {known(switches)}"))
-        buildings = {b.id: b for b in scenario.site.buildings}
-        if rt.building not in buildings:
-            out.append(
-                Problem("region_tier.building", f"unknown building '{rt.building}' {known(buildings)}")
-            )
-        elif not any(r.network is not None for h in buildings[rt.building].halls for r in h.rows):
-            out.append(
-                Problem(
-                    "region_tier.building",
-                    f"building '{rt.building}' has no network rows for the tier's switches to stand in",
-                )
-            )
+    if rt is None:
+        return []
+    out = []
+    switches = scenario.catalog.switch_by_id()
+    if rt.switch not in switches:
+        out.append(Problem("region_tier.switch", f"unknown switch '{rt.switch}' {known(switches)}"))
+    buildings = {b.id: b for b in scenario.site.buildings}
+    if rt.building not in buildings:
+        out.append(Problem("region_tier.building", f"unknown building '{rt.building}' {known(buildings)}"))
+    elif not any(r.network is not None for h in buildings[rt.building].halls for r in h.rows):
+        what = f"building '{rt.building}' has no network rows for the tier's switches to stand in"
+        out.append(Problem("region_tier.building", what))
     return out
 
 
@@ -364,26 +352,27 @@ def _single_failures_dropping(site: Site):
     for b in site.buildings:
         for n in [*b.power_nodes, *(n for h in b.halls for n in h.power_nodes)]:
             nodes[n.id] = n
-
-    def chain(f: str) -> list[str]:
-        out, seen, cur = [], set(), f
-        while cur is not None and cur in nodes and cur not in seen:
-            out.append(cur)
-            seen.add(cur)
-            cur = nodes[cur].parent
-        return out
-
     for bi, b in enumerate(site.buildings):
         for hi, h in enumerate(b.halls):
             for ri, r in enumerate(h.rows):
                 if not r.redundant or any(f not in nodes for f in r.feeds):
                     continue
-                common = set(chain(r.feeds[0]))
+                common = set(_chain(nodes, r.feeds[0]))
                 for f in r.feeds[1:]:
-                    common &= set(chain(f))
+                    common &= set(_chain(nodes, f))
                 for n in sorted(common):
                     if nodes[n].can_fail:
                         yield f"site.buildings[{bi}].halls[{hi}].rows[{ri}].redundant", r, nodes[n]
+
+
+def _chain(nodes: dict, f: str) -> list[str]:
+    """A feed and every node above it (a cycle stops the walk)."""
+    out, seen, cur = [], set(), f
+    while cur is not None and cur in nodes and cur not in seen:
+        out.append(cur)
+        seen.add(cur)
+        cur = nodes[cur].parent
+    return out
 
 
 def check_redundant_rows(site: Site) -> list[Problem]:
@@ -502,77 +491,66 @@ def check_retrofits(scenario: Scenario) -> list[Problem]:
         if r.id in seen:
             out.append(Problem(f"{rp}.id", f"duplicate retrofit ID '{r.id}'"))
         seen.add(r.id)
-        e = r.effect
-        if e.kind in ("add_liquid_loop", "raise_rack_power") and e.row not in rows:
-            out.append(Problem(f"{rp}.effect.row", f"unknown row '{e.row}' {known(rows)}"))
-        if e.kind == "add_liquid_loop":
-            if e.loop.medium.value != "liquid":
-                out.append(Problem(f"{rp}.effect.loop.medium", "a retrofit loop must be liquid"))
-            if e.loop.id in zones:
-                out.append(
-                    Problem(
-                        f"{rp}.effect.loop.id",
-                        f"cooling zone '{e.loop.id}' exists already; name the new loop",
-                    )
-                )
-            if e.row in rows and rows[e.row].liquid_loop is not None:
-                out.append(
-                    Problem(
-                        f"{rp}.effect.row",
-                        f"row '{e.row}' has a liquid loop already ({rows[e.row].liquid_loop})",
-                    )
-                )
-        if e.kind == "raise_capacity" and e.target not in nodes and e.target not in zones:
-            out.append(
-                Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone")
-            )
-        if (
-            e.kind == "raise_rack_power"
-            and e.row in rows
-            and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw
-        ):
-            out.append(
-                Problem(
-                    f"{rp}.effect.max_rack_power_kw",
-                    f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s "
-                    f"{rows[e.row].max_rack_power_kw:g} kW",
-                )
-            )
-        if e.kind == "build_structure":
-            bld = next((b for b in scenario.site.buildings if b.id == e.building), None)
-            if bld is None:
-                out.append(
-                    Problem(
-                        f"{rp}.effect.building",
-                        f"unknown building '{e.building}' {known([b.id for b in scenario.site.buildings])}",
-                    )
-                )
-            else:
-                if any(p.network_rack_type for h in bld.halls for p in h.pods):
-                    out.append(
-                        Problem(
-                            f"{rp}.effect.building",
-                            f"building '{e.building}' is to be built: its pods' network racks would draw "
-                            "power "
-                            "before it stands; give them network_rack_type: null (count their switches in "
-                            "the build cost)",
-                        )
-                    )
-                if any(x.building == e.building for x in scenario.existing):
-                    out.append(
-                        Problem(
-                            f"{rp}.effect.building",
-                            f"building '{e.building}' is to be built but has installed racks",
-                        )
-                    )
+        out += _retrofit_effect(scenario, r.effect, rp, rows, zones, nodes)
         if scenario.phases and r.lead_phases >= len(scenario.phases):
+            n = len(scenario.phases)
+            what = f"{r.lead_phases} phases of lead time never take effect within the {n} phases"
+            out.append(Problem(f"{rp}.lead_phases", what))
+    return out
+
+
+def _retrofit_effect(scenario: Scenario, e, rp: str, rows: dict, zones: set, nodes: set) -> list[Problem]:
+    """What a retrofit changes exists and changes something: a new liquid loop on a row without
+    one, a capacity raised on a node or zone, a row's rack limit raised, a structure to build."""
+    out = []
+    if e.kind in ("add_liquid_loop", "raise_rack_power") and e.row not in rows:
+        out.append(Problem(f"{rp}.effect.row", f"unknown row '{e.row}' {known(rows)}"))
+    if e.kind == "add_liquid_loop":
+        if e.loop.medium.value != "liquid":
+            out.append(Problem(f"{rp}.effect.loop.medium", "a retrofit loop must be liquid"))
+        if e.loop.id in zones:
             out.append(
                 Problem(
-                    f"{rp}.lead_phases",
-                    f"{r.lead_phases} phases of lead time never take effect within the "
-                    f"{len(scenario.phases)} phases",
+                    f"{rp}.effect.loop.id", f"cooling zone '{e.loop.id}' exists already; name the new loop"
                 )
             )
+        if e.row in rows and rows[e.row].liquid_loop is not None:
+            out.append(
+                Problem(
+                    f"{rp}.effect.row", f"row '{e.row}' has a liquid loop already ({rows[e.row].liquid_loop})"
+                )
+            )
+    if e.kind == "raise_capacity" and e.target not in nodes and e.target not in zones:
+        out.append(Problem(f"{rp}.effect.target", f"'{e.target}' is neither a power node nor a cooling zone"))
+    if (
+        e.kind == "raise_rack_power"
+        and e.row in rows
+        and e.max_rack_power_kw <= rows[e.row].max_rack_power_kw
+    ):
+        what = f"{e.max_rack_power_kw:g} kW is not above row '{e.row}''s {rows[e.row].max_rack_power_kw:g} kW"
+        out.append(Problem(f"{rp}.effect.max_rack_power_kw", what))
+    if e.kind == "build_structure":
+        out += _structure(scenario, e, rp)
+    return out
+
+
+def _structure(scenario: Scenario, e, rp: str) -> list[Problem]:
+    """A structure to build is a building of the site, with no network racks drawing power and no
+    installed racks before it stands."""
+    bld = next((b for b in scenario.site.buildings if b.id == e.building), None)
+    if bld is None:
+        names = known([b.id for b in scenario.site.buildings])
+        return [Problem(f"{rp}.effect.building", f"unknown building '{e.building}' {names}")]
+    out = []
+    if any(p.network_rack_type for h in bld.halls for p in h.pods):
+        what = (
+            f"building '{e.building}' is to be built: its pods' network racks would draw power "
+            "before it stands; give them network_rack_type: null (count their switches in the build cost)"
+        )
+        out.append(Problem(f"{rp}.effect.building", what))
+    if any(x.building == e.building for x in scenario.existing):
+        what = f"building '{e.building}' is to be built but has installed racks"
+        out.append(Problem(f"{rp}.effect.building", what))
     return out
 
 

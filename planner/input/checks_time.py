@@ -12,24 +12,73 @@ def check_phases(scenario: Scenario) -> list[Problem]:
     """Phase IDs unique and in date order; every online_phase, gpus_by_phase key, power_arrival and
     supply phase names a phase (and a scenario without phases gives them no phase); supply names
     catalog rack types."""
-    out = []
     ids = [p.id for p in scenario.phases]
-    out += duplicate_ids("phases", "phase", ids)
-    seen = set(ids)
-    for i, p in enumerate(scenario.phases):
-        if i and p.start < scenario.phases[i - 1].start:
-            out.append(
-                Problem(
-                    f"phases[{i}].start",
-                    f"{p.start.isoformat()} is before phase '{scenario.phases[i - 1].id}' "
-                    f"({scenario.phases[i - 1].start.isoformat()}); list phases in time order",
-                )
-            )
+    out = duplicate_ids("phases", "phase", ids) + _phase_order(scenario)
 
     def bad(path: str, value) -> None:
-        if value is not None and value not in seen:
+        if value is not None and value not in set(ids):
             out.append(Problem(path, f"unknown phase '{value}' {known(ids)}"))
 
+    _online_phases(scenario, bad)
+    for si, step in enumerate(scenario.power_arrival):
+        _phase_or_none(
+            scenario, f"power_arrival[{si}].phase", step.phase, "power available from the start", bad, out
+        )
+    out += _lead_times(scenario)
+    switches = scenario.catalog.switch_by_id()
+    for si, x in enumerate(scenario.switch_supply):
+        if x.switch not in switches:
+            what = f"unknown switch model '{x.switch}' {known(switches)}"
+            out.append(Problem(f"switch_supply[{si}].switch", what))
+    out += _service_lives(scenario)
+    _supply_and_demand_phases(scenario, bad, out)
+    return out
+
+
+def _phase_order(scenario: Scenario) -> list[Problem]:
+    """Phases listed in time order."""
+    out = []
+    for i, p in enumerate(scenario.phases):
+        if i and p.start < scenario.phases[i - 1].start:
+            before = scenario.phases[i - 1]
+            what = (
+                f"{p.start.isoformat()} is before phase '{before.id}' ({before.start.isoformat()}); list "
+                "phases in time order"
+            )
+            out.append(Problem(f"phases[{i}].start", what))
+    return out
+
+
+def _supply_and_demand_phases(scenario: Scenario, bad, out: list[Problem]) -> None:
+    """Supply names catalog rack types and phases; gpus_by_phase names phases of a phased scenario."""
+    types = scenario.catalog.by_id()
+    for si, x in enumerate(scenario.supply):
+        if x.rack_type not in types:
+            out.append(
+                Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}")
+            )
+        _phase_or_none(scenario, f"supply[{si}].phase", x.phase, "delivered from the start", bad, out)
+    for ci, c in enumerate(scenario.clusters):
+        for k in c.gpus_by_phase or {}:
+            bad(f"clusters[{ci}].gpus_by_phase.{k}", k)
+        if c.gpus_by_phase is not None and not scenario.phases:
+            out.append(
+                Problem(f"clusters[{ci}].gpus_by_phase", "the scenario has no phases; give gpus instead")
+            )
+
+
+def _phase_or_none(scenario: Scenario, path: str, phase, meaning: str, bad, out: list[Problem]) -> None:
+    """A phase field names a phase; without phases it must be left out (``meaning`` says what that gives)."""
+    if phase is None:
+        return
+    if not scenario.phases:
+        out.append(Problem(path, f"the scenario has no phases; leave phase out ({meaning})"))
+    else:
+        bad(path, phase)
+
+
+def _online_phases(scenario: Scenario, bad) -> None:
+    """Every online_phase of the site's power nodes, halls, cooling zones and rows names a phase."""
     for bi, b in enumerate(scenario.site.buildings):
         for ni, n in enumerate(b.power_nodes):
             bad(f"site.buildings[{bi}].power_nodes[{ni}].online_phase", n.online_phase)
@@ -42,102 +91,55 @@ def check_phases(scenario: Scenario) -> list[Problem]:
                 bad(f"{hp}.cooling_zones[{zi}].online_phase", z.online_phase)
             for ri, r in enumerate(h.rows):
                 bad(f"{hp}.rows[{ri}].online_phase", r.online_phase)
-    for si, step in enumerate(scenario.power_arrival):
-        if step.phase is not None:
-            if not scenario.phases:
-                out.append(
-                    Problem(
-                        f"power_arrival[{si}].phase",
-                        "the scenario has no phases; leave phase out (power available from the start)",
-                    )
-                )
-            else:
-                bad(f"power_arrival[{si}].phase", step.phase)
+
+
+def _lead_times(scenario: Scenario) -> list[Problem]:
+    """Lead times name catalog rack types and fit within the phases after the first."""
+    out = []
     types = scenario.catalog.by_id()
     for t, lead in scenario.lead_phases.items():
         if t not in types:
             out.append(Problem(f"lead_phases.{t}", f"unknown rack type '{t}' {known(types)}"))
         elif not scenario.phases:
-            out.append(
-                Problem(
-                    f"lead_phases.{t}", "the scenario has no phases; a lead time needs phases to order in"
-                )
-            )
+            what = "the scenario has no phases; a lead time needs phases to order in"
+            out.append(Problem(f"lead_phases.{t}", what))
         elif lead < 0 or lead >= len(scenario.phases):
-            out.append(
-                Problem(
-                    f"lead_phases.{t}",
-                    f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)",
-                )
-            )
-    switches = scenario.catalog.switch_by_id()
-    for si, x in enumerate(scenario.switch_supply):
-        if x.switch not in switches:
-            out.append(
-                Problem(f"switch_supply[{si}].switch", f"unknown switch model '{x.switch}' {known(switches)}")
-            )
+            what = f"{lead} is outside 0..{len(scenario.phases) - 1} (the phases after the first)"
+            out.append(Problem(f"lead_phases.{t}", what))
+    return out
+
+
+def _service_lives(scenario: Scenario) -> list[Problem]:
+    """Service lives name GPU rack types of a phased scenario, and are not combined with what is
+    not planned for them yet (hot spares, spread limits, multi-rack units)."""
+    out = []
+    types = scenario.catalog.by_id()
     for t in scenario.service_life:
         if t not in types:
             out.append(Problem(f"service_life.{t}", f"unknown rack type '{t}' {known(types)}"))
         elif not scenario.phases:
-            out.append(
-                Problem(
-                    f"service_life.{t}",
-                    "the scenario has no phases; a service life needs phases to retire racks in",
-                )
-            )
+            what = "the scenario has no phases; a service life needs phases to retire racks in"
+            out.append(Problem(f"service_life.{t}", what))
     for t in scenario.service_life:
         if t in types and not types[t].gpus:
-            out.append(
-                Problem(
-                    f"service_life.{t}", "service lives are planned for GPU rack types (storage racks stay)"
-                )
-            )
+            what = "service lives are planned for GPU rack types (storage racks stay)"
+            out.append(Problem(f"service_life.{t}", what))
+    limits = ("max_share_per_power_node", "max_share_per_cooling_zone", "max_share_per_pod")
     for ci, c in enumerate(scenario.clusters):
         lived = [t for t in c.rack_types if t in scenario.service_life]
-        if lived and (
-            c.spare_availability is not None
-            or (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod)
-            != (None, None, None)
-        ):
-            out.append(
-                Problem(
-                    f"clusters[{ci}]",
-                    "hot spares and failure-domain spread are not planned yet for rack types with a "
-                    f"service life ({', '.join(lived)})",
-                )
+        if lived and (c.spare_availability is not None or any(getattr(c, x) is not None for x in limits)):
+            what = (
+                "hot spares and failure-domain spread are not planned yet for rack types with a "
+                f"service life ({', '.join(lived)})"
             )
+            out.append(Problem(f"clusters[{ci}]", what))
     wide = sorted({t for c in scenario.clusters for t in c.rack_types if t in types and types[t].width > 1})
     if scenario.service_life and wide:
-        out.append(
-            Problem(
-                "service_life",
-                "service lives are planned for one-position rack types only; the clusters use multi-rack "
-                f"units ({', '.join(wide)})",
-            )
+        what = (
+            "service lives are planned for one-position rack types only; the clusters use multi-rack "
+            f"units ({', '.join(wide)})"
         )
-    for si, x in enumerate(scenario.supply):
-        if x.rack_type not in types:
-            out.append(
-                Problem(f"supply[{si}].rack_type", f"unknown rack type '{x.rack_type}' {known(types)}")
-            )
-        if x.phase is not None:
-            if not scenario.phases:
-                out.append(
-                    Problem(
-                        f"supply[{si}].phase",
-                        "the scenario has no phases; leave phase out (delivered from the start)",
-                    )
-                )
-            else:
-                bad(f"supply[{si}].phase", x.phase)
-    for ci, c in enumerate(scenario.clusters):
-        for k in c.gpus_by_phase or {}:
-            bad(f"clusters[{ci}].gpus_by_phase.{k}", k)
-        if c.gpus_by_phase is not None and not scenario.phases:
-            out.append(
-                Problem(f"clusters[{ci}].gpus_by_phase", "the scenario has no phases; give gpus instead")
-            )
+        out.append(Problem("service_life", what))
     return out
 
 
@@ -164,33 +166,35 @@ def check_futures(scenario: Scenario) -> list[Problem]:
     out += duplicate_ids("futures", "future", [f.id for f in scenario.futures])
     for fi, f in enumerate(scenario.futures):
         for c, by_phase in f.gpus_by_phase.items():
+            path = f"futures[{fi}].gpus_by_phase.{c}"
             if c not in clusters:
-                out.append(
-                    Problem(f"futures[{fi}].gpus_by_phase.{c}", f"unknown cluster '{c}' {known(clusters)}")
-                )
-            for ph in by_phase:
-                if ph not in phases:
-                    out.append(
-                        Problem(
-                            f"futures[{fi}].gpus_by_phase.{c}.{ph}", f"unknown phase '{ph}' {known(phases)}"
-                        )
-                    )
+                out.append(Problem(path, f"unknown cluster '{c}' {known(clusters)}"))
+            out += [
+                Problem(f"{path}.{ph}", f"unknown phase '{ph}' {known(phases)}")
+                for ph in by_phase
+                if ph not in phases
+            ]
     if out or not phases:
         return out
+    return _first_phase_agrees(scenario, clusters, phases[0])
+
+
+def _first_phase_agrees(scenario: Scenario, clusters: dict, first_phase: str) -> list[Problem]:
+    """Every future wants the same GPUs of each cluster in the first phase."""
+    out = []
     for c in clusters.values():
         first = {
-            f.id: _first_demand(f.gpus_by_phase.get(c.id, c.gpus_by_phase), c.gpus, phases[0])
+            f.id: _first_demand(f.gpus_by_phase.get(c.id, c.gpus_by_phase), c.gpus, first_phase)
             for f in scenario.futures
         }
         if len(set(first.values())) > 1:
-            out.append(
-                Problem(
-                    "futures",
-                    f"cluster '{c.id}' wants different GPUs in the first phase '{phases[0]}' across futures ("
-                    + ", ".join(f"{k}: {v}" for k, v in first.items())
-                    + "); the first phase is decided before the future is known, so futures must agree on it",
-                )
+            wants = ", ".join(f"{k}: {v}" for k, v in first.items())
+            what = (
+                f"cluster '{c.id}' wants different GPUs in the first phase '{first_phase}' across futures "
+                f"({wants}); "
+                "the first phase is decided before the future is known, so futures must agree on it"
             )
+            out.append(Problem("futures", what))
     return out
 
 

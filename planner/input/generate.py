@@ -162,57 +162,99 @@ def _pod_network_kw(spec: BuildingSpec) -> float:
 
 
 def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str) -> Hall:
-    h_id = f"{b_id}-H{h_no}"
-    rows: list[Row] = []
-    pods: list[Pod] = []
-    zones: list[CoolingZone] = []
-    net_rows = spec.network_rows_per_pod
-    per_pod_positions = spec.rows_per_pod * spec.positions_per_row - (0 if net_rows else 1)
-    pod_load = per_pod_positions * spec.design_kw_per_position
-    ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
-    row_pairs: list[tuple[tuple[str, str], float]] = []
-    busways: list[PowerNode] = []
-    pod_width = (
-        max(spec.positions_per_row, spec.network_row_positions if net_rows else 0) * site.pitch_m
-        + site.pod_gap_m
-    )
-    row_no = 0
+    """One hall of a building: its pods (rows, zones, network rack spot), the building's network
+    rows in its first hall, busways per row and the UPSes sized for the worst single failure."""
+    h = _HallBuilder(b_id, h_no, spec, site)
     for p in range(spec.pods_per_hall):
-        pod_id = f"{h_id}-P{p + 1}"
-        air_share = 1 - spec.liquid_share if spec.liquid else 1.0
-        air_kw = pod_load * air_share + _pod_network_kw(spec)
-        zones.append(
-            CoolingZone(
-                id=f"{pod_id}-AIR",
-                medium="air",
-                units=max(1, math.ceil(air_kw / spec.air_unit_capacity_kw)) + 1,
-                unit_capacity_kw=spec.air_unit_capacity_kw,
-                redundant_units=1,
+        h.pod(p)
+    hub = spec.building_network_rows if h_no == 1 else 0
+    h.building_network_rows(hub)
+    nodes = [
+        PowerNode(
+            id=f"{h.id}-UPS-{u}",
+            kind="ups",
+            capacity_kw=_size(_worst_ups_kw(u, h.ups_ids, h.row_pairs)),
+            derate=DERATE,
+            parent=parent,
+        )
+        for u in h.ups_ids
+    ]
+    width = spec.pods_per_hall * h.pod_width
+    depth = (spec.rows_per_pod + spec.network_rows_per_pod + hub) * site.row_spacing_m + (
+        3 if hub else 2
+    ) * site.pod_gap_m
+    return Hall(
+        id=h.id,
+        floor_area_m2=round(width * depth, 1),
+        power_nodes=[*nodes, *h.busways],
+        cooling_zones=h.zones,
+        pods=h.pods,
+        rows=h.rows,
+    )
+
+
+class _HallBuilder:
+    """A hall's rows, pods, zones and busways as they are laid out, pod by pod."""
+
+    def __init__(self, b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec):
+        self.id = f"{b_id}-H{h_no}"
+        self.spec, self.site = spec, site
+        self.rows: list[Row] = []
+        self.pods: list[Pod] = []
+        self.zones: list[CoolingZone] = []
+        self.busways: list[PowerNode] = []
+        self.row_pairs: list[tuple[tuple[str, str], float]] = []
+        self.ups_ids = ["A", "B"] if spec.power_design == "2n" else ["1", "2", "3"]
+        net_rows = spec.network_rows_per_pod
+        self.pod_load = (
+            spec.rows_per_pod * spec.positions_per_row - (0 if net_rows else 1)
+        ) * spec.design_kw_per_position
+        widest = max(spec.positions_per_row, spec.network_row_positions if net_rows else 0)
+        self.pod_width = widest * site.pitch_m + site.pod_gap_m
+        self.row_no = 0
+
+    def _zone(self, zone_id: str, medium: str, kw: float, unit_kw: float) -> None:
+        """A cooling zone of N + 1 units for ``kw`` of heat."""
+        units = max(1, math.ceil(kw / unit_kw)) + 1
+        self.zones.append(
+            CoolingZone(id=zone_id, medium=medium, units=units, unit_capacity_kw=unit_kw, redundant_units=1)
+        )
+
+    def _feeds(self, row_id: str, row_kw: float) -> list[str]:
+        """Two busways for the row from the next pair of UPSes (2N: A and B; distributed: round the three)."""
+        spec, u = self.spec, self.ups_ids
+        pair = (u[0], u[1]) if spec.power_design == "2n" else (u[self.row_no % 3], u[(self.row_no + 1) % 3])
+        self.row_no += 1
+        self.row_pairs.append((pair, row_kw))
+        feeds = []
+        for side, ups in zip("AB", pair, strict=True):
+            bw = f"{row_id}-BW-{side}"
+            self.busways.append(
+                PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{self.id}-UPS-{ups}")
             )
+            feeds.append(bw)
+        return feeds
+
+    def pod(self, p: int) -> None:
+        """A pod: its air zone (and liquid loop), GPU rows, network rows, network rack spot."""
+        spec, site = self.spec, self.site
+        pod_id = f"{self.id}-P{p + 1}"
+        net_rows = spec.network_rows_per_pod
+        air_share = 1 - spec.liquid_share if spec.liquid else 1.0
+        self._zone(
+            f"{pod_id}-AIR",
+            "air",
+            self.pod_load * air_share + _pod_network_kw(spec),
+            spec.air_unit_capacity_kw,
         )
         loop = None
         if spec.liquid:
             loop = f"{pod_id}-LQ"
-            liquid_kw = pod_load * spec.liquid_share
-            zones.append(
-                CoolingZone(
-                    id=loop,
-                    medium="liquid",
-                    units=max(1, math.ceil(liquid_kw / spec.cdu_capacity_kw)) + 1,
-                    unit_capacity_kw=spec.cdu_capacity_kw,
-                    redundant_units=1,
-                )
-            )
+            self._zone(loop, "liquid", self.pod_load * spec.liquid_share, spec.cdu_capacity_kw)
         mid_row = -1 if net_rows else spec.rows_per_pod // 2
         layout = [(f"{pod_id}-R{r + 1:02d}", spec.positions_per_row, False) for r in range(spec.rows_per_pod)]
         layout += [(f"{pod_id}-N{k + 1}", spec.network_row_positions, True) for k in range(net_rows)]
         for r, (row_id, positions, network) in enumerate(layout):
-            pair = (
-                (ups_ids[0], ups_ids[1])
-                if spec.power_design == "2n"
-                else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
-            )
-            row_no += 1
             if network:
                 row_kw = spec.network_row_kw
             else:
@@ -220,19 +262,12 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
                 row_kw = usable * spec.design_kw_per_position + (
                     spec.network_rack_kw if r == mid_row else 0.0
                 )
-            row_pairs.append((pair, row_kw))
-            feeds = []
-            for side, ups in zip("AB", pair, strict=True):
-                bw = f"{row_id}-BW-{side}"
-                busways.append(
-                    PowerNode(id=bw, kind="busway", capacity_kw=_size(row_kw), parent=f"{h_id}-UPS-{ups}")
-                )
-                feeds.append(bw)
-            rows.append(
+            feeds = self._feeds(row_id, row_kw)
+            self.rows.append(
                 Row(
                     id=row_id,
                     positions=positions,
-                    origin_x_m=round(p * pod_width, 3),
+                    origin_x_m=round(p * self.pod_width, 3),
                     origin_y_m=round(r * site.row_spacing_m, 3),
                     pitch_m=site.pitch_m,
                     direction="+x",
@@ -251,83 +286,45 @@ def _hall(b_id: str, h_no: int, spec: BuildingSpec, site: SiteSpec, parent: str)
             if net_rows
             else Location(row=f"{pod_id}-R{mid_row + 1:02d}", position=spec.positions_per_row // 2)
         )
-        pods.append(
+        counted = {} if spec.network_rack_counted else {"network_rack_type": None}
+        self.pods.append(
             Pod(
                 id=pod_id,
                 network_rack=spot,
                 max_gpus=spec.pod_max_gpus,
                 max_racks=spec.pod_max_racks,
-                **({} if spec.network_rack_counted else {"network_rack_type": None}),
+                **counted,
             )
         )
-    hub = spec.building_network_rows if h_no == 1 else 0
-    if hub:
-        zone = f"{h_id}-NET-AIR"
-        zones.append(
-            CoolingZone(
-                id=zone,
-                medium="air",
-                units=max(1, math.ceil(hub * spec.network_row_kw / spec.air_unit_capacity_kw)) + 1,
-                unit_capacity_kw=spec.air_unit_capacity_kw,
-                redundant_units=1,
-            )
-        )
-    for k in range(hub):
-        row_id = f"{h_id}-BN{k + 1}"
-        pair = (
-            (ups_ids[0], ups_ids[1])
-            if spec.power_design == "2n"
-            else (ups_ids[row_no % 3], ups_ids[(row_no + 1) % 3])
-        )
-        row_no += 1
-        row_pairs.append((pair, spec.network_row_kw))
-        feeds = []
-        for side, ups in zip("AB", pair, strict=True):
-            bw = f"{row_id}-BW-{side}"
-            busways.append(
-                PowerNode(
-                    id=bw, kind="busway", capacity_kw=_size(spec.network_row_kw), parent=f"{h_id}-UPS-{ups}"
+
+    def building_network_rows(self, hub: int) -> None:
+        """The building's network rows (in its first hall), in an air zone of their own."""
+        if not hub:
+            return
+        spec, site = self.spec, self.site
+        zone = f"{self.id}-NET-AIR"
+        self._zone(zone, "air", hub * spec.network_row_kw, spec.air_unit_capacity_kw)
+        for k in range(hub):
+            row_id = f"{self.id}-BN{k + 1}"
+            feeds = self._feeds(row_id, spec.network_row_kw)
+            y = (spec.rows_per_pod + spec.network_rows_per_pod + k) * site.row_spacing_m + site.pod_gap_m
+            self.rows.append(
+                Row(
+                    id=row_id,
+                    positions=spec.network_row_positions,
+                    origin_x_m=0.0,
+                    origin_y_m=round(y, 3),
+                    pitch_m=site.pitch_m,
+                    direction="+x",
+                    max_rack_power_kw=spec.network_rack_max_kw,
+                    max_rack_weight_kg=spec.max_rack_weight_kg,
+                    feeds=feeds,
+                    redundant=True,
+                    air_zone=zone,
+                    pod=self.pods[0].id,
+                    network="building",
                 )
             )
-            feeds.append(bw)
-        rows.append(
-            Row(
-                id=row_id,
-                positions=spec.network_row_positions,
-                origin_x_m=0.0,
-                origin_y_m=round((spec.rows_per_pod + net_rows + k) * site.row_spacing_m + site.pod_gap_m, 3),
-                pitch_m=site.pitch_m,
-                direction="+x",
-                max_rack_power_kw=spec.network_rack_max_kw,
-                max_rack_weight_kg=spec.max_rack_weight_kg,
-                feeds=feeds,
-                redundant=True,
-                air_zone=zone,
-                pod=pods[0].id,
-                network="building",
-            )
-        )
-    nodes = [
-        PowerNode(
-            id=f"{h_id}-UPS-{u}",
-            kind="ups",
-            capacity_kw=_size(_worst_ups_kw(u, ups_ids, row_pairs)),
-            derate=DERATE,
-            parent=parent,
-        )
-        for u in ups_ids
-    ]
-    nodes += busways
-    width = spec.pods_per_hall * pod_width
-    depth = (spec.rows_per_pod + net_rows + hub) * site.row_spacing_m + (3 if hub else 2) * site.pod_gap_m
-    return Hall(
-        id=h_id,
-        floor_area_m2=round(width * depth, 1),
-        power_nodes=nodes,
-        cooling_zones=zones,
-        pods=pods,
-        rows=rows,
-    )
 
 
 def generate_site(spec: SiteSpec, command: str = "") -> Site:

@@ -42,16 +42,7 @@ from planner.yamlio import load as _load_yaml  # noqa: E402
 def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
     """Parse YAML text safely; raise :class:`InputError` with the line of the fault."""
     if isinstance(text, bytes):
-        if len(text) > MAX_BYTES:
-            raise InputError(f"file is {len(text):,} bytes; the limit is {MAX_BYTES:,} bytes", source)
-        if b"\x00" in text:
-            raise InputError("file is binary (contains NUL bytes); expected YAML text", source)
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(
-                f"file is not UTF-8 text (bad byte at offset {e.start}); expected YAML text", source
-            ) from None
+        text = _decoded(text, source)
     if len(text) > MAX_BYTES:
         raise InputError(f"text is {len(text):,} characters; the limit is {MAX_BYTES:,}", source)
     if not text.strip():
@@ -61,22 +52,9 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
     except YamlError as e:
         raise InputError(str(e), source) from None
     except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = e.problem or str(e)
-        if "could not determine a constructor" in what:
-            what = (
-                f"{what.strip()}; only plain YAML (mappings, lists, strings, numbers, booleans) is accepted"
-            )
-        raise InputError(f"{where}{what}", source) from None
+        raise InputError(_marked(e), source) from None
     except yaml.reader.ReaderError as e:
-        pos = max(0, min(int(e.position), len(text)))
-        line = text.count("\n", 0, pos) + 1
-        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-        ch = chr(e.character) if isinstance(e.character, int) else e.character
-        raise InputError(
-            f"line {line}, column {col}: character {ch!r} is not allowed in YAML ({e.reason})", source
-        ) from None
+        raise InputError(_bad_character(e, text), source) from None
     except yaml.YAMLError as e:
         raise InputError(f"not valid YAML: {_show(str(e))}", source) from None
     except RecursionError:
@@ -84,6 +62,38 @@ def parse_yaml(text: str | bytes, source: str = "<text>") -> Any:
     if data is None:
         raise InputError("file is empty; expected a YAML mapping", source)
     return data
+
+
+def _decoded(text: bytes, source: str) -> str:
+    """UTF-8 text of at most :data:`MAX_BYTES` bytes, no NUL bytes."""
+    if len(text) > MAX_BYTES:
+        raise InputError(f"file is {len(text):,} bytes; the limit is {MAX_BYTES:,} bytes", source)
+    if b"\x00" in text:
+        raise InputError("file is binary (contains NUL bytes); expected YAML text", source)
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        what = f"file is not UTF-8 text (bad byte at offset {e.start}); expected YAML text"
+        raise InputError(what, source) from None
+
+
+def _marked(e: yaml.MarkedYAMLError) -> str:
+    """A YAML error with its line and column."""
+    mark = e.problem_mark or e.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    what = e.problem or str(e)
+    if "could not determine a constructor" in what:
+        what = f"{what.strip()}; only plain YAML (mappings, lists, strings, numbers, booleans) is accepted"
+    return f"{where}{what}"
+
+
+def _bad_character(e, text: str) -> str:
+    """A character YAML does not allow, with its line and column."""
+    pos = max(0, min(int(e.position), len(text)))
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    ch = chr(e.character) if isinstance(e.character, int) else e.character
+    return f"line {line}, column {col}: character {ch!r} is not allowed in YAML ({e.reason})"
 
 
 def _read_regular(path: Path, shown: str) -> bytes:

@@ -99,16 +99,7 @@ def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset())
     """Feed groups, normal coefficients and the contingencies that matter (module docstring).
     ``offline``: nodes that do not exist yet (a phase before theirs): they and their subtrees carry
     nothing in any state, as if failed for good, and do not fail again."""
-    members: dict[tuple[tuple[str, ...], bool], list[str]] = defaultdict(list)
-    for rid, ref in ix.rows.items():
-        members[tuple(ref.row.feeds), ref.row.redundant].append(rid)
-    groups: dict[str, FeedGroup] = {}
-    group_of_row: dict[str, str] = {}
-    for (feeds, red), rows in members.items():
-        key = "+".join(feeds) + ("!redundant" if red and (feeds, False) in members else "")
-        groups[key] = FeedGroup(key, feeds, tuple(rows), red)
-        for r in rows:
-            group_of_row[r] = key
+    groups, group_of_row = _feed_groups(ix)
     under = {f: ix.ancestors(f) for g in groups.values() for f in g.feeds}
     gone: set[str] = set()
     for v in offline:
@@ -124,38 +115,69 @@ def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset())
         base[g.key] = a
         for v, x in a.items():
             normal[v][g.key] = x
+    forced: dict[str, str] = {}
+    contingencies = _contingencies(ix, groups, base, gone, under, dark, forced)
+    usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
+    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced, dark)
+
+
+def _contingencies(ix: SiteIndex, groups, base, gone, under, dark, forced) -> list[Contingency]:
+    """Every single failure that raises some survivor's share, one contingency per survivor and
+    distinct change (two failures giving the very same row are one)."""
     groups_of_feed: dict[str, list[str]] = defaultdict(list)
     for g in groups.values():
         for f in g.feeds:
             groups_of_feed[f].append(g.key)
-    contingencies: list[Contingency] = []
+    out: list[Contingency] = []
     seen: set[tuple] = set()
-    forced: dict[str, str] = {}
     for fid, fnode in ix.power_nodes.items():
         if not fnode.can_fail or fid in gone:
             continue
-        dead = ix.subtree(fid) | gone
         hit = sorted({g for f in ix.subtree(fid) for g in groups_of_feed.get(f, [])} - dark)
         if not hit:
             continue
-        delta: dict[str, dict[str, float]] = defaultdict(dict)
-        for gk in hit:
-            after = _shares(groups[gk].feeds, dead, under)
-            if after is None:
-                if groups[gk].redundant:
-                    forced.setdefault(gk, fid)
-                after = {}
-            for v in sorted(set(after) | set(base[gk])):
-                if v in dead:
-                    continue
-                d = after.get(v, 0.0) - base[gk].get(v, 0.0)
-                if abs(d) > 1e-12:
-                    delta[v][gk] = d
+        delta = _failure_delta(ix, fid, hit, groups, base, gone, under, forced)
         for v, d in sorted(delta.items()):
             if any(x > 1e-12 for x in d.values()):
                 sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
                 if sig not in seen:  # another failure already gives this very row (2N: a UPS or its busway)
                     seen.add(sig)
-                    contingencies.append(Contingency(v, fid, dict(d)))
-    usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
-    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced, dark)
+                    out.append(Contingency(v, fid, dict(d)))
+    return out
+
+
+def _feed_groups(ix: SiteIndex) -> tuple[dict[str, FeedGroup], dict[str, str]]:
+    """Rows with the same feeds (and redundancy) form one feed group; row → its group."""
+    members: dict[tuple[tuple[str, ...], bool], list[str]] = defaultdict(list)
+    for rid, ref in ix.rows.items():
+        members[tuple(ref.row.feeds), ref.row.redundant].append(rid)
+    groups: dict[str, FeedGroup] = {}
+    group_of_row: dict[str, str] = {}
+    for (feeds, red), rows in members.items():
+        key = "+".join(feeds) + ("!redundant" if red and (feeds, False) in members else "")
+        groups[key] = FeedGroup(key, feeds, tuple(rows), red)
+        for r in rows:
+            group_of_row[r] = key
+    return groups, group_of_row
+
+
+def _failure_delta(
+    ix: SiteIndex, fid: str, hit, groups, base, gone, under, forced
+) -> dict[str, dict[str, float]]:
+    """Surviving node → group → the change of the group's share on it when ``fid`` fails; a
+    redundant group left with no feed is forced empty (the first failure that does so is named)."""
+    dead = ix.subtree(fid) | gone
+    delta: dict[str, dict[str, float]] = defaultdict(dict)
+    for gk in hit:
+        after = _shares(groups[gk].feeds, dead, under)
+        if after is None:
+            if groups[gk].redundant:
+                forced.setdefault(gk, fid)
+            after = {}
+        for v in sorted(set(after) | set(base[gk])):
+            if v in dead:
+                continue
+            d = after.get(v, 0.0) - base[gk].get(v, 0.0)
+            if abs(d) > 1e-12:
+                delta[v][gk] = d
+    return delta
