@@ -141,46 +141,7 @@ def _master(
     gpus: dict[tuple[str, str], pulp.LpAffineExpression] = {}
     counts: dict[tuple[str, str], pulp.LpVariable] = {}
     for gi, g in enumerate(groups):
-        terms = []
-        for bi, b in enumerate(buildings):
-            p = props.get((g.id, b))
-            if p is None or p.cap <= 0:
-                continue
-            if g.spanning:
-                ub = p.cap if g.demand != Demand.max or g.gpus is None else min(p.cap, g.gpus)
-                v = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=ub)
-                gpus[g.id, b] = pulp.LpAffineExpression(v)
-            else:
-                ub = min(p.whole if g.demand != Demand.max else len(g.members), len(g.members))
-                if ub <= 0:
-                    continue
-                n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
-                counts[g.id, b] = n
-                most = p.most or p.cap
-                if g.demand == Demand.max:
-                    q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
-                    prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{gi}_{bi}"
-                    gpus[g.id, b] = pulp.LpAffineExpression(q)
-                elif g.demand == Demand.at_least and most > (g.gpus or 0):
-                    q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
-                    prob += q >= (g.gpus or 0) * n, f"least_{gi}_{bi}"
-                    prob += q <= most * n, f"grow_{gi}_{bi}"
-                    gpus[g.id, b] = pulp.LpAffineExpression(q)
-                else:
-                    gpus[g.id, b] = (g.gpus or 0) * n
-                terms.append(n)
-            if g.spanning:
-                terms.append(gpus[g.id, b])
-        total = pulp.lpSum(terms)
-        want = len(g.members) if not g.spanning else g.gpus
-        if want is None:
-            continue
-        if g.demand == Demand.max:
-            prob += total <= want, f"demand_{gi}"
-        elif g.demand == Demand.at_least and g.spanning:
-            prob += total >= want, f"demand_{gi}"
-        else:
-            prob += total == want, f"demand_{gi}"
+        _master_group(prob, gi, g, buildings, props, gpus, counts)
     for bi, b in enumerate(buildings):
         share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in groups if (g.id, b) in gpus]
         if share:
@@ -194,18 +155,7 @@ def _master(
         )
         for what in ("kw", "capex")
     }
-    per = {"max_gpus": None, "max_pflops": "pflops", "min_capex": "capex", "min_tco": "tco"}[objective.value]
-    obj = pulp.lpSum(e * (1.0 if per is None else getattr(props[k], per)) for k, e in gpus.items())
-    # site budgets are elastic: the estimates may be off either way, and the fixed demands' true
-    # cost (wave 1) recalibrates them; an overrun costs more than any placement gains
-    top = max([1.0 if per is None else getattr(p, per) for p in props.values() if p.cap > 0] or [1.0])
-    for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd)):
-        if cap is not None:
-            least = min([getattr(p, w) for p in props.values() if p.cap > 0 and getattr(p, w) > 0] or [1.0])
-            over = prob.add_variable(f"over_{w}", lowBound=0)
-            prob += use[w] <= cap + over, f"budget_{w}"
-            obj = obj - 1e3 * top / least * over if objective.maximise else obj + 1e3 * top / least * over
-    prob += obj
+    prob += _master_objective(prob, scenario, objective, props, gpus, use)
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, objective.maximise, time_limit_s, 1e-4))
     if res.values is None:
         return None
@@ -220,6 +170,70 @@ def _master(
         for b in buildings
     }
     return out, whole, per_b
+
+
+def _master_group(
+    prob: pulp.LpProblem, gi: int, g: Group, buildings: list[str], props, gpus: dict, counts: dict
+) -> None:
+    """One group's variables and demand row: GPUs per building for a spanning group; else whole
+    clusters per building n (their GPUs d·n, or between them for at-least and as-many-as-fit)."""
+    terms = []
+    for bi, b in enumerate(buildings):
+        p = props.get((g.id, b))
+        if p is None or p.cap <= 0:
+            continue
+        if g.spanning:
+            ub = p.cap if g.demand != Demand.max or g.gpus is None else min(p.cap, g.gpus)
+            v = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=ub)
+            gpus[g.id, b] = pulp.LpAffineExpression(v)
+            terms.append(gpus[g.id, b])
+            continue
+        ub = min(p.whole if g.demand != Demand.max else len(g.members), len(g.members))
+        if ub <= 0:
+            continue
+        n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
+        counts[g.id, b] = n
+        most = p.most or p.cap
+        if g.demand == Demand.max:
+            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
+            prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{gi}_{bi}"
+            gpus[g.id, b] = pulp.LpAffineExpression(q)
+        elif g.demand == Demand.at_least and most > (g.gpus or 0):
+            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
+            prob += q >= (g.gpus or 0) * n, f"least_{gi}_{bi}"
+            prob += q <= most * n, f"grow_{gi}_{bi}"
+            gpus[g.id, b] = pulp.LpAffineExpression(q)
+        else:
+            gpus[g.id, b] = (g.gpus or 0) * n
+        terms.append(n)
+    total = pulp.lpSum(terms)
+    want = len(g.members) if not g.spanning else g.gpus
+    if want is None:
+        return
+    if g.demand == Demand.max:
+        prob += total <= want, f"demand_{gi}"
+    elif g.demand == Demand.at_least and g.spanning:
+        prob += total >= want, f"demand_{gi}"
+    else:
+        prob += total == want, f"demand_{gi}"
+
+
+def _master_objective(
+    prob: pulp.LpProblem, scenario: Scenario, objective: Objective, props, gpus: dict, use: dict
+):
+    """The master's objective: GPUs (or the objective's figure per GPU) placed, less a penalty on
+    elastic site budgets: the estimates may be off either way, and the fixed demands' true cost
+    (wave 1) recalibrates them; an overrun costs more than any placement gains."""
+    per = {"max_gpus": None, "max_pflops": "pflops", "min_capex": "capex", "min_tco": "tco"}[objective.value]
+    obj = pulp.lpSum(e * (1.0 if per is None else getattr(props[k], per)) for k, e in gpus.items())
+    top = max([1.0 if per is None else getattr(p, per) for p in props.values() if p.cap > 0] or [1.0])
+    for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd)):
+        if cap is not None:
+            least = min([getattr(p, w) for p in props.values() if p.cap > 0 and getattr(p, w) > 0] or [1.0])
+            over = prob.add_variable(f"over_{w}", lowBound=0)
+            prob += use[w] <= cap + over, f"budget_{w}"
+            obj = obj - 1e3 * top / least * over if objective.maximise else obj + 1e3 * top / least * over
+    return obj
 
 
 # ------------------------------------------------------------------ the whole
@@ -281,7 +295,6 @@ def plan_decomposed(
         raise InputError("--decompose building needs at least two buildings (plan a one-building site whole)")
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
-    limit = deadline.limit_s
     t0 = deadline.t0
     stages: dict[str, float] = {}
     over_time = bool(scenario.phases or scenario.retrofits or scenario.existing)
@@ -319,171 +332,209 @@ def plan_decomposed(
                     props.pop((g.id, b), None)
     stages["proposals_s"] = time.perf_counter() - t0
     say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
-
     # 2-3. master and buildings, in rounds
-    solved: dict[str, tuple[str, Plan | None, str]] = {}  # building → (sub-scenario JSON, plan, error)
-    committed: dict[
-        str, tuple[str, dict[str, float] | None]
-    ] = {}  # building → (JSON, use of its fixed demands)
-    rounds = 0
-    stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
-    final: dict[str, Plan] = {}
-    texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
-    while True:
-        rounds += 1
-        if deadline.left() < 0.25 * limit:
-            return _whole(
-                scenario,
-                deadline,
-                stages,
-                rounds,
-                f"round {rounds} would start with {deadline.left():.0f} s left",
-                say,
+    return _Rounds(scenario, data, groups, props, home, deadline, stages, run, say, budgeted).run(polish)
+
+
+_RETRY = object()
+"""A round's answer when the master is recalibrated and the round starts again."""
+
+
+class _Rounds:
+    """The master and the buildings in rounds (module docstring, steps 2-3): the master shares out
+    the clusters; with site budgets each building's fixed demands are costed first (wave 1), then
+    every building solves its share (wave 2); buildings that cannot host theirs give up room in the
+    proposals and the master shares again, up to :data:`ROUNDS` rounds."""
+
+    def __init__(self, scenario, data, groups, props, home, deadline, stages, run, say, budgeted):
+        self.scenario, self.data, self.groups, self.props, self.home = scenario, data, groups, props, home
+        self.deadline, self.stages, self.run_args, self.say, self.budgeted = (
+            deadline,
+            stages,
+            run,
+            say,
+            budgeted,
+        )
+        self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
+        self.buildings = list(self.bdata)
+        self.solved: dict[
+            str, tuple[str, Plan | None, str]
+        ] = {}  # building → (sub-scenario JSON, plan, error)
+        self.committed: dict[
+            str, tuple[str, dict[str, float] | None]
+        ] = {}  # building → (JSON, use of its fixed demands)
+        self.texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
+        self.rounds = 0
+        stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
+
+    def whole(self, why: str) -> Decomposition:
+        return _whole(self.scenario, self.deadline, self.stages, self.rounds, why, self.say)
+
+    def run(self, polish: bool) -> Decomposition:
+        while True:
+            self.rounds += 1
+            left = self.deadline.left()
+            if left < 0.25 * self.deadline.limit_s:
+                return self.whole(f"round {self.rounds} would start with {left:.0f} s left")
+            shared = self.master()
+            if isinstance(shared, Decomposition):
+                return shared
+            alloc, whole, use, subs, fixed = shared
+            bad: list[str] = []
+            floor: dict[str, dict[str, float]] = {b: {"kw": 0.0, "capex": 0.0} for b in self.buildings}
+            if self.budgeted:
+                got = self.fixed_wave(alloc, fixed, floor)
+                if got is _RETRY:
+                    continue
+                if isinstance(got, Decomposition):
+                    return got
+                bad = got
+            if not bad:
+                bad = self.building_wave(subs, use, floor)
+                if not bad:
+                    final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
+                    return _join(
+                        self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish
+                    )
+            if self.rounds >= ROUNDS:
+                return self.whole(
+                    f"after {self.rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their "
+                    "share"
+                )
+            self.say(
+                f"round {self.rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving "
+                "clusters"
             )
+            self.shrink(bad, alloc)
+
+    def master(self):
+        """The master's shares this round: (GPUs, whole clusters and estimated use per building, each
+        building's clusters, the fixed demands), or the whole model's answer when it has none."""
         tm = time.perf_counter()
-        master = _master(scenario, groups, buildings, props, max(1.0, min(0.1 * deadline.left(), 60)))
-        stages["master_s"] += time.perf_counter() - tm
+        limit = max(1.0, min(0.1 * self.deadline.left(), 60))
+        master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
+        self.stages["master_s"] += time.perf_counter() - tm
         if master is None:
-            return _whole(
-                scenario,
-                deadline,
-                stages,
-                rounds,
-                f"the master has no solution in round {rounds} (the buildings' "
-                "estimated room cannot meet the demands within the site budgets)",
-                say,
+            return self.whole(
+                f"the master has no solution in round {self.rounds} (the buildings' "
+                "estimated room cannot meet the demands within the site budgets)"
             )
         alloc, whole, use = master
-        subs, fixed = building_shares(groups, buildings, alloc, whole)
-        offered = offer_left(groups, buildings, props, alloc, subs)
+        subs, fixed = building_shares(self.groups, self.buildings, alloc, whole)
+        offered = offer_left(self.groups, self.buildings, self.props, alloc, subs)
         given = {c["id"] for cs in subs.values() for c in cs}
-        for g in groups:  # a cluster with racks installed always stands in its building (its racks name it)
+        for (
+            g
+        ) in self.groups:  # a cluster with racks installed always stands in its building (its racks name it)
             for c in g.members:
-                if c["id"] in home and c["id"] not in given:
-                    subs[home[c["id"]]].append(c)
-        say(
-            f"round {rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) it left "
-            "out offered to the "
-            "buildings with room"
+                if c["id"] in self.home and c["id"] not in given:
+                    subs[self.home[c["id"]]].append(c)
+        self.say(
+            f"round {self.rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) "
+            "it left out offered to the buildings with room"
         )
-        bad: list[str] = []
-        floor: dict[str, dict[str, float]] = {b: {"kw": 0.0, "capex": 0.0} for b in buildings}
-        if budgeted:
-            # wave 1: each building's fixed demands at least cost, no budget: what they must spend
-            obj = "min_capex" if scenario.budgets.capex_usd is not None else "min_tco"
-            pending = []
-            for b in buildings:
-                text = json.dumps(
-                    building_data(
-                        data,
-                        bdata[b],
-                        [as_exact(c) for c in fixed[b]],
-                        f"{scenario.name}-{b}-fixed",
-                        objective=obj,
-                    )
-                )
-                if fixed[b] and committed.get(b, ("", None))[0] != text:
-                    pending.append((b, text))
-                elif not fixed[b]:
-                    committed.pop(b, None)
-            each = _job_limit(deadline, len(pending), executor, workers, 0.3)
-            jobs = [(b, text, each) for b, text in pending]
-            texts.clear()
-            texts.update({j[0]: j[1] for j in jobs})
+        return alloc, whole, use, subs, fixed
 
-            def spent(r: dict) -> None:
-                p = Plan.model_validate(r["plan"]) if "plan" in r else None
-                ok = p is not None and p.status.has_plan and p.kpis is not None
-                committed[r["part"]] = (
-                    texts[r["part"]],
-                    {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None,
-                )  # type: ignore[union-attr]
-
-            tf = time.perf_counter()
-            run_jobs(solve_part, jobs, spent, **run)
-            stages["fixed_s"] += time.perf_counter() - tf
-            bad = [b for b in buildings if fixed[b] and committed[b][1] is None]
-            for b in buildings:
-                if fixed[b] and committed[b][1] is not None:
-                    floor[b] = committed[b][1]  # type: ignore[assignment]
-            over = {
-                w: sum(f[w] for f in floor.values()) - cap
-                for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd))
-                if cap is not None
-            }
-            if not bad and any(v > 1e-6 for v in over.values()):
-                # the master under-estimated what fixed demands cost: charge them what they do cost
-                changed = recalibrate(groups, props, alloc, fixed, floor)
-                if not changed or rounds >= ROUNDS:
-                    return _whole(
-                        scenario,
-                        deadline,
-                        stages,
-                        rounds,
-                        "the fixed demands as split exceed the site budgets ("
-                        + ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0)
-                        + ")",
-                        say,
-                    )
-                continue
-        if not bad:
-            pending = []
-            flex = {b: {w: max(0.0, use[b][w] - floor[b][w]) for w in ("kw", "capex")} for b in buildings}
-            for b in buildings:
-                if not subs[b]:
-                    solved.pop(b, None)
-                    continue
-                budgets = {}
-                for w, key in (("kw", "it_power_kw"), ("capex", "capex_usd")):
-                    cap = getattr(scenario.budgets, key)
-                    if cap is not None:
-                        rest = max(0.0, cap - sum(f[w] for f in floor.values()))
-                        total_flex = sum(f[w] for f in flex.values())
-                        share = flex[b][w] / total_flex if total_flex > 0 else 1 / len(buildings)
-                        budgets[key] = floor[b][w] + rest * share
-                text = json.dumps(
-                    building_data(data, bdata[b], subs[b], f"{scenario.name}-{b}", budgets or None)
-                )
-                if b not in solved or solved[b][0] != text:
-                    pending.append((b, text))
-            each = _job_limit(deadline, len(pending), executor, workers)
-            jobs = [(b, text, each) for b, text in pending]
-            say(f"round {rounds}: {len(jobs)} building solve(s) on {executor}, {each:.0f} s each at most")
-            texts.clear()
-            texts.update({j[0]: j[1] for j in jobs})
-
-            def done(r: dict) -> None:
-                p = Plan.model_validate(r["plan"]) if "plan" in r else None
-                solved[r["part"]] = (texts[r["part"]], p, r.get("error", ""))
-
-            tb = time.perf_counter()
-            run_jobs(solve_part, jobs, done, **run)
-            stages["buildings_s"] += time.perf_counter() - tb
-            say(f"round {rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
-            bad = [b for b, (_, p, _) in solved.items() if p is None or not p.status.has_plan]
-            if not bad:
-                final = {b: p for b, (_, p, _) in solved.items() if p is not None}
-                break
-        if rounds >= ROUNDS:
-            return _whole(
-                scenario,
-                deadline,
-                stages,
-                rounds,
-                f"after {rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their share",
-                say,
+    def fixed_wave(self, alloc, fixed, floor):
+        """Wave 1: each building's fixed demands at least cost, no budget: what they must spend
+        (into ``floor``). The buildings that cannot meet theirs; :data:`_RETRY` when the fixed
+        demands overrun the budgets and the master is recalibrated; the whole model's answer when
+        that changes nothing or the rounds are spent."""
+        s = self.scenario
+        obj = "min_capex" if s.budgets.capex_usd is not None else "min_tco"
+        pending = []
+        for b in self.buildings:
+            exact = [as_exact(c) for c in fixed[b]]
+            text = json.dumps(
+                building_data(self.data, self.bdata[b], exact, f"{s.name}-{b}-fixed", objective=obj)
             )
-        say(f"round {rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving clusters")
-        for b in bad:
-            for g in groups:
-                if (g.id, b) in props and alloc.get((g.id, b), 0) > 0:
-                    p = props[g.id, b]
-                    cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
-                    props[g.id, b] = Proposal(
-                        cut, max(0, p.whole - (0 if g.spanning else 1)), p.kw, p.capex, p.tco, p.pflops
-                    )
+            if fixed[b] and self.committed.get(b, ("", None))[0] != text:
+                pending.append((b, text))
+            elif not fixed[b]:
+                self.committed.pop(b, None)
+        each = _job_limit(
+            self.deadline, len(pending), self.run_args["executor"], self.run_args["workers"], 0.3
+        )
+        jobs = [(b, text, each) for b, text in pending]
+        self.texts.clear()
+        self.texts.update({j[0]: j[1] for j in jobs})
 
-    return _join(scenario, final, rounds, deadline, stages, say, polish)
+        def spent(r: dict) -> None:
+            p = Plan.model_validate(r["plan"]) if "plan" in r else None
+            ok = p is not None and p.status.has_plan and p.kpis is not None
+            use = {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None  # type: ignore[union-attr]
+            self.committed[r["part"]] = (self.texts[r["part"]], use)
+
+        tf = time.perf_counter()
+        run_jobs(solve_part, jobs, spent, **self.run_args)
+        self.stages["fixed_s"] += time.perf_counter() - tf
+        bad = [b for b in self.buildings if fixed[b] and self.committed[b][1] is None]
+        for b in self.buildings:
+            if fixed[b] and self.committed[b][1] is not None:
+                floor[b] = self.committed[b][1]
+        caps = (("kw", s.budgets.it_power_kw), ("capex", s.budgets.capex_usd))
+        over = {w: sum(f[w] for f in floor.values()) - cap for w, cap in caps if cap is not None}
+        if bad or not any(v > 1e-6 for v in over.values()):
+            return bad
+        # the master under-estimated what fixed demands cost: charge them what they do cost
+        changed = recalibrate(self.groups, self.props, alloc, fixed, floor)
+        if not changed or self.rounds >= ROUNDS:
+            by = ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0)
+            return self.whole(f"the fixed demands as split exceed the site budgets ({by})")
+        return _RETRY
+
+    def building_wave(self, subs, use, floor) -> list[str]:
+        """Wave 2: every building with a share solves it (within its part of the budgets); the
+        buildings without a plan."""
+        s = self.scenario
+        pending = []
+        flex = {b: {w: max(0.0, use[b][w] - floor[b][w]) for w in ("kw", "capex")} for b in self.buildings}
+        for b in self.buildings:
+            if not subs[b]:
+                self.solved.pop(b, None)
+                continue
+            budgets = {}
+            for w, key in (("kw", "it_power_kw"), ("capex", "capex_usd")):
+                cap = getattr(s.budgets, key)
+                if cap is not None:
+                    rest = max(0.0, cap - sum(f[w] for f in floor.values()))
+                    total_flex = sum(f[w] for f in flex.values())
+                    share = flex[b][w] / total_flex if total_flex > 0 else 1 / len(self.buildings)
+                    budgets[key] = floor[b][w] + rest * share
+            text = json.dumps(
+                building_data(self.data, self.bdata[b], subs[b], f"{s.name}-{b}", budgets or None)
+            )
+            if b not in self.solved or self.solved[b][0] != text:
+                pending.append((b, text))
+        executor = self.run_args["executor"]
+        each = _job_limit(self.deadline, len(pending), executor, self.run_args["workers"])
+        jobs = [(b, text, each) for b, text in pending]
+        self.say(
+            f"round {self.rounds}: {len(jobs)} building solve(s) on {executor}, {each:.0f} s each at most"
+        )
+        self.texts.clear()
+        self.texts.update({j[0]: j[1] for j in jobs})
+
+        def done(r: dict) -> None:
+            p = Plan.model_validate(r["plan"]) if "plan" in r else None
+            self.solved[r["part"]] = (self.texts[r["part"]], p, r.get("error", ""))
+
+        tb = time.perf_counter()
+        run_jobs(solve_part, jobs, done, **self.run_args)
+        self.stages["buildings_s"] += time.perf_counter() - tb
+        self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
+        return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
+
+    def shrink(self, bad: list[str], alloc) -> None:
+        """Buildings that could not host their share offer less: a spanning or as-many-as-fit group
+        a share of its room, others one whole cluster fewer."""
+        for b in bad:
+            for g in self.groups:
+                if (g.id, b) in self.props and alloc.get((g.id, b), 0) > 0:
+                    p = self.props[g.id, b]
+                    cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
+                    whole = max(0, p.whole - (0 if g.spanning else 1))
+                    self.props[g.id, b] = Proposal(cut, whole, p.kw, p.capex, p.tco, p.pflops)
 
 
 def _plan_region(
@@ -533,35 +584,12 @@ def _plan_region(
             "power arrived cannot be shared out)",
             say,
         )
-    phases = [p.id for p in scenario.phases]
-    by_id = {c["id"]: c for c in data["clusters"]}
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
-    jobs = []
-    for b in buildings:
-        share = shares[b]
-        if not share.gpus:
-            continue
-        mine = []
-        for cid, steps in share.gpus.items():
-            c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
-            c.update(
-                {"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]}
-            )
-            mine.append(c)
-        sub = building_data(data, bdata[b], mine, f"{scenario.name}-{b}")
-        if scenario.power_arrival:
-            cumulative = [
-                math.floor(kw * 1000) / 1e6 for kw in share.power_kw
-            ]  # MW, rounded down to the watt
-            sub["power_arrival"] = [
-                {
-                    **({"phase": phases[i]} if i else {}),
-                    "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),
-                    "source": "the region master's share",
-                }
-                for i, mw in enumerate(cumulative)
-            ]
-        jobs.append((b, json.dumps(sub)))
+    jobs = [
+        (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b])))
+        for b in buildings
+        if shares[b].gpus
+    ]
     say(
         f"region master: {sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings):,} GPUs "
         "shared over "
@@ -590,6 +618,30 @@ def _plan_region(
     return _join(
         scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish
     )
+
+
+def _region_share(scenario: Scenario, data: dict, bdata: dict, share) -> dict:
+    """A building's scenario data for its share: its clusters' GPUs per phase and its part of the
+    power arriving as its own ``power_arrival`` (MW, rounded down to the watt)."""
+    phases = [p.id for p in scenario.phases]
+    by_id = {c["id"]: c for c in data["clusters"]}
+    mine = []
+    for cid, steps in share.gpus.items():
+        c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
+        c.update({"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]})
+        mine.append(c)
+    sub = building_data(data, bdata, mine, f"{scenario.name}-{bdata['id']}")
+    if scenario.power_arrival:
+        cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]
+        sub["power_arrival"] = [
+            {
+                **({"phase": phases[i]} if i else {}),
+                "interconnect_mw": round(mw - (cumulative[i - 1] if i else 0.0), 6),
+                "source": "the region master's share",
+            }
+            for i, mw in enumerate(cumulative)
+        ]
+    return sub
 
 
 def _join(

@@ -153,26 +153,7 @@ def proposals(
     out: dict[tuple[str, str], Proposal] = {}
     for g in groups:
         for b in buildings:
-            per_pod = []
-            best = None
-            for pid, room in rooms.get(b, {}).items():
-                pod = pods.get(pid)
-                caps = (
-                    [
-                        (min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t)
-                        for t in g.types
-                        if room.get(t, 0) > 0
-                    ]
-                    if pod
-                    else []
-                )
-                if not caps:
-                    continue
-                c, t = max(caps)
-                c = min(c, pod.max_gpus)
-                if c > 0:
-                    per_pod.append(c)
-                    best = best or t
+            per_pod, best = _pod_caps(g, rooms.get(b, {}), pods, types)
             cap = float(sum(per_pod))
             if cap <= 0 or best is None:
                 continue
@@ -182,20 +163,51 @@ def proposals(
                 if g.share is None or not size
                 else float(sum(min(c, int(g.share * size)) for c in per_pod))
             )
-            if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
-                whole = len(g.members)
-            elif g.scope in (Scope.pod, Scope.rack):
-                whole = min(len(g.members), sum(c // size for c in per_pod))
-            else:
-                whole = min(len(g.members), int(cap // size)) if spread >= size else 0
-            if g.demand == Demand.max and g.gpus is not None and not g.spanning:
-                whole = max(whole, min(len(g.members), len(per_pod)))  # a part of each fits
+            whole = _whole_clusters(g, per_pod, cap, spread)
             if (best, b) not in figures:
                 figures[best, b] = per_gpu(scenario, ix, best, g.members[0]["id"], b)
             kw, capex, tco, pf = figures[best, b]
             most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else spread
             out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most)
     return out
+
+
+def _pod_caps(g: Group, rooms: dict, pods: dict, types: dict) -> tuple[list[int], str | None]:
+    """GPUs of the group each pod of a building could hold (its best rack type, within the pod's
+    racks and ports), and the best rack type of the first pod that holds any."""
+    per_pod: list[int] = []
+    best = None
+    for pid, room in rooms.items():
+        pod = pods.get(pid)
+        if not pod:
+            continue
+        caps = [
+            (min(room.get(t, 0), pod.max_racks or 10**9) * types[t].gpus, t)
+            for t in g.types
+            if room.get(t, 0) > 0
+        ]
+        if not caps:
+            continue
+        c, t = max(caps)
+        c = min(c, pod.max_gpus)
+        if c > 0:
+            per_pod.append(c)
+            best = best or t
+    return per_pod, best
+
+
+def _whole_clusters(g: Group, per_pod: list[int], cap: float, spread: float) -> int:
+    """Whole clusters of the group a building could hold (module docstring of :func:`proposals`)."""
+    size = g.gpus or 0
+    if g.spanning or size <= 0 or g.demand == Demand.max and g.gpus is None:
+        whole = len(g.members)
+    elif g.scope in (Scope.pod, Scope.rack):
+        whole = min(len(g.members), sum(c // size for c in per_pod))
+    else:
+        whole = min(len(g.members), int(cap // size)) if spread >= size else 0
+    if g.demand == Demand.max and g.gpus is not None and not g.spanning:
+        whole = max(whole, min(len(g.members), len(per_pod)))  # a part of each fits
+    return whole
 
 
 def building_ids(building: dict) -> set[str]:

@@ -128,40 +128,14 @@ def master(
     tl = timeline(scenario)
     n = len(tl.phases)
     types = scenario.catalog.by_id()
-    by_id = {c.id: c for c in scenario.clusters}
     fixed = building_power(scenario, ix)
-    on = online_share(scenario, ix)
     prob = pulp.LpProblem("region_master", pulp.LpMaximize)
     x: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
     kw: dict[str, float] = {}
     for ci, (cid, scope, rack_types, unit) in enumerate(clusters):
         kw[cid] = min(scenario.rack_power_kw(types[t]) / types[t].gpus for t in rack_types)
-        bound_to_one = scope in (Scope.rack, Scope.pod, Scope.building)
-        for bi, b in enumerate(buildings):
-            room = cap.get((cid, b), 0.0)
-            if room <= 0:
-                continue
-            y = prob.add_variable(f"y_{ci}_{bi}", cat=pulp.LpBinary) if bound_to_one else None
-            for i in range(n):
-                u = prob.add_variable(
-                    f"u_{ci}_{bi}_{i}", lowBound=0, upBound=math.floor(room / unit + 1e-9), cat=pulp.LpInteger
-                )
-                v = unit * u
-                x[cid, b, i] = v
-                if i > 0:
-                    prob += v >= x[cid, b, i - 1], f"stay_{ci}_{bi}_{i}"
-                if y is not None:
-                    prob += v <= room * y, f"one_{ci}_{bi}_{i}"
-        ys = [v for v in prob.variables() if v.name.startswith(f"y_{ci}_")]
-        if ys:
-            prob += pulp.lpSum(ys) <= 1, f"one_building_{ci}"
-        for i in range(n):
-            want = tl.demand(by_id[cid], i)
-            if want is not None:
-                prob += (
-                    pulp.lpSum(x[cid, b, i] for b in buildings if (cid, b, i) in x) <= want,
-                    f"demand_{ci}_{i}",
-                )
+        _cluster_steps(prob, tl, scenario, ci, cid, scope, unit, buildings, cap, x)
+    on = online_share(scenario, ix)
     for bi, b in enumerate(buildings):
         for i in range(n):
             terms = [x[cid, b, i] * (1.0 / cap[cid, b]) for cid, *_ in clusters if (cid, b, i) in x]
@@ -173,14 +147,54 @@ def master(
             load = pulp.lpSum(
                 x[cid, b, i] * kw[cid] for cid, *_ in clusters for b in buildings if (cid, b, i) in x
             )
-            prob += (
-                scenario.pue * load <= available - scenario.pue * sum(f[i] for f in fixed.values()),
-                f"arrival_{i}",
-            )
+            fixed_kw = scenario.pue * sum(f[i] for f in fixed.values())
+            prob += scenario.pue * load <= available - fixed_kw, f"arrival_{i}"
     prob += pulp.lpSum(x.values())
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, time_limit_s, 1e-4))
     if res.values is None:
         return None
+    return _shares(scenario, clusters, buildings, x, kw, fixed, res.values, n)
+
+
+def _cluster_steps(
+    prob, tl, scenario: Scenario, ci: int, cid: str, scope: Scope, unit: int, buildings, cap, x
+) -> None:
+    """A cluster's GPUs per building and phase in whole rack steps, never falling; one building
+    when its hop budget keeps it in one; at most its demand in each phase."""
+    n = len(tl.phases)
+    bound_to_one = scope in (Scope.rack, Scope.pod, Scope.building)
+    for bi, b in enumerate(buildings):
+        room = cap.get((cid, b), 0.0)
+        if room <= 0:
+            continue
+        y = prob.add_variable(f"y_{ci}_{bi}", cat=pulp.LpBinary) if bound_to_one else None
+        for i in range(n):
+            u = prob.add_variable(
+                f"u_{ci}_{bi}_{i}", lowBound=0, upBound=math.floor(room / unit + 1e-9), cat=pulp.LpInteger
+            )
+            v = unit * u
+            x[cid, b, i] = v
+            if i > 0:
+                prob += v >= x[cid, b, i - 1], f"stay_{ci}_{bi}_{i}"
+            if y is not None:
+                prob += v <= room * y, f"one_{ci}_{bi}_{i}"
+    ys = [v for v in prob.variables() if v.name.startswith(f"y_{ci}_")]  # in PuLP's (name) order
+    if ys:
+        prob += pulp.lpSum(ys) <= 1, f"one_building_{ci}"
+    c = next(c for c in scenario.clusters if c.id == cid)
+    for i in range(n):
+        want = tl.demand(c, i)
+        if want is not None:
+            prob += (
+                pulp.lpSum(x[cid, b, i] for b in buildings if (cid, b, i) in x) <= want,
+                f"demand_{ci}_{i}",
+            )
+
+
+def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: int) -> dict[str, Share]:
+    """Each building's GPUs per cluster and phase, and its facility power: its load plus an even
+    part of what the rounding left of each phase's arrival (the suffix minimum keeps every
+    building's series non-decreasing and their sum within the arrival of every phase)."""
     out: dict[str, Share] = {}
     loads: dict[str, list[float]] = {}
     for b in buildings:
@@ -189,14 +203,12 @@ def master(
         for cid, _scope, _types, unit in clusters:
             if (cid, b, 0) not in x:
                 continue
-            steps = [int(round(evaluate(x[cid, b, i], res.values) / unit)) * unit for i in range(n)]
+            steps = [int(round(evaluate(x[cid, b, i], values) / unit)) * unit for i in range(n)]
             if steps[-1] > 0:
                 gpus[cid] = steps
                 load = [load[i] + kw[cid] * steps[i] for i in range(n)]
         out[b] = Share(gpus, [])
         loads[b] = [scenario.pue * (load[i] + fixed[b][i]) for i in range(n)]
-    # what the rounding left of each phase's arrival, shared evenly: the suffix minimum keeps every
-    # building's series non-decreasing and their sum within the arrival of every phase
     spare = [0.0] * n
     for i in range(n):
         available = scenario.power_available_kw(i)
