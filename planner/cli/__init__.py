@@ -216,7 +216,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from planner.enums import Status
     from planner.fileio import check_writable
     from planner.plan import save_plan
-    from planner.plan.pipeline import plan_rolling, plan_scenario
 
     started = time.perf_counter()  # the time limit bounds the whole run, loading included
     if args.output:
@@ -237,34 +236,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             "(--mode stochastic plans for the futures)",
             file=sys.stderr,
         )
-    if args.decompose:
-        _check_scheduler_flags(args)
-        if args.mode != "joint" or args.per_position:
-            raise InputError(
-                f"--decompose: plans joint and aggregated (drop --mode {args.mode} and --per-position)"
-            )
-        from planner.scale.decompose import describe, plan_decomposed
-
-        say = _progress(args)
-        d = plan_decomposed(
-            s,
-            args.executor,
-            args.workers,
-            args.scheduler,
-            progress=(lambda m: say(m)) if say else None,
-            deadline=deadline,
-        )
-        plan = d.plan
-        if say:
-            say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
-    elif args.mode == "rolling":
-        plan = plan_rolling(s, _progress(args), deadline=deadline)
-    elif args.mode == "stochastic":
-        from planner.plan.stochastic import plan_stochastic
-
-        plan = plan_stochastic(s, _progress(args), deadline=deadline)
-    else:
-        plan = plan_scenario(s, _progress(args), aggregate=not args.per_position, deadline=deadline)
+    plan = _planned(args, s, deadline)
     to_stdout = args.output == "-"
     if args.output:
         save_plan(plan, args.output)
@@ -284,6 +256,35 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(msg, file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _planned(args: argparse.Namespace, s, deadline):
+    """The plan the flags ask for: decomposed by building, rolling, two-stage or joint."""
+    from planner.plan.pipeline import plan_rolling, plan_scenario
+
+    if args.decompose:
+        _check_scheduler_flags(args)
+        if args.mode != "joint" or args.per_position:
+            raise InputError(
+                f"--decompose: plans joint and aggregated (drop --mode {args.mode} and --per-position)"
+            )
+        from planner.scale.decompose import describe, plan_decomposed
+
+        say = _progress(args)
+        progress = (lambda m: say(m)) if say else None
+        d = plan_decomposed(
+            s, args.executor, args.workers, args.scheduler, progress=progress, deadline=deadline
+        )
+        if say:
+            say("decomposition: " + ", ".join(f"{k} {v}" for k, v in describe(d).items()))
+        return d.plan
+    if args.mode == "rolling":
+        return plan_rolling(s, _progress(args), deadline=deadline)
+    if args.mode == "stochastic":
+        from planner.plan.stochastic import plan_stochastic
+
+        return plan_stochastic(s, _progress(args), deadline=deadline)
+    return plan_scenario(s, _progress(args), aggregate=not args.per_position, deadline=deadline)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -446,18 +447,39 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="GPU fleet capacity and datacenter layout planner")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_validate(sub)
+    _add_verify(sub)
+    _add_export(sub)
+    _add_blast_radius(sub)
+    _add_generate_site(sub)
+    _add_plan(sub)
+    _add_batch(sub)
+    _add_frontier(sub)
+    _add_compare(sub)
+    _add_diff(sub)
+    _add_explain(sub)
+    return p
 
+
+def _add_validate(sub) -> None:
+    """The ``validate`` command's flags."""
     v = sub.add_parser("validate", help="load and validate a scenario")
     v.add_argument("scenario")
     _data_root_flag(v)
     v.set_defaults(func=cmd_validate)
 
+
+def _add_verify(sub) -> None:
+    """The ``verify`` command's flags."""
     vf = sub.add_parser("verify", help="check a plan against its scenario (independent of the solver)")
     vf.add_argument("plan")
     vf.add_argument("scenario")
     _data_root_flag(vf)
     vf.set_defaults(func=cmd_verify)
 
+
+def _add_export(sub) -> None:
+    """The ``export`` command's flags."""
     xp = sub.add_parser(
         "export",
         help="a verified plan's racks for other tools: placement CSV or XLSX, NetBox device import CSV",
@@ -476,6 +498,9 @@ def build_parser() -> argparse.ArgumentParser:
     _data_root_flag(xp)
     xp.set_defaults(func=cmd_export)
 
+
+def _add_blast_radius(sub) -> None:
+    """The ``blast-radius`` command's flags."""
     br = sub.add_parser(
         "blast-radius", help="what each power node, cooling zone, pod and row takes down when it fails"
     )
@@ -491,6 +516,9 @@ def build_parser() -> argparse.ArgumentParser:
     _data_root_flag(br)
     br.set_defaults(func=cmd_blast_radius)
 
+
+def _add_generate_site(sub) -> None:
+    """The ``generate-site`` command's flags."""
     g = sub.add_parser("generate-site", help="generate a regular site YAML")
     g.add_argument("--spec", help="generator spec YAML (mixed buildings)")
     g.add_argument(
@@ -516,6 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pod-max-racks", type=_positive_int, default=192)
     g.set_defaults(func=cmd_generate_site)
 
+
+def _add_plan(sub) -> None:
+    """The ``plan`` command's flags."""
     pl = sub.add_parser("plan", help="solve a scenario and write the plan YAML")
     pl.add_argument("scenario")
     pl.add_argument(
@@ -570,6 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.set_defaults(func=cmd_plan)
 
+
+def _add_batch(sub) -> None:
+    """The ``batch`` command's flags."""
     b = sub.add_parser("batch", help="solve a sweep of scenario variants in parallel into one results table")
     b.add_argument("sweep")
     b.add_argument(
@@ -600,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(func=cmd_batch)
 
+
+def _add_frontier(sub) -> None:
+    """The ``frontier`` command's flags."""
     fr = sub.add_parser("frontier", help="interactive Pareto chart (HTML) of a results table")
     fr.add_argument("results")
     fr.add_argument(
@@ -616,22 +653,30 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--cdn", action="store_true", help="load plotly.js from its CDN instead of embedding it")
     fr.set_defaults(func=cmd_frontier)
 
+
+def _add_compare(sub) -> None:
+    """The ``compare`` command's flags."""
     cp = sub.add_parser("compare", help="plans side by side: KPIs, costs, tightest limits")
     cp.add_argument("plans", nargs="+")
     cp.set_defaults(func=cmd_compare)
 
+
+def _add_diff(sub) -> None:
+    """The ``diff`` command's flags."""
     df = sub.add_parser("diff", help="racks added, removed and moved between two plans; KPI and cost deltas")
     df.add_argument("plan_a")
     df.add_argument("plan_b")
     df.add_argument("--limit", type=_positive_int, default=20, help="racks listed per kind (default 20)")
     df.set_defaults(func=cmd_diff)
 
+
+def _add_explain(sub) -> None:
+    """The ``explain`` command's flags."""
     ex = sub.add_parser("explain", help="why a scenario is infeasible, or which limits bind")
     ex.add_argument("scenario")
     _solver_flags(ex)
     ex.add_argument("--quiet", action="store_true", help="no progress lines")
     ex.set_defaults(func=cmd_explain)
-    return p
 
 
 def _solver_flags(p: argparse.ArgumentParser) -> None:

@@ -96,24 +96,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if (line := different_questions([args.plan_a, args.plan_b], [a, b])) is not None:
         print(line)
 
-    def key(r):
-        return (r.rack_type, r.cluster)
-
-    pos_a = {(r.row, r.position): r for r in a.racks}
-    pos_b = {(r.row, r.position): r for r in b.racks}
-    same = {p for p in pos_a if p in pos_b and key(pos_a[p]) == key(pos_b[p])}
-    gone = [pos_a[p] for p in pos_a if p not in same]
-    new = [pos_b[p] for p in pos_b if p not in same]
-    moved = []
-    pool: dict[tuple, list] = defaultdict(list)
-    for r in gone:
-        pool[key(r)].append(r)
-    for r in list(new):
-        if pool.get(key(r)):
-            old = pool[key(r)].pop(0)
-            moved.append((old, r))
-            new.remove(r)
-            gone.remove(old)
+    same, new, gone, moved = rack_changes(a.racks, b.racks)
     print(
         f"{args.plan_a} -> {args.plan_b}: {len(same)} racks in place, {len(new)} added, {len(gone)} "
         f"removed, {len(moved)} moved"
@@ -141,6 +124,31 @@ def cmd_diff(args: argparse.Namespace) -> int:
             rows.append((f, fmt.format(x), fmt.format(y), ("+" if y - x >= 0 else "") + fmt.format(y - x)))
         print_table(rows)
     return EXIT_OK
+
+
+def rack_changes(racks_a: list, racks_b: list) -> tuple[set, list, list, list]:
+    """(positions whose rack is the same type and cluster in both, racks only in B, racks only in
+    A, (A rack, B rack) pairs of the same type and cluster that moved)."""
+
+    def key(r):
+        return (r.rack_type, r.cluster)
+
+    pos_a = {(r.row, r.position): r for r in racks_a}
+    pos_b = {(r.row, r.position): r for r in racks_b}
+    same = {p for p in pos_a if p in pos_b and key(pos_a[p]) == key(pos_b[p])}
+    gone = [pos_a[p] for p in pos_a if p not in same]
+    new = [pos_b[p] for p in pos_b if p not in same]
+    moved = []
+    pool: dict[tuple, list] = defaultdict(list)
+    for r in gone:
+        pool[key(r)].append(r)
+    for r in list(new):
+        if pool.get(key(r)):
+            old = pool[key(r)].pop(0)
+            moved.append((old, r))
+            new.remove(r)
+            gone.remove(old)
+    return same, new, gone, moved
 
 
 def cmd_export(args: argparse.Namespace) -> int:
