@@ -254,97 +254,28 @@ def explain_infeasible(
             "elastic relaxation",
         )
     worst: dict[tuple[str, str], tuple[float, str, Limit]] = {}
-    findings_spread: list[Finding] = []
+    findings: list[Finding] = []
     for key, lim in m.limits.items():
         s = m.slack.get(key)
         short = result.values.get(s.name) if s is not None else None
         if short is None or short <= 1e-6:
             continue
-        if lim.kind == LimitKind.storage:
-            gid, sid = lim.ident.split("@", 1)
-            head = m.groups[gid].head
-            st = m.scenario.catalog.by_id().get(head.storage_rack_type)
-            where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
-            racks = round(short)
-            gbps = (
-                f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s"
-                if st and st.storage_write_gb_per_s
-                else "storage short"
-            )
-            findings_spread.append(
-                Finding(
-                    "conflict",
-                    sid or "site",
-                    f"{gbps} for {head.id} in {where} ({racks} of its "
-                    f"{storage_racks(m.scenario, head)} storage racks do not fit)",
-                    short,
-                    "racks",
-                )
-            )
-            continue
-        if lim.kind == LimitKind.fabric:
-            cid, did = lim.ident.split("@", 1)
-            design = next(d for d in m.scenario.fabrics if d.id == did)
-            cluster = next(c for c in m.scenario.clusters if c.id == cid)
-            types = m.scenario.catalog.by_id()
-            downs = [
-                leaf_down_of(design, types[t]) for t in m.scenario.gpu_types_for(cluster) if types[t].gpus
-            ]
-            text = limit_text(
-                design,
-                m.scenario.catalog.switch_by_id(),
-                max(downs) if downs and design.leaf_in_rack else None,
-            )
-            findings_spread.append(
-                Finding("conflict", did, f"{text}; {cid} needs {_fmt(lim.limit + short)}", short, "endpoints")
-            )
-            continue
-        if lim.family.startswith("spread_"):
-            cluster, element = lim.ident.split("@", 1)
-            kind = lim.family.removeprefix("spread_")
-            findings_spread.append(
-                Finding(
-                    "conflict",
-                    element,
-                    f"spread {element}: {cluster} needs {_fmt(short)} GPUs more there than "
-                    f"max_share_per_{kind} allows",
-                    short,
-                    "GPUs",
-                )
-            )
+        special = _SPECIAL.get(lim.kind)
+        if special is not None:
+            findings.append(special(m, lim, short))
             continue
         family, element = _what(m, lim)
         k = (family, element)
         if lim.kind == LimitKind.row_positions and k in worst:  # a row's cable-length bands add up
             prev = worst[k]
-            worst[k] = (
-                prev[0] + short,
-                "",
-                replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs),
-            )
+            merged = replace(lim, limit=prev[2].limit + lim.limit, lhs=prev[2].lhs + lim.lhs)
+            worst[k] = (prev[0] + short, "", merged)
         elif k not in worst or short > worst[k][0]:
             worst[k] = (short, lim.failed, lim)
-    findings = list(findings_spread)
     for (family, element), (short, when, lim) in sorted(
         worst.items(), key=lambda kv: -kv[1][0] / max(kv[1][2].limit, 1.0)
     ):
-        who = _clusters_in(m, lim, result.counts)
-        whom = f" for {', '.join(who)}" if who else ""
-        case = f" when {when} fails" if when else ""
-        shown = lim.limit + lim.fixed
-        fixed = (
-            f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
-        )
-        findings.append(
-            Finding(
-                "conflict",
-                element,
-                f"{family} {element}: short by {_fmt(short)} {lim.unit}{case}{whom} "
-                f"(limit {_fmt(shown)} {lim.unit}{fixed}, needs {_fmt(shown + short)} {lim.unit})",
-                short,
-                lim.unit,
-            )
-        )
+        findings.append(_capacity_finding(m, family, element, short, when, lim, result.counts))
     findings += _storage_alternative(scenario, findings, time_limit_s)
     return Explanation(
         scenario.name,
@@ -353,6 +284,71 @@ def explain_infeasible(
         findings,
         "elastic relaxation: every capacity limit given a slack, demands kept, Σ slack / limit minimised",
     )
+
+
+def _storage_finding(m: Model, lim: Limit, short: float) -> Finding:
+    """Storage racks short for a cluster in a scope: the write bandwidth it leaves out."""
+    gid, sid = lim.ident.split("@", 1)
+    head = m.groups[gid].head
+    st = m.scenario.catalog.by_id().get(head.storage_rack_type)
+    where = (f"pod {sid}" if sid in m.ix.pods else f"building {sid}") if sid else "the site"
+    racks = round(short)
+    gbps = (
+        f"storage write short by {_fmt(racks * st.storage_write_gb_per_s)} GB/s"
+        if st and st.storage_write_gb_per_s
+        else "storage short"
+    )
+    what = (
+        f"{gbps} for {head.id} in {where} ({racks} of its {storage_racks(m.scenario, head)} storage racks "
+        "do not fit)"
+    )
+    return Finding("conflict", sid or "site", what, short, "racks")
+
+
+def _fabric_finding(m: Model, lim: Limit, short: float) -> Finding:
+    """A cluster larger than its fabric design's largest build."""
+    cid, did = lim.ident.split("@", 1)
+    design = next(d for d in m.scenario.fabrics if d.id == did)
+    cluster = next(c for c in m.scenario.clusters if c.id == cid)
+    types = m.scenario.catalog.by_id()
+    downs = [leaf_down_of(design, types[t]) for t in m.scenario.gpu_types_for(cluster) if types[t].gpus]
+    text = limit_text(
+        design, m.scenario.catalog.switch_by_id(), max(downs) if downs and design.leaf_in_rack else None
+    )
+    return Finding("conflict", did, f"{text}; {cid} needs {_fmt(lim.limit + short)}", short, "endpoints")
+
+
+def _spread_finding(m: Model, lim: Limit, short: float) -> Finding:
+    """A cluster that needs more GPUs behind one failure domain than its spread limit allows."""
+    cluster, element = lim.ident.split("@", 1)
+    kind = lim.family.removeprefix("spread_")
+    what = f"spread {element}: {cluster} needs {_fmt(short)} GPUs more there than max_share_per_{kind} allows"
+    return Finding("conflict", element, what, short, "GPUs")
+
+
+_SPECIAL = {
+    LimitKind.storage: _storage_finding,
+    LimitKind.fabric: _fabric_finding,
+    LimitKind.spread: _spread_finding,
+}
+"""Limit kinds whose shortfall is told in their own words (the rest: :func:`_capacity_finding`)."""
+
+
+def _capacity_finding(
+    m: Model, family: str, element: str, short: float, when: str, lim: Limit, counts
+) -> Finding:
+    """A capacity limit short by an amount, in its unit, with the failure it is worst in and the
+    clusters that load it."""
+    who = _clusters_in(m, lim, counts)
+    whom = f" for {', '.join(who)}" if who else ""
+    case = f" when {when} fails" if when else ""
+    shown = lim.limit + lim.fixed
+    fixed = f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
+    what = (
+        f"{family} {element}: short by {_fmt(short)} {lim.unit}{case}{whom} "
+        f"(limit {_fmt(shown)} {lim.unit}{fixed}, needs {_fmt(shown + short)} {lim.unit})"
+    )
+    return Finding("conflict", element, what, short, lim.unit)
 
 
 # ----------------------------------------------------------------- feasible
@@ -539,6 +535,45 @@ def explain_feasible(
     limit_s = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
     unit = Objective(scenario.objective).unit
     screen = dual_screen(scenario, limit_s)
+    cands = _candidates(scenario, plan, screen)
+    chosen = cands[:top]
+    for c in chosen:
+        r = _relaxed(scenario, c.kind, {c.ident, *c.peers})
+        if r is None:
+            continue
+        relaxed, c.step, c.cost_usd = r
+        if progress:
+            progress(Progress(f"re-solving with {c.step}", 0.0))
+        c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
+    findings = _relaxation_findings(cands, unit)
+    joint = [c for c in chosen if c.step]
+    if len(joint) > 1:
+        findings.append(_joint_finding(scenario, plan, joint, limit_s, unit, progress))
+    capped = _clusters_at_cap(scenario, plan)
+    if capped and all((c.gain or 0.0) <= 1e-9 for c in chosen):
+        its = "its" if len(capped) == 1 else "their"
+        what = f"{_names(capped)} at {its} GPU cap: demand, not capacity, decides this plan"
+        findings.insert(0, Finding("note", "demand", what))
+    elif not cands:
+        findings.append(Finding("note", "", "no limit binds: demand, not capacity, decides this plan"))
+    gpus = plan.kpis.gpus if plan.kpis else 0
+    head = (
+        f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation "
+        "pays, most valuable first (normal or worst N-1 use):"
+    )
+    how = (
+        f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same "
+        f"settings; +{STEP:.0%} per step"
+    )
+    ex = Explanation(scenario.name, True, head, findings, how)
+    ex.relaxations = cands
+    return ex
+
+
+def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation]:
+    """Every relaxable limit worth a look, most valuable first (LP screen, then use): used to the
+    full or close, or gaining in the screen, or without room for one more rack; one side of a 2N
+    pair stands for both (its peers)."""
     room = _smallest_steps(scenario)
     usage = [
         u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE
@@ -567,16 +602,13 @@ def explain_feasible(
         cands.append(
             Relaxation(u.kind, u.id, mates, used / u.limit, used, u.limit, u.unit, when, estimate=est)
         )
+    return cands
+
+
+def _relaxation_findings(cands: list[Relaxation], unit: str) -> list[Finding]:
+    """One line per candidate: its use, and the gain of its step where re-solved (at most
+    :data:`MAX_UNSOLVED_LINES` of those not re-solved, the rest counted)."""
     findings: list[Finding] = []
-    chosen = cands[:top]
-    for c in chosen:
-        r = _relaxed(scenario, c.kind, {c.ident, *c.peers})
-        if r is None:
-            continue
-        relaxed, c.step, c.cost_usd = r
-        if progress:
-            progress(Progress(f"re-solving with {c.step}", 0.0))
-        c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
     unsolved = 0
     for c in cands:
         when = f" when {c.when} fails" if c.when else ""
@@ -589,70 +621,36 @@ def explain_feasible(
             unsolved += 1
             if unsolved > MAX_UNSOLVED_LINES:
                 continue
-            text += (
-                "; not re-solved (the LP screen ranks it below the top ones)"
+            why = (
+                "not re-solved (the LP screen ranks it below the top ones)"
                 if c.estimate > 0
-                else "; the LP screen finds no gain"
+                else "the LP screen finds no gain"
             )
+            text += f"; {why}"
         findings.append(Finding("binding", c.ident, text, c.used, c.unit))
     if unsolved > MAX_UNSOLVED_LINES:
-        findings.append(
-            Finding(
-                "note",
-                "",
-                f"… and {unsolved - MAX_UNSOLVED_LINES:,} more limits used to the full or close, not "
-                "re-solved (table: every one)",
-            )
-        )
-    joint = [c for c in chosen if c.step]
-    if len(joint) > 1:
-        s2 = scenario
-        for c in joint:
-            r = _relaxed(s2, c.kind, {c.ident, *c.peers})
-            if r is not None:
-                s2 = r[0]
-        if progress:
-            progress(Progress(f"re-solving with {len(joint)} limits relaxed together", 0.0))
-        g, up = _resolve_gain(scenario, s2, plan, limit_s)
-        names = "; ".join(c.label for c in joint)
-        findings.append(
-            Finding(
-                "note",
-                "joint",
-                f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}",
-                g,
-                unit,
-            )
-        )
-    capped = _clusters_at_cap(scenario, plan)
-    if capped and all((c.gain or 0.0) <= 1e-9 for c in chosen):
-        findings.insert(
-            0,
-            Finding(
-                "note",
-                "demand",
-                f"{_names(capped)} at {'its' if len(capped) == 1 else 'their'} GPU cap: demand, not "
-                "capacity, decides this plan",
-            ),
-        )
-    elif not cands:
-        findings.append(Finding("note", "", "no limit binds: demand, not capacity, decides this plan"))
-    gpus = plan.kpis.gpus if plan.kpis else 0
-    head = (
-        f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation "
-        "pays, "
-        f"most valuable first (normal or worst N-1 use):"
+        more = unsolved - MAX_UNSOLVED_LINES
+        what = f"… and {more:,} more limits used to the full or close, not re-solved (table: every one)"
+        findings.append(Finding("note", "", what))
+    return findings
+
+
+def _joint_finding(
+    scenario: Scenario, plan: Plan, joint: list[Relaxation], limit_s: float, unit: str, progress
+) -> Finding:
+    """What relaxing the re-solved limits together by one step buys."""
+    s2 = scenario
+    for c in joint:
+        r = _relaxed(s2, c.kind, {c.ident, *c.peers})
+        if r is not None:
+            s2 = r[0]
+    if progress:
+        progress(Progress(f"re-solving with {len(joint)} limits relaxed together", 0.0))
+    g, up = _resolve_gain(scenario, s2, plan, limit_s)
+    names = "; ".join(c.label for c in joint)
+    return Finding(
+        "note", "joint", f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}", g, unit
     )
-    ex = Explanation(
-        scenario.name,
-        True,
-        head,
-        findings,
-        f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same "
-        f"settings; +{STEP:.0%} per step",
-    )
-    ex.relaxations = cands
-    return ex
 
 
 def _clusters_at_cap(scenario: Scenario, plan: Plan) -> list[str]:
