@@ -258,35 +258,45 @@ def scalar_text(value: Any, memo: dict) -> str:
 
 
 def _block(value: Any, indent: int, memo: dict, out: list[str], flow_lists: frozenset) -> None:
-    pad = " " * indent
+    """Block-style lines of a mapping or a list into ``out`` (the lists named in ``flow_lists``:
+    one flow-style item a line)."""
     if isinstance(value, dict):
-        if not value:
-            out[-1] += " {}"
-            return
-        for k, v in value.items():
-            key = _str(str(k), memo)
-            if isinstance(v, (dict, list)) and v:
-                out.append(f"{pad}{key}:")
-                if isinstance(v, list) and k in flow_lists:
-                    for item in v:
-                        out.append(f"{pad}- {_flow(item, memo)}")
-                else:
-                    _block(v, indent + 2 if isinstance(v, dict) else indent, memo, out, flow_lists)
-            elif isinstance(v, (dict, list)):
-                out.append(f"{pad}{key}: {'{}' if isinstance(v, dict) else '[]'}")
-            else:
-                out.append(f"{pad}{key}: {scalar_text(v, memo)}")
+        _block_mapping(value, indent, memo, out, flow_lists)
     elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, (dict, list)) and item:
-                out.append(f"{pad}-")
-                sub: list[str] = []
-                _block(item, indent + 2, memo, sub, flow_lists)
-                out[-1] = f"{pad}- {sub[0].lstrip()}" if sub else out[-1]
-                out.extend(sub[1:])
+        _block_list(value, indent, memo, out, flow_lists)
+
+
+def _block_mapping(value: dict, indent: int, memo: dict, out: list[str], flow_lists: frozenset) -> None:
+    pad = " " * indent
+    if not value:
+        out[-1] += " {}"
+        return
+    for k, v in value.items():
+        key = _str(str(k), memo)
+        if isinstance(v, (dict, list)) and v:
+            out.append(f"{pad}{key}:")
+            if isinstance(v, list) and k in flow_lists:
+                out.extend(f"{pad}- {_flow(item, memo)}" for item in v)
             else:
-                text = _flow(item, memo) if isinstance(item, (dict, list)) else scalar_text(item, memo)
-                out.append(f"{pad}- {text}")
+                _block(v, indent + 2 if isinstance(v, dict) else indent, memo, out, flow_lists)
+        elif isinstance(v, (dict, list)):
+            out.append(f"{pad}{key}: {'{}' if isinstance(v, dict) else '[]'}")
+        else:
+            out.append(f"{pad}{key}: {scalar_text(v, memo)}")
+
+
+def _block_list(value: list, indent: int, memo: dict, out: list[str], flow_lists: frozenset) -> None:
+    pad = " " * indent
+    for item in value:
+        if isinstance(item, (dict, list)) and item:
+            out.append(f"{pad}-")
+            sub: list[str] = []
+            _block(item, indent + 2, memo, sub, flow_lists)
+            out[-1] = f"{pad}- {sub[0].lstrip()}" if sub else out[-1]
+            out.extend(sub[1:])
+        else:
+            text = _flow(item, memo) if isinstance(item, (dict, list)) else scalar_text(item, memo)
+            out.append(f"{pad}- {text}")
 
 
 def _flow(value: Any, memo: dict) -> str:

@@ -61,27 +61,18 @@ def floor_positions(
     With ``phase``, only racks standing at its end; ``color_by="new"`` marks the racks placed in it;
     ``color_by="marks"`` labels racks by ``marks`` ((row, position) → label; others keep running)."""
     ix = index_site(scenario.site)
-    types = scenario.catalog.by_id()
     order = scenario.phase_at
     cut = order.get(phase, len(order))
     racks = scenario.standing(
         plan.racks if plan else [], None if phase is None else cut
-    )  # what stands then, or at the end (§17)
-    placed = {(r.row, r.position): r for r in racks}
-    part_of: dict[
-        tuple[str, int], tuple[int, int]
-    ] = {}  # (row, position) → (part index, first position) of a multi-rack unit
-    for r in racks:
-        t = types.get(r.rack_type)
-        if t is not None and t.width > 1:
-            for j in range(t.width):
-                placed[r.row, r.position + j] = r
-                part_of[r.row, r.position + j] = (j, r.position)
+    )  # what stands then (§17)
+    placed, part_of = _placed(scenario, racks)
     switch_racks = {(r.row, r.position): r for r in (plan.network_racks if plan else [])}
     spots = ix.pod_locations()
     feed_use = {
         u.id: u.worst_share for u in (plan.utilisation if plan else []) if u.kind == LimitKind.power_node
     }
+    look = {"color_by": color_by, "phase": phase, "marks": marks or {}, "feed_use": feed_use}
     out = []
     for rid, ref in ix.rows.items():
         if ref.hall != hall_id:
@@ -91,74 +82,97 @@ def floor_positions(
             x, y = row.position_xy(i)
             rack = placed.get((rid, i))
             net = switch_racks.get((rid, i))
-            if (rid, i) in spots:
-                label = NETWORK
-            elif net is not None:
-                label = FABRIC
-            elif row.network is not None and i not in row.reserved:
-                label = NET_FREE
-            elif i in row.reserved:
-                label = RESERVED
-            elif rack is None:
-                label = EMPTY
-            elif color_by == "cluster":
-                label = rack.cluster
-            elif color_by == "new":
-                label = (
-                    INSTALLED
-                    if rack.existing
-                    else (f"new in {rack.phase}" if rack.phase == phase else EARLIER)
-                )
-            elif color_by == "marks":
-                label = (marks or {}).get((rid, i), KEEPS)
-            elif color_by == "feed_utilisation":
-                label = _bucket(max(feed_use.get(f, 0.0) for f in row.feeds))
-            else:
-                label = rack.rack_type
-            hover = [
-                f"{rid} / position {i}",
-                f"x {x:.1f} m, y {y:.1f} m",
-                f"feeds: {', '.join(row.feeds)}",
-                f"zones: {row.air_zone}{', ' + row.liquid_loop if row.liquid_loop else ''}",
-                f"pod: {row.pod}",
-            ]
-            if rack is not None:
-                t = types.get(rack.rack_type)
-                kw = scenario.rack_power_kw(t) if t else 0.0
-                if (rid, i) in part_of and t is not None and t.parts:
-                    j, first = part_of[rid, i]
-                    hover = [
-                        f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
-                        f"(unit at positions {first}..{first + t.width - 1})",
-                        *hover,
-                    ]
-                when = (
-                    "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
-                )
-                when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
-                hover = [
-                    f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)",
-                    f"cluster: {rack.cluster}",
-                    f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})",
-                    *([when] if when else []),
-                    *hover,
-                ]
-            elif net is not None:
-                held = (
-                    ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches)
-                    or "transceivers and patching only"
-                )
-                hover = [
-                    f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)",
-                    held,
-                    *hover,
-                ]
+            label = _label(rid, i, row, rack, net, (rid, i) in spots, look)
+            hover = _hover(scenario, rid, i, x, y, row, rack, net, part_of)
             new = bool(rack is not None and phase is not None and not rack.existing and rack.phase == phase)
             unit = (rid, part_of[rid, i][1]) if (rid, i) in part_of else None
             out.append(
                 {"x": x, "y": y, "label": label, "hover": "<br>".join(hover), "new": new, "unit": unit}
             )
     return out
+
+
+def _placed(scenario: Scenario, racks: list) -> tuple[dict, dict]:
+    """(row, position) → the rack standing there (every position of a multi-rack unit), and → (part
+    index, first position) of the unit it belongs to."""
+    types = scenario.catalog.by_id()
+    placed = {(r.row, r.position): r for r in racks}
+    part_of: dict[tuple[str, int], tuple[int, int]] = {}
+    for r in racks:
+        t = types.get(r.rack_type)
+        if t is not None and t.width > 1:
+            for j in range(t.width):
+                placed[r.row, r.position + j] = r
+                part_of[r.row, r.position + j] = (j, r.position)
+    return placed, part_of
+
+
+def _label(rid: str, i: int, row, rack, net, spot: bool, look: dict) -> str:
+    """What a position is coloured by: its kind (network rack, fabric rack, free network position,
+    reserved, empty) or, holding a rack, the rack's type, cluster, phase, mark or feed use."""
+    if spot:
+        return NETWORK
+    if net is not None:
+        return FABRIC
+    if row.network is not None and i not in row.reserved:
+        return NET_FREE
+    if i in row.reserved:
+        return RESERVED
+    if rack is None:
+        return EMPTY
+    color_by = look["color_by"]
+    if color_by == "cluster":
+        return rack.cluster
+    if color_by == "new":
+        return (
+            INSTALLED
+            if rack.existing
+            else (f"new in {rack.phase}" if rack.phase == look["phase"] else EARLIER)
+        )
+    if color_by == "marks":
+        return look["marks"].get((rid, i), KEEPS)
+    if color_by == "feed_utilisation":
+        return _bucket(max(look["feed_use"].get(f, 0.0) for f in row.feeds))
+    return rack.rack_type
+
+
+def _hover(
+    scenario: Scenario, rid: str, i: int, x: float, y: float, row, rack, net, part_of: dict
+) -> list[str]:
+    """A position's hover lines: where it is and what feeds and cools it, and what stands there."""
+    hover = [
+        f"{rid} / position {i}",
+        f"x {x:.1f} m, y {y:.1f} m",
+        f"feeds: {', '.join(row.feeds)}",
+        f"zones: {row.air_zone}{', ' + row.liquid_loop if row.liquid_loop else ''}",
+        f"pod: {row.pod}",
+    ]
+    if rack is not None:
+        t = scenario.catalog.by_id().get(rack.rack_type)
+        kw = scenario.rack_power_kw(t) if t else 0.0
+        if (rid, i) in part_of and t is not None and t.parts:
+            j, first = part_of[rid, i]
+            part = (
+                f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
+                f"(unit at positions {first}..{first + t.width - 1})"
+            )
+            hover = [part, *hover]
+        when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")
+        when = ("hot spare; " + when).rstrip("; ") if rack.spare else when
+        return [
+            f"<b>{rack.rack_type}</b> ({kw:.1f} kW, {t.gpus if t else 0} GPUs)",
+            f"cluster: {rack.cluster}",
+            f"cable: {rack.cable_length_m:.1f} m ({rack.link_class or 'none'})",
+            *([when] if when else []),
+            *hover,
+        ]
+    if net is not None:
+        held = (
+            ", ".join(f"{c.count} × {c.model} (tier {c.tier})" for c in net.switches)
+            or "transceivers and patching only"
+        )
+        return [f"<b>network rack</b> of {net.cluster} on {net.design} ({net.kw:.1f} kW)", held, *hover]
+    return hover
 
 
 def floor_figure(
@@ -376,21 +390,7 @@ def joint_vs_rolling(scenario: Scenario, joint: Plan, rolling: Plan, phase: str)
     only one fills, and for rolling's, positions joint keeps free until a later phase (named)."""
     order = scenario.phase_at
     cut = order.get(phase, len(order))
-
-    def standing(plan: Plan) -> dict[tuple[str, int], int]:
-        """(row, position) → the phase its rack arrives: the rack standing at ``cut`` where a position
-        holds one then and another later (a rack retired by ``cut`` is gone, §17)."""
-        out: dict[tuple[str, int], int] = {}
-        for x in plan.racks:
-            if x.retired is not None and order.get(x.retired, len(order)) <= cut:
-                continue
-            when = -1 if x.existing else order.get(x.phase, 0)
-            spot = (x.row, x.position)
-            if spot not in out or when <= cut < out[spot]:
-                out[spot] = when
-        return out
-
-    j, r = standing(joint), standing(rolling)
+    j, r = _arrivals(joint, order, cut), _arrivals(rolling, order, cut)
     joint_marks, rolling_marks = {}, {}
     for spot, when in j.items():
         if when <= cut:
@@ -406,3 +406,17 @@ def joint_vs_rolling(scenario: Scenario, joint: Plan, rolling: Plan, phase: str)
         else:
             rolling_marks[spot] = f"{ROLLING_ONLY}: joint leaves it empty"
     return joint_marks, rolling_marks
+
+
+def _arrivals(plan: Plan, order, cut: int) -> dict[tuple[str, int], int]:
+    """(row, position) → the phase its rack arrives: the rack standing at ``cut`` where a position
+    holds one then and another later (a rack retired by ``cut`` is gone, §17)."""
+    out: dict[tuple[str, int], int] = {}
+    for x in plan.racks:
+        if x.retired is not None and order.get(x.retired, len(order)) <= cut:
+            continue
+        when = -1 if x.existing else order.get(x.phase, 0)
+        spot = (x.row, x.position)
+        if spot not in out or when <= cut < out[spot]:
+            out[spot] = when
+    return out

@@ -565,25 +565,15 @@ def _plan_region(
             cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
     stages["proposals_s"] = time.perf_counter() - t0
     tm = time.perf_counter()
-    shares = region_master_plan(
-        scenario,
-        index_site(scenario.site),
-        clusters,
-        buildings,
-        cap,
-        max(1.0, min(0.1 * deadline.left(), 60)),
-    )
+    limit = max(1.0, min(0.1 * deadline.left(), 60))
+    shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, limit)
     stages["master_s"] = time.perf_counter() - tm
     if shares is None:
-        return _whole(
-            scenario,
-            deadline,
-            stages,
-            1,
-            "the region master has no solution (the buildings' estimated room and the "
-            "power arrived cannot be shared out)",
-            say,
+        why = (
+            "the region master has no solution (the buildings' estimated room and the power arrived cannot "
+            "be shared out)"
         )
+        return _whole(scenario, deadline, stages, 1, why, say)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     jobs = [
         (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b])))
