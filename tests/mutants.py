@@ -241,6 +241,12 @@ MUTANTS: tuple[Mutant, ...] = (
         lambda f: lambda self, kw: (0.8 * f(self, kw)[0], f(self, kw)[1]),
         "small-hall",
     ),
+    Mutant(
+        "stranded power blamed on pod ports where cooling binds",
+        (kpis._Stranded, "why_not"),
+        lambda f: lambda self, *a: "ports" if f(self, *a) == "cooling" else f(self, *a),
+        "small-hall",
+    ),
 )
 """The mutants, each a figure-level or constraint-level bug of the optimiser."""
 

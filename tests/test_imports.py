@@ -120,13 +120,10 @@ MAY_IMPORT = {
 }
 """Stage → the stages it may import (besides itself and :data:`BASE`); each package's docstring says the
 same."""
-VERIFIER_STILL_SHARES = {
-    ("planner.verifier.claims", "planner.plan.kpis"),
-    ("planner.verifier.claims", "planner.rules.reliability"),
-}
-"""Optimiser modules the verifier's claim checks still call: stranded power (``plan.kpis``), goodput
-and the reliability report with its backup choice (``rules.reliability``); every other figure is
-the verifier's own count (:mod:`planner.verifier.kpis_recount`)."""
+VERIFIER_STILL_SHARES = {("planner.verifier.claims", "planner.rules.reliability")}
+"""Optimiser modules the verifier's claim checks still call: goodput and the reliability report
+with its backup choice (``rules.reliability``); every other figure is the verifier's own count
+(:mod:`planner.verifier.kpis_recount`, :mod:`planner.verifier.stranded_recount`)."""
 
 
 def stage_of(module: str) -> str:

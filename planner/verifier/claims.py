@@ -1,6 +1,7 @@
 """Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs,
 costs, objective, phases and order book by the verifier's own count, :mod:`planner.verifier.kpis_recount`;
-stranded power, goodput and the reliability report still by the optimiser's, listed in
+stranded power by :mod:`planner.verifier.stranded_recount`; goodput and the reliability report still
+by the optimiser's, listed in
 ``tests/test_imports.py``), utilisation from the constraint checks, phases, fabric
 figures from the verifier's own sizing, reliability, objective, bound, gap, status, scenario
 hash), and money budgets against the plan's capex and IT power."""
@@ -9,13 +10,13 @@ from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
 from planner.input.loader import scenario_hash
-from planner.plan.kpis import stranded_power
 from planner.rules.reliability import cluster_goodput, reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.report import TOL, VerifyReport, close, fmt
 from planner.verifier.site import site_view
+from planner.verifier.stranded_recount import recount_stranded
 from planner.verifier.witness import strict, witness_checks, witness_racks
 
 
@@ -102,7 +103,7 @@ def _stranded_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> float
     """Stranded power per element as the racks leave it; the total, kW."""
     if plan.kpis is None and not plan.stranded:
         return 0.0
-    total, where = stranded_power(scenario, plan.racks, rep.usage)
+    total, where = recount_stranded(scenario, site_view(scenario), plan.racks, rep.usage)
     got_s = {s.node: s for s in plan.stranded}
     want_s = {n: (kw, why) for n, kw, why in where}
     for node in sorted(set(got_s) | set(want_s)):
