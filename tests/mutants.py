@@ -14,10 +14,11 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from planner.input import asks
 from planner.input import power_model as pm_mod
 from planner.plan import kpis, orders
 from planner.plan import stochastic as sto
-from planner.rules import costs
+from planner.rules import backup, costs, reliability
 from planner.schema import RackType, Scenario
 
 
@@ -82,6 +83,13 @@ def _retire_late(f):
         return None if r is None or r + 1 >= len(self.phases) else r + 1
 
     return bad
+
+
+def _shed_as_lost(b):
+    lost = dict(b.lost)
+    for c, g in b.shed.items():
+        lost[c] = lost.get(c, 0) + g
+    return reliability.Blast(b.kind, b.id, lost, b.capped, {}, b.n1_holds)
 
 
 def _retire_early(f):
@@ -247,6 +255,24 @@ MUTANTS: tuple[Mutant, ...] = (
         lambda f: lambda self, *a: "ports" if f(self, *a) == "cooling" else f(self, *a),
         "small-hall",
     ),
+    Mutant(
+        "goodput without the restart time",
+        (asks, "goodput"),
+        lambda f: lambda mtbf, size, bw, restart: f(mtbf, size, bw, 0.0),
+        "tests:backed",
+    ),
+    Mutant(
+        "shed GPUs reported as lost in the blast radius",
+        (reliability._Loads, "node_failure"),
+        lambda f: lambda self, fid: _shed_as_lost(f(self, fid)),
+        "dr-hall-flex",
+    ),
+    Mutant(
+        "backup choice ignores the hours a building stays dark",
+        (backup, "_dark"),
+        lambda f: lambda s, design, gpus: 0.0,
+        "tests:backed",
+    ),
 )
 """The mutants, each a figure-level or constraint-level bug of the optimiser."""
 
@@ -254,12 +280,14 @@ MUTANTS: tuple[Mutant, ...] = (
 def builders() -> dict[str, Callable[[], Scenario]]:
     """``tests:<name>`` scenarios: tiny ones of the tests that solve them by hand."""
     from planner.input.loader import load_scenario
+    from tests.test_backup import backed
     from tests.test_refresh import hall
     from tests.test_region_power import arrival_site
 
     return {
         "arrival": lambda: arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]),
         "refresh": hall,
+        "backed": backed,
         "capped": lambda: load_scenario("datasets/small-hall.yaml").model_copy(
             update={"gpu_power_cap_w": 600.0}
         ),

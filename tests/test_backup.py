@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from planner.input.loader import scenario_from_data
+from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import solved
@@ -163,3 +164,21 @@ def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() ->
         == ups.reliability.backup[0].usd_per_useful_gpu_hour["ups_generators"]
     )
     assert ups.kpis.usd_per_gpu_hour == pytest.approx(ups.kpis.tco_usd / h, rel=1e-6)
+
+
+def test_a_building_without_gpus_prices_no_useful_hour_and_both_sides_agree() -> None:
+    """Only the storage rack of the backed hall stands: no GPU-hours, so no $ per useful GPU-hour
+    (0, as the KPIs state it) for any design; the choice falls to the first design (ties by the
+    designs' order) and the verifier's recount gives the same (it once failed to validate)."""
+    from planner.rules.reliability import reliability_report
+    from planner.verifier.reliability_recount import recount_reliability
+    from planner.verifier.site import site_view
+
+    s = backed()
+    plan = plan_scenario(s)
+    storage = [r for r in plan.racks if r.rack_type == "storage-rack"]
+    got = reliability_report(s, storage, tco_usd=1e6)
+    assert [(b.design, b.usd_per_useful_gpu_hour) for b in got.backup] == [
+        ("ups_generators", {"ups_generators": 0.0, "none": 0.0})
+    ]
+    assert recount_reliability(s, site_view(s), storage, [], 1e6) == got

@@ -114,6 +114,7 @@ def test_xlsx_has_a_sheet_per_hall_and_the_kpis(small, tmp_path: Path) -> None:
     assert list(hall[0]) == PLACEMENT_COLUMNS
     assert len(hall) - 1 == len(plan.racks)
     kpis = {row[0]: row[1] for row in list(wb["KPIs"].values)[1:]}
+    # 1,080 by hand in tests/test_optimize.py::test_default_scenario_optimum: 3 NVL72 + 54 Grand Teton racks
     assert kpis["gpus"] == plan.kpis.gpus == 1080
     assert kpis["status"] == "optimal"
 

@@ -280,3 +280,34 @@ def test_the_verifiers_stranded_power_agrees_with_the_optimisers(name: str, data
     )
     usage = verify(plan.model_copy(update={"racks": racks, "kpis": None, "utilisation": None}), s).usage
     assert recount_stranded(s, site_view(s), racks, usage) == opt_kpis.stranded_power(s, racks, usage)
+
+
+def _backed():
+    from tests.test_backup import backed
+
+    return backed()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["small-hall", "dr-hall-flex", "hall-refresh", "backed"]), st.data())
+def test_the_verifiers_reliability_report_agrees_with_the_optimisers(name: str, data) -> None:
+    """Any subset of a plan's racks (a shedding inference fleet, retired racks, backup power as a
+    choice): per-cluster figures, blast radius and backup choice agree, and goodput per cluster."""
+    from planner.rules.reliability import cluster_goodput, reliability_report
+    from planner.verifier.reliability_recount import recount_goodput, recount_reliability
+    from planner.verifier.site import site_view
+
+    if name == "backed":
+        s = _backed()
+        plan = plan_scenario(s)
+    else:
+        s, plan = _solved(name)
+    racks = (
+        data.draw(st.lists(st.sampled_from(plan.racks), unique_by=lambda r: (r.row, r.position)))
+        if plan.racks
+        else []
+    )
+    tco = plan.kpis.tco_usd
+    want = reliability_report(s, racks, network=plan.network_racks, tco_usd=tco)
+    assert recount_reliability(s, site_view(s), racks, plan.network_racks, tco) == want
+    assert recount_goodput(s, racks) == pytest.approx(cluster_goodput(s, racks), rel=1e-12)

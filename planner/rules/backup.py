@@ -124,6 +124,11 @@ def _dark(scenario: Scenario, design: str, gpus: int) -> float:
     return bp.outage.events_per_year * hours * gpus
 
 
+def _shown(price: float) -> float:
+    """A $ per useful GPU-hour as the plan states it: 0 when there are no useful GPU-hours (as the KPIs)."""
+    return round(price, 6) if price != float("inf") else 0.0
+
+
 def choose_backup(
     scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack], tco_usd: float
 ) -> list[BackupChoice]:
@@ -178,7 +183,7 @@ def choose_backup(
                 ride_through=d.ride_through,
                 outage_interruptions_per_year=0.0 if d.ride_through else rate,
                 gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),
-                usd_per_useful_gpu_hour={x: round(price({**best, b: x}), 6) for x in order},
+                usd_per_useful_gpu_hour={x: _shown(price({**best, b: x})) for x in order},
             )
         )
     return out

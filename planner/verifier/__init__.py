@@ -8,15 +8,14 @@ import only the schema and the enums, never the optimiser's modules (a test walk
 The claim checks (:mod:`~planner.verifier.claims`) recompute every figure the plan states with the
 verifier's own counts: planning power, retirement, power arrived and money over time
 (:mod:`~planner.verifier.rules_recount`), KPIs, costs, the objective, phase summaries and the order
-book (:mod:`~planner.verifier.kpis_recount`), stranded power (:mod:`~planner.verifier.stranded_recount`)
-and the two-stage figures (:mod:`~planner.verifier.futures`).
+book (:mod:`~planner.verifier.kpis_recount`), stranded power (:mod:`~planner.verifier.stranded_recount`),
+goodput, the blast radius and the backup choice (:mod:`~planner.verifier.reliability_recount`) and
+the two-stage figures (:mod:`~planner.verifier.futures`).
 
-What both sides still share: the schema (the file formats and their validation), the enums, the
-loader's scenario hash, and — the one optimiser module left — the reliability model
-(:mod:`planner.rules.reliability`: goodput per cluster, the blast radius and the backup-power choice),
-which ``tests/test_imports.py`` lists by name. ``tests/test_verifier_second_opinion.py`` holds each
-recount to the optimiser's figures on random inputs; ``tests/test_mutants.py`` plants engine bugs the
-verifier alone must catch.
+What both sides still share: the schema (the file formats and their validation), the enums and the
+loader's scenario hash; no optimiser module (``tests/test_imports.py``).
+``tests/test_verifier_second_opinion.py`` holds each recount to the optimiser's figures on random
+inputs; ``tests/test_mutants.py`` plants engine bugs the verifier alone must catch.
 
 Checks:
 

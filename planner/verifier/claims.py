@@ -1,8 +1,7 @@
 """Claim checks: every figure a plan states is recomputed from its racks and the scenario (KPIs,
 costs, objective, phases and order book by the verifier's own count, :mod:`planner.verifier.kpis_recount`;
-stranded power by :mod:`planner.verifier.stranded_recount`; goodput and the reliability report still
-by the optimiser's, listed in
-``tests/test_imports.py``), utilisation from the constraint checks, phases, fabric
+stranded power by :mod:`planner.verifier.stranded_recount`, goodput and the reliability report by
+:mod:`planner.verifier.reliability_recount`), utilisation from the constraint checks, phases, fabric
 figures from the verifier's own sizing, reliability, objective, bound, gap, status, scenario
 hash), and money budgets against the plan's capex and IT power."""
 
@@ -10,10 +9,10 @@ from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
 from planner.input.loader import scenario_hash
-from planner.rules.reliability import cluster_goodput, reliability_report
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
+from planner.verifier.reliability_recount import recount_goodput, recount_reliability
 from planner.verifier.report import TOL, VerifyReport, close, fmt
 from planner.verifier.site import site_view
 from planner.verifier.stranded_recount import recount_stranded
@@ -21,11 +20,15 @@ from planner.verifier.witness import strict, witness_checks, witness_racks
 
 
 def _same(a, b) -> bool:
-    """Equal, with floats within the claim tolerance."""
+    """Equal, with floats within the claim tolerance (in mappings and lists too)."""
+    if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
+        return a == b
     if isinstance(a, float) or isinstance(b, float):
-        return close(float(a), float(b))
+        return isinstance(a, int | float) and isinstance(b, int | float) and close(float(a), float(b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -122,12 +125,12 @@ def _kpi_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, stranded_kw: 
     report the racks give, when the plan states one or its KPIs depend on it."""
     needs_base = plan.kpis is not None or (plan.reliability is not None and scenario.backup_power)
     args = (scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks))
-    good = cluster_goodput(scenario, plan.racks) if needs_base else {}
+    good = recount_goodput(scenario, plan.racks) if needs_base else {}
     base = recount_kpis(*args, good) if needs_base else None
     want_r = None
     if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
         tco = base.tco_usd if base is not None and scenario.backup_power else None
-        want_r = reliability_report(scenario, plan.racks, network=plan.network_racks, tco_usd=tco)
+        want_r = recount_reliability(scenario, site_view(scenario), plan.racks, plan.network_racks, tco)
     if plan.kpis is not None:
         kpis = recount_kpis(*args, good, want_r.backup if want_r else [], stranded_kw)
         for key, want in kpis.model_dump().items():
@@ -216,21 +219,20 @@ def _fabric_record(cid: str, z, plan: Plan, row_pod: dict[str, str]) -> ClusterF
 def _reliability_claims(plan: Plan, want_r, rep: VerifyReport) -> None:
     """The backup choice, each cluster's reliability figures and each element's blast radius."""
     assert plan.reliability is not None
-    if [b.model_dump() for b in plan.reliability.backup] != [b.model_dump() for b in want_r.backup]:
+    if not _same([b.model_dump() for b in plan.reliability.backup], [b.model_dump() for b in want_r.backup]):
         what = "the backup-power choice differs from the one the racks and costs give"
         rep.add("reliability backup", "claim", what)
     got_c = {c.cluster: c for c in plan.reliability.clusters}
     for w in want_r.clusters:
         g = got_c.get(w.cluster)
-        if g is None or g.model_dump() != w.model_dump():
-            rep.add(
-                f"reliability cluster {w.cluster}", "claim", "missing" if g is None else _differences(g, w)
-            )
+        if g is None or not _same(g.model_dump(), w.model_dump()):
+            what = "missing" if g is None else _differences(g, w, _same)
+            rep.add(f"reliability cluster {w.cluster}", "claim", what)
     got_b = {(b.kind, b.id): b for b in plan.reliability.blast_radius}
     want_b = {(b.kind, b.id): b for b in want_r.blast_radius}
     for key in sorted(set(got_b) | set(want_b)):
         g, w = got_b.get(key), want_b.get(key)
-        if g is not None and w is not None and g.model_dump() == w.model_dump():
+        if g is not None and w is not None and _same(g.model_dump(), w.model_dump()):
             continue
         what = (
             "takes down nothing"

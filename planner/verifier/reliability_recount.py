@@ -69,7 +69,9 @@ def _jobs(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, _Job]:
             j.gpus += t.gpus
             j.servers += t.servers_per_rack
             j.racks += 1
-            j.links[r.link_class] = j.links.get(r.link_class, 0) + t.links_per_server * t.servers_per_rack + t.links_per_rack
+            j.links[r.link_class] = (
+                j.links.get(r.link_class, 0) + t.links_per_server * t.servers_per_rack + t.links_per_rack
+            )
         elif not t.gpus and t.storage_write_gb_per_s > 0:
             j.storage_racks += 1
             j.write_gb_per_s += t.storage_write_gb_per_s
@@ -116,7 +118,11 @@ def _figures(scenario: Scenario, jobs: dict[str, _Job], extra: dict[str, float])
         rate = _rate(scenario, j) + (extra.get(c.id, 0.0) if j.gpus else 0.0)
         mtbf = 1 / rate if rate > 0 else None
         size = c.checkpoint_gb_per_gpu * j.gpus if c.checkpoint_gb_per_gpu is not None and j.gpus else None
-        g = _goodput(mtbf, size, j.write_gb_per_s, c.restart_min / 60) if mtbf is not None else (None, None, None)
+        g = (
+            _goodput(mtbf, size, j.write_gb_per_s, c.restart_min / 60)
+            if mtbf is not None
+            else (None, None, None)
+        )
         out[c.id] = (j, rate, mtbf, g)
     return out
 
@@ -132,7 +138,9 @@ def recount_goodput(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, fl
 # ------------------------------------------------------------------ blast radius
 
 
-def _row_loads(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network) -> tuple[dict, dict, dict]:
+def _row_loads(
+    scenario: Scenario, site: SiteView, racks: list[PlacedRack], network
+) -> tuple[dict, dict, dict]:
     """Row → kW at full planning power; → kW at each cluster's failover power; → cluster → GPUs."""
     types = scenario.catalog.by_id()
     policy = {c.id: c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters}
@@ -148,7 +156,11 @@ def _row_loads(scenario: Scenario, site: SiteView, racks: list[PlacedRack], netw
         hit[r.row] += kw * policy.get(r.cluster, 1.0)
         if t.gpus and not r.spare:
             gpus[r.row][r.cluster] += t.gpus
-    fixed = [(p.network_rack.row, types[p.network_rack_type]) for p in site.pods.values() if p.network_rack_type in types]
+    fixed = [
+        (p.network_rack.row, types[p.network_rack_type])
+        for p in site.pods.values()
+        if p.network_rack_type in types
+    ]
     for row, t in fixed:
         full[row] += planning_kw(scenario, t)
         hit[row] += planning_kw(scenario, t)
@@ -194,8 +206,15 @@ def _node_blast(scenario, site: SiteView, fid: str, loads, normal: dict[str, flo
     for v, d in change.items():
         if v not in dead and d > 1e-6 and normal.get(v, 0.0) + d > site.nodes[v].usable_kw + 1e-6:
             holds = False
-    return BlastRow(kind="power_node", id=fid, gpus_lost=sum(lost.values()), lost=dict(lost), capped=dict(capped),
-                    shed=dict(shed), n1_holds=holds)
+    return BlastRow(
+        kind="power_node",
+        id=fid,
+        gpus_lost=sum(lost.values()),
+        lost=dict(lost),
+        capped=dict(capped),
+        shed=dict(shed),
+        n1_holds=holds,
+    )
 
 
 def _blasts(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network) -> list[BlastRow]:
@@ -250,7 +269,11 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
     events = bp.outage.events_per_year
 
     def dark(d) -> float:
-        return 0.0 if d.ride_through else events * (d.restore_h if d.restore_h is not None else bp.outage.duration_h)
+        return (
+            0.0
+            if d.ride_through
+            else events * (d.restore_h if d.restore_h is not None else bp.outage.duration_h)
+        )
 
     def price(choice: dict[str, str]) -> float:
         extra: dict[str, float] = defaultdict(float)
@@ -258,8 +281,15 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
             if not designs[choice[b]].ride_through if b in choice else False:
                 for c in by_cluster:
                     extra[c] += events / HOURS
-        good = {cid: (g[2] if g[2] is not None else 1.0) for cid, (_, _, _, g) in _figures(scenario, jobs, extra).items()}
-        useful = sum(x * (good.get(c, 1.0) - dark(designs[choice[b]]) / HOURS) for b, v in hours.items() for c, x in v.items())
+        good = {
+            cid: (g[2] if g[2] is not None else 1.0)
+            for cid, (_, _, _, g) in _figures(scenario, jobs, extra).items()
+        }
+        useful = sum(
+            x * (good.get(c, 1.0) - dark(designs[choice[b]]) / HOURS)
+            for b, v in hours.items()
+            for c, x in v.items()
+        )
         capex = sum(designs[choice[b]].usd_per_mw * kw[b] / 1000 for b in buildings)
         return (tco_usd + capex) / useful if useful > 0 else math.inf
 
@@ -274,10 +304,15 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
             ride_through=designs[best[b]].ride_through,
             outage_interruptions_per_year=0.0 if designs[best[b]].ride_through else events,
             gpu_hours_dark_per_year=round(dark(designs[best[b]]) * gpus.get(b, 0), 6),
-            usd_per_useful_gpu_hour={d.id: round(price({**best, b: d.id}), 6) for d in bp.designs},
+            usd_per_useful_gpu_hour={d.id: _finite(price({**best, b: d.id})) for d in bp.designs},
         )
         for b in buildings
     ]
+
+
+def _finite(x: float) -> float:
+    """A price rounded as stated, 0 without useful GPU-hours (no price to state)."""
+    return round(x, 6) if math.isfinite(x) else 0.0
 
 
 def _best_choice(bp, buildings: list[str], price) -> dict[str, str]:
@@ -286,7 +321,10 @@ def _best_choice(bp, buildings: list[str], price) -> dict[str, str]:
     free = [b for b in buildings if b not in bp.fixed]
     base = {b: bp.fixed[b] for b in buildings if b in bp.fixed}
     if len(order) ** len(free) <= MAX_ASSIGNMENTS:
-        choices = (dict(base, **dict(zip(free, combo, strict=True))) for combo in itertools.product(order, repeat=len(free)))
+        choices = (
+            dict(base, **dict(zip(free, combo, strict=True)))
+            for combo in itertools.product(order, repeat=len(free))
+        )
         return min(choices, key=lambda a: (round(price(a), 12), [order.index(a[b]) for b in free]))
     best = dict(base, **{b: order[0] for b in free})
     improved = True
@@ -302,14 +340,20 @@ def _best_choice(bp, buildings: list[str], price) -> dict[str, str]:
 # ------------------------------------------------------------------ the report
 
 
-def recount_reliability(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network, tco_usd: float | None) -> ReliabilityReport:
+def recount_reliability(
+    scenario: Scenario, site: SiteView, racks: list[PlacedRack], network, tco_usd: float | None
+) -> ReliabilityReport:
     """The reliability section a plan should state: per cluster its interruptions, MTBF, checkpoint,
     goodput and worst shares; the backup choice (with backup power and the plan's TCO); every
     element that takes something down, most GPUs lost first."""
     network = list(network)
     racks = standing_racks(scenario, racks)  # retired racks are gone by the end
     blasts = _blasts(scenario, site, racks, network)
-    backup = _backup(scenario, racks, network, tco_usd) if scenario.backup_power is not None and tco_usd is not None and racks else []
+    backup = (
+        _backup(scenario, racks, network, tco_usd)
+        if scenario.backup_power is not None and tco_usd is not None and racks
+        else []
+    )
     extra: dict[str, float] = defaultdict(float)
     if backup:
         per_building: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -323,15 +367,22 @@ def recount_reliability(scenario: Scenario, site: SiteView, racks: list[PlacedRa
                 for c in per_building[b.building]:
                     extra[c] += scenario.backup_power.outage.events_per_year / HOURS
                 lost = dict(sorted(per_building[b.building].items()))
-                blasts.append(BlastRow(kind="utility", id=b.building, gpus_lost=sum(lost.values()), lost=lost, n1_holds=None))
-    blasts.sort(key=lambda b: (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), KIND_RANK[b.kind], b.id))
+                blasts.append(
+                    BlastRow(
+                        kind="utility", id=b.building, gpus_lost=sum(lost.values()), lost=lost, n1_holds=None
+                    )
+                )
+    blasts.sort(
+        key=lambda b: (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), KIND_RANK[b.kind], b.id)
+    )
     rows = _cluster_rows(scenario, _figures(scenario, _jobs(scenario, racks), extra), blasts)
     shown = [b for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
     return ReliabilityReport(clusters=rows, backup=backup, blast_radius=shown)
 
 
 def _cluster_rows(scenario: Scenario, figures: dict, blasts: list[BlastRow]) -> list[ClusterReliability]:
-    """One row per cluster: its figures and the worst share of its GPUs one power node, zone or pod takes down."""
+    """One row per cluster: its figures and the worst share of its GPUs one power node, zone or pod takes
+    down."""
     worst: dict[tuple[str, str], float] = defaultdict(float)
     for b in blasts:
         key = {"power_node": "power", "cooling_zone": "zone", "pod": "pod"}.get(b.kind)
