@@ -454,9 +454,10 @@ def run_point(point_id: str, data_json: str, out_dir: str, time_limit_s: float |
     a failure (bad input, solver failure, no plan) is a row with its error, never an exception."""
     import traceback
 
-    from planner.input.loader import run_hash, scenario_from_data, scenario_hash
+    from planner.input.loader import scenario_from_data
     from planner.plan import save_plan
     from planner.plan.pipeline import plan_scenario
+    from planner.schema.hashing import run_hash, scenario_hash
 
     row: dict = {"point": point_id}
     t0 = time.perf_counter()

@@ -8,7 +8,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+"""Exit codes of the ``planner`` command (the rest: :mod:`planner.cli`)."""
 
 
 def scenario_of(args: argparse.Namespace):

@@ -9,8 +9,6 @@ lines that name the YAML path, the bad value and what is allowed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
 import typing
@@ -35,6 +33,7 @@ BUILTIN_CATALOG = DATASETS / "catalog.yaml"
 """The built-in rack catalog."""
 
 
+from planner.schema.hashing import run_hash, scenario_hash  # noqa: E402,F401 - re-exported
 from planner.yamlio import MAX_DEPTH, MAX_KEYS, YamlError  # noqa: E402,F401 - limits re-exported
 from planner.yamlio import load as _load_yaml  # noqa: E402
 
@@ -470,24 +469,6 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     """The built-in catalog, with a user catalog file merged over it if given."""
     user = read_yaml_file(path) if path else None
     return validate_model(Catalog, merge_catalog(user), "catalog", str(path or BUILTIN_CATALOG))
-
-
-def scenario_hash(scenario: Scenario) -> str:
-    """First 16 hex digits of the SHA-256 of the canonical JSON of the planning question: the
-    scenario without its solver settings (site, catalog, clusters, objective, budgets, phases,
-    costs, …). A plan records the solver settings it was made with beside this hash, so a plan
-    made with ``--solver cbc``, ``--time-limit`` or ``--gap`` still answers its scenario."""
-    data = scenario.model_dump(mode="json")
-    data.pop("solver", None)
-    canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:16]
-
-
-def run_hash(scenario: Scenario) -> str:
-    """Like :func:`scenario_hash`, with the solver settings: one run of one question (sweep points
-    that differ only in time limit or gap are different runs)."""
-    canon = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
 def dump_yaml(data: Any) -> str:

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.enums import LimitKind
+from planner.schema import Scenario
 
-if TYPE_CHECKING:
-    from planner.model.core import Model
-    from planner.schema import Scenario
+Model = Any
+"""A :class:`planner.model.core.Model` (named, not imported: the model object imports this registry)."""
 
-Relax = Callable[["dict[str, Any]", "Scenario", "set[str]", float], "tuple[list[str], float | None]"]
+Relax = Callable[[dict[str, Any], Scenario, set[str], float], tuple[list[str], float | None]]
 """One relaxation step on the scenario's data (a JSON dict, changed in place): (data, scenario, the
 limited elements, the step as a share) → (the steps in words, their indicative cost in USD or None
 when the step has no price)."""

@@ -19,7 +19,6 @@ from planner.clock import Deadline, TimeUp
 from planner.enums import Scope, Status
 from planner.errors import SolverFailure
 from planner.input.asks import spares_needed, storage_racks
-from planner.input.loader import scenario_hash
 from planner.input.power_model import PowerModel, power_model
 from planner.input.site_index import fits, index_site, network_racks, place
 from planner.input.timeline import timeline
@@ -28,6 +27,7 @@ from planner.plan.kpis import objective_value
 from planner.plan.numbers import plan_figures
 from planner.rules.costs import facility_usd, rack_cost
 from planner.schema import Cluster, Demand, RackType, Scenario
+from planner.schema.hashing import scenario_hash
 from planner.verifier import spread_violations
 from planner.version import __version__
 

@@ -17,7 +17,6 @@ from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
 from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Scope, Status
 from planner.errors import SolverFailure
 from planner.input.asks import storage_racks
-from planner.input.loader import scenario_hash
 from planner.input.site_index import place
 from planner.model import ClassKey, CountKey, Model, ScopeKey, build
 from planner.model.core import runs
@@ -27,6 +26,7 @@ from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
 from planner.schema import FailoverGain, RackCount, Scenario
+from planner.schema.hashing import scenario_hash
 from planner.solving.core import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
 from planner.verifier import verify
 from planner.version import __version__

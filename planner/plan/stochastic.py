@@ -38,13 +38,13 @@ import pulp
 from planner.clock import Deadline
 from planner.enums import Objective, Status
 from planner.errors import InputError, SolverFailure
-from planner.input.loader import scenario_hash
 from planner.input.timeline import timeline
 from planner.model import Model, build, lp_name
 from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import fill, finish_plan, plan_scenario, to_plan
 from planner.schema import Scenario
+from planner.schema.hashing import scenario_hash
 from planner.schema.plan import FutureOutcome, StochasticReport
 from planner.solving.core import Progress, ProgressFn, SolveResult, evaluate, solve
 from planner.version import __version__

@@ -62,7 +62,7 @@ from planner.batch.executors import run_jobs
 from planner.clock import Deadline
 from planner.enums import Objective, Status
 from planner.errors import InputError, SolverFailure
-from planner.input.loader import scenario_from_data, scenario_hash
+from planner.input.loader import scenario_from_data
 from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
 from planner.plan import Plan
@@ -83,6 +83,7 @@ from planner.scale.proposals import (
 from planner.scale.region_master import master as region_master_plan
 from planner.scale.region_master import unsupported as region_unsupported
 from planner.schema import Demand, Scenario
+from planner.schema.hashing import scenario_hash
 from planner.solving.backends import SolveRequest, from_name
 from planner.solving.core import evaluate, gap_of
 from planner.version import __version__

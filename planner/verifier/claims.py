@@ -8,8 +8,8 @@ hash), and money budgets against the plan's capex and IT power."""
 from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
-from planner.input.loader import scenario_hash
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
+from planner.schema.hashing import scenario_hash
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.reliability_recount import recount_goodput, recount_reliability
