@@ -185,8 +185,9 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
     """One measurement in this process: ``plan`` (stage by stage), ``greedy``."""
     from planner.model import build
     from planner.plan import load_plan, save_plan
+    from planner.plan.fill import start_from_racks
     from planner.plan.first_fit import greedy_plan, start_racks
-    from planner.plan.pipeline import start_from_racks, to_plan
+    from planner.plan.pipeline import to_plan
     from planner.solving.core import solve
 
     objective = "min_capex" if mode == "min-capex" else None

@@ -41,8 +41,9 @@ from planner.errors import InputError, SolverFailure
 from planner.input.timeline import timeline
 from planner.model import Model, build, lp_name
 from planner.plan import BoughtRetrofit, PlacedRack, Plan
+from planner.plan.fill import fill
 from planner.plan.kpis import objective_value
-from planner.plan.pipeline import fill, finish_plan, plan_scenario, to_plan
+from planner.plan.pipeline import finish_plan, plan_scenario, to_plan
 from planner.schema import Scenario
 from planner.schema.hashing import scenario_hash
 from planner.schema.plan import FutureOutcome, StochasticReport
