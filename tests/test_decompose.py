@@ -408,9 +408,9 @@ def test_only_the_whole_model_says_infeasible() -> None:
 
 
 def test_a_master_without_solution_hands_over_to_the_whole_model(monkeypatch) -> None:
-    from planner.scale import decompose
+    from planner.scale import rounds
 
-    monkeypatch.setattr(decompose, "_master", lambda *a, **k: None)
+    monkeypatch.setattr(rounds, "_master", lambda *a, **k: None)  # the master the rounds call
     s = scenario(POD_JOBS)
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
@@ -485,7 +485,7 @@ def test_the_merged_relaxation_bounds_by_rack_type_and_scope() -> None:
     merge into two clusters: Grand Teton only, 3 × 512 = 1,536 GPUs; and the spanning one, uncapped.
     With no liquid rows the site's 4 pods × 39 positions × 16 = 2,496 GPUs bound both together;
     with the spanning job capped at 100 GPUs the bound is 1,536 + 100 = 1,636."""
-    from planner.scale.decompose import lp_bound, merged
+    from planner.scale.bounds import lp_bound, merged
 
     m = merged(scenario([*POD_JOBS, SPANNING]))
     assert [(c.id, c.gpus, c.rack_types, c.max_hops) for c in m.clusters] == [

@@ -1,0 +1,126 @@
+"""The coordinating MILP of the decomposition by building: it shares each cluster group's GPUs (or whole
+clusters) out to the buildings by their proposals (:mod:`planner.scale.decompose`)."""
+
+from __future__ import annotations
+
+import pulp
+
+from planner.enums import Objective
+from planner.scale.proposals import (
+    Group,
+    Proposal,
+)
+from planner.schema import Demand, Scenario
+from planner.solving.backends import SolveRequest, from_name
+from planner.solving.core import evaluate
+
+# ------------------------------------------------------------------ master
+
+
+def _master(
+    scenario: Scenario,
+    groups: list[Group],
+    buildings: list[str],
+    props: dict[tuple[str, str], Proposal],
+    time_limit_s: float,
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
+    """The coordinating MILP (module docstring). Returns GPUs and whole clusters per (group,
+    building) and the estimated use per building ({"kw", "capex"}), or None without a solution."""
+    objective = Objective(scenario.objective)
+    prob = pulp.LpProblem("master", pulp.LpMaximize if objective.maximise else pulp.LpMinimize)
+    gpus: dict[tuple[str, str], pulp.LpAffineExpression] = {}
+    counts: dict[tuple[str, str], pulp.LpVariable] = {}
+    for gi, g in enumerate(groups):
+        _master_group(prob, gi, g, buildings, props, gpus, counts)
+    for bi, b in enumerate(buildings):
+        share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in groups if (g.id, b) in gpus]
+        if share:
+            prob += pulp.lpSum(share) <= 1, f"capacity_{bi}"
+    use = {
+        what: pulp.lpSum(
+            gpus[g.id, b] * getattr(props[g.id, b], what)
+            for g in groups
+            for b in buildings
+            if (g.id, b) in gpus
+        )
+        for what in ("kw", "capex")
+    }
+    prob += _master_objective(prob, scenario, objective, props, gpus, use)
+    res = from_name("highs").solve(SolveRequest(prob, prob.objective, objective.maximise, time_limit_s, 1e-4))
+    if res.values is None:
+        return None
+    values = res.values
+    out = {k: max(0.0, evaluate(e, values)) for k, e in gpus.items()}
+    whole = {k: int(round(values.get(v.name, 0.0))) for k, v in counts.items()}
+    per_b = {
+        b: {
+            w: sum(out[g.id, b] * getattr(props[g.id, b], w) for g in groups if (g.id, b) in out)
+            for w in ("kw", "capex")
+        }
+        for b in buildings
+    }
+    return out, whole, per_b
+
+
+def _master_group(
+    prob: pulp.LpProblem, gi: int, g: Group, buildings: list[str], props, gpus: dict, counts: dict
+) -> None:
+    """One group's variables and demand row: GPUs per building for a spanning group; else whole
+    clusters per building n (their GPUs d·n, or between them for at-least and as-many-as-fit)."""
+    terms = []
+    for bi, b in enumerate(buildings):
+        p = props.get((g.id, b))
+        if p is None or p.cap <= 0:
+            continue
+        if g.spanning:
+            ub = p.cap if g.demand != Demand.max or g.gpus is None else min(p.cap, g.gpus)
+            v = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=ub)
+            gpus[g.id, b] = pulp.LpAffineExpression(v)
+            terms.append(gpus[g.id, b])
+            continue
+        ub = min(p.whole if g.demand != Demand.max else len(g.members), len(g.members))
+        if ub <= 0:
+            continue
+        n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
+        counts[g.id, b] = n
+        most = p.most or p.cap
+        if g.demand == Demand.max:
+            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
+            prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{gi}_{bi}"
+            gpus[g.id, b] = pulp.LpAffineExpression(q)
+        elif g.demand == Demand.at_least and most > (g.gpus or 0):
+            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
+            prob += q >= (g.gpus or 0) * n, f"least_{gi}_{bi}"
+            prob += q <= most * n, f"grow_{gi}_{bi}"
+            gpus[g.id, b] = pulp.LpAffineExpression(q)
+        else:
+            gpus[g.id, b] = (g.gpus or 0) * n
+        terms.append(n)
+    total = pulp.lpSum(terms)
+    want = len(g.members) if not g.spanning else g.gpus
+    if want is None:
+        return
+    if g.demand == Demand.max:
+        prob += total <= want, f"demand_{gi}"
+    elif g.demand == Demand.at_least and g.spanning:
+        prob += total >= want, f"demand_{gi}"
+    else:
+        prob += total == want, f"demand_{gi}"
+
+
+def _master_objective(
+    prob: pulp.LpProblem, scenario: Scenario, objective: Objective, props, gpus: dict, use: dict
+):
+    """The master's objective: GPUs (or the objective's figure per GPU) placed, less a penalty on
+    elastic site budgets: the estimates may be off either way, and the fixed demands' true cost
+    (wave 1) recalibrates them; an overrun costs more than any placement gains."""
+    per = {"max_gpus": None, "max_pflops": "pflops", "min_capex": "capex", "min_tco": "tco"}[objective.value]
+    obj = pulp.lpSum(e * (1.0 if per is None else getattr(props[k], per)) for k, e in gpus.items())
+    top = max([1.0 if per is None else getattr(p, per) for p in props.values() if p.cap > 0] or [1.0])
+    for w, cap in (("kw", scenario.budgets.it_power_kw), ("capex", scenario.budgets.capex_usd)):
+        if cap is not None:
+            least = min([getattr(p, w) for p in props.values() if p.cap > 0 and getattr(p, w) > 0] or [1.0])
+            over = prob.add_variable(f"over_{w}", lowBound=0)
+            prob += use[w] <= cap + over, f"budget_{w}"
+            obj = obj - 1e3 * top / least * over if objective.maximise else obj + 1e3 * top / least * over
+    return obj

@@ -1,0 +1,225 @@
+"""What every decomposition shares: the building job a worker runs, the result, the hand-over to the whole
+model, and the joined plan measured against the bound of the whole (:mod:`planner.scale.decompose`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.clock import Deadline
+from planner.enums import Objective, Status
+from planner.errors import InputError, SolverFailure
+from planner.input.loader import scenario_from_data
+from planner.plan import Plan
+from planner.plan.kpis import objective_value
+from planner.plan.pipeline import finish_plan, plan_scenario
+from planner.scale.bounds import lp_bound, merged
+from planner.schema import Scenario
+from planner.schema.hashing import scenario_hash
+from planner.solving.core import gap_of
+from planner.version import __version__
+
+POLISH_S = 5.0
+"""Least time left for the whole model to be set against a joined plan short of its gap, s."""
+
+
+# ------------------------------------------------------------------ jobs (run on any worker)
+
+
+def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
+    """Solve one building sub-scenario; returns {"part", "plan" (JSON) | "error", "s"}."""
+    t0 = time.perf_counter()
+    try:
+        plan = plan_scenario(scenario_from_data(json.loads(data_json)), time_limit_s=time_limit_s)
+        return {"part": part_id, "plan": plan.model_dump(mode="json"), "s": time.perf_counter() - t0}
+    except (InputError, SolverFailure) as e:
+        return {"part": part_id, "error": str(e)[:1000], "s": time.perf_counter() - t0}
+
+
+# ------------------------------------------------------------------ data
+
+
+@dataclass
+class Decomposition:
+    """A decomposed solve: the plan and where the time went."""
+
+    plan: Plan
+    stages: dict[str, float] = field(default_factory=dict)
+    rounds: int = 0
+    bound: float | None = None
+    parts: int = 0
+    fell_back: str | None = None
+    """Why the whole model answered instead, if it did."""
+
+
+# ------------------------------------------------------------------ the whole
+
+
+def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
+    """Seconds each of ``jobs`` parallel solves may take: ``part`` of what is left, over the waves
+    the executor runs them in (one worker when serial); at least 1 s."""
+    lanes = 1 if executor == "serial" else max(1, workers)
+    return max(1.0, part * deadline.left() / max(1, math.ceil(jobs / lanes)))
+
+
+def _whole(
+    scenario: Scenario,
+    deadline: Deadline,
+    stages: dict[str, float],
+    rounds: int,
+    why: str,
+    say: Callable[[str], None],
+) -> Decomposition:
+    """The fallback: the whole scenario as one model in the time left. Its answer stands, infeasible
+    included (the whole model proves it); the note says why the decomposition handed over."""
+    say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
+    tw = time.perf_counter()
+    plan = plan_scenario(scenario, deadline=deadline)
+    stages["whole_s"] = time.perf_counter() - tw
+    stages["total_s"] = deadline.elapsed()
+    note = f"decomposition handed over to the whole model: {why}"
+    plan = plan.model_copy(update={"notes": [note, *plan.notes]})
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
+
+
+def _timed(plan: Plan, stages: dict[str, float]) -> Plan:
+    """The plan with the decomposition's stage times (the whole model's own stages, when it ran,
+    under ``whole_``)."""
+    own = {k.removesuffix("_s"): round(v, 4) for k, v in stages.items() if k != "total_s" and v > 0}
+    inner = {f"whole_{k}": v for k, v in plan.stage_times_s.items()}
+    return plan.model_copy(update={"stage_times_s": {**own, **inner}})
+
+
+def _join(
+    scenario: Scenario,
+    final: dict[str, Plan],
+    rounds: int,
+    deadline: Deadline,
+    stages: dict[str, float],
+    say: Callable[[str], None],
+    polish: bool,
+) -> Decomposition:
+    """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
+    verified against the whole scenario and its gap measured to the tightest bound proven in time."""
+    t0 = deadline.t0
+    tw = time.perf_counter()
+    racks = sorted(
+        (r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position)
+    )
+    bought = [b for p in final.values() for b in p.retrofits]
+    value = objective_value(scenario, racks, [(b.id, b.phase) for b in bought])
+    bounds = []
+    relaxed = merged(scenario)
+    if relaxed is not None:
+        bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
+    stages["merged_bound_s"] = time.perf_counter() - tw
+    if bounds[0][0] is None or gap_of(value, bounds[0][0]) > scenario.solver.rel_gap if bounds else True:
+        # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
+        tl = time.perf_counter()
+        bounds.append((lp_bound(scenario, max(1.0, 0.4 * deadline.left())), "the LP relaxation of the whole"))
+        stages["lp_bound_s"] = time.perf_counter() - tl
+    maximise = Objective(scenario.objective).maximise
+    found = [(b, why) for b, why in bounds if b is not None]
+    bound, bound_from = (min(found) if maximise else max(found)) if found else (None, "")
+    bound = None if bound is None else round(bound, 6)
+    if bound is not None and (
+        (maximise and bound < value - 1e-6 * max(1.0, abs(value)))
+        or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))
+    ):
+        bound = None  # on the wrong side of a verified plan: not a bound
+    gap = None if bound is None else gap_of(value, bound)
+    status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        status=status,
+        optimality="proven" if status == Status.optimal else None,
+        mode="joint",
+        objective=scenario.objective,
+        objective_value=round(value, 6),
+        bound=bound,
+        gap=gap,
+        build_time_s=0.0,
+        solve_time_s=round(time.perf_counter() - t0, 4),
+        racks=racks,
+        retrofits=bought,
+        notes=[
+            f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
+            + (
+                f"gap measured against {bound_from}"
+                if bound is not None
+                else "no bound: no relaxation was solved to optimality in time"
+            )
+        ],
+    )
+    tv = time.perf_counter()
+    plan = finish_plan(plan, scenario)
+    stages["verify_s"] = time.perf_counter() - tv
+    if polish and status != Status.optimal and deadline.left() >= POLISH_S:
+        plan = _polish(scenario, plan, deadline, stages, say)
+    stages["total_s"] = time.perf_counter() - t0
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
+
+
+def _polish(
+    scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]
+) -> Plan:
+    """The joined plan against the whole model's plan in the time left: the better objective wins
+    (both verified); the bound is the tighter of the two stated."""
+    say(
+        f"joined plan at gap {joined.gap if joined.gap is not None else '?'}: the whole model gets the "
+        f"{deadline.left():.0f} s left"
+    )
+    tp = time.perf_counter()
+    try:
+        other = plan_scenario(scenario, deadline=deadline)
+    except SolverFailure:
+        other = None
+    stages["polish_s"] = time.perf_counter() - tp
+    maximise = Objective(scenario.objective).maximise
+    if other is None or not other.status.has_plan or other.objective_value is None:
+        return joined
+    bounds = [b for b in (joined.bound, other.bound) if b is not None]
+    bound = (min(bounds) if maximise else max(bounds)) if bounds else None
+    better = (
+        other.objective_value > joined.objective_value + 1e-9
+        if maximise
+        else other.objective_value < joined.objective_value - 1e-9
+    )
+    best = other if better else joined
+    value = best.objective_value
+    gap = None if bound is None else gap_of(value, bound)
+    status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
+    who = "the whole model's plan" if better else "the joined plan"
+    note = (
+        f"decomposition polished: joined {joined.objective_value:,.6g}, whole model "
+        f"{other.objective_value:,.6g} in the time left; "
+        f"{who} kept"
+    )
+    return best.model_copy(
+        update={
+            "bound": None if bound is None else round(bound, 6),
+            "gap": gap,
+            "status": status,
+            "optimality": "proven" if status == Status.optimal else None,
+            "notes": [note, *[n for n in best.notes if not n.startswith("decomposed by")], *joined.notes[:1]],
+        }
+    )
+
+
+def describe(d: Decomposition) -> dict[str, Any]:
+    """Stage times and counts of a decomposed solve, for the CLI and benchmark."""
+    return {
+        **{k: round(v, 3) for k, v in d.stages.items()},
+        "rounds": d.rounds,
+        "buildings": d.parts,
+        "bound": d.bound,
+        **({"whole_model": d.fell_back} if d.fell_back else {}),
+    }

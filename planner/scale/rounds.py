@@ -1,0 +1,226 @@
+"""The master and the buildings in rounds (:mod:`planner.scale.decompose`, steps 2-3)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from planner.batch.executors import run_jobs
+from planner.plan import Plan
+from planner.scale.building_master import _master
+from planner.scale.joined import Decomposition, _job_limit, _join, _whole, solve_part
+from planner.scale.proposals import (
+    Proposal,
+    as_exact,
+    building_data,
+    building_shares,
+    offer_left,
+    recalibrate,
+)
+from planner.schema import Demand
+
+ROUNDS = 6
+"""Most master ↔ building rounds before giving up."""
+CUT = 0.9
+"""Factor on a building's capacity estimate for a group it could not host."""
+
+
+_RETRY = object()
+"""A round's answer when the master is recalibrated and the round starts again."""
+
+
+class _Rounds:
+    """The master and the buildings in rounds (module docstring, steps 2-3): the master shares out
+    the clusters; with site budgets each building's fixed demands are costed first (wave 1), then
+    every building solves its share (wave 2); buildings that cannot host theirs give up room in the
+    proposals and the master shares again, up to :data:`ROUNDS` rounds."""
+
+    def __init__(self, scenario, data, groups, props, home, deadline, stages, run, say, budgeted):
+        self.scenario, self.data, self.groups, self.props, self.home = scenario, data, groups, props, home
+        self.deadline, self.stages, self.run_args, self.say, self.budgeted = (
+            deadline,
+            stages,
+            run,
+            say,
+            budgeted,
+        )
+        self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
+        self.buildings = list(self.bdata)
+        self.solved: dict[
+            str, tuple[str, Plan | None, str]
+        ] = {}  # building → (sub-scenario JSON, plan, error)
+        self.committed: dict[
+            str, tuple[str, dict[str, float] | None]
+        ] = {}  # building → (JSON, use of its fixed demands)
+        self.texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
+        self.rounds = 0
+        stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
+
+    def whole(self, why: str) -> Decomposition:
+        return _whole(self.scenario, self.deadline, self.stages, self.rounds, why, self.say)
+
+    def run(self, polish: bool) -> Decomposition:
+        while True:
+            self.rounds += 1
+            left = self.deadline.left()
+            if left < 0.25 * self.deadline.limit_s:
+                return self.whole(f"round {self.rounds} would start with {left:.0f} s left")
+            shared = self.master()
+            if isinstance(shared, Decomposition):
+                return shared
+            alloc, whole, use, subs, fixed = shared
+            bad: list[str] = []
+            floor: dict[str, dict[str, float]] = {b: {"kw": 0.0, "capex": 0.0} for b in self.buildings}
+            if self.budgeted:
+                got = self.fixed_wave(alloc, fixed, floor)
+                if got is _RETRY:
+                    continue
+                if isinstance(got, Decomposition):
+                    return got
+                bad = got
+            if not bad:
+                bad = self.building_wave(subs, use, floor)
+                if not bad:
+                    final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
+                    return _join(
+                        self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish
+                    )
+            if self.rounds >= ROUNDS:
+                return self.whole(
+                    f"after {self.rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their "
+                    "share"
+                )
+            self.say(
+                f"round {self.rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving "
+                "clusters"
+            )
+            self.shrink(bad, alloc)
+
+    def master(self):
+        """The master's shares this round: (GPUs, whole clusters and estimated use per building, each
+        building's clusters, the fixed demands), or the whole model's answer when it has none."""
+        tm = time.perf_counter()
+        limit = max(1.0, min(0.1 * self.deadline.left(), 60))
+        master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
+        self.stages["master_s"] += time.perf_counter() - tm
+        if master is None:
+            return self.whole(
+                f"the master has no solution in round {self.rounds} (the buildings' "
+                "estimated room cannot meet the demands within the site budgets)"
+            )
+        alloc, whole, use = master
+        subs, fixed = building_shares(self.groups, self.buildings, alloc, whole)
+        offered = offer_left(self.groups, self.buildings, self.props, alloc, subs)
+        given = {c["id"] for cs in subs.values() for c in cs}
+        for (
+            g
+        ) in self.groups:  # a cluster with racks installed always stands in its building (its racks name it)
+            for c in g.members:
+                if c["id"] in self.home and c["id"] not in given:
+                    subs[self.home[c["id"]]].append(c)
+        self.say(
+            f"round {self.rounds}: master placed {sum(alloc.values()):,.0f} GPUs; {offered} cluster(s) "
+            "it left out offered to the buildings with room"
+        )
+        return alloc, whole, use, subs, fixed
+
+    def fixed_wave(self, alloc, fixed, floor):
+        """Wave 1: each building's fixed demands at least cost, no budget: what they must spend
+        (into ``floor``). The buildings that cannot meet theirs; :data:`_RETRY` when the fixed
+        demands overrun the budgets and the master is recalibrated; the whole model's answer when
+        that changes nothing or the rounds are spent."""
+        s = self.scenario
+        obj = "min_capex" if s.budgets.capex_usd is not None else "min_tco"
+        pending = []
+        for b in self.buildings:
+            exact = [as_exact(c) for c in fixed[b]]
+            text = json.dumps(
+                building_data(self.data, self.bdata[b], exact, f"{s.name}-{b}-fixed", objective=obj)
+            )
+            if fixed[b] and self.committed.get(b, ("", None))[0] != text:
+                pending.append((b, text))
+            elif not fixed[b]:
+                self.committed.pop(b, None)
+        each = _job_limit(
+            self.deadline, len(pending), self.run_args["executor"], self.run_args["workers"], 0.3
+        )
+        jobs = [(b, text, each) for b, text in pending]
+        self.texts.clear()
+        self.texts.update({j[0]: j[1] for j in jobs})
+
+        def spent(r: dict) -> None:
+            p = Plan.model_validate(r["plan"]) if "plan" in r else None
+            ok = p is not None and p.status.has_plan and p.kpis is not None
+            use = {"kw": p.kpis.racks_kw, "capex": p.kpis.capex_usd} if ok else None  # type: ignore[union-attr]
+            self.committed[r["part"]] = (self.texts[r["part"]], use)
+
+        tf = time.perf_counter()
+        run_jobs(solve_part, jobs, spent, **self.run_args)
+        self.stages["fixed_s"] += time.perf_counter() - tf
+        bad = [b for b in self.buildings if fixed[b] and self.committed[b][1] is None]
+        for b in self.buildings:
+            if fixed[b] and self.committed[b][1] is not None:
+                floor[b] = self.committed[b][1]
+        caps = (("kw", s.budgets.it_power_kw), ("capex", s.budgets.capex_usd))
+        over = {w: sum(f[w] for f in floor.values()) - cap for w, cap in caps if cap is not None}
+        if bad or not any(v > 1e-6 for v in over.values()):
+            return bad
+        # the master under-estimated what fixed demands cost: charge them what they do cost
+        changed = recalibrate(self.groups, self.props, alloc, fixed, floor)
+        if not changed or self.rounds >= ROUNDS:
+            by = ", ".join(f"{w} by {v:,.1f}" for w, v in over.items() if v > 0)
+            return self.whole(f"the fixed demands as split exceed the site budgets ({by})")
+        return _RETRY
+
+    def building_wave(self, subs, use, floor) -> list[str]:
+        """Wave 2: every building with a share solves it (within its part of the budgets); the
+        buildings without a plan."""
+        s = self.scenario
+        pending = []
+        flex = {b: {w: max(0.0, use[b][w] - floor[b][w]) for w in ("kw", "capex")} for b in self.buildings}
+        for b in self.buildings:
+            if not subs[b]:
+                self.solved.pop(b, None)
+                continue
+            budgets = {}
+            for w, key in (("kw", "it_power_kw"), ("capex", "capex_usd")):
+                cap = getattr(s.budgets, key)
+                if cap is not None:
+                    rest = max(0.0, cap - sum(f[w] for f in floor.values()))
+                    total_flex = sum(f[w] for f in flex.values())
+                    share = flex[b][w] / total_flex if total_flex > 0 else 1 / len(self.buildings)
+                    budgets[key] = floor[b][w] + rest * share
+            text = json.dumps(
+                building_data(self.data, self.bdata[b], subs[b], f"{s.name}-{b}", budgets or None)
+            )
+            if b not in self.solved or self.solved[b][0] != text:
+                pending.append((b, text))
+        executor = self.run_args["executor"]
+        each = _job_limit(self.deadline, len(pending), executor, self.run_args["workers"])
+        jobs = [(b, text, each) for b, text in pending]
+        self.say(
+            f"round {self.rounds}: {len(jobs)} building solve(s) on {executor}, {each:.0f} s each at most"
+        )
+        self.texts.clear()
+        self.texts.update({j[0]: j[1] for j in jobs})
+
+        def done(r: dict) -> None:
+            p = Plan.model_validate(r["plan"]) if "plan" in r else None
+            self.solved[r["part"]] = (self.texts[r["part"]], p, r.get("error", ""))
+
+        tb = time.perf_counter()
+        run_jobs(solve_part, jobs, done, **self.run_args)
+        self.stages["buildings_s"] += time.perf_counter() - tb
+        self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
+        return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
+
+    def shrink(self, bad: list[str], alloc) -> None:
+        """Buildings that could not host their share offer less: a spanning or as-many-as-fit group
+        a share of its room, others one whole cluster fewer."""
+        for b in bad:
+            for g in self.groups:
+                if (g.id, b) in self.props and alloc.get((g.id, b), 0) > 0:
+                    p = self.props[g.id, b]
+                    cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
+                    whole = max(0, p.whole - (0 if g.spanning else 1))
+                    self.props[g.id, b] = Proposal(cut, whole, p.kw, p.capex, p.tco, p.pflops)
