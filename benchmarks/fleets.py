@@ -3,8 +3,8 @@
 Each fleet is drawn by the shipped generator spec (every cluster distinct: sizes, rack types,
 demands, hop budgets, spread limits) into benchmarks/generated/:
 
-    planner generate-site --spec datasets/fleet-mixed-250k.gen.yaml -o G/fleet-mixed-250k.site.yaml --scenario
-    G/fleet-mixed-250k.yaml
+    planner generate-site --spec datasets/fleet-mixed-250k.gen.yaml \\
+        -o G/fleet-mixed-250k.site.yaml --scenario G/fleet-mixed-250k.yaml
 
 and planned three ways, each in its own process (peak memory is that process's, its worker
 processes reported apart): first-fit (the baseline), the single model, and ``--decompose

@@ -5,8 +5,8 @@ to that run alone. Timings on a shared 2-core machine are noisy: compare them as
 ratios within one run, not across runs.
 
     .venv/bin/python benchmarks/run.py            # the default rows (about 2 minutes on 2 cores)
-    .venv/bin/python benchmarks/run.py --full     # adds per-position, CBC, min_capex and the 1M-GPU scale
-    rows (about 5 minutes more)
+    # adds per-position, CBC, min_capex and the 1M-GPU scale rows (about 5 minutes more):
+    .venv/bin/python benchmarks/run.py --full
     .venv/bin/python benchmarks/run.py --worker plan small-hall aggregated highs 60   # one measurement (JSON)
 
 Scale sites are generated into benchmarks/generated/ (not committed) by the same

@@ -76,8 +76,8 @@ def test_distributed_redundancy_n_minus_1_binds(solver: str) -> None:
     12 kW network rack stands in R01, block (1,2). In racks of 21.4 kW (600 kW = 28.04 racks,
     12 kW = 0.56 rack), with X, Y, Z racks in blocks (1,2), (2,3), (3,1), each UPS carrying one
     block whole and the other half when its partner fails:
-      X + Z/2 ≤ 27.48,  X + Y/2 ≤ 27.48,  Z + X/2 ≤ 27.76,  Y + X/2 ≤ 27.76,  Z + Y/2 ≤ 28.04,  Y + Z/2 ≤
-      28.04.
+      X + Z/2 ≤ 27.48,  X + Y/2 ≤ 27.48,  Z + X/2 ≤ 27.76,
+      Y + X/2 ≤ 27.76,  Z + Y/2 ≤ 28.04,  Y + Z/2 ≤ 28.04.
     (18, 18, 18) = 54 racks fits. 55 needs a 19: X = 19 forces Y, Z ≤ 16; Y = 19 with X = 18 breaks
     Y + X/2 (28 > 27.76) and with X ≤ 17 needs Z ≤ 18 (19 + Z/2 ≤ 28.04), total ≤ 54; Z = 19 alike.
     So the optimum is 54 racks = 864 GPUs. Normal load per UPS is only about half of that: the

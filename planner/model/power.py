@@ -91,10 +91,10 @@ def add_power_constraints(m: Model) -> None:
     :mod:`planner.input.power_model` over the nodes online then), F the fixed loads, R the capacity
     retrofits in effect:
 
-    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) · F_g   (through L_v where v
-    has N-1 limits);
-    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g
-    δ_f(v,g) F_g;
+    normal:   Σ_g a_0(v,g) · P_g − Σ_r add_r · eff_r
+                  ≤ usable_v − Σ_g a_0(v,g) · F_g          (through L_v where v has N-1 limits);
+    N-1:      L_v + Σ_{g hit by f} δ_f(v,g) · P_g − Σ_r add_r · eff_r
+                  ≤ usable_v − Σ_g a_0(v,g) F_g − Σ_g δ_f(v,g) F_g;
 
     with a failover policy in force, racks in the rows a failure hits count at the power their
     policy leaves them: a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P. A redundant group that some
