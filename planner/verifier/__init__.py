@@ -13,7 +13,7 @@ goodput, the blast radius and the backup choice (:mod:`~planner.verifier.reliabi
 the two-stage figures (:mod:`~planner.verifier.futures`).
 
 What both sides still share: the schema (the file formats and their validation), the enums and the
-loader's scenario hash; no optimiser module (``tests/test_imports.py``).
+scenario hash (:mod:`planner.schema.hashing`); no optimiser module (``tests/test_imports.py``).
 ``tests/test_verifier_second_opinion.py`` holds each recount to the optimiser's figures on random
 inputs; ``tests/test_mutants.py`` plants engine bugs the verifier alone must catch.
 
