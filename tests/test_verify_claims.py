@@ -100,6 +100,36 @@ def test_optimal_with_a_gap_beyond_the_request_is_refused(solved) -> None:
     assert "status: optimal needs a gap within 0; the gap is 0.111111" in messages
 
 
+def test_rel_gap_zero_means_proven_to_solver_precision(solved) -> None:
+    """small-hall asks rel_gap 0: a bound a relative 1.1e-8 above the objective (round-off) is
+    optimal; 1e-5 above is not (the tolerance is 1e-6 on the relative gap)."""
+    s, plan = solved
+    assert s.solver.rel_gap == 0
+    near = plan.model_copy(update={"bound": 1080 * (1 + 1.1e-8), "gap": 1.1e-8})
+    assert verify(near, s).ok, verify(near, s).violations
+    far = plan.model_copy(update={"bound": 1080 * (1 + 1e-5), "gap": 1e-5})
+    messages = [str(v) for v in verify(far, s).violations]
+    assert "status: optimal needs a gap within 0; the gap is 1e-05" in messages
+
+
+def test_a_looser_gap_in_the_plan_counts_only_when_the_run_hash_covers_it(solved) -> None:
+    """A plan made with --gap 0.2 is optimal at gap 0.111 when its run hash is the scenario's with
+    those settings; the same settings typed into the plan afterwards are judged by the scenario's 0."""
+    from planner.schema.hashing import run_hash
+
+    s, plan = solved
+    loose = s.solver.model_copy(update={"rel_gap": 0.2})
+    honest = run_hash(s.model_copy(update={"solver": loose}))
+    made = plan.model_copy(
+        update={"bound": 1200.0, "gap": round(120 / 1080, 6), "solver_settings": loose, "run_hash": honest}
+    )
+    assert verify(made, s).ok, verify(made, s).violations
+    typed = made.model_copy(update={"run_hash": plan.run_hash})
+    messages = [str(v) for v in verify(typed, s).violations]
+    assert any(m.startswith(f"run_hash: plan says {plan.run_hash}, the scenario with the plan") for m in messages)
+    assert "status: optimal needs a gap within 0; the gap is 0.111111" in messages
+
+
 @pytest.mark.parametrize(
     ("field", "text"), [("x_m", ".nan"), ("gap", ".nan"), ("cable_length_m", ".inf"), ("position", "true")]
 )

@@ -24,8 +24,17 @@ from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
 from planner.schema import FailoverGain, RackCount, Scenario
-from planner.schema.hashing import scenario_hash
-from planner.solving.core import Progress, ProgressFn, SolveResult, counts_from, evaluate, gap_of, solve
+from planner.schema.hashing import run_hash, scenario_hash
+from planner.solving.core import (
+    Progress,
+    ProgressFn,
+    SolveResult,
+    counts_from,
+    evaluate,
+    gap_of,
+    solve,
+    within_gap,
+)
 from planner.verifier import verify
 from planner.version import __version__
 
@@ -59,6 +68,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         scenario_hash=scenario_hash(s),
         solver=solver,
         solver_settings=s.solver,
+        run_hash=run_hash(s),
         status=result.status,
         optimality=("solver_claim" if result.claimed else "proven")
         if result.status == Status.optimal
@@ -208,7 +218,7 @@ def _with_first_fit(
     if progress:
         progress(Progress(note, elapsed))
     status = (
-        Status.optimal if gap is not None and gap <= m.scenario.solver.rel_gap + 1e-9 else Status.feasible
+        Status.optimal if within_gap(gap, m.scenario.solver.rel_gap) else Status.feasible
     )
     return replace(
         result,
@@ -331,6 +341,7 @@ def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: floa
         scenario_hash=scenario_hash(scenario),
         solver=scenario.solver.name,
         solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
         status=status,
         objective=scenario.objective,
         solve_time_s=round(solve_s, 4),
@@ -464,6 +475,7 @@ def plan_rolling(
         scenario_hash=scenario_hash(scenario),
         solver=scenario.solver.name,
         solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
         status=status,
         mode="rolling",
         objective=scenario.objective,

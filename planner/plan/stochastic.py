@@ -45,7 +45,7 @@ from planner.plan.fill import fill
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario, to_plan
 from planner.schema import Scenario
-from planner.schema.hashing import scenario_hash
+from planner.schema.hashing import run_hash, scenario_hash
 from planner.schema.plan import FutureOutcome, StochasticReport
 from planner.solving.core import Progress, ProgressFn, SolveResult, evaluate, solve
 from planner.version import __version__
@@ -193,6 +193,7 @@ def adapt(
             scenario_hash=scenario_hash(scenario),
             solver=scenario.solver.name,
             solver_settings=scenario.solver,
+            run_hash=run_hash(scenario),
             status=r.status if r.status == Status.infeasible else Status.time_limit,
             objective=scenario.objective,
             notes=[f"{label}: the later phases could not be planned ({r.status.value})"],
@@ -211,6 +212,7 @@ def adapt(
         scenario_hash=scenario_hash(scenario),
         solver=scenario.solver.name,
         solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
         status=Status.feasible,
         objective=scenario.objective,
         objective_value=objective_value(scenario, racks, buys),

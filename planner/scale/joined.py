@@ -19,8 +19,8 @@ from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario
 from planner.scale.bounds import lp_bound, merged
 from planner.schema import Scenario
-from planner.schema.hashing import scenario_hash
-from planner.solving.core import gap_of
+from planner.schema.hashing import run_hash, scenario_hash
+from planner.solving.core import gap_of, within_gap
 from planner.version import __version__
 
 POLISH_S = 5.0
@@ -117,7 +117,8 @@ def _join(
     if relaxed is not None:
         bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
     stages["merged_bound_s"] = time.perf_counter() - tw
-    if bounds[0][0] is None or gap_of(value, bounds[0][0]) > scenario.solver.rel_gap if bounds else True:
+    has_merged = bool(bounds) and bounds[0][0] is not None
+    if not (has_merged and within_gap(gap_of(value, bounds[0][0]), scenario.solver.rel_gap)):
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
         bounds.append((lp_bound(scenario, max(1.0, 0.4 * deadline.left())), "the LP relaxation of the whole"))
@@ -132,13 +133,14 @@ def _join(
     ):
         bound = None  # on the wrong side of a verified plan: not a bound
     gap = None if bound is None else gap_of(value, bound)
-    status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
+    status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
     plan = Plan(
         planner_version=__version__,
         scenario_name=scenario.name,
         scenario_hash=scenario_hash(scenario),
         solver=scenario.solver.name,
         solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
         status=status,
         optimality="proven" if status == Status.optimal else None,
         mode="joint",
@@ -196,7 +198,7 @@ def _polish(
     best = other if better else joined
     value = best.objective_value
     gap = None if bound is None else gap_of(value, bound)
-    status = Status.optimal if gap is not None and gap <= scenario.solver.rel_gap else Status.feasible
+    status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
     who = "the whole model's plan" if better else "the joined plan"
     note = (
         f"decomposition polished: joined {joined.objective_value:,.6g}, whole model "

@@ -430,7 +430,11 @@ class Plan(StrictModel):
     """Solver (highs, cbc, greedy, hand)."""
     solver_settings: SolverSettings | None = None
     """Solver, time limit, gap and threads the plan was made with (the scenario's, or the command
-    line's); not part of the scenario hash. The verifier judges ``optimal`` against this gap."""
+    line's); not part of the scenario hash. The verifier judges ``optimal`` against this gap only
+    when :attr:`run_hash` covers it, else against the scenario's own."""
+    run_hash: Text = ""
+    """First 16 hex digits of the SHA-256 of the scenario with these solver settings
+    (:func:`planner.schema.hashing.run_hash`): the settings are part of the claim."""
     status: Status = Status.not_solved
     """Solve outcome (see :class:`planner.enums.Status`)."""
     objective: Text = ""

@@ -41,6 +41,9 @@ from planner.solving.backends import BackendResult, SolveRequest, from_name
 INT_TOL = 1e-6
 """Largest distance from an integer accepted for an integer variable."""
 OBJ_TOL = 1e-6
+GAP_TOL = 1e-6
+"""Gaps are compared with this absolute slack on the relative gap: ``rel_gap: 0`` means proven to
+the solver's precision (a gap of 1e-8 from floating-point round-off is optimal, 1e-5 is not)."""
 """Relative tolerance between a reported and a recomputed objective."""
 TIE_BREAK_SHARE = 0.5
 """Share of the remaining time the tie-break stages may use together."""
@@ -131,6 +134,11 @@ class Judgement:
     """Optimal on the solver's word: it said so and stated no bound (CBC often prints none)."""
 
 
+def within_gap(gap: float | None, rel_gap: float) -> bool:
+    """True when a gap is known and at most ``rel_gap`` (+ :data:`GAP_TOL`)."""
+    return gap is not None and gap <= rel_gap + GAP_TOL
+
+
 def judge(
     res: BackendResult, objective: pulp.LpAffineExpression, maximise: bool, rel_gap: float
 ) -> Judgement:
@@ -155,7 +163,7 @@ def judge(
         trivial = trivial_bound(objective, maximise)
         vacuous = (bound >= trivial - 1e-9 if maximise else bound <= trivial + 1e-9) and gap_of(
             obj, bound
-        ) > rel_gap + 1e-12
+        ) > rel_gap + GAP_TOL
         if wrong_side:
             doubt = doubt or (
                 f"the solver's bound {bound:,.6g} is on the wrong side of the objective {obj:,.6g} of "
@@ -165,7 +173,7 @@ def judge(
         elif vacuous:
             bound = None
     gap = gap_of(obj, bound) if bound is not None else None
-    proven = not doubt and gap is not None and gap <= rel_gap + 1e-9
+    proven = not doubt and within_gap(gap, rel_gap)
     if res.claims_optimal and res.bound is None and not doubt:
         return Judgement(
             Status.optimal, obj, None, None, claimed=True

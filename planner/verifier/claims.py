@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from planner.enums import LimitKind, Objective, Status
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
-from planner.schema.hashing import scenario_hash
+from planner.schema.hashing import run_hash, scenario_hash
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.reliability_recount import recount_goodput, recount_reliability
@@ -63,6 +63,10 @@ def budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
             Usage(kind=LimitKind.budget, id="it_power_kw", value=k.racks_kw, limit=b.it_power_kw, unit="kW")
         )
 
+
+GAP_TOL = 1e-6
+"""Slack on the relative gap ``optimal`` must be within: ``rel_gap: 0`` is proven to the solver's
+precision (the verifier's own figure; the optimiser's is its own)."""
 
 OBJECTIVE_KPI = {
     Objective.max_gpus: "gpus",
@@ -280,14 +284,31 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
     ):
         what = f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}"
         rep.add("gap", "claim", what)
-    rel_gap = (plan.solver_settings or scenario.solver).rel_gap
+    rel_gap = _judged_gap(plan, scenario, rep)
     claim = plan.status == Status.optimal and plan.optimality == "solver_claim"
     if claim and plan.bound is not None:
         what = "optimal on the solver's word is claimed only when it stated no bound; this plan has one"
         rep.add("optimality", "claim", what)
-    if plan.status == Status.optimal and not claim and (gap is None or gap > rel_gap + 1e-9):
+    if plan.status == Status.optimal and not claim and (gap is None or gap > rel_gap + GAP_TOL):
         shown = "unknown" if gap is None else f"{gap:.6g}"
         rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
+
+
+def _judged_gap(plan: Plan, scenario: Scenario, rep: VerifyReport) -> float:
+    """The gap ``optimal`` is judged against: the plan's solver settings when the run hash covers
+    them (the scenario with those settings hashes to it), else the scenario's own."""
+    settings = plan.solver_settings
+    if settings is None or settings == scenario.solver:
+        return scenario.solver.rel_gap
+    want = run_hash(scenario.model_copy(update={"solver": settings}))
+    if plan.run_hash != want:
+        what = (
+            f"plan says {plan.run_hash or 'nothing'}, the scenario with the plan's solver settings hashes to "
+            f"{want}: the settings are not the ones the plan was made with; judged by the scenario's gap"
+        )
+        rep.add("run_hash", "claim", what)
+        return scenario.solver.rel_gap
+    return settings.rel_gap
 
 
 def scenario_mismatch(plan: Plan, scenario: Scenario) -> str | None:
