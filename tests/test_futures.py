@@ -20,6 +20,7 @@ from planner.schema import Scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS
+from tests.test_refresh import MONEY
 from tests.test_writes import cli
 
 S8 = {
@@ -152,6 +153,62 @@ def test_verify_recomputes_the_expected_figures() -> None:
     assert any("stochastic.vss: claims 9, the futures give 8" in line for line in lines), lines
 
 
+@pytest.fixture(scope="module")
+def hedged():
+    s = hedge()
+    return s, plan_stochastic(s)
+
+
+def _futures(st, **changes):
+    """The report's futures with (id → {field: value}) changes."""
+    return [o.model_copy(update=changes.get(o.id, {})) for o in st.futures]
+
+
+EVIDENCE = [
+    (  # E = 464 stated optimal against a bound 7 % above it
+        {"bound": 496.48, "gap": 0.07},
+        {},
+        "stochastic.status: optimal needs a gap within 0; the gap is 0.07",
+    ),
+    (  # fast's perfect-information figure below what its two-stage plan got
+        {"perfect_expected": 486.0, "evpi": 22.0},
+        {"fast": {"perfect_objective": 600.0, "regret": -8.0}},
+        "future fast: regret -8 is negative: the future's plan beats the plan that knew",
+    ),
+    (
+        {"perfect_expected": 450.0, "evpi": -14.0},
+        {
+            "fast": {"perfect_objective": 600.0, "regret": -8.0},
+            "slow": {"perfect_objective": 400.0, "regret": -16.0},
+        },
+        "stochastic.evpi: EVPI -14 is negative",
+    ),
+    (  # the mean-demand plan scored above the two-stage optimum (as hindsight orders made it)
+        {"mean_expected": 496.0, "vss": -32.0},
+        {"fast": {"mean_objective": 640.0}, "slow": {"mean_objective": 448.0}},
+        "stochastic.vss: VSS -32 is negative beyond the gap 0",
+    ),
+    (
+        {"mean_expected": 496.0, "vss": -32.0},
+        {"fast": {"mean_objective": 640.0}, "slow": {"mean_objective": 448.0}},
+        "stochastic.bound: the mean-demand plan's expected 496 is beyond the bound 464",
+    ),
+]
+
+
+@pytest.mark.parametrize(("report", "futures", "expected"), EVIDENCE)
+def test_two_stage_evidence_that_cannot_be_true_fails_verification(hedged, report, futures, expected) -> None:
+    """Each corruption keeps the arithmetic consistent (E, WS, EEV, EVPI and VSS recomputed from the
+    futures agree), so only the check named can catch it."""
+    s, plan = hedged
+    st = plan.stochastic
+    assert (st.expected_objective, st.bound, st.status) == (464, 464, "optimal")
+    bad = st.model_copy(update={**report, "futures": _futures(st, **futures)})
+    lines = [str(v) for v in verify(plan.model_copy(update={"stochastic": bad}), s).violations]
+    assert any(line.startswith(expected) for line in lines), lines
+    assert not any(".expected_objective" in line or "claims" in line for line in lines), lines
+
+
 def test_a_lead_time_order_is_decided_in_the_first_phase() -> None:
     """32-GPU racks with a lead time of one phase (ordered in p1, standing from p2), one row of 10, two
     phases; future A wants 64 GPUs in p2, B 256 (p = ½ each). The racks standing in p2 were ordered in
@@ -172,6 +229,39 @@ def test_a_lead_time_order_is_decided_in_the_first_phase() -> None:
     lead = base.model_copy(update={"lead_phases": {"d32": 1}})
     assert plan_stochastic(lead).stochastic.expected_objective == 64
     assert plan_stochastic(base).stochastic.expected_objective == 160
+
+
+def test_the_mean_demand_plan_keeps_its_lead_time_orders_so_vss_is_not_negative() -> None:
+    """Min capex, equipment only (racks + $4,200 fabric per GPU): d32 $534,400 for 32 GPUs with a
+    one-phase lead, s8 $183,600 for 8 GPUs now; 20 positions; at least 64 (a) or 256 (b) GPUs in p2.
+    y d32 ordered in p1 serve both futures: a costs 534.4k·y (y ≥ 2), b 534.4k·y + 183.6k·(32 − 4y)
+    (y ≥ 4 for 20 positions), so E = ½(334.4k·y + 5,875.2k), least at y = 4: 3,606,400.
+    Perfect information: a 2 d32 = 1,068,800, b 8 d32 = 4,275,200; WS 2,672,000, EVPI 934,400.
+    The mean-demand plan (160 GPUs) orders 5 d32: a 2,672,000, b 5 d32 + 12 s8 = 4,875,200;
+    EEV 3,773,600, VSS 167,200 (re-ordering in hindsight would give EEV = WS and VSS −934,400)."""
+    s8 = {**S8, "capex_usd": 150_000}
+    futures = [
+        {"id": "a", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 64}}},
+        {"id": "b", "probability": 0.5, "gpus_by_phase": {"c": {"p2": 256}}},
+    ]
+    s = tiny_scenario(
+        [{"id": "R", "positions": 20, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "c", "demand": "at_least", "rack_types": ["d32", "s8"], "gpus_by_phase": {"p2": 64}}],
+        rack_types=[D32, s8],
+        phases=P3[:2],
+        futures=futures,
+        objective="min_capex",
+        costs=MONEY,
+        lead_phases={"d32": 1},
+    )
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"rel_gap": 0.0})})
+    plan = plan_stochastic(s)
+    st = plan.stochastic
+    assert (st.expected_objective, st.perfect_expected, st.evpi) == (3_606_400, 2_672_000, 934_400)
+    assert [o.mean_objective for o in st.futures] == [2_672_000, 4_875_200]
+    assert (st.mean_expected, st.vss) == (3_773_600, 167_200)
+    assert verify(plan, s).ok
 
 
 @pytest.mark.parametrize(

@@ -151,6 +151,11 @@ def test_an_edited_order_book_is_rejected() -> None:
     assert "orders: the order book differs from the one the racks and retrofits give" in [
         str(v) for v in verify(edited, s).violations
     ]
+    deleted = plan.model_copy(update={"orders": []})
+    assert (
+        "orders: the plan states no order book, yet lead times apply: the racks and retrofits give 1 orders"
+        in [str(v) for v in verify(deleted, s).violations]
+    )
 
 
 def test_the_phases_page_shows_the_order_book_and_the_supply_used() -> None:

@@ -126,7 +126,9 @@ def test_a_looser_gap_in_the_plan_counts_only_when_the_run_hash_covers_it(solved
     assert verify(made, s).ok, verify(made, s).violations
     typed = made.model_copy(update={"run_hash": plan.run_hash})
     messages = [str(v) for v in verify(typed, s).violations]
-    assert any(m.startswith(f"run_hash: plan says {plan.run_hash}, the scenario with the plan") for m in messages)
+    assert any(
+        m.startswith(f"run_hash: plan says {plan.run_hash}, the scenario with the plan") for m in messages
+    )
     assert "status: optimal needs a gap within 0; the gap is 0.111111" in messages
 
 
@@ -213,6 +215,18 @@ def test_the_failover_gain_is_backed_by_a_witness_the_verifier_checks() -> None:
     )
     found = [str(v) for v in verify(fake, s).violations]
     assert found
+    for status, gpus in ((Status.time_limit, 864), (Status.feasible, None)):
+        lines = [
+            str(v)
+            for v in verify(
+                plan.model_copy(
+                    update={"failover": g.model_copy(update={"strict_status": status, "strict_gpus": gpus})}
+                ),
+                s,
+            ).violations
+        ]
+        said = "has no plan, yet it states strict N-1 GPUs" if gpus else "has a plan, yet no strict N-1 GPUs"
+        assert f"failover.strict_status: strict_status {status.value} {said}" in " | ".join(lines), lines
     assert all(f.startswith("failover.strict_racks: under strict N-1: ") for f in found)
     assert any("when" in f and "fails" in f for f in found)
 

@@ -37,7 +37,7 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
             "reliability": None,
             "phases": [],
             "stranded": [],
-            "orders": [],
+            "orders": order_book(scenario, plan.racks, plan.retrofits),
         }
     )
     rep = verify(bare, scenario)
@@ -58,7 +58,6 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
             "utilisation": rep.usage,
             "reliability": reliability,
             "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage),
-            "orders": order_book(scenario, plan.racks, plan.retrofits),
             "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
         }
     ), rep

@@ -217,9 +217,7 @@ def _with_first_fit(
     note = f"{why}; returning the first-fit plan ({obj:,.6g}), which meets every demand"
     if progress:
         progress(Progress(note, elapsed))
-    status = (
-        Status.optimal if within_gap(gap, m.scenario.solver.rel_gap) else Status.feasible
-    )
+    status = Status.optimal if within_gap(gap, m.scenario.solver.rel_gap) else Status.feasible
     return replace(
         result,
         status=status,

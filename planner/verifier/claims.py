@@ -94,10 +94,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     want_r = _kpi_claims(plan, scenario, rep, stranded)
     _utilisation_claims(plan, rep)
     _phase_claims(plan, scenario, rep)
-    if plan.orders and [o.model_dump() for o in plan.orders] != [
-        o.model_dump() for o in recount_orders(scenario, plan)
-    ]:  # a plan that states no order book claims none
-        rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
+    _order_claims(plan, scenario, rep)
     _fabric_claims(plan, scenario, rep)
     if plan.reliability is not None and want_r is not None:
         _reliability_claims(plan, want_r, rep)
@@ -294,6 +291,21 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
         rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
 
 
+def _order_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """The order book is the one the racks and retrofits give; a plan may leave it out only where
+    nothing is ordered ahead (no rack type with a lead time, no retrofit bought)."""
+    want = recount_orders(scenario, plan)
+    ahead = any(v > 0 for v in scenario.lead_phases.values()) or bool(plan.retrofits)
+    if not plan.orders and want and ahead:
+        what = (
+            "the plan states no order book, yet lead times apply: the racks and retrofits give "
+            f"{len(want)} orders"
+        )
+        rep.add("orders", "claim", what)
+    elif plan.orders and [o.model_dump() for o in plan.orders] != [o.model_dump() for o in want]:
+        rep.add("orders", "claim", "the order book differs from the one the racks and retrofits give")
+
+
 def _judged_gap(plan: Plan, scenario: Scenario, rep: VerifyReport) -> float:
     """The gap ``optimal`` is judged against: the plan's solver settings when the run hash covers
     them (the scenario with those settings hashes to it), else the scenario's own."""
@@ -344,6 +356,13 @@ def failover_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     plan under strict N-1 with the GPUs and objective stated, and the gains are the differences."""
     g = plan.failover
     assert g is not None
+    if g.strict_status.has_plan != (g.strict_gpus is not None):
+        what = f"strict_status {g.strict_status.value} " + (
+            "has a plan, yet no strict N-1 GPUs are stated"
+            if g.strict_status.has_plan
+            else "has no plan, yet it states strict N-1 GPUs"
+        )
+        rep.add("failover.strict_status", "claim", what)
     if g.strict_gpus is None:
         if g.gain_gpus is not None or g.strict_racks:
             rep.add("failover", "claim", "a gain without the strict N-1 GPUs it is measured against")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from planner.enums import Objective
+from planner.enums import Objective, Status
 from planner.schema import Plan, Scenario
 from planner.schema.plan import StochasticReport
 from planner.verifier.report import VerifyReport, Violation, close, fmt
@@ -87,6 +87,7 @@ def future_checks(
             )
         _outcome_checks(o, scenario, rep)
     again = expected_figures(scenario, st)
+    _two_stage_claims(plan, again, scenario, rep)
     for name in (
         "expected_objective",
         "expected_tco_usd",
@@ -100,6 +101,81 @@ def future_checks(
             what = f"claims {a if a is None else fmt(a)}, the futures give {b if b is None else fmt(b)}"
             rep.add(f"stochastic.{name}", name, what)
     return rep
+
+
+GAP_TOL = 1e-6
+"""Slack on relative gaps and on the signs of regret, EVPI and VSS (as for a plan's gap)."""
+
+
+def _two_stage_claims(plan: Plan, again: StochasticReport, scenario: Scenario, rep: VerifyReport) -> None:
+    """The two-stage status, bound and gap against the expected objective recomputed from the
+    futures, and the signs every true figure has: no future beats the plan that knew it (regret
+    ≥ 0), EVPI ≥ 0, and no plan of the two-stage model (the mean-demand plan adapted to every future
+    is one) beats its bound, nor beats an optimal plan (VSS ≥ 0), each up to the gaps stated."""
+    st = plan.stochastic
+    assert st is not None
+    rel_gap = scenario.solver.rel_gap
+    if plan.solver_settings is not None and plan.solver_settings.rel_gap > rel_gap:
+        rel_gap = plan.solver_settings.rel_gap  # its run hash is checked with the top-level plan
+    e = again.expected_objective
+    sign = 1.0 if Objective(scenario.objective).maximise else -1.0
+    if e is not None:
+        _bound_and_gap(st, e, sign, rel_gap, rep)
+    for o in st.futures:
+        if o.regret is not None and o.regret < -_slack(rel_gap, o.perfect_objective):
+            what = (
+                f"regret {fmt(o.regret)} is negative: the future's plan beats the plan that knew the "
+                f"future ({fmt(o.perfect_objective)}), so that figure is no perfect-information optimum"
+            )
+            rep.add(f"future {o.id}", "regret", what)
+    if again.evpi is not None and again.evpi < -_slack(rel_gap, e):
+        rep.add("stochastic.evpi", "sign", f"EVPI {fmt(again.evpi)} is negative: knowing the future lost")
+    if again.vss is not None and e is not None:
+        gap = max(st.gap or 0.0, rel_gap) if st.bound is not None else rel_gap
+        if again.vss < -_slack(gap, e):
+            what = (
+                f"VSS {fmt(again.vss)} is negative beyond the gap {gap:g}: the mean-demand plan adapted to "
+                "each future is a plan of the two-stage model and beats it"
+            )
+            rep.add("stochastic.vss", "sign", what)
+    if st.bound is not None and again.mean_expected is not None:
+        if sign * (again.mean_expected - st.bound) > _slack(0.0, st.bound):
+            what = (
+                f"the mean-demand plan's expected {fmt(again.mean_expected)} is beyond the bound "
+                f"{fmt(st.bound)}: a plan of the model cannot beat its bound"
+            )
+            rep.add("stochastic.bound", "bound", what)
+
+
+def _slack(rel: float, ref: float | None) -> float:
+    return (rel + GAP_TOL) * max(1.0, abs(ref or 0.0))
+
+
+def _bound_and_gap(st: StochasticReport, e: float, sign: float, rel_gap: float, rep: VerifyReport) -> None:
+    """Bound on the right side of E, the gap from both, optimal only within the gap (or on the
+    solver's word when it stated no bound)."""
+    if st.bound is not None and sign * (e - st.bound) > _slack(0.0, e):
+        rep.add("stochastic.bound", "bound", f"bound {fmt(st.bound)} is on the wrong side of E = {fmt(e)}")
+    gap = abs(st.bound - e) / max(abs(e), 1.0) if st.bound is not None else None
+    if (st.gap is None) != (gap is None) or (gap is not None and not close(st.gap, gap, rel=1e-4, abs_=1e-6)):
+        rep.add(
+            "stochastic.gap",
+            "gap",
+            f"claims {st.gap}, its bound and E give {gap if gap is None else round(gap, 9)}",
+        )
+    if st.status == Status.optimal:
+        claim = st.optimality == "solver_claim"
+        if claim and st.bound is not None:
+            rep.add("stochastic.optimality", "claim", "optimal on the solver's word, yet it states a bound")
+        elif not claim and (gap is None or gap > rel_gap + GAP_TOL):
+            shown = "unknown" if gap is None else f"{gap:.6g}"
+            rep.add(
+                "stochastic.status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}"
+            )
+    elif st.optimality is not None:
+        rep.add(
+            "stochastic.optimality", "claim", f"status {st.status.value} cannot be '{st.optimality}' optimal"
+        )
 
 
 def _shown_future(plan: Plan, scenario: Scenario, rep: VerifyReport):
