@@ -91,6 +91,31 @@ def solved(s: Scenario):
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
+def test_a_two_year_life_from_new_year_2026_retires_in_2028_by_the_calendar(solver: str) -> None:
+    """Old racks placed in p1 (2026-01-01) with a 2-year life end on 2028-01-01, the day p2 starts
+    (730 days: 1.9986 years of 365.25 days, which once kept them to 2030): they retire at p2 and 4 new
+    racks stand from p2: 32 + 128 + 128 = 288 GPU-phases. Money by hand: capex 534,400 + 2,137,600,
+    removal 40,000, no residual (the old racks are written off, the new ones placed at year 2 with a
+    4-year life are written off at year 6): TCO 2,712,000. The verifier counts the calendar itself:
+    a plan that keeps the old racks to p3 is refused."""
+    plan = solved(hall(old_life=2, solver=solver))
+    assert plan.objective_value == 288
+    assert sorted((r.position, r.rack_type, r.phase, r.retired) for r in plan.racks) == [
+        (i, t, ph, gone) for i in range(4) for t, ph, gone in (("new", "p2", None), ("old", "p1", "p2"))
+    ]
+    assert plan.kpis.tco_usd == 2_712_000
+    kept = plan.model_copy(
+        update={
+            "racks": [
+                r.model_copy(update={"retired": "p3"}) if r.rack_type == "old" else r for r in plan.racks
+            ]
+        }
+    )
+    lines = [str(v) for v in verify(kept, hall(old_life=2, solver=solver)).violations]
+    assert "racks[0] (R/0): says retired from p3; its service life ends in p2" in lines, lines
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
 def test_racks_are_replaced_when_their_life_ends(solver: str) -> None:
     """p1 wants 32 GPUs and only old racks exist: 4 of them fill the row. With a 4-year life they
     retire at p3 (year 4) and 4 new racks take their positions: 32 + 32 + 128 = 192 GPU-phases.

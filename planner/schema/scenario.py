@@ -3,8 +3,11 @@ objective, budgets, phases, retrofits, installed racks, fabric designs and solve
 
 from __future__ import annotations
 
+import calendar
 import functools
+import math
 from collections.abc import Iterable, Mapping
+from datetime import date, timedelta
 from types import MappingProxyType
 from typing import Annotated, Literal
 
@@ -226,13 +229,29 @@ class SwitchSupply(StrictModel):
     """Where the figure comes from."""
 
 
+def life_end(start: date, years: float) -> date:
+    """The day a service life of ``years`` begun on ``start`` ends, by the calendar: whole months
+    (12 a year) added month by month (the 31st becomes the month's last day), the rest of a month as
+    that share of the next month's days. A 2-year life from 2026-01-01 ends 2028-01-01."""
+    months = years * 12
+    whole = math.floor(months + 1e-9)
+    y, m = divmod(start.month - 1 + whole, 12)
+    year, month = start.year + y, m + 1
+    end = date(year, month, min(start.day, calendar.monthrange(year, month)[1]))
+    rest = months - whole
+    if rest > 1e-9:
+        end += timedelta(days=math.ceil(rest * calendar.monthrange(year, month)[1] - 1e-9))
+    return end
+
+
 class ServiceLife(StrictModel):
     """How long racks of a type serve (§17 refresh)."""
 
     years: Float = Field(gt=0, le=100)
-    """Service life, years: a rack retires at the first phase starting at least this long after the
-    phase it was placed in (its position, power, cooling and pod ports are free from then), and its
-    equipment capex depreciates straight-line over it (book value at the horizon credited in TCO)."""
+    """Service life, years: a rack retires at the first phase starting on or after the day its life
+    ends by the calendar (:func:`life_end`, counted from the start of the phase it was placed in;
+    its position, power, cooling and pod ports are free from then), and its equipment capex
+    depreciates straight-line over it (book value at the horizon credited in TCO)."""
     removal_cost_usd: NonNegFloat = 0
     """Cost of taking one rack out when it retires, USD (de-installation, transport, disposal), paid
     in the phase it retires."""
@@ -493,9 +512,9 @@ class Scenario(StrictModel):
         order = self.phase_at
         if placed not in order:
             return None
-        start = self.phases[order[placed]].start
+        end = life_end(self.phases[order[placed]].start, life.years)
         for i in range(order[placed] + 1, len(self.phases)):
-            if (self.phases[i].start - start).days / 365.25 >= life.years - 1e-9:
+            if self.phases[i].start >= end:
                 return i
         return None
 

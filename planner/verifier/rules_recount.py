@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from datetime import date, timedelta
 
 from planner.schema import PlacedRack, RackType, Scenario
 
@@ -69,15 +70,30 @@ def start_years(scenario: Scenario) -> list[float]:
 
 
 def retired_at(scenario: Scenario, rack_type: str, phase: str | None) -> int | None:
-    """Index of the first phase starting at least the type's service life after ``phase`` starts:
-    the rack no longer stands from then; None when it stands to the end."""
+    """Index of the first phase starting on or after the day the type's service life, begun when
+    ``phase`` starts, ends by the calendar: the rack no longer stands from then; None when it stands
+    to the end."""
     life = scenario.service_life.get(rack_type)
     at = phase_index(scenario).get(phase or "")
     if life is None or at is None:
         return None
-    starts = start_years(scenario)
-    later = [i for i in range(at + 1, len(starts)) if starts[i] - starts[at] + 1e-9 >= life.years]
+    ends = _calendar_end(scenario.phases[at].start, life.years)
+    later = [i for i in range(at + 1, len(scenario.phases)) if scenario.phases[i].start >= ends]
     return later[0] if later else None
+
+
+def _calendar_end(start: date, years: float) -> date:
+    """The verifier's own calendar: ``years`` as months (12 a year) stepped one at a time from
+    ``start`` (a day past the month's end becomes its last day), a part month as that share of the
+    landing month's days, rounded up."""
+    months = round(years * 12, 9)
+    y, m = start.year, start.month
+    for _ in range(int(months)):
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    last = (date(y + (m == 12), m % 12 + 1, 1) - timedelta(days=1)).day
+    end = date(y, m, min(start.day, last))
+    part = months - int(months)
+    return end + timedelta(days=math.ceil(part * last - 1e-9)) if part > 1e-9 else end
 
 
 def arrived_kw(scenario: Scenario, index: int) -> float | None:
