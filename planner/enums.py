@@ -49,6 +49,13 @@ class Objective(StrEnum):
         """Unit of the objective value."""
         return {"max_gpus": "GPUs", "max_pflops": "PFLOPS", "min_capex": "USD", "min_tco": "USD"}[self.value]
 
+    def unit_for(self, phased: bool) -> str:
+        """Unit of the objective value of a scenario: with phases a max objective sums what stands
+        in every phase (GPU-phases, PFLOPS-phases); money stays USD."""
+        if phased and self.maximise:
+            return {"max_gpus": "GPU-phases", "max_pflops": "PFLOPS-phases"}[self.value]
+        return self.unit
+
 
 class SolverName(StrEnum):
     """MILP solvers the planner can run (see :mod:`planner.solving.backends`)."""

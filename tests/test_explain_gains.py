@@ -10,6 +10,7 @@ import pytest
 from planner.explainer import explain_feasible
 from planner.input.loader import load_scenario
 from planner.plan.pipeline import plan_scenario
+from planner.schema import Scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
@@ -56,3 +57,65 @@ def test_demand_bound_plan_says_so_and_gains_are_never_negative() -> None:
     assert all(r.gain is None or r.gain == 0 for r in ex.relaxations)
     assert "-0" not in ex.render()
     assert "→ -" not in ex.render()
+
+
+def test_fleet_expansion_names_the_hall_positions_that_hold_it() -> None:
+    """Both halls use every position; the as-many-as-fit H100 cluster and the NVL72 cluster (1,152
+    wanted from q3, 1,080 placed) are short, so a limit binds. B2-H1 by hand: rows of 4 + 4 less the
+    pod's network rack = 7 positions, 7 NVL72 racks (132 kW each on two 700 kW × 0.8 = 560 kW
+    busways). +10 % adds one position to each row; in B2-R2 a fifth rack would put 660 kW on the
+    surviving busway (> 560), in B2-R1 a fourth puts 3 × 132 + 12 (network rack) + 132 = 540 ≤ 560;
+    liquid 8 × 112.2 ≤ 1,200 and air 8 × 19.8 + 12 ≤ 200 kW hold. One more rack from q3: 72 GPUs ×
+    2 phases = +144 GPU-phases."""
+    s = load_scenario(DATASETS / "fleet-expansion.yaml")
+    ex = explain_feasible(s, plan_scenario(s))
+    text = ex.render()
+    assert "no limit binds" not in text
+    assert (
+        "  - hall positions B2-H1: 7 of 7 positions used (100.0%); hall B2-H1 +2 positions → +144 GPU-phases"
+        in text
+    )
+    b1 = next(r for r in ex.relaxations if r.ident == "B1-H1")
+    assert (b1.kind, b1.used, b1.limit, b1.step) == ("hall_positions", 79, 79, "hall B1-H1 +14 positions")
+    assert b1.gain > 0
+
+
+def _one_row(cluster: dict) -> Scenario:
+    """One row of 4 positions (the pod's network rack stands in the 1-position row NET): 8-GPU racks,
+    power and cooling to spare."""
+    from tests.conftest import tiny_scenario
+
+    rack = {
+        "id": "s8",
+        "servers_per_rack": 1,
+        "gpus_per_server": 8,
+        "gpu_power_w": 500,
+        "weight_kg": 300,
+        "capex_usd": 1,
+    }
+    return tiny_scenario(
+        [{"id": "R", "positions": 4, "feeds": ["F"]}],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"rack_types": ["s8"], "id": "c", **cluster}],
+        rack_types=[rack],
+    )
+
+
+def test_no_limit_binds_when_every_cluster_got_all_it_asked() -> None:
+    """Exactly 16 GPUs: two racks in four positions, nothing full."""
+    s = _one_row({"demand": "exact", "gpus": 16})
+    ex = explain_feasible(s, plan_scenario(s))
+    assert [f.text for f in ex.findings] == [
+        "cluster c at its GPU cap; no limit binds: every cluster got all it asked; demand, not capacity, "
+        "decides this plan"
+    ]
+
+
+def test_as_many_as_fit_is_held_by_the_positions_by_hand() -> None:
+    """As many as fit: 4 racks fill the row (32 GPUs). +10 % lengthens R by ⌈0.4⌉ = 1 and NET by
+    ⌈0.1⌉ = 1 position (its network rack's spot stays taken): 2 more racks, +16 GPUs."""
+    s = _one_row({"demand": "max"})
+    ex = explain_feasible(s, plan_scenario(s))
+    assert ex.render().splitlines()[1] == (
+        "  - hall positions H1: 4 of 4 positions used (100.0%); hall H1 +2 positions → +16 GPUs"
+    )

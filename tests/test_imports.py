@@ -87,6 +87,7 @@ BASE = (
     "planner.errors",
     "planner.clock",
     "planner.fileio",
+    "planner.cells",
     "planner.yamlio",
     "planner.version",
 )

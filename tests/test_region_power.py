@@ -77,7 +77,7 @@ def test_explain_names_the_power_arrival_that_binds() -> None:
         ("power arrival p1", "p1: +10 kW more interconnect", 16.0),
     }
     assert (
-        "  - power arrival p2: 187.2 of 200 kW used (93.6%); p2: +20 kW more interconnect → +16 GPUs"
+        "  - power arrival p2: 187.2 of 200 kW used (93.6%); p2: +20 kW more interconnect → +16 GPU-phases"
         in ex.render()
     )
 

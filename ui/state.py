@@ -292,7 +292,7 @@ def explain_binding(text: str, scenario: Scenario, plan: Plan) -> dict:
         _keep(key, entry)
     if "binding" not in entry:
         ex = explain_feasible(scenario, plan, time_limit_s=min(scenario.solver.time_limit_s, 20))
-        unit = Objective(scenario.objective).unit
+        unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
         rows = [
             {
                 "limit": r.label,

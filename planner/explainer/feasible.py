@@ -26,6 +26,10 @@ TOP = 5
 """Candidates re-solved one by one (then all together)."""
 RELAXERS = {rows.kind: rows.relax for rows in limit_rows().values() if rows.relax is not None}
 """Limit kind → its relaxation step, as the families declare them (:mod:`planner.model.registry`)."""
+ALIASES = {LimitKind.hall_positions: LimitKind.row_positions}
+"""Limits the plan reports whose model rows are of another kind: a hall's positions are the sum of
+its rows' (relaxed by lengthening them)."""
+RELAXERS.update({k: RELAXERS[v] for k, v in ALIASES.items() if v in RELAXERS})
 RELAXABLE = tuple(RELAXERS)
 PER_PHASE = tuple(k for k in RELAXABLE if k.per_phase)
 """Limits stated per phase: relaxed in the phase they bind (their element names it)."""
@@ -135,12 +139,15 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
     out: dict[tuple[str, str], float] = {}
     if not res.duals:
         return out
+    hall_of = {rid: ref.hall for rid, ref in m.ix.rows.items()}
     for lim in m.limits.values():
         if lim.kind in RELAXABLE:
             d = abs(res.duals.get(lim.name, 0.0))
             if d > 1e-9:
-                ident = _per_phase_ident(lim.kind, lim.ident, lim.key.phase)
-                out[lim.kind, ident] = out.get((lim.kind, ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
+                kind, ident = lim.kind, _per_phase_ident(lim.kind, lim.ident, lim.key.phase)
+                if kind == LimitKind.row_positions:  # a row's positions count toward its hall's
+                    kind, ident = LimitKind.hall_positions, hall_of.get(ident.split("@")[0], ident)
+                out[kind, ident] = out.get((kind, ident), 0.0) + d * STEP * (lim.limit + lim.fixed)
     return out
 
 
@@ -200,7 +207,7 @@ def explain_feasible(
     """Which limits bind and what relaxing each buys: screen every used limit with LP duals, re-solve
     the most promising (each from the base plan, same settings and gap), then all of them together."""
     limit_s = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
-    unit = Objective(scenario.objective).unit
+    unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
     screen = dual_screen(scenario, limit_s)
     cands = _candidates(scenario, plan, screen)
     chosen = cands[:top]
@@ -216,13 +223,7 @@ def explain_feasible(
     joint = [c for c in chosen if c.step]
     if len(joint) > 1:
         findings.append(_joint_finding(scenario, plan, joint, limit_s, unit, progress))
-    capped = _clusters_at_cap(scenario, plan)
-    if capped and all((c.gain or 0.0) <= 1e-9 for c in chosen):
-        its = "its" if len(capped) == 1 else "their"
-        what = f"{_names(capped)} at {its} GPU cap: demand, not capacity, decides this plan"
-        findings.insert(0, Finding("note", "demand", what))
-    elif not cands:
-        findings.append(Finding("note", "", "no limit binds: demand, not capacity, decides this plan"))
+    findings[:0] = _demand_findings(scenario, plan, cands, chosen)
     gpus = plan.kpis.gpus if plan.kpis else 0
     head = (
         f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation "
@@ -318,6 +319,80 @@ def _joint_finding(
     return Finding(
         "note", "joint", f"relaxing {names} together by one step → {_gain_text(g, up)} {unit}", g, unit
     )
+
+
+def _demand_findings(
+    scenario: Scenario, plan: Plan, cands: list[Relaxation], chosen: list[Relaxation]
+) -> list[Finding]:
+    """What demand says: "no limit binds" only when every cluster got all it asked in every phase
+    and no relaxation gains; a cluster short of its ask with nothing found to relax is said so,
+    with the limits used to the full."""
+    short = _short_clusters(scenario, plan)
+    gains = any((c.gain or 0.0) > 1e-9 for c in chosen)
+    if not short:
+        if gains:
+            return []
+        capped = _clusters_at_cap(scenario, plan)
+        what = "no limit binds: every cluster got all it asked; demand, not capacity, decides this plan"
+        if capped:
+            its = "its" if len(capped) == 1 else "their"
+            what = f"{_names(capped)} at {its} GPU cap; " + what
+        return [Finding("note", "demand", what)]
+    if gains or cands:
+        return []
+    full = sorted(
+        f"{LimitKind(u.kind).words} {u.id}"
+        for u in plan.utilisation or []
+        if u.limit > 0 and u.worst_share >= BINDING_SHARE
+    )
+    told = "; ".join(_short_text(*x) for x in short[:4]) + (
+        f"; … {len(short) - 4} more" if len(short) > 4 else ""
+    )
+    what = f"demand is not met ({told}), yet no limit relaxed by one step was found to buy more" + (
+        f"; used to the full: {', '.join(full[:8])}" if full else ""
+    )
+    return [Finding("note", "demand", what)]
+
+
+def _short_text(cluster: str, phase: str | None, got: int, want: int | None) -> str:
+    at = f" in {phase}" if phase else ""
+    return f"{cluster} {got:,} GPUs{at}, " + ("as many as fit asked" if want is None else f"{want:,} asked")
+
+
+def _short_clusters(scenario: Scenario, plan: Plan) -> list[tuple[str, str | None, int, int | None]]:
+    """(cluster, phase, GPUs standing, GPUs asked; None: as many as fit) wherever a cluster got less
+    than it asked: a max cluster without a figure always asks for more."""
+    types = scenario.catalog.by_id()
+    phases = [p.id for p in scenario.phases] or [None]
+    out = []
+    for i, ph in enumerate(phases):
+        standing = scenario.standing(plan.racks, i) if ph else plan.racks
+        got: dict[str, int] = {}
+        for r in standing:
+            if not r.spare and r.rack_type in types:
+                got[r.cluster] = got.get(r.cluster, 0) + types[r.rack_type].gpus
+        for c in scenario.clusters:
+            want = _asked(c, phases, i)
+            if want == -1:
+                continue  # wants none yet
+            if want is None or got.get(c.id, 0) < want:
+                out.append((c.id, ph, got.get(c.id, 0), want))
+    return out
+
+
+def _asked(c, phases: list[str | None], i: int) -> int | None:
+    """GPUs cluster c asks for in phase i: its figure (the last named by ``gpus_by_phase`` by then;
+    -1 before the first), None when it asks for as many as fit."""
+    if c.gpus_by_phase:
+        named = [c.gpus_by_phase[p] for p in phases[: i + 1] if p in c.gpus_by_phase]
+        if not named:
+            return -1
+        want = named[-1]
+    else:
+        want = c.gpus
+    if want is None:
+        return None if c.demand == Demand.max else -1
+    return want
 
 
 def _clusters_at_cap(scenario: Scenario, plan: Plan) -> list[str]:

@@ -15,6 +15,7 @@ from planner.model.core import Model
 from planner.model.keys import LimitKey, lp_name
 from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
+from planner.model.space import relax_positions
 from planner.rules.fabric_sizing import (
     building_km,
     km_between,
@@ -89,7 +90,10 @@ def _position_links(
 @declare(
     "fabric",
     needs=(add_count_variables,),
-    limits={"fabric_size": LimitRows(LimitKind.fabric), "space": LimitRows(LimitKind.row_positions)},
+    limits={
+        "fabric_size": LimitRows(LimitKind.fabric),
+        "space": LimitRows(LimitKind.row_positions, relax_positions),
+    },
 )
 def add_fabric_constraints(m: Model) -> None:
     """Designed fabrics (§13, :mod:`planner.rules.fabric_sizing`), per cluster c on designs D_c (a choice

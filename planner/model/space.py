@@ -4,6 +4,7 @@ exists only where its rack type fits."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import pulp
@@ -53,7 +54,31 @@ def add_fixed_loads(m: Model) -> None:
             m.fixed_heat[row.liquid_loop] = m.fixed_heat.get(row.liquid_loop, 0.0) + liquid
 
 
-@declare("space", needs=(add_count_variables,), limits={"space": LimitRows(LimitKind.row_positions)})
+def relax_positions(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named row, and every rack row of each named hall, × (1 + step) positions, rounded up
+    (at least one more): the row runs on at its pitch. No price: lengthening rows is a building
+    change the planner cannot cost."""
+    steps = []
+    for bld in data["site"]["buildings"]:
+        for h in bld["halls"]:
+            grow = [r for r in h["rows"] if not r.get("network") and (r["id"] in idents or h["id"] in idents)]
+            if not grow:
+                continue
+            added = 0
+            for r in grow:
+                add = max(1, math.ceil(r["positions"] * step))
+                r["positions"] += add
+                added += add
+            where = f"hall {h['id']}" if h["id"] in idents else "row " + ", ".join(r["id"] for r in grow)
+            steps.append(f"{where} +{added} positions")
+    return steps, None
+
+
+@declare(
+    "space",
+    needs=(add_count_variables,),
+    limits={"space": LimitRows(LimitKind.row_positions, relax_positions)},
+)
 def add_space_constraints(m: Model) -> None:
     """Space: Σ_{t,G,p} w_t · n[k,t,G,p] ≤ size_k for every class k, w_t the positions a rack type
     takes (1, or a multi-rack unit's width); racks never leave, so the last phase's count bounds

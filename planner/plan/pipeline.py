@@ -407,7 +407,7 @@ def failover_gain(
 
 def failover_text(scenario: Scenario, g: FailoverGain) -> str:
     """The plan's note on the failover gain."""
-    unit = Objective(scenario.objective).unit
+    unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
     if g.strict_gpus is None:
         if g.strict_status == Status.infeasible:
             return (
