@@ -44,10 +44,15 @@ def safe_rows(rows: list[dict]) -> list[dict]:
 
 
 def safe_frame(df):
-    """A pandas DataFrame with every text cell (and column name) made safe; numbers untouched."""
+    """A pandas DataFrame with every text cell, column name and index label made safe; numbers
+    untouched."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype == object or str(out[c].dtype) == "string":
+        if is_object_dtype(out[c]) or is_string_dtype(out[c]):
             out[c] = out[c].map(safe_cell)
     out.columns = [safe_cell(c) if isinstance(c, str) else c for c in out.columns]
+    if is_object_dtype(out.index) or is_string_dtype(out.index):
+        out.index = out.index.map(safe_cell)
     return out

@@ -190,3 +190,43 @@ def test_compare_and_diff_say_first_when_plans_answer_different_scenarios(
     out = capsys.readouterr().out.splitlines()
     assert not out[0].startswith("note:")
     assert next(line for line in out if line.startswith("gpus ")).split()[1:] == ["1,080", "1,080", "+0"]
+
+
+def test_a_formula_in_free_text_is_neutralised_in_every_export(tmp_path: Path) -> None:
+    """The catalog's free-text manufacturer reaches the NetBox CSV; a sweep's varied text reaches the
+    results table: a leading = + - @ tab or CR gets an apostrophe, CR, LF and ESC become spaces."""
+    import openpyxl
+
+    from planner.batch.sweep import grid_sweep, run_batch
+    from planner.cells import safe_cell, safe_frame
+    from planner.plan.exports import export_plan
+    from tests.conftest import small_hall_data
+
+    evil = '=HYPERLINK("http://example.invalid","x")\r\n\x1b[2J'
+    s = load_scenario(DATASETS / "small-hall.yaml")
+    types = [t.model_copy(update={"manufacturer": evil}) for t in s.catalog.rack_types]
+    s = s.model_copy(update={"catalog": s.catalog.model_copy(update={"rack_types": types})})
+    plan = plan_scenario(s)
+    export_plan(plan, s, "netbox", tmp_path / "nb.csv")
+    text = (tmp_path / "nb.csv").read_text()
+    assert "\x1b" not in text and "\r" not in text
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == len(plan.racks)
+    assert {r["manufacturer"] for r in rows} == {'\'=HYPERLINK("http://example.invalid","x")   [2J'}
+    export_plan(plan, s, "xlsx", tmp_path / "p.xlsx")
+    wb = openpyxl.load_workbook(tmp_path / "p.xlsx")
+    assert not any(
+        isinstance(c.value, str) and c.value.startswith(("=", "@", "+"))
+        for ws in wb
+        for row in ws
+        for c in row
+    )
+    data = small_hall_data()
+    rows = run_batch(grid_sweep("cells", data, {"description": ["@SUM(A1)", "-1+2"]}), tmp_path / "sweep")
+    table = (tmp_path / "sweep" / "results.csv").read_text()
+    assert "'@SUM(A1)" in table and "'-1+2" in table and len(rows) == 2
+    assert [safe_cell(v) for v in ("+5", "-0.5", "\tx", 3)] == ["+5", "-0.5", "' x", 3]
+    import pandas as pd
+
+    frame = safe_frame(pd.DataFrame({"v": ["=1"]}, index=["@plan"]))
+    assert (frame.index.tolist(), frame["v"].tolist()) == (["'@plan"], ["'=1"])

@@ -117,6 +117,26 @@ def test_a_results_folder_belongs_to_one_sweep(tmp_path: Path) -> None:
     assert len(run_batch(first, out)) == 12  # the same sweep resumes: nothing to solve, every row kept
 
 
+def test_a_copied_sweep_that_keeps_its_name_is_refused_and_the_table_kept(tmp_path: Path) -> None:
+    """Same name 'twelve', another base figure: every solved point's run hash differs, so the folder
+    is another sweep's (it used to re-solve and replace the whole table)."""
+    import copy as _copy
+
+    out = tmp_path / "out"
+    first = load_sweep(TWELVE, ROOT)
+    run_batch(first, out)
+    table = (out / "results.csv").read_text()
+    copied = _copy.deepcopy(first)
+    for pt in copied.points:
+        pt.data["description"] = "copied and edited"
+    with pytest.raises(InputError) as err:
+        run_batch(copied, out)
+    text = err.value.render()
+    assert f"-o {out}: its table holds 12 point(s) solved for other content (" in text
+    assert "a results folder belongs to its sweep's content, not its name: give another folder" in text
+    assert (out / "results.csv").read_text() == table
+
+
 def test_a_second_batch_into_a_busy_folder_exits_2_naming_the_process(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = subprocess.Popen(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from planner.cells import safe_frame
 from planner.enums import LimitKind, Status
 from planner.plan import Plan, plan_to_yaml
 from planner.plan.kpis import capex_text
@@ -292,7 +293,7 @@ def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
     )
     c3.download_button(
         "Download KPIs (CSV)",
-        kpi_table({name: plan}).to_csv(),
+        safe_frame(kpi_table({name: plan})).to_csv(),
         file_name=f"{name}.kpis.csv",
         mime="text/csv",
         key="dl_kpis",

@@ -209,6 +209,7 @@ def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
     """results.csv and results.parquet, atomically, columns: point, varied values, results."""
     import pandas as pd
 
+    from planner.cells import safe_frame
     from planner.fileio import atomic_write, atomic_write_with
 
     df = pd.DataFrame(rows)
@@ -217,7 +218,7 @@ def write_table(out_dir: Path, rows: list[dict], params: list[str]) -> None:
         if c not in df.columns:
             df[c] = None
     df = df[cols].sort_values("point").reset_index(drop=True)
-    atomic_write(Path(out_dir) / "results.csv", df.to_csv(index=False))
+    atomic_write(Path(out_dir) / "results.csv", safe_frame(df).to_csv(index=False))
     typed = df.astype({c: "string" for c in params})
     atomic_write_with(Path(out_dir) / "results.parquet", lambda tmp: typed.to_parquet(tmp, index=False))
 
@@ -332,23 +333,19 @@ def claim_folder(out: Path, sweep: Sweep):
         os.close(fd)  # releases the lock
 
 
-def _run_batch(
-    sweep,
-    out,
-    executor,
-    workers,
-    scheduler,
-    time_limit_s,
-    progress,
-    run_hash,
-    scenario_from_data,
-    connect_timeout_s,
-    say,
-) -> list[dict]:
-    old = read_table(out)
+def _jobs(sweep, old, out, time_limit_s, run_hash, scenario_from_data) -> tuple[list[dict], list[tuple]]:
+    """The table's rows to keep and the points to solve: a point already solved with the same run
+    hash is kept, one that failed is tried again. A point the table holds solved for other content
+    (another run hash) means the folder is another sweep's: refused before anything runs."""
     done_hashes = set(old["run_hash"].dropna()) if "run_hash" in old else set()
     rows: list[dict] = [r for r in old.to_dict("records")] if len(old) else []
     failed_before = {r["point"] for r in rows if row_failed(r)}
+    solved_as = {
+        r["point"]: r["run_hash"]
+        for r in rows
+        if r["point"] not in failed_before and isinstance(r.get("run_hash"), str) and r["run_hash"]
+    }
+    other_content: list[tuple[str, str, str]] = []
     jobs = []
     for pt in sweep.points:
         base = {
@@ -365,10 +362,36 @@ def _run_batch(
             rows = [r for r in rows if r["point"] != pt.id]
             rows.append({**base, "status": "bad_input", "error": e.render()[:1000]})
             continue
+        if solved_as.get(pt.id, h) != h:
+            other_content.append((pt.id, solved_as[pt.id], h))
         if h in done_hashes and pt.id not in failed_before:
             continue
         rows = [r for r in rows if r["point"] != pt.id]
         jobs.append((pt.id, json.dumps(pt.data, default=str), str(out), time_limit_s))
+    if other_content:
+        pid, there, here = other_content[0]
+        raise InputError(
+            f"-o {out}: its table holds {len(other_content)} point(s) solved for other content ({pid}: run "
+            f"hash {there} there, {here} in this sweep); a results folder belongs to its sweep's content, "
+            "not its name: give another folder (a point that failed may be mended and rerun in place)"
+        )
+    return rows, jobs
+
+
+def _run_batch(
+    sweep,
+    out,
+    executor,
+    workers,
+    scheduler,
+    time_limit_s,
+    progress,
+    run_hash,
+    scenario_from_data,
+    connect_timeout_s,
+    say,
+) -> list[dict]:
+    rows, jobs = _jobs(sweep, read_table(out), out, time_limit_s, run_hash, scenario_from_data)
     values = {pt.id: pt.values for pt in sweep.points}
     total = len(jobs)
     state = {"done": 0, "failed": 0, "written": time.perf_counter()}

@@ -23,6 +23,7 @@ import csv
 import io
 from pathlib import Path
 
+from planner.cells import safe_rows
 from planner.errors import InputError
 from planner.fileio import atomic_write, atomic_write_with
 from planner.plan import Plan
@@ -146,7 +147,7 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows(safe_rows(rows))
     return buf.getvalue()
 
 
@@ -177,17 +178,19 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
             "gap": plan.gap,
         }
         pd.DataFrame(
-            [
-                {"figure": k, "value": v}
-                for k, v in {**head, **kpis}.items()
-                if not isinstance(v, (dict, list))
-            ]
+            safe_rows(
+                [
+                    {"figure": k, "value": v}
+                    for k, v in {**head, **kpis}.items()
+                    if not isinstance(v, (dict, list))
+                ]
+            )
         ).to_excel(xl, sheet_name=_sheet_name("KPIs", taken), index=False)
         by_hall: dict[str, list[dict]] = {}
         for r in rows:
             by_hall.setdefault(r["hall"], []).append(r)
         for hall, items in by_hall.items():
-            pd.DataFrame(items, columns=PLACEMENT_COLUMNS).to_excel(
+            pd.DataFrame(safe_rows(items), columns=PLACEMENT_COLUMNS).to_excel(
                 xl, sheet_name=_sheet_name(hall, taken), index=False
             )
 
