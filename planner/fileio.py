@@ -10,6 +10,9 @@ beside the target (so nothing planted there is followed), flushes it to disk (fs
 target once more and renames over it (atomic on POSIX), then fsyncs the folder: an interrupted or
 failed run leaves either the old file or the new one. A full disk or a file-size limit ends the
 run with one line naming the path and the cause (:class:`WriteError`, exit 2), the old file intact.
+The temporary name carries the writer's process ID: a run killed outright (SIGKILL, power cut)
+leaves its temporary file, and the next write of the same file removes it once that process is
+gone (:func:`remove_dead_temps`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from planner.errors import InputError, Problem
 STDOUT = "-"
 """The output path that means standard output."""
 TEMP_SUFFIX = ".tmp"
-"""Temporary files are ``.<target name>.<random>.tmp`` in the target's folder."""
+"""Temporary files are ``.<target name>.<pid>.<random>.tmp`` in the target's folder."""
 
 
 class WriteError(InputError):
@@ -117,9 +120,10 @@ def atomic_write_with(path: str | Path, writer: Callable[[str], object]) -> None
     p = Path(path)
     refuse_special(p)
     folder = p.parent if str(p.parent) else Path(".")
+    remove_dead_temps(folder, p.name)
     try:
         fd, tmp = tempfile.mkstemp(
-            prefix=f".{p.name}.", suffix=TEMP_SUFFIX, dir=folder
+            prefix=f".{p.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder
         )  # O_EXCL: never an existing file or link
         os.close(fd)
     except OSError as e:
@@ -150,6 +154,40 @@ def atomic_write_with(path: str | Path, writer: Callable[[str], object]) -> None
         pass
     finally:
         os.close(dfd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def remove_dead_temps(folder: Path, name: str) -> list[str]:
+    """Remove the temporary files of ``name`` that a killed writer left in ``folder``: regular files
+    ``.<name>.<pid>.<random>.tmp`` whose process is gone (a live writer's, a link or anything else is
+    left alone). A SIGKILL or power cut leaves them; the next write of the same file sweeps them."""
+    out = []
+    head = f".{name}."
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return out
+    for e in entries:
+        if not (e.name.startswith(head) and e.name.endswith(TEMP_SUFFIX)):
+            continue
+        pid = e.name[len(head) :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)) or not e.is_file(follow_symlinks=False):
+            continue
+        try:
+            os.unlink(e.path)
+            out.append(e.name)
+        except OSError:
+            pass
+    return out
 
 
 def remove_stale_temps(folder: Path) -> list[str]:

@@ -405,6 +405,51 @@ def test_a_bad_or_unreachable_scheduler_is_bad_input_before_anything_runs(
     assert not (tmp_path / "out").exists()  # refused before the folder was touched
 
 
+def test_an_http_server_at_the_scheduler_address_exits_2_within_15_s(tmp_path: Path) -> None:
+    """Something listens (an HTTP server, which waits for a request) but sends no Dask greeting: the
+    handshake probe gives up after --connect-timeout (it used to hang past 120 s in Dask's client)."""
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        t0 = time.perf_counter()
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "planner.cli",
+                "batch",
+                str(TWELVE),
+                "-o",
+                str(tmp_path / "out"),
+                "--executor",
+                "dask",
+                "--scheduler",
+                f"tcp://127.0.0.1:{server.server_address[1]}",
+                "--data-root",
+                str(ROOT),
+                "--connect-timeout",
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        took = time.perf_counter() - t0
+    finally:
+        server.shutdown()
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"  - --scheduler tcp://127.0.0.1:{server.server_address[1]}: something listens there but is not a "
+        "Dask scheduler (it sent nothing where a scheduler greets within 3 s); check the address"
+    )
+    assert took < 15
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_sweep_over_the_point_limit_is_refused_and_the_count_is_stated(tmp_path: Path) -> None:
     from planner.errors import InputError as Bad
 

@@ -212,3 +212,21 @@ def test_control_characters_in_keys_and_values_print_escaped(tmp_path: Path) -> 
     assert r.returncode == 2
     assert not any(c in r.stderr for c in "\x1b\x07\r")
     assert "  - \\x1b[2Jfake\\x1b]0;pwned\\x07: unknown key '\\x1b[2Jfake\\x1b]0;pwned\\x07'" in r.stderr
+
+
+def test_a_killed_plan_write_leaves_a_temporary_file_the_next_write_removes(tmp_path: Path) -> None:
+    """A writer killed outright leaves .<name>.<pid>.<random>.tmp; the next plan -o of the same file
+    removes it once that process is gone, and leaves a live writer's and a planted link alone."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out = tmp_path / "small.plan.yaml"
+    left = tmp_path / f".small.plan.yaml.{dead.pid}.k1ll3d.tmp"
+    left.write_text("half a plan")
+    live = tmp_path / f".small.plan.yaml.{os.getpid()}.l1v3.tmp"
+    live.write_text("being written")
+    link = tmp_path / f".small.plan.yaml.{dead.pid}.l1nk.tmp"
+    link.symlink_to(tmp_path / "target")
+    assert cli("plan", "datasets/small-hall.yaml", "-o", str(out)).returncode == 0
+    assert out.exists() and not left.exists()
+    assert live.exists() and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, live.name, link.name])

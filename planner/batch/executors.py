@@ -53,16 +53,51 @@ def check_scheduler(
             f"{flag} {shown!r}: expected tcp://HOST:PORT with PORT in 1-65535 (a running Dask scheduler)"
         )
     host, port = m.group(1).strip("[]"), int(m.group(2))
+    t0 = time.monotonic()
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            pass
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            head = _first_bytes(sock, 16, t0 + timeout_s)
     except (OSError, ValueError) as e:
         reason = "timed out" if isinstance(e, TimeoutError) else (getattr(e, "strerror", None) or str(e))[:80]
         raise InputError(
             f"{flag} {shown}: cannot connect within {timeout_s:g} s ({reason}); start the scheduler or "
             "check the address"
         ) from None
+    if not _dask_frames(head):
+        what = "sent nothing" if not head else f"sent {head[:8]!r}"
+        raise InputError(
+            f"{flag} {shown}: something listens there but is not a Dask scheduler (it {what} where a "
+            f"scheduler greets within {timeout_s:g} s); check the address"
+        )
     return host, port
+
+
+def _first_bytes(sock, n: int, until: float) -> bytes:
+    """Up to ``n`` bytes the peer sends before the monotonic time ``until`` (fewer when it sends
+    fewer or closes)."""
+    got = b""
+    while len(got) < n:
+        left = until - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(n - len(got))
+        except TimeoutError:
+            break
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
+def _dask_frames(head: bytes) -> bool:
+    """Whether the first bytes are a Dask TCP message's header, as a scheduler sends on accepting a
+    connection: a little-endian 8-byte total length (under 64 MiB), then a frame count of 1-64."""
+    if len(head) < 16:
+        return False
+    total, frames = int.from_bytes(head[:8], "little"), int.from_bytes(head[8:16], "little")
+    return 0 < total < 1 << 26 and 1 <= frames <= 64
 
 
 def _dask(
