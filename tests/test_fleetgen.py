@@ -187,3 +187,41 @@ def test_a_build_past_the_time_limit_stops_within_it(tmp_path: Path) -> None:
     assert plan.racks == []
     assert plan.notes == ["time limit reached while building the model: no plan (raise --time-limit)"]
     assert took <= 4.5
+
+
+def _air_site():
+    return generate_site(
+        SiteSpec(
+            buildings=[
+                BuildingSpec(
+                    count=2,
+                    rows_per_pod=4,
+                    positions_per_row=10,
+                    design_kw_per_position=21.4,
+                    max_rack_power_kw=25,
+                    pod_max_gpus=640,
+                )
+            ]
+        )
+    )
+
+
+def test_a_spec_whose_clusters_cannot_differ_is_refused_naming_why() -> None:
+    """Grand Teton rows only (16 GPUs a rack), every cluster 64 GPUs: one size, one rack-type set,
+    3 demands × (one pod, or one building with or without a spread limit) = 9 distinct clusters,
+    where filling 0.9 × 1,280 GPU positions takes 18. The upper bound counted before drawing
+    (2 sets × 1 size × 3 × 2 × 2 = 24) lets it through; the draws stop after 50 repeats in a row.
+    At fill 2 it takes 40 > 24: refused before any draw."""
+    site = _air_site()
+    with pytest.raises(ValueError) as err:
+        generate_fleet(site, FleetSpec(min_gpus=64, max_gpus=64), "s.yaml", "t")
+    assert str(err.value).startswith(
+        "after 9 distinct clusters (576 of the 1,152 GPUs to fill) 50 draws in a row"
+    )
+    with pytest.raises(ValueError) as err:
+        generate_fleet(site, FleetSpec(min_gpus=64, max_gpus=64, fill=2), "s.yaml", "t")
+    assert str(err.value) == (
+        "at most 24 distinct clusters exist between min_gpus 64 and max_gpus 64 on these rack types, and "
+        "filling 2 × 1,280 GPU positions takes at least 40 of up to 64 GPUs: widen min_gpus..max_gpus or "
+        "lower fill"
+    )

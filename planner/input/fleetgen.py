@@ -149,6 +149,32 @@ def _draw(
     return c
 
 
+MAX_CLUSTERS = 100_000
+"""Most clusters one fleet draws."""
+REDRAWS = 50
+"""Draws in a row that may repeat an earlier cluster before the spec is refused."""
+
+
+def _check_room(spec: FleetSpec, kinds: list, capacity: int) -> None:
+    """Refuse, before drawing, a spec whose distinct clusters cannot reach the fill: at most
+    Σ over rack-type sets of (whole-rack sizes in min_gpus..max_gpus) × 3 demands × 2 hop budgets
+    × 2 spread limits differ, each of at most max_gpus GPUs."""
+    sizes = 0
+    for _, fits, _, _ in kinds:
+        for _, per_rack, _ in fits:
+            lo = max(1, math.ceil(spec.min_gpus / per_rack))
+            hi = max(lo, spec.max_gpus // per_rack)
+            sizes += 2 * (hi - lo + 1)  # one type, or the DGX pair: two sets at most per type
+    most = sizes * 3 * 2 * 2
+    need = math.ceil(spec.fill * capacity / max(1, spec.max_gpus))
+    if most < need:
+        raise ValueError(
+            f"at most {most:,} distinct clusters exist between min_gpus {spec.min_gpus:,} and max_gpus "
+            f"{spec.max_gpus:,} on these rack types, and filling {spec.fill:g} × {capacity:,} GPU positions "
+            f"takes at least {need:,} of up to {spec.max_gpus:,} GPUs: widen min_gpus..max_gpus or lower fill"
+        )
+
+
 def generate_fleet(site: Site, spec: FleetSpec, site_file: str, name: Id) -> dict:
     """Scenario data (module docstring) for ``site``, which the scenario names as ``site_file``."""
     rng = random.Random(spec.seed)
@@ -161,12 +187,20 @@ def generate_fleet(site: Site, spec: FleetSpec, site_file: str, name: Id) -> dic
     clusters: list[dict] = []
     total = fixed = 0
     seen: set[tuple] = set()
-    while total < spec.fill * capacity and len(clusters) < 100_000:
-        for _ in range(50):
+    _check_room(spec, kinds, capacity)
+    while total < spec.fill * capacity and len(clusters) < MAX_CLUSTERS:
+        for _ in range(REDRAWS):
             c = _draw(rng, spec, kinds, weights, mix, fixed, capacity, len(clusters) + 1)
             sig = (c["gpus"], tuple(c["rack_types"]), c["demand"], c["max_hops"], c.get("max_share_per_pod"))
             if sig not in seen:
                 break
+        else:
+            raise ValueError(
+                f"after {len(clusters):,} distinct clusters ({total:,} of the "
+                f"{spec.fill * capacity:,.0f} GPUs to fill) {REDRAWS} draws in a row repeated one: the spec "
+                "leaves too few ways to differ; "
+                "widen min_gpus..max_gpus, mix more demands or lower fill"
+            )
         seen.add(sig)
         size, demand = c["gpus"], c["demand"]
         clusters.append(c)
