@@ -9,12 +9,28 @@ that needs more time than is left (a second solve for the failover gain) is skip
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
 MIN_SOLVE_S = 0.5
 """Least time worth handing a MILP solver: below it the solver is not started (HiGHS may not stop
 within a shorter limit on a large model: its presolve runs before the first clock check)."""
+
+
+def process_started() -> float:
+    """The perf_counter time this process started (interpreter start-up and imports included), from
+    /proc/self/stat; the current time where /proc is not there."""
+    now = time.perf_counter()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time after boot, ticks
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - max(0.0, uptime - started)
 
 
 class TimeUp(Exception):

@@ -209,7 +209,8 @@ def test_a_formula_in_free_text_is_neutralised_in_every_export(tmp_path: Path) -
     plan = plan_scenario(s)
     export_plan(plan, s, "netbox", tmp_path / "nb.csv")
     text = (tmp_path / "nb.csv").read_text()
-    assert "\x1b" not in text and "\r" not in text
+    assert "\x1b" not in text
+    assert "\r" not in text
     rows = list(csv.DictReader(text.splitlines()))
     assert len(rows) == len(plan.racks)
     assert {r["manufacturer"] for r in rows} == {'\'=HYPERLINK("http://example.invalid","x")   [2J'}
@@ -224,7 +225,9 @@ def test_a_formula_in_free_text_is_neutralised_in_every_export(tmp_path: Path) -
     data = small_hall_data()
     rows = run_batch(grid_sweep("cells", data, {"description": ["@SUM(A1)", "-1+2"]}), tmp_path / "sweep")
     table = (tmp_path / "sweep" / "results.csv").read_text()
-    assert "'@SUM(A1)" in table and "'-1+2" in table and len(rows) == 2
+    assert "'@SUM(A1)" in table
+    assert "'-1+2" in table
+    assert len(rows) == 2
     assert [safe_cell(v) for v in ("+5", "-0.5", "\tx", 3)] == ["+5", "-0.5", "' x", 3]
     import pandas as pd
 

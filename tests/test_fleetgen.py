@@ -213,12 +213,12 @@ def test_a_spec_whose_clusters_cannot_differ_is_refused_naming_why() -> None:
     (2 sets × 1 size × 3 × 2 × 2 = 24) lets it through; the draws stop after 50 repeats in a row.
     At fill 2 it takes 40 > 24: refused before any draw."""
     site = _air_site()
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="draws in a row repeated one") as err:
         generate_fleet(site, FleetSpec(min_gpus=64, max_gpus=64), "s.yaml", "t")
     assert str(err.value).startswith(
         "after 9 distinct clusters (576 of the 1,152 GPUs to fill) 50 draws in a row"
     )
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="distinct clusters exist") as err:
         generate_fleet(site, FleetSpec(min_gpus=64, max_gpus=64, fill=2), "s.yaml", "t")
     assert str(err.value) == (
         "at most 24 distinct clusters exist between min_gpus 64 and max_gpus 64 on these rack types, and "

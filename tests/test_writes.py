@@ -227,6 +227,8 @@ def test_a_killed_plan_write_leaves_a_temporary_file_the_next_write_removes(tmp_
     link = tmp_path / f".small.plan.yaml.{dead.pid}.l1nk.tmp"
     link.symlink_to(tmp_path / "target")
     assert cli("plan", "datasets/small-hall.yaml", "-o", str(out)).returncode == 0
-    assert out.exists() and not left.exists()
-    assert live.exists() and link.is_symlink()
+    assert out.exists()
+    assert not left.exists()
+    assert live.exists()
+    assert link.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, live.name, link.name])

@@ -12,6 +12,7 @@ moved. The result is checked by the same verifier as the MILP's plans.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 
@@ -181,12 +182,17 @@ class _FirstFit:
             if liquid and row.liquid_loop:
                 self.heat[row.liquid_loop] += liquid
         self.power = PowerState(self.pm, fixed_row)
+        # the region's power arrived by this phase (facility kW ÷ PUE), less the IT load standing
+        self.arrival_left = (
+            s.power_available_kw(p) / s.pue - sum(fixed_row.values()) if s.power_arrival else math.inf
+        )
         dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
         self.home_order: dict[Scope, list[str]] = {}
         self.by_home: dict[Scope, dict[str, list[tuple[str, int]]]] = {}
         self.free = [
             (rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows
         ]
+        self.free_set = set(self.free)
 
     def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
         """Place one rack if it fits everything (cheap checks first)."""
@@ -194,6 +200,9 @@ class _FirstFit:
         ref = ix.rows[rid]
         pod = ix.pods[ref.row.pod]
         if self.pod_full(pod, t.gpus) or not self.static_fit(rid, t):
+            return False
+        span = [(rid, j) for j in range(i, i + t.width)]  # a multi-rack unit takes adjacent positions
+        if t.width > 1 and any(x not in self.free_set or x in self.taken for x in span):
             return False
         length = self.cables.get((rid, i))
         if length is None:
@@ -211,6 +220,9 @@ class _FirstFit:
             return False
         if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
             return False
+        if kw > self.arrival_left + TOL:
+            return False
+        self.arrival_left -= kw
         self.power.add(group, kw)
         self.heat[ref.row.air_zone] += air
         if liquid:
@@ -219,7 +231,7 @@ class _FirstFit:
         self.pod_racks[pod.id] += 1
         self.capex += cost
         self.it_kw += kw
-        self.taken.add((rid, i))
+        self.taken.update(span)
         self.racks.append(place(ix, rid, i, t, cluster, self.ph, spare))
         return True
 
@@ -338,20 +350,27 @@ def greedy_racks(
     largest_first: bool = False,
     deadline: Deadline | None = None,
     until: float | None = None,
+    partial: bool = False,
 ) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
     the racks installed before). Used as the solver's starting point, which the solver checks
     itself. ``largest_first`` places the clusters with a demand first, largest first (see
     :func:`cluster_order`). First-fit never buys retrofits. With a ``deadline`` it stops (raising
-    :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster."""
+    :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster;
+    ``partial``: returns the racks placed by then instead (each placed rack stands where it may, so
+    they are a plan wherever no demand is missed)."""
     ff = _FirstFit(scenario)
-    for p in range(len(ff.tl.phases)):
-        ff.begin_phase(p)
-        for c in cluster_order(scenario, largest_first):
-            if deadline is not None:
-                deadline.check("placing racks first-fit", until)
-            ff.place_cluster(c, p)
+    try:
+        for p in range(len(ff.tl.phases)):
+            ff.begin_phase(p)
+            for c in cluster_order(scenario, largest_first):
+                if deadline is not None:
+                    deadline.check("placing racks first-fit", until)
+                ff.place_cluster(c, p)
+    except TimeUp:
+        if not partial:
+            raise
     ff.racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return ff.racks
 
@@ -398,7 +417,12 @@ def start_racks(
 def _start_racks(
     scenario: Scenario, deadline: Deadline | None, until: float | None
 ) -> tuple[list[PlacedRack], str]:
-    racks = greedy_racks(scenario, False, deadline, until)
+    if deadline is not None:
+        deadline.check("placing racks first-fit", until)
+    racks = greedy_racks(scenario, False, deadline, until, partial=True)
+    stopped = deadline is not None and time.perf_counter() > min(deadline.at, until or deadline.at)
+    if stopped:
+        return racks, "first-fit (stopped at its share of the time limit)"
     if greedy_meets_demands(scenario, racks):
         return racks, "first-fit"
     repaired = greedy_racks(scenario, True, deadline, until)

@@ -255,36 +255,48 @@ def plan_scenario(
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed = deadline.elapsed
     say = progress or (lambda _p: None)
-    say(Progress("building model", elapsed()))
-    try:
-        m = build(scenario, aggregate=aggregate, group_clusters=group_clusters, deadline=deadline)
-    except TimeUp as e:
-        note = f"{e}: no plan (raise --time-limit)"
-        say(Progress(note, elapsed()))
-        return finish_plan(_no_plan(scenario, Status.time_limit, [note], elapsed()), scenario)
-    build_s = elapsed()
-    stages = {"build": build_s}
-    size = m.size if progress else {}
+    if any(c.fabrics for c in scenario.clusters):
+        warm_start = False  # first-fit does not size designed fabrics or charge their power
+    stages: dict[str, float] = {}
+    greedy, how, touch_s = _first_fit(scenario, deadline, stages, say) if warm_start else ([], "", 0.0)
+    # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
+    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
+    # verified only when it would stand (a verify of a large plan costs seconds)
+    meets = bool(greedy) and greedy_meets_demands(scenario, greedy)
+    checked: list[bool] = []
+
+    def accepted() -> bool:
+        if not checked:
+            checked.append(verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok)
+        return checked[0]
+
+    built = _build_in_time(
+        scenario,
+        deadline,
+        stages,
+        say,
+        (greedy, how, touch_s),
+        lambda: meets and accepted(),
+        aggregate,
+        group_clusters,
+    )
+    if isinstance(built, Plan):
+        return built
+    m, build_s = built
     if progress:
+        size = m.size
         what = (
             f"built {size['variables']:,} variables ({size['integers']:,} integer), "
             f"{size['constraints']:,} constraints"
         )
-        say(Progress(what, build_s))
-    if any(c.fabrics for c in scenario.clusters):
-        warm_start = False  # first-fit does not size designed fabrics or charge their power
-    greedy, start, touch_s = _first_fit_start(m, deadline, stages, say) if warm_start else ([], None, build_s)
+        say(Progress(what, elapsed()))
+    start = start_from_racks(m, greedy) if greedy else None
+    if warm_start:
+        say(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
+    meets = meets and bool(start)
     touch_s = max(touch_s, build_s)
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
-    # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
-    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
-    # verified only when it would stand (a verify of a large plan costs seconds)
-    meets = bool(start) and greedy_meets_demands(scenario, greedy)
-
-    def accepted() -> bool:
-        return verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok
-
     known = demand_bound(scenario) if meets else None
     if known is not None and not accepted():
         known = None
@@ -301,18 +313,81 @@ def plan_scenario(
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 
 
-def _first_fit_start(
-    m: Model, deadline: Deadline, stages: dict, say
-) -> tuple[list[PlacedRack], dict | None, float]:
-    """First-fit's racks (within its share of the time), the solver start they give (None: none)
-    and the seconds first-fit took."""
+def _build_in_time(scenario, deadline, stages, say, ff, can_stand, aggregate, group_clusters):
+    """The model and its build seconds; when the build runs out of time, first-fit's plan if it
+    may stand (``can_stand()``: it meets every demand and the verifier accepts it), else no plan.
+    The build stops early enough to leave first-fit's plan its figures and verification."""
+    greedy, how, touch_s = ff
+    keep_ff = min(max(0.2, 2.0 * touch_s), max(0.0, deadline.left())) if greedy else 0.0
+    say(Progress("building model", deadline.elapsed()))
+    t_build = time.perf_counter()
+    try:
+        m = build(
+            scenario,
+            aggregate=aggregate,
+            group_clusters=group_clusters,
+            deadline=Deadline(max(0.0, deadline.limit_s - keep_ff), deadline.t0),
+        )
+    except TimeUp as e:
+        stages["build"] = time.perf_counter() - t_build
+        if greedy and can_stand():
+            return _first_fit_only(scenario, greedy, how, f"{e}", stages, say, deadline.elapsed)
+        note = f"{e}: no plan (raise --time-limit)"
+        say(Progress(note, deadline.elapsed()))
+        return finish_plan(_no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
+    build_s = time.perf_counter() - t_build
+    stages["build"] = build_s
+    return m, build_s
+
+
+def _first_fit(
+    scenario: Scenario, deadline: Deadline, stages: dict, say
+) -> tuple[list[PlacedRack], str, float]:
+    """First-fit's racks (within its share of the time), how they were made and the seconds it took
+    (a pass over every position: the measure the reserves are sized from)."""
+    say(Progress("first-fit", deadline.elapsed()))
     t_ff = time.perf_counter()
-    greedy, how = start_racks(m.scenario, deadline, deadline.share(FIRST_FIT_SHARE))
+    greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
     took = time.perf_counter() - t_ff
     stages["first_fit"] = took
-    start = start_from_racks(m, greedy) if greedy else None
-    say(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", deadline.elapsed()))
-    return greedy, start, took
+    return greedy, how, took
+
+
+def _first_fit_only(
+    scenario: Scenario, greedy: list[PlacedRack], how: str, why: str, stages: dict, say, elapsed
+) -> Plan:
+    """The answer when the model cannot be built in time: first-fit's plan, which meets every demand
+    and the verifier accepts, status feasible, with the demand bound when there is one."""
+    note = f"{why}; returning the {how} plan, which meets every demand"
+    say(Progress(note, elapsed()))
+    t_fill = time.perf_counter()
+    value = objective_value(scenario, greedy, [])  # first-fit buys no retrofit
+    known = demand_bound(scenario)
+    bound = None if known is None else known[0]
+    maximise = Objective(scenario.objective).maximise
+    if bound is not None and ((maximise and bound < value) or (not maximise and bound > value)):
+        bound = None
+    gap = None if bound is None else gap_of(value, bound)
+    status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver="greedy",
+        solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
+        status=status,
+        optimality="proven" if status == Status.optimal else None,
+        objective=scenario.objective,
+        objective_value=_round(value),
+        bound=_round(bound),
+        gap=_round(gap),
+        racks=greedy,
+        notes=[note],
+    )
+    plan = finish_plan(plan, scenario)
+    stages["fill_verify"] = time.perf_counter() - t_fill
+    return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 
 
 def _with_failover_gain(
