@@ -291,7 +291,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
         kind == "region"
     ):  # the gigawatt region: decomposed by building (2 processes), rolling, or the whole model joint
         from planner.plan.kpis import capex_parts
-        from planner.plan.pipeline import plan_mode
+        from planner.plan.rolling import plan_mode
         from planner.plan.structures import region_power, structures
         from planner.scale.decompose import plan_decomposed
 
@@ -365,7 +365,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
             ],
         )
     elif kind in ("joint", "rolling"):
-        from planner.plan.pipeline import plan_mode
+        from planner.plan.rolling import plan_mode
 
         t0 = time.perf_counter()
         plan = plan_mode(s, kind)

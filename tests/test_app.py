@@ -429,7 +429,7 @@ def test_joint_vs_rolling_marks_agree_with_the_plans() -> None:
     from ui.floorplan import BOTH, JOINT_ONLY, joint_vs_rolling
 
     s = load_scenario(ROOT / "datasets/fleet-expansion.yaml")
-    from planner.plan.pipeline import plan_mode
+    from planner.plan.rolling import plan_mode
 
     j, r = plan_mode(s, "joint"), plan_mode(s, "rolling")
     order = {p.id: i for i, p in enumerate(s.phases)}

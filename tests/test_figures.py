@@ -11,7 +11,7 @@ import pytest
 from planner.input.loader import load_scenario
 from planner.plan import plan_from_text, plan_to_yaml
 from planner.plan.numbers import plan_figures
-from planner.plan.pipeline import plan_mode
+from planner.plan.rolling import plan_mode
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 

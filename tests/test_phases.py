@@ -10,7 +10,8 @@ import pytest
 
 from planner.enums import Status
 from planner.plan import BoughtRetrofit, plan_to_yaml
-from planner.plan.pipeline import plan_rolling, plan_scenario
+from planner.plan.pipeline import plan_scenario
+from planner.plan.rolling import plan_rolling
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, solved
@@ -292,3 +293,22 @@ def test_the_verifier_refuses_racks_on_power_not_online_yet() -> None:
     )
     messages = [str(v) for v in verify(bad, s).violations]
     assert "B1-R7: 21.4 kW stand in a row with no feed online in phase q1" in messages
+
+
+def test_a_rolling_plan_out_of_time_keeps_its_phases_with_first_fit() -> None:
+    """With no time left no phase is solved: one first-fit pass places every phase's growth (the
+    air cluster's GT rack in RA and in RL from p1: first-fit knows no later demand), and the plan
+    is kept, verified and says so, instead of being lost. Given time, each phase is solved."""
+    from planner.clock import Deadline
+
+    s = liquid_row_site().model_copy(
+        update={"clusters": [c for c in liquid_row_site().clusters if c.id == "air"]}
+    )
+    late = plan_rolling(s, deadline=Deadline(0.0))
+    assert (late.status, late.mode) == (Status.feasible, "rolling")
+    assert sorted((r.row, r.rack_type, r.phase) for r in late.racks) == [("RA", GT, "p1"), ("RL", GT, "p1")]
+    assert late.notes[-1] == "phases p1..p2: no time left to solve them; first-fit adds 2 racks"
+    assert verify(late, s).ok
+    timely = plan_rolling(s)
+    assert [n.split(",")[0] for n in timely.notes[1:]] == ["phase p1: optimal", "phase p2: optimal"]
+    assert timely.objective_value == late.objective_value == 64

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from planner.enums import SolverName
 from planner.errors import InputError
-from planner.plan.pipeline import plan_rolling, plan_scenario
+from planner.plan.pipeline import plan_scenario
+from planner.plan.rolling import plan_rolling
 from planner.schema import Scenario
 from planner.verifier import verify
 from tests.conftest import tiny_scenario

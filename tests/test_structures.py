@@ -7,7 +7,7 @@ import pytest
 
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
-from planner.plan.pipeline import plan_rolling
+from planner.plan.rolling import plan_rolling
 from planner.verifier import verify
 from tests.test_optimize import SOLVERS, solved
 from tests.test_phases import PHASES

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from planner.errors import InputError
-from planner.plan.pipeline import plan_rolling, plan_scenario
+from planner.plan.pipeline import plan_scenario
+from planner.plan.rolling import plan_rolling
 from planner.verifier import verify
 from tests.conftest import tiny_scenario
 from tests.test_optimize import SOLVERS, solved

@@ -181,7 +181,7 @@ def test_rolling_keeps_earlier_units_whole() -> None:
     """Rolling planning carries earlier phases' units as installed racks, each holding its six
     positions: in a row of 14 free positions (two units) one unit stands in p1 and the second in p2
     beside it, never in it; 72 then 144 GPUs, and the plan verifies."""
-    from planner.plan.pipeline import plan_rolling
+    from planner.plan.rolling import plan_rolling
     from tests.test_phases import PHASES
 
     rows = [{"id": "R", "positions": 14, "feeds": ["F"], "max_rack_power_kw": 40.0}]

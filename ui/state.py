@@ -218,7 +218,7 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     from planner.enums import Status
     from planner.errors import SolverFailure
     from planner.explainer import explain_infeasible
-    from planner.plan.pipeline import plan_mode
+    from planner.plan.rolling import plan_mode
 
     key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
 

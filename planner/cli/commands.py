@@ -241,7 +241,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _planned(args: argparse.Namespace, s, deadline):
     """The plan the flags ask for: decomposed by building, rolling, two-stage or joint."""
-    from planner.plan.pipeline import plan_rolling, plan_scenario
+    from planner.plan.pipeline import plan_scenario
+    from planner.plan.rolling import plan_rolling
 
     if args.decompose:
         _check_scheduler_flags(args)

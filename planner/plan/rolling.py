@@ -1,0 +1,134 @@
+"""Rolling planning (§8, ``planner plan --mode rolling``): phase by phase, each phase solved with the
+ones before it installed and no knowledge of later demands; and :func:`plan_mode`, which picks
+joint or rolling. Anytime: a phase the solver cannot settle in its share of the time gets
+first-fit's growth instead, and once the time is up the rest is one first-fit pass, so a rolling
+plan is never lost after some phases were planned."""
+
+from __future__ import annotations
+
+import time
+
+from planner.clock import MIN_SOLVE_S, Deadline, TimeUp
+from planner.enums import Status
+from planner.model import build
+from planner.plan import BoughtRetrofit, PlacedRack, Plan
+from planner.plan.fill import fill
+from planner.plan.first_fit import greedy_racks
+from planner.plan.kpis import objective_value
+from planner.plan.pipeline import finish_plan, plan_scenario
+from planner.schema import Scenario
+from planner.schema.hashing import run_hash, scenario_hash
+from planner.solving.core import Progress, ProgressFn, solve
+from planner.version import __version__
+
+
+def plan_rolling(
+    scenario: Scenario,
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+) -> Plan:
+    """Rolling planning (§8): phase by phase, each solved on its own with the racks and retrofits
+    of the phases before it fixed and no knowledge of later demands: what a planner without
+    foresight gets. The time limit is shared evenly by the phases. The plan has no bound for the
+    whole (each phase is optimal given the last), so its status is at best ``feasible``."""
+    if deadline is None:
+        deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
+    tl_phases = [p.id for p in scenario.phases]
+    if not tl_phases:
+        return plan_scenario(scenario, progress, deadline=deadline)
+    placed: list[PlacedRack] = []
+    buys: list[tuple[str, str | None]] = []
+    notes: list[str] = []
+    status = Status.feasible
+    steps_s = 0.0
+    keep = 0.0  # what the figures and verification of the plan so far will take, s
+    for i, ph in enumerate(tl_phases):
+        s_i = _with_installed(scenario, placed)
+        if (deadline.left() - keep) / (len(tl_phases) - i) < MIN_SOLVE_S:  # the rest in one first-fit pass
+            rest = [r for r in greedy_racks(s_i) if not r.existing]
+            placed += rest
+            what = f"no time left to solve them; first-fit adds {len(rest):,} racks"
+            notes.append(f"phases {ph}..{tl_phases[-1]}: {what}")
+            break
+        if progress:
+            progress(Progress(f"rolling: phase {ph} ({i + 1} of {len(tl_phases)})", deadline.elapsed()))
+        tb = time.perf_counter()
+        step = _rolling_step(s_i, i, ph, buys, deadline, keep, len(tl_phases) - i)
+        steps_s += time.perf_counter() - tb
+        if step is None:
+            status = Status.infeasible
+            notes.append(f"phase {ph}: infeasible given the earlier phases")
+            placed, buys = [], []
+            break
+        new, bought, note = step
+        notes.append(note)
+        placed += new
+        buys += bought
+        keep = max(keep, 2.0 * (time.perf_counter() - tb))  # the figures of the whole plan: about two steps
+    plan = Plan(
+        planner_version=__version__,
+        scenario_name=scenario.name,
+        scenario_hash=scenario_hash(scenario),
+        solver=scenario.solver.name,
+        solver_settings=scenario.solver,
+        run_hash=run_hash(scenario),
+        status=status,
+        mode="rolling",
+        objective=scenario.objective,
+        objective_value=objective_value(scenario, [*scenario.existing, *placed], buys)
+        if status.has_plan
+        else None,
+        solve_time_s=round(steps_s, 4),
+        racks=sorted([*scenario.existing, *placed], key=lambda r: (r.building, r.hall, r.row, r.position))
+        if status.has_plan
+        else [],
+        retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
+        notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
+    )
+    return finish_plan(plan, scenario)
+
+
+def _with_installed(scenario: Scenario, placed: list[PlacedRack]) -> Scenario:
+    """The scenario with ``placed`` racks installed (the phases a rolling plan has decided)."""
+    installed = [r.model_copy(update={"existing": True}) for r in placed]
+    return scenario.model_copy(update={"existing": [*scenario.existing, *installed]})
+
+
+def _rolling_step(
+    s_i: Scenario, i: int, ph: str, buys: list, deadline: Deadline, keep: float, phases_left: int
+):
+    """Phase i of a rolling plan with the earlier phases installed: its new racks, the retrofits it
+    buys and a note; None when the solver proves it infeasible. Solved in an even share of the time
+    left (less ``keep``); when time is up, the build runs out or the solver finds nothing in time,
+    first-fit adds the phase's growth instead (never a solve started past the deadline)."""
+    left = (deadline.left() - keep) / phases_left
+    if left >= MIN_SOLVE_S:
+        try:
+            m = build(s_i, from_phase=i, fixed_buys=tuple(buys), to_phase=i, deadline=deadline)
+        except TimeUp:
+            m = None
+        if m is not None:
+            r = solve(m, None, left, tie_breaks=False)
+            if r.status == Status.infeasible:
+                return None
+            if r.objective is not None:
+                new = [x for x in fill(m, r.counts, r.values) if not x.existing]
+                bought = [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
+                return new, bought, f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}"
+    new = [r for r in greedy_racks(s_i) if r.phase == ph and not r.existing]
+    why = "no time left to solve it" if left < MIN_SOLVE_S else "no solution in its share of the time"
+    return new, [], f"phase {ph}: first-fit adds {len(new):,} racks ({why})"
+
+
+def plan_mode(
+    scenario: Scenario,
+    mode: str = "joint",
+    progress: ProgressFn | None = None,
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+) -> Plan:
+    """Joint (one model over every phase) or rolling (:func:`plan_rolling`)."""
+    if mode == "rolling":
+        return plan_rolling(scenario, progress, time_limit_s, deadline)
+    return plan_scenario(scenario, progress, time_limit_s, deadline=deadline)
