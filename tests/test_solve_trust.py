@@ -146,8 +146,9 @@ def test_no_solution_in_time_returns_the_first_fit_plan_when_it_meets_demands(fa
     plan = plan_scenario(s)
     assert plan.status == Status.feasible
     assert plan.kpis.gpus == 432  # first-fit on dr-hall (README: "Greedy vs MILP")
-    assert plan.bound is None
-    assert plan.gap is None
+    # no bound from the solver: the capacity bound, by hand: 80 positions × 16 GPUs = 1,280 (power
+    # allows 2,500 kW × 0.8 ÷ 1.3375 kW per GPU = 1,495)
+    assert (plan.bound, plan.bound_source, plan.gap) == (1280, "capacity", round((1280 - 432) / 432, 6))
     assert (
         "the solver found no plan in time; returning the first-fit plan (432), which meets every demand"
         in plan.notes
@@ -191,7 +192,9 @@ def test_a_vacuous_bound_is_reported_as_absent(fake_backend) -> None:
     fake_backend(_TrivialBound)
     s = _with_solver(load_scenario(DATASETS / "dr-hall.yaml"), "highs")
     plan = plan_scenario(s, tie_breaks=False)
-    assert (plan.status, plan.kpis.gpus, plan.bound, plan.gap) == (Status.feasible, 864, None, None)
+    assert (plan.status, plan.kpis.gpus) == (Status.feasible, 864)
+    # the vacuous bound is dropped; the capacity bound (1,280: 80 positions × 16 GPUs) stands instead
+    assert (plan.bound, plan.bound_source, plan.gap) == (1280, "capacity", round(416 / 864, 6))
 
 
 def test_progress_gaps_match_their_own_numbers_and_never_show_a_vacuous_bound() -> None:
@@ -295,3 +298,33 @@ def test_the_solver_is_not_started_with_less_time_than_it_needs_to_stop(monkeypa
         "the solver found no plan in time; returning the first-fit plan (432), which meets every demand"
         in plan.notes
     )
+
+
+def test_a_bound_the_verifier_can_re_derive_is_checked_and_one_made_up_is_caught(fake_backend) -> None:
+    """First-fit's 432 GPUs with the capacity bound 1,280 verifies; the same plan claiming the bound
+    equals its objective (so 'optimal, proven') is caught: the scenario's capacity gives 1,280."""
+    fake_backend(_FindsNothing)
+    s = _with_solver(load_scenario(DATASETS / "dr-hall.yaml"), "highs")
+    plan = plan_scenario(s)
+    assert verify(plan, s).ok
+    made_up = plan.model_copy(
+        update={"bound": 432.0, "gap": 0.0, "status": Status.optimal, "optimality": "proven"}
+    )
+    lines = [str(v) for v in verify(made_up, s).violations]
+    assert lines == ["bound: plan says 432 from capacity; the scenario gives 1,280"]
+
+
+def test_the_verifier_re_derives_the_capacity_bound_of_every_shipped_scenario() -> None:
+    """Two implementations of one formula (planner.rules.bounds, planner.verifier.bounds_recount)
+    agree on every shipped scenario."""
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    seen = 0
+    for path in sorted(DATASETS.glob("*.yaml")):
+        if path.name.endswith((".site.yaml", ".gen.yaml")) or path.name == "catalog.yaml":
+            continue
+        s = load_scenario(path)
+        assert recount_capacity(s) == capacity_bound(s), path.name
+        seen += capacity_bound(s) is not None
+    assert seen >= 8

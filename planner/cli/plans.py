@@ -356,6 +356,7 @@ def plan_summary(plan, out=None) -> None:
             + (" (the solver's claim: it stated no bound)" if plan.optimality == "solver_claim" else ""),
         ),
         ("gap", "-" if plan.gap is None else f"{plan.gap:.3%}"),
+        ("bound", bound_text(plan)),
         ("build / solve s", f"{plan.build_time_s:.2f} / {plan.solve_time_s:.2f}"),
     ]
     if plan.stage_times_s:
@@ -390,3 +391,22 @@ def plan_summary(plan, out=None) -> None:
     print_table(rows, out or sys.stdout)
     if plan.stochastic is not None:
         print_table(stochastic_rows(plan.stochastic), out or sys.stdout)
+
+
+BOUND_WORDS = {
+    "solver": "the solver's own bound (its claim)",
+    "capacity": "power, positions and demands (re-derived by the verifier)",
+    "demands": "the sum of the demands (re-derived by the verifier)",
+    "merged relaxation": "the merged relaxation (an LP the planner solved)",
+    "LP relaxation": "the LP relaxation of the whole (an LP the planner solved)",
+}
+"""A plan's bound source in words, with who vouches for it."""
+
+
+def bound_text(plan) -> str:
+    """The bound and where it comes from ("-" without one)."""
+    if plan.bound is None:
+        return "-"
+    return f"{plan.bound:,.6g} from " + BOUND_WORDS.get(
+        plan.bound_source, plan.bound_source or "an unnamed source"
+    )

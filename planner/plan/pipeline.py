@@ -23,6 +23,7 @@ from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
+from planner.rules.bounds import capacity_bound
 from planner.schema import FailoverGain, RackCount, Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import (
@@ -76,6 +77,7 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         objective=s.objective,
         objective_value=_round(result.objective),
         bound=_round(result.bound),
+        bound_source=result.bound_source if result.bound is not None else "",
         gap=_round(result.gap),
         build_time_s=round(build_time_s, 4),
         solve_time_s=round(result.solve_time_s, 4),
@@ -263,33 +265,18 @@ def plan_scenario(
     # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
     # verified only when it would stand (a verify of a large plan costs seconds)
     meets = bool(greedy) and greedy_meets_demands(scenario, greedy)
-    checked: list[bool] = []
-
-    def accepted() -> bool:
-        if not checked:
-            checked.append(verify(Plan(scenario_name=scenario.name, racks=greedy), scenario).ok)
-        return checked[0]
-
+    accepted = _verified_once(scenario, greedy)
+    ff = (greedy, how, touch_s)
     built = _build_in_time(
-        scenario,
-        deadline,
-        stages,
-        say,
-        (greedy, how, touch_s),
-        lambda: meets and accepted(),
-        aggregate,
-        group_clusters,
+        scenario, deadline, stages, say, ff, lambda: meets and accepted(), aggregate, group_clusters
     )
     if isinstance(built, Plan):
         return built
     m, build_s = built
     if progress:
         size = m.size
-        what = (
-            f"built {size['variables']:,} variables ({size['integers']:,} integer), "
-            f"{size['constraints']:,} constraints"
-        )
-        say(Progress(what, elapsed()))
+        counts = f"{size['variables']:,} variables ({size['integers']:,} integer)"
+        say(Progress(f"built {counts}, {size['constraints']:,} constraints", elapsed()))
     start = start_from_racks(m, greedy) if greedy else None
     if warm_start:
         say(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
@@ -309,8 +296,45 @@ def plan_scenario(
     t_fill = time.perf_counter()
     plan = to_plan(m, result, build_s, scenario.solver.name)
     stages["fill_verify"] = time.perf_counter() - t_fill
-    plan = _with_failover_gain(scenario, plan, deadline, touch_s, progress, stages)
+    plan = _with_failover_gain(
+        scenario, with_capacity_bound(plan, scenario), deadline, touch_s, progress, stages
+    )
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
+
+
+def _verified_once(scenario: Scenario, racks: list[PlacedRack]) -> Callable[[], bool]:
+    """Whether the verifier accepts ``racks`` as a plan, asked at most once (a verify of a large plan
+    costs seconds)."""
+    checked: list[bool] = []
+
+    def accepted() -> bool:
+        if not checked:
+            checked.append(verify(Plan(scenario_name=scenario.name, racks=racks), scenario).ok)
+        return checked[0]
+
+    return accepted
+
+
+def with_capacity_bound(plan: Plan, scenario: Scenario) -> Plan:
+    """A plan that states no bound gets the capacity bound (:func:`planner.rules.bounds.capacity_bound`),
+    so its gap is a figure; optimal when that proves the requested gap. A plan optimal on the solver's
+    word, or without a plan, is left as it is."""
+    if not plan.status.has_plan or plan.bound is not None or plan.optimality == "solver_claim":
+        return plan
+    value = plan.objective_value
+    bound = capacity_bound(scenario)
+    if value is None or bound is None or bound < value - 1e-6 * max(1.0, abs(value)):
+        return plan
+    gap = gap_of(value, bound)
+    proven = within_gap(gap, scenario.solver.rel_gap) and plan.status == Status.feasible
+    return plan.model_copy(
+        update={
+            "bound": _round(bound),
+            "bound_source": "capacity",
+            "gap": _round(gap),
+            **({"status": Status.optimal, "optimality": "proven"} if proven else {}),
+        }
+    )
 
 
 def _build_in_time(scenario, deadline, stages, say, ff, can_stand, aggregate, group_clusters):
@@ -381,11 +405,12 @@ def _first_fit_only(
         objective=scenario.objective,
         objective_value=_round(value),
         bound=_round(bound),
+        bound_source="demands" if bound is not None else "",
         gap=_round(gap),
         racks=greedy,
         notes=[note],
     )
-    plan = finish_plan(plan, scenario)
+    plan = with_capacity_bound(finish_plan(plan, scenario), scenario)
     stages["fill_verify"] = time.perf_counter() - t_fill
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 

@@ -56,6 +56,7 @@ from collections.abc import Callable
 
 from planner.batch.executors import run_jobs
 from planner.clock import Deadline
+from planner.enums import Status
 from planner.errors import InputError
 from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
@@ -191,6 +192,15 @@ def _plan_region(
 
     tb = time.perf_counter()
     run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
+    late = [b for b, p in solved.items() if p is not None and p.status == Status.time_limit]
+    if late and deadline.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
+        again = _job_limit(deadline, len(late), run["executor"], run["workers"])
+        say(
+            f"{len(late)} building(s) without an answer in time: solving their share again, "
+            f"{again:.0f} s each"
+        )
+        texts = dict(jobs)
+        run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
     if bad:

@@ -17,12 +17,19 @@ from planner.input.loader import scenario_from_data
 from planner.plan import Plan
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario
+from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
 from planner.schema import Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import gap_of, within_gap
 from planner.version import __version__
 
+SOURCES = {
+    "the merged relaxation": "merged relaxation",
+    "the LP relaxation of the whole": "LP relaxation",
+    CAPACITY: "capacity",
+}
+"""A joined plan's bound, in words → its ``bound_source``."""
 POLISH_S = 5.0
 """Least time left for the whole model to be set against a joined plan short of its gap, s."""
 
@@ -124,14 +131,14 @@ def _join(
         bounds.append((lp_bound(scenario, max(1.0, 0.4 * deadline.left())), "the LP relaxation of the whole"))
         stages["lp_bound_s"] = time.perf_counter() - tl
     maximise = Objective(scenario.objective).maximise
-    found = [(b, why) for b, why in bounds if b is not None]
+    bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
+    slack = 1e-6 * max(1.0, abs(value))
+    found = [  # a bound on the wrong side of a verified plan is not a bound
+        (round(b, 6), why)
+        for b, why in bounds
+        if b is not None and (b >= value - slack if maximise else b <= value + slack)
+    ]
     bound, bound_from = (min(found) if maximise else max(found)) if found else (None, "")
-    bound = None if bound is None else round(bound, 6)
-    if bound is not None and (
-        (maximise and bound < value - 1e-6 * max(1.0, abs(value)))
-        or (not maximise and bound > value + 1e-6 * max(1.0, abs(value)))
-    ):
-        bound = None  # on the wrong side of a verified plan: not a bound
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
     plan = Plan(
@@ -147,6 +154,7 @@ def _join(
         objective=scenario.objective,
         objective_value=round(value, 6),
         bound=bound,
+        bound_source=SOURCES.get(bound_from, "") if bound is not None else "",
         gap=gap,
         build_time_s=0.0,
         solve_time_s=round(time.perf_counter() - t0, 4),
@@ -175,10 +183,8 @@ def _polish(
 ) -> Plan:
     """The joined plan against the whole model's plan in the time left: the better objective wins
     (both verified); the bound is the tighter of the two stated."""
-    say(
-        f"joined plan at gap {joined.gap if joined.gap is not None else '?'}: the whole model gets the "
-        f"{deadline.left():.0f} s left"
-    )
+    shown = "unknown" if joined.gap is None else f"{joined.gap:.3%}"
+    say(f"joined plan at gap {shown}: the whole model gets the {deadline.left():.0f} s left")
     tp = time.perf_counter()
     try:
         other = plan_scenario(scenario, deadline=deadline)
@@ -188,8 +194,12 @@ def _polish(
     maximise = Objective(scenario.objective).maximise
     if other is None or not other.status.has_plan or other.objective_value is None:
         return joined
-    bounds = [b for b in (joined.bound, other.bound) if b is not None]
-    bound = (min(bounds) if maximise else max(bounds)) if bounds else None
+    bounds = [
+        (b, src)
+        for b, src in ((joined.bound, joined.bound_source), (other.bound, other.bound_source))
+        if b is not None
+    ]
+    bound, source = (min(bounds) if maximise else max(bounds)) if bounds else (None, "")
     better = (
         other.objective_value > joined.objective_value + 1e-9
         if maximise
@@ -208,6 +218,7 @@ def _polish(
     return best.model_copy(
         update={
             "bound": None if bound is None else round(bound, 6),
+            "bound_source": source,
             "gap": gap,
             "status": status,
             "optimality": "proven" if status == Status.optimal else None,

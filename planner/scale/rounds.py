@@ -6,6 +6,7 @@ import json
 import time
 
 from planner.batch.executors import run_jobs
+from planner.enums import Status
 from planner.plan import Plan
 from planner.scale.building_master import _master
 from planner.scale.joined import Decomposition, _job_limit, _join, _whole, solve_part
@@ -210,9 +211,26 @@ class _Rounds:
 
         tb = time.perf_counter()
         run_jobs(solve_part, jobs, done, **self.run_args)
+        late = self._late()
+        if late and self.deadline.left() > 0.3 * self.deadline.limit_s:
+            # no answer in its share of the time is not "cannot host": the same share again, given
+            # the time the buildings that finished did not need
+            each = _job_limit(self.deadline, len(late), executor, self.run_args["workers"])
+            self.say(
+                f"round {self.rounds}: {len(late)} building(s) without an answer in time "
+                f"({', '.join(late[:5])}): solving their share again, {each:.0f} s each at most"
+            )
+            again = [(b, self.solved[b][0], each) for b in late]
+            self.texts.clear()
+            self.texts.update({j[0]: j[1] for j in again})
+            run_jobs(solve_part, again, done, **self.run_args)
         self.stages["buildings_s"] += time.perf_counter() - tb
         self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
         return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
+
+    def _late(self) -> list[str]:
+        """Buildings whose solve ended at its time limit without a plan (not proven unable)."""
+        return [b for b, (_, p, _) in self.solved.items() if p is not None and p.status == Status.time_limit]
 
     def shrink(self, bad: list[str], alloc) -> None:
         """Buildings that could not host their share offer less: a spanning or as-many-as-fit group

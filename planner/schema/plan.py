@@ -442,7 +442,12 @@ class Plan(StrictModel):
     objective_value: Float | None = None
     """Objective of the plan."""
     bound: Float | None = None
-    """Best bound the solver stated (none: it stated none)."""
+    """Best bound on the objective (none: none is known)."""
+    bound_source: Text = ""
+    """Where the bound comes from: ``solver`` (the MILP solver's own bound: its claim, which the
+    verifier cannot re-derive), ``capacity`` (power, positions and demands, recomputed by the
+    verifier), ``demands`` (the sum of the demands, recomputed), ``merged relaxation`` or
+    ``LP relaxation`` (an LP the planner solved: its claim); empty for a bound of older plans."""
     optimality: Literal["proven", "solver_claim"] | None = None
     """For status optimal: ``proven`` when the gap recomputed from the stated bound is within the
     requested gap; ``solver_claim`` when the solver said optimal but stated no bound (then bound and

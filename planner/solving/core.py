@@ -95,6 +95,8 @@ class SolveResult:
     """Variable name → value of the stage whose counts these are (the last tie-break that ran)."""
     claimed: bool = False
     """``optimal`` on the solver's word: it said optimal and stated no bound to check it by."""
+    bound_source: str = "solver"
+    """Where the bound comes from: the solver's own (``solver``) or a known bound (``demands``)."""
 
 
 def evaluate(expr: pulp.LpAffineExpression, values: dict[str, float]) -> float:
@@ -313,6 +315,8 @@ def solve(
         notes.append(f"{j.doubt}; status {j.status.value}")
         run.say(notes[-1])
     result = SolveResult(j.status, j.objective, j.bound, j.gap, 0.0, stages=notes, claimed=j.claimed)
+    if met is not None:
+        result.bound_source = "demands"
     if j.objective is None:
         run.say(f"{j.status.value}: {res.message}")
         result.solve_time_s = time.perf_counter() - t0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from planner.enums import LimitKind, Objective, Status
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.schema.hashing import run_hash, scenario_hash
+from planner.verifier.bounds_recount import recount_capacity, recount_demands
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.reliability_recount import recount_goodput, recount_reliability
@@ -275,6 +276,7 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
     )
     if wrong_side:
         rep.add("bound", "claim", f"bound {fmt(plan.bound)} is on the wrong side of the objective {fmt(obj)}")
+    _bound_evidence(plan, scenario, rep)
     gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
     if (plan.gap is None) != (gap is None) or (
         gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)
@@ -289,6 +291,23 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
     if plan.status == Status.optimal and not claim and (gap is None or gap > rel_gap + GAP_TOL):
         shown = "unknown" if gap is None else f"{gap:.6g}"
         rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
+
+
+RECOUNTED = {"capacity": recount_capacity, "demands": recount_demands}
+"""Bound sources the verifier re-derives from the scenario (:mod:`planner.verifier.bounds_recount`)."""
+
+
+def _bound_evidence(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """A bound from a source the verifier can re-derive must be that figure; another source's bound
+    stands as that source's claim (its side of the objective is checked above)."""
+    if plan.bound is None or plan.bound_source not in RECOUNTED:
+        return
+    want = RECOUNTED[plan.bound_source](scenario)
+    if want is None or not close(plan.bound, want, rel=1e-6, abs_=1e-4):
+        what = f"plan says {fmt(plan.bound)} from {plan.bound_source}; the scenario gives " + (
+            "no such bound" if want is None else fmt(want)
+        )
+        rep.add("bound", "evidence", what)
 
 
 def _order_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:

@@ -1,0 +1,97 @@
+"""Bounds any plan obeys, from the scenario alone and in one pass over it: stated whenever a
+plan has no better one, so the gap is always a figure (the verifier recomputes them with its own
+code: :mod:`planner.verifier.bounds_recount`).
+
+For ``max_gpus`` (``max_pflops``: per GPU its best PFLOPS), in every phase p (one without phases):
+
+    GPUs_p ≤ min( E + Σ_c cap_c,p                   when every cluster has a figure (not at-least);
+                                                    E: the GPUs of the installed racks
+                  P_p ÷ min_t (kW_t ÷ GPUs_t),       P_p: Σ usable kW of the root power nodes, raised by
+                                                    every root-targeted retrofit, and at most the
+                                                    region's power arrived by p ÷ PUE
+                  Σ_rows positions × max_t (GPUs_t ÷ width_t) )
+
+over the GPU rack types t some cluster may use; a phased objective sums the phases. Network racks,
+N-1, cooling and pods are left out, so it is loose, but never wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.enums import Demand, Objective
+from planner.schema import Scenario
+
+CAPACITY = "power, positions and demands"
+"""The source a plan names for the bound of :func:`capacity_bound`."""
+DEMANDS = "the sum of the demands"
+"""The source a plan names for the bound of the demands alone (single phase)."""
+
+
+def _types(scenario: Scenario) -> list:
+    types = scenario.catalog.by_id()
+    used = {t for c in scenario.clusters for t in scenario.gpu_types_for(c) if t in types}
+    return [types[t] for t in sorted(used) if types[t].gpus]
+
+
+def _asked(scenario: Scenario, index: int) -> float:
+    """Σ of the clusters' figures in phase ``index``; infinity once one is uncapped."""
+    phases = [p.id for p in scenario.phases]
+    total = 0.0
+    for c in scenario.clusters:
+        if c.demand == Demand.at_least:
+            return math.inf
+        if c.gpus_by_phase:
+            named = [c.gpus_by_phase[p] for p in phases[: index + 1] if p in c.gpus_by_phase]
+            total += named[-1] if named else 0
+        elif c.gpus is not None:
+            total += c.gpus
+        else:
+            return math.inf
+    return total
+
+
+def _root_kw(scenario: Scenario) -> float:
+    """Σ usable kW of the power nodes without a parent, with every retrofit that raises one."""
+    roots = {
+        n.id: n.usable_kw
+        for b in scenario.site.buildings
+        for n in [*b.power_nodes, *(x for h in b.halls for x in h.power_nodes)]
+        if n.parent is None
+    }
+    raised = sum(
+        r.effect.add_kw
+        for r in scenario.retrofits
+        if r.effect.kind == "raise_capacity" and r.effect.target in roots
+    )
+    return sum(roots.values()) + raised
+
+
+def capacity_bound(scenario: Scenario) -> float | None:
+    """The bound of the module docstring (objective units), or None for a min_* objective or a
+    scenario without GPU rack types."""
+    objective = Objective(scenario.objective)
+    if not objective.maximise:
+        return None
+    types = _types(scenario)
+    if not types:
+        return None
+    per_gpu = 1.0 if objective == Objective.max_gpus else max(t.pflops_bf16 / t.gpus for t in types)
+    kw_per_gpu = min(scenario.rack_power_kw(t) / t.gpus for t in types)
+    per_position = max(t.gpus / t.width for t in types)
+    positions = sum(r.positions for b in scenario.site.buildings for h in b.halls for r in h.rows)
+    room = positions * per_position
+    root = _root_kw(scenario)
+    every = scenario.catalog.by_id()
+    installed = sum(
+        every[r.rack_type].gpus for r in scenario.existing if r.rack_type in every and not r.spare
+    )
+    total = 0.0
+    for p in range(max(1, len(scenario.phases))):
+        kw = root
+        arrived = scenario.power_available_kw(p)
+        if arrived is not None:
+            kw = min(kw, arrived / scenario.pue)
+        gpus = min(installed + _asked(scenario, p), kw / kw_per_gpu, room)
+        total += math.floor(gpus + 1e-9) * per_gpu
+    return total

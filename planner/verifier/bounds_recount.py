@@ -1,0 +1,106 @@
+"""The bounds a plan may name that the verifier can re-derive from the scenario alone, with its own
+code: ``capacity`` (power, positions and demands) and ``demands`` (the sum of the demands). A
+bound of another source (the solver's, an LP the planner solved) is reported as that source's
+claim: the verifier checks only that it is on the right side of the plan's objective.
+
+Capacity, for a max objective, summed over the phases (one without phases): per phase the least
+of (installed GPUs + Σ cluster figures, when no cluster is at-least or uncapped), (usable kW of the
+parentless power nodes plus retrofits raising them, capped by the power arrived ÷ PUE) ÷ the
+least kW per GPU, and every position holding the most GPUs a position can; GPUs rounded down,
+× the best PFLOPS per GPU for max_pflops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.enums import Demand
+from planner.schema import Scenario
+
+
+def _gpu_types(scenario: Scenario) -> list:
+    by_id = scenario.catalog.by_id()
+    names: set[str] = set()
+    for c in scenario.clusters:
+        names.update(scenario.gpu_types_for(c))
+    return [by_id[n] for n in sorted(names) if n in by_id and by_id[n].gpus > 0]
+
+
+def _figures(scenario: Scenario, phase_index: int) -> float:
+    """Σ cluster figures standing in the phase (the last named by then); inf when one is open."""
+    order = [p.id for p in scenario.phases]
+    total = 0.0
+    for c in scenario.clusters:
+        if c.demand == Demand.at_least:
+            return math.inf
+        if c.gpus_by_phase:
+            total += next(
+                (c.gpus_by_phase[p] for p in reversed(order[: phase_index + 1]) if p in c.gpus_by_phase), 0
+            )
+        elif c.gpus is None:
+            return math.inf
+        else:
+            total += c.gpus
+    return total
+
+
+def recount_capacity(scenario: Scenario) -> float | None:
+    """The capacity bound (module docstring); None for a min objective or without GPU types."""
+    if not scenario.objective.startswith("max_"):
+        return None
+    kinds = _gpu_types(scenario)
+    if not kinds:
+        return None
+    nodes = []
+    for b in scenario.site.buildings:
+        nodes += b.power_nodes
+        for h in b.halls:
+            nodes += h.power_nodes
+    tops = {n.id: n.usable_kw for n in nodes if n.parent is None}
+    kw = sum(tops.values()) + sum(
+        getattr(r.effect, "add_kw", 0.0)
+        for r in scenario.retrofits
+        if r.effect.kind == "raise_capacity" and r.effect.target in tops
+    )
+    least_kw = min(scenario.rack_power_kw(t) / t.gpus for t in kinds)
+    densest = max(t.gpus / t.width for t in kinds)
+    slots = sum(row.positions for b in scenario.site.buildings for h in b.halls for row in h.rows)
+    catalog = scenario.catalog.by_id()
+    installed = sum(
+        catalog[r.rack_type].gpus for r in scenario.existing if r.rack_type in catalog and not r.spare
+    )
+    pflops = 1.0 if scenario.objective == "max_gpus" else max(t.pflops_bf16 / t.gpus for t in kinds)
+    out = 0.0
+    for i in range(len(scenario.phases) or 1):
+        power = kw
+        if scenario.power_arrival:
+            arrived = 1000.0 * sum(
+                s.interconnect_mw + s.generation_mw
+                for s in scenario.power_arrival
+                if s.phase is None or [p.id for p in scenario.phases].index(s.phase) <= i
+            )
+            power = min(power, arrived / scenario.pue)
+        most = min(installed + _figures(scenario, i), power / least_kw, slots * densest)
+        out += math.floor(most + 1e-9) * pflops
+    return out
+
+
+def recount_demands(scenario: Scenario) -> float | None:
+    """Σ of the clusters' figures (× their best PFLOPS per GPU for max_pflops), single phase; None
+    when a cluster is at-least or uncapped, for a phased scenario or a min objective."""
+    if scenario.phases or scenario.objective not in ("max_gpus", "max_pflops"):
+        return None
+    by_id = scenario.catalog.by_id()
+    total = 0.0
+    for c in scenario.clusters:
+        if c.gpus is None or c.demand == Demand.at_least:
+            return None
+        if scenario.objective == "max_gpus":
+            per = 1.0
+        else:
+            per = max(
+                (by_id[t].pflops_bf16 / by_id[t].gpus for t in scenario.gpu_types_for(c) if by_id[t].gpus),
+                default=0.0,
+            )
+        total += c.gpus * per
+    return total
