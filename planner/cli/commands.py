@@ -182,8 +182,13 @@ def _scenario_with_overrides(args: argparse.Namespace):
 
 
 def _progress(args: argparse.Namespace):
+    """The run's progress callback: its heartbeat (:mod:`planner.cli.heartbeat`) when one runs, a
+    plain printer otherwise; none with --quiet."""
     if getattr(args, "quiet", False):
         return None
+    beat = getattr(args, "heartbeat", None)
+    if beat is not None:
+        return beat
 
     def show(p) -> None:
         print(str(p), file=sys.stderr, flush=True)
@@ -193,6 +198,7 @@ def _progress(args: argparse.Namespace):
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Solve a scenario; write the plan; print a summary."""
+    from planner.cli.heartbeat import Heartbeat
     from planner.clock import Deadline, process_started
     from planner.enums import Status
     from planner.fileio import check_writable
@@ -217,17 +223,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
             "(--mode stochastic plans for the futures)",
             file=sys.stderr,
         )
-    plan = _planned(args, s, deadline)
     to_stdout = args.output == "-"
-    if args.output:
-        save_plan(plan, args.output)
-        if not to_stdout:
-            print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        print(
-            "no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)",
-            file=sys.stderr,
-        )
+    with Heartbeat(started) as beat:
+        args.heartbeat = None if getattr(args, "quiet", False) else beat
+        plan = _planned(args, s, deadline)
+        if args.output:
+            if args.heartbeat:
+                beat(f"writing {args.output}")
+            save_plan(plan, args.output)
+            if not to_stdout:
+                print(f"wrote {args.output}", file=sys.stderr)
+        else:
+            print(
+                "no plan file written: give -o PLAN.yaml to keep it (-o - writes it to standard output)",
+                file=sys.stderr,
+            )
     plan_summary(plan, sys.stderr if to_stdout else sys.stdout)
     if not plan.status.has_plan:
         msg = {

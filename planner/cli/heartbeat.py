@@ -1,0 +1,56 @@
+"""Progress a person can follow: every report goes to standard error with the seconds since the
+run started, and a stage that stays silent for :data:`EVERY_S` seconds (a large build, a bound, a
+verification) gets a line saying it is still at work, so no stage is silent for longer."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+EVERY_S = 10.0
+"""Longest silence before a "still …" line, s."""
+
+
+class Heartbeat:
+    """A progress callback (takes a :class:`~planner.solving.core.Progress` or a plain message)
+    that also speaks up for a silent stage; use it as a context manager around the run."""
+
+    def __init__(self, t0: float, every_s: float = EVERY_S, out: TextIO | None = None) -> None:
+        self.t0, self.every_s, self.out = t0, every_s, out or sys.stderr
+        self.stage = "starting"
+        self.last = time.perf_counter()
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="heartbeat", daemon=True)
+
+    def __call__(self, report: object) -> None:
+        text = str(report)
+        if not text.startswith("["):  # a plain message: stamp it
+            text = f"[{time.perf_counter() - self.t0:6.1f} s] {text}"
+        stage = getattr(report, "stage", None) or text.split("] ", 1)[-1]
+        with self.lock:
+            self.stage, self.last = stage.split(":", 1)[0][:80], time.perf_counter()
+            print(text, file=self.out, flush=True)
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(0.5):
+            with self.lock:
+                quiet = time.perf_counter() - self.last
+                if quiet >= self.every_s:
+                    now = time.perf_counter() - self.t0
+                    print(
+                        f"[{now:6.1f} s] still {self.stage} ({quiet:.0f} s since the last report)",
+                        file=self.out,
+                        flush=True,
+                    )
+                    self.last = time.perf_counter()
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=2)
