@@ -227,6 +227,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with Heartbeat(started) as beat:
         args.heartbeat = None if getattr(args, "quiet", False) else beat
         plan = _planned(args, s, deadline)
+        if getattr(args, "certify", False):
+            plan = _certified(args, s, plan, deadline)
         if args.output:
             if args.heartbeat:
                 beat(f"writing {args.output}")
@@ -247,6 +249,33 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(msg, file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _certified(args: argparse.Namespace, s, plan, deadline):
+    """The plan with its certified bound: the model's LP relaxation solved with duals in the time
+    left, the certificate written beside the plan (``-o`` needed)."""
+    import json
+
+    from planner.fileio import atomic_write, check_writable
+    from planner.model import build
+    from planner.solving.certificate import lp_certificate
+
+    say = _progress(args) or (lambda _m: None)
+    if not args.output or args.output == "-":
+        raise InputError([Problem("--certify", "needs -o PLAN.yaml: the certificate is written beside it")])
+    if not plan.status.has_plan or deadline.left() < 1.0:
+        say("certificate: none (no plan, or no time left for the relaxation)")
+        return plan
+    say("certificate: solving the LP relaxation with its duals")
+    cert = lp_certificate(build(s), max(1.0, deadline.left() - 0.5))
+    if cert is None:
+        say("certificate: none (the relaxation has no optimum in the time left)")
+        return plan
+    name = Path(args.output).name + ".cert.json"
+    check_writable(Path(args.output).with_name(name))
+    atomic_write(Path(args.output).with_name(name), json.dumps(cert))
+    say(f"certificate: LP bound {cert['bound']:,.6g} with {len(cert['duals']):,} duals in {name}")
+    return plan.model_copy(update={"certified_bound": cert["bound"], "bound_certificate": name})
 
 
 def _planned(args: argparse.Namespace, s, deadline):

@@ -183,6 +183,12 @@ def _add_plan(sub) -> None:
     )
     pl.add_argument("--quiet", action="store_true", help="no progress lines")
     pl.add_argument(
+        "--certify",
+        action="store_true",
+        help="also write PLAN.cert.json beside the plan: the model as an LP and the row duals of its "
+        "relaxation, a bound `planner verify` checks itself (in the time left of the limit)",
+    )
+    pl.add_argument(
         "--write-lp",
         metavar="FILE",
         help="also write the model as built (CPLEX LP format, readable row and variable names) "

@@ -236,6 +236,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     scenario = scenario_of(args)
     plan = load_plan(args.plan)
     rep = verify(plan, scenario)
+    certified = certificate_checks(plan, Path(args.plan), rep)
     if rep.ok:
         print(
             f"{args.plan}: plan is valid for scenario '{scenario.name}' ({len(plan.racks)} racks, every "
@@ -256,6 +257,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f"  recomputed: {k.gpus:,} GPUs, {k.it_kw / 1000:,.3f} IT MW, capex ${k.capex_usd:,.0f}, "
             f"stranded {k.stranded_kw:,.1f} kW"
         )
+        if certified:
+            print(f"  {certified}")
         for u in sorted((u for u in rep.usage if u.limit > 0), key=lambda u: -u.worst_share)[:3]:
             when = (
                 f" when {u.worst_failure} fails" if u.worst_failure and (u.worst_value or 0) > u.value else ""
@@ -410,3 +413,55 @@ def bound_text(plan) -> str:
     return f"{plan.bound:,.6g} from " + BOUND_WORDS.get(
         plan.bound_source, plan.bound_source or "an unnamed source"
     )
+
+
+def certificate_checks(plan, plan_path: Path, rep) -> str:
+    """Check the plan's bound certificate (:mod:`planner.verifier.certificate`) when it names one:
+    a plain file name beside the plan, its duals proving the certified bound the plan states, on the
+    right side of the objective. Violations go into ``rep``; returns a line for a certificate that
+    holds ("" without one)."""
+    import json
+
+    from planner.verifier.certificate import check_certificate
+
+    name = plan.bound_certificate
+    if not name:
+        if plan.certified_bound is not None:
+            rep.add(
+                "certified_bound", "evidence", "a certified bound without the certificate it is proven by"
+            )
+        return ""
+    path = plan_path.parent / name
+    if Path(name).name != name or not path.is_file() or path.is_symlink():
+        rep.add("bound_certificate", "evidence", f"'{name}' is not a regular file beside the plan")
+        return ""
+    try:
+        cert = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        rep.add("bound_certificate", "evidence", f"{name}: not readable JSON ({str(e)[:80]})")
+        return ""
+    bound, problems = check_certificate(cert) if isinstance(cert, dict) else (None, ["not a certificate"])
+    for p in problems[:5]:
+        rep.add("bound_certificate", "evidence", f"{name}: {p}")
+    if bound is None:
+        return ""
+    value, stated = plan.objective_value, plan.certified_bound
+    if stated is None or abs(stated - bound) > 1e-6 * max(1.0, abs(bound)):
+        rep.add("certified_bound", "evidence", f"plan says {stated}, its certificate proves {bound:,.6f}")
+        return ""
+    maximise = plan.objective.startswith("max_")
+    if value is not None and (
+        bound < value - 1e-6 * max(1.0, abs(value))
+        if maximise
+        else bound > value + 1e-6 * max(1.0, abs(value))
+    ):
+        rep.add(
+            "certified_bound",
+            "evidence",
+            f"certified bound {bound:,.6g} is beyond the plan's objective {value:,.6g}",
+        )
+        return ""
+    gap = abs(bound - value) / max(abs(value), 1.0) if value is not None else None
+    shown = "" if gap is None else f", gap {gap:.3%} to it"
+    rows = len(cert.get("duals", {}))
+    return f"certified bound {bound:,.6g}: proven by the LP duals in {name} ({rows:,} rows){shown}"

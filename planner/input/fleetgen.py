@@ -63,6 +63,20 @@ class FleetSpec(StrictModel):
     """Solver time limit of the generated scenario, s."""
     rel_gap: Float = Field(0.01, ge=0, le=1)
     """Relative gap of the generated scenario."""
+    shape: Literal["mixed", "pod_exact", "small_and_huge"] = "mixed"
+    """How the fleet is drawn: ``mixed`` (the rules of the module docstring); ``pod_exact`` (first
+    an exact one-pod job for ``pod_exact_share`` of the pods, each of its own size — 50-95 % of
+    the least pod of its kind — and rack-type set, then at-least and as-many-as-fit jobs);
+    ``small_and_huge`` (first ``huge_count`` building-scoped jobs of ``huge_min_gpus``..max_gpus,
+    then jobs of min_gpus..``small_max_gpus``)."""
+    pod_exact_share: Float = Field(0.8, ge=0, le=1)
+    """pod_exact: share of the pods given an exact one-pod job."""
+    huge_count: Int = Field(4, ge=0, le=1000)
+    """small_and_huge: how many huge jobs."""
+    huge_min_gpus: Int = Field(8192, ge=1, le=10_000_000)
+    """small_and_huge: smallest huge job, GPUs."""
+    small_max_gpus: Int = Field(1024, ge=1, le=10_000_000)
+    """small_and_huge: largest small job, GPUs."""
 
 
 def _kinds(site: Site) -> list[tuple[float, list[tuple[str, int, bool]], int, int]]:
@@ -149,6 +163,79 @@ def _draw(
     return c
 
 
+def _signature(c: dict) -> tuple:
+    """What makes two clusters alike: size, rack types, demand, hop budget and spread limit."""
+    return (c["gpus"], tuple(c["rack_types"]), c["demand"], c["max_hops"], c.get("max_share_per_pod"))
+
+
+def _pods_by_kind(site: Site, kinds: list) -> list[int]:
+    """How many pods each building kind has (pods whose rows that kind's rack types fit)."""
+    out = [0] * len(kinds)
+    for b in site.buildings:
+        for h in b.halls:
+            for p in h.pods:
+                rows = [r for r in h.rows if r.pod == p.id and r.network is None]
+                if not rows:
+                    continue
+                key = (rows[0].max_rack_power_kw, rows[0].liquid_loop is not None)
+                for i, k in enumerate(kinds):
+                    if abs(k[0] - key[0]) < 1e-9 and any(f[2] == key[1] for f in k[1]):
+                        out[i] += 1
+                        break
+    return out
+
+
+def _pod_exact_jobs(rng: random.Random, spec: FleetSpec, site: Site, kinds: list) -> list[dict]:
+    """An exact one-pod job for ``pod_exact_share`` of each kind's pods: its own rack type (or the
+    DGX pair) and size, 50-95 % of what the least pod of its kind holds of that type."""
+    jobs: list[dict] = []
+    seen: set[tuple] = set()
+    for (_, fits, _, (pod_racks, pod_ports)), pods in zip(kinds, _pods_by_kind(site, kinds), strict=True):
+        for _ in range(round(spec.pod_exact_share * pods)):
+            for _ in range(REDRAWS):
+                t, per_rack, _ = rng.choice(fits)
+                types = [t]
+                dgx = sorted(f[0] for f in fits if f[0].startswith("dgx-"))
+                if t.startswith("dgx-") and len(dgx) > 1 and rng.random() < 0.5:
+                    types = dgx
+                room = min(pod_ports, pod_racks * per_rack) // per_rack
+                racks = max(1, int(room * rng.uniform(0.5, 0.95)))
+                c = {
+                    "id": "",
+                    "gpus": racks * per_rack,
+                    "demand": "exact",
+                    "rack_types": types,
+                    "max_hops": 3,
+                }
+                if _signature(c) not in seen:
+                    break
+            seen.add(_signature(c))
+            c["id"] = f"job-{len(jobs) + 1:04d}"
+            jobs.append(c)
+    return jobs
+
+
+def _huge_jobs(rng: random.Random, spec: FleetSpec, kinds: list) -> list[dict]:
+    """``huge_count`` as-many-as-fit jobs of one building, huge_min_gpus..max_gpus GPUs, each of a
+    kind picked by its share of the positions."""
+    jobs = []
+    for n in range(spec.huge_count):
+        _, fits, _, _ = rng.choices(kinds, weights=[k[2] for k in kinds])[0]
+        t, per_rack, _ = rng.choice(fits)
+        lo = math.log(min(spec.huge_min_gpus, spec.max_gpus))
+        size = int(math.exp(rng.uniform(lo, math.log(spec.max_gpus))) // per_rack) * per_rack
+        jobs.append(
+            {
+                "id": f"job-{n + 1:04d}",
+                "gpus": max(per_rack, size),
+                "demand": "max",
+                "rack_types": [t],
+                "max_hops": 5,
+            }
+        )
+    return jobs
+
+
 MAX_CLUSTERS = 100_000
 """Most clusters one fleet draws."""
 REDRAWS = 50
@@ -185,13 +272,22 @@ def generate_fleet(site: Site, spec: FleetSpec, site_file: str, name: Id) -> dic
     weights = [k[2] for k in kinds]
     mix = [(d, w) for d, w in spec.demand_mix.items() if w > 0] or [("max", 1.0)]
     clusters: list[dict] = []
-    total = fixed = 0
     seen: set[tuple] = set()
-    _check_room(spec, kinds, capacity)
+    if spec.shape == "pod_exact":
+        clusters = _pod_exact_jobs(rng, spec, site, kinds)
+        mix = [(d, w) for d, w in mix if d != "exact"] or [("max", 1.0)]
+    elif spec.shape == "small_and_huge":
+        clusters = _huge_jobs(rng, spec, kinds)
+        spec = spec.model_copy(update={"max_gpus": min(spec.max_gpus, spec.small_max_gpus)})
+    seen = {_signature(c) for c in clusters}
+    total = sum(c["gpus"] for c in clusters)
+    fixed = sum(c["gpus"] for c in clusters if c["demand"] != "max")
+    if spec.shape == "mixed":
+        _check_room(spec, kinds, capacity)
     while total < spec.fill * capacity and len(clusters) < MAX_CLUSTERS:
         for _ in range(REDRAWS):
             c = _draw(rng, spec, kinds, weights, mix, fixed, capacity, len(clusters) + 1)
-            sig = (c["gpus"], tuple(c["rack_types"]), c["demand"], c["max_hops"], c.get("max_share_per_pod"))
+            sig = _signature(c)
             if sig not in seen:
                 break
         else:

@@ -448,6 +448,12 @@ class Plan(StrictModel):
     verifier cannot re-derive), ``capacity`` (power, positions and demands, recomputed by the
     verifier), ``demands`` (the sum of the demands, recomputed), ``merged relaxation`` or
     ``LP relaxation`` (an LP the planner solved: its claim); empty for a bound of older plans."""
+    certified_bound: Float | None = None
+    """A bound with its evidence: the LP relaxation's bound proven by the dual solution in
+    :attr:`bound_certificate`, which ``planner verify`` checks (weaker than a MILP bound, but checked)."""
+    bound_certificate: Text = ""
+    """File name, beside the plan, of the certificate (the model as an LP and its row duals;
+    ``planner plan --certify``)."""
     optimality: Literal["proven", "solver_claim"] | None = None
     """For status optimal: ``proven`` when the gap recomputed from the stated bound is within the
     requested gap; ``solver_claim`` when the solver said optimal but stated no bound (then bound and
