@@ -422,7 +422,7 @@ def certificate_checks(plan, plan_path: Path, rep) -> str:
     holds ("" without one)."""
     import json
 
-    from planner.verifier.certificate import check_certificate
+    from planner.verifier import check_certificate
 
     name = plan.bound_certificate
     if not name:

@@ -62,6 +62,7 @@ from planner.verifier.capacity import (
     power_checks,
     supply_checks,
 )
+from planner.verifier.certificate import check_certificate
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
 from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks, switch_supply_checks
 from planner.verifier.futures import future_checks
@@ -69,7 +70,15 @@ from planner.verifier.placement import existing_checks, network_rack_checks, rac
 from planner.verifier.report import TOL, VerifyReport, Violation
 from planner.verifier.site import phase_states, site_view
 
-__all__ = ["TOL", "VerifyReport", "Violation", "scenario_mismatch", "spread_violations", "verify"]
+__all__ = [
+    "TOL",
+    "VerifyReport",
+    "Violation",
+    "check_certificate",
+    "scenario_mismatch",
+    "spread_violations",
+    "verify",
+]
 
 
 def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
