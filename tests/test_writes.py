@@ -232,3 +232,24 @@ def test_a_killed_plan_write_leaves_a_temporary_file_the_next_write_removes(tmp_
     assert live.exists()
     assert link.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, live.name, link.name])
+
+
+def test_verify_of_a_file_that_states_no_plan_checks_its_claims_only(tmp_path: Path) -> None:
+    """A run out of time writes a plan with status time_limit and no racks: verify says so and exits 0
+    (its unmet demands are what "no plan" states), while a rack added to it is a false claim."""
+    from planner.plan import load_plan, save_plan
+
+    out = tmp_path / "none.plan.yaml"
+    r = cli("plan", "datasets/small-hall.yaml", "-o", str(out), "--time-limit", "0.001", "--quiet")
+    assert r.returncode == 1
+    v = cli("verify", str(out), "datasets/small-hall.yaml")
+    assert v.returncode == 0
+    assert v.stdout.strip() == (
+        f"{out}: states no plan (time_limit) for scenario 'small-hall': nothing placed to check; its other "
+        "figures hold"
+    )
+    full = tmp_path / "full.plan.yaml"
+    assert cli("plan", "datasets/small-hall.yaml", "-o", str(full), "--quiet").returncode == 0
+    lying = load_plan(out).model_copy(update={"racks": load_plan(full).racks[:1]})
+    save_plan(lying, tmp_path / "lying.plan.yaml")
+    assert cli("verify", str(tmp_path / "lying.plan.yaml"), "datasets/small-hall.yaml").returncode == 1

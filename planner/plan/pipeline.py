@@ -371,7 +371,9 @@ def _first_fit(
     (a pass over every position: the measure the reserves are sized from)."""
     say(Progress("first-fit", deadline.elapsed()))
     t_ff = time.perf_counter()
-    greedy, how = start_racks(scenario, deadline, deadline.share(FIRST_FIT_SHARE))
+    # its share of the limit, or half of what is left when a slow start (a loaded machine) ate it
+    until = max(deadline.share(FIRST_FIT_SHARE), time.perf_counter() + 0.5 * max(0.0, deadline.left()))
+    greedy, how = start_racks(scenario, deadline, until)
     took = time.perf_counter() - t_ff
     stages["first_fit"] = took
     return greedy, how, took
