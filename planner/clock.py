@@ -33,6 +33,17 @@ def process_started() -> float:
     return now - max(0.0, uptime - started)
 
 
+RUN_STARTED: list[float] = []
+"""Set by the ``planner`` command's entry point: when its process started (perf_counter time).
+Empty when the planner runs inside another program (a test, the Python API)."""
+
+
+def run_started() -> float:
+    """When a command's time limit starts: the process's start for the ``planner`` command (the
+    limit counts interpreter start-up and imports), else now."""
+    return RUN_STARTED[0] if RUN_STARTED else time.perf_counter()
+
+
 class TimeUp(Exception):
     """The time limit ran out in a stage that cannot return a partial answer."""
 

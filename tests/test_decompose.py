@@ -552,3 +552,28 @@ def test_rack_supply_goes_to_the_whole_model() -> None:
     assert verify(d.plan, s).ok
     assert d.fell_back == "rack supply per phase (supply) is shared by every building"
     assert d.plan.kpis.racks == 5
+
+
+def test_explain_at_region_scale_re_plans_through_the_decomposition() -> None:
+    """The region above, explained without a model of the whole: the tightest limit is the power
+    arrived by q1 (999.4 of 1,000 kW). +10 % (0.1 MW more from q1 on) by hand: q1 holds
+    ⌊(1,100 − 51.84) / 23.112⌋ = 45 racks = 720 GPUs, q2 and q3 ⌊(2,100 − 51.84) / 23.112⌋ = 88 racks =
+    1,408: 3,536 GPU-phases, +192 over 3,344."""
+    from planner.explainer import explain
+
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
+    )
+    ex, plan = explain(s, time_limit_s=60, replan=lambda x, t: plan_decomposed(x, time_limit_s=t).plan)
+    assert plan.objective_value == 3344
+    first = ex.relaxations[0]  # ranked by what the re-plans gained: hall positions and power gain 0
+    assert (first.kind, first.ident, first.gain) == ("power_arrival", "q1", 192)
+    assert all(r.gain in (None, 0) for r in ex.relaxations[1:])
+    text = ex.render()
+    assert "re-planned by the decomposition by building" in text
+    assert (
+        "power arrival q1: 999.4 of 1,000 kW used (99.9%); q1: +100 kW more interconnect → +192 GPU-phases"
+        in text
+    )

@@ -97,6 +97,9 @@ def _interrupted(_signum, _frame) -> None:
 
 def entry() -> None:
     """Console-script entry point: Ctrl-C and closed pipes handled before anything heavy loads."""
+    from planner.clock import RUN_STARTED, process_started
+
+    RUN_STARTED[:] = [process_started()]
     signal.signal(signal.SIGINT, _interrupted)
     try:
         code = main()

@@ -294,6 +294,12 @@ def _add_explain(sub) -> None:
     ex.add_argument("scenario")
     _solver_flags(ex)
     ex.add_argument("--quiet", action="store_true", help="no progress lines")
+    ex.add_argument(
+        "--decompose",
+        choices=["building"],
+        help="region scale: plan and re-plan each relaxation through the decomposition by building "
+        "(no model of the whole; the tightest limit of each kind, gains as the re-plans find them)",
+    )
     ex.set_defaults(func=cmd_explain)
 
 

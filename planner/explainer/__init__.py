@@ -27,6 +27,8 @@ that stops at its limit gives a range.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from planner.enums import Status
 from planner.explainer.feasible import (
     PER_PHASE,
@@ -67,9 +69,20 @@ __all__ = [
 
 
 def explain(
-    scenario: Scenario, time_limit_s: float | None = None, progress: ProgressFn | None = None
+    scenario: Scenario,
+    time_limit_s: float | None = None,
+    progress: ProgressFn | None = None,
+    replan: Callable[[Scenario, float], Plan] | None = None,
 ) -> tuple[Explanation, Plan | None]:
-    """Solve; explain the conflict if infeasible, else the binding limits."""
+    """Solve; explain the conflict if infeasible, else the binding limits. ``replan`` (scenario,
+    seconds → plan; the CLI passes the decomposition by building for ``--decompose building``):
+    region scale, no model of the whole for the gains: the base plan gets the time limit, each
+    re-plan a sixth of it."""
+    if replan is not None:
+        limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
+        plan = replan(scenario, limit)
+        if plan.status.has_plan:
+            return explain_feasible(scenario, plan, limit / 6, progress=progress, replan=replan), plan
     plan = plan_scenario(scenario, progress, time_limit_s)
     if plan.status == Status.infeasible:
         return explain_infeasible(scenario, time_limit_s, progress), plan

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,14 +204,18 @@ def explain_feasible(
     time_limit_s: float | None = None,
     top: int = TOP,
     progress: ProgressFn | None = None,
+    replan: Callable[[Scenario, float], Plan] | None = None,
 ) -> Explanation:
     """Which limits bind and what relaxing each buys: screen every used limit with LP duals, re-solve
-    the most promising (each from the base plan, same settings and gap), then all of them together."""
+    the most promising (each from the base plan, same settings and gap), then all of them together.
+    ``replan`` (scenario, seconds → plan; at region scale the decomposition by building): no LP
+    screen of the whole; the tightest limit of each kind is relaxed and re-planned by it, and the
+    gain is what that re-plan found (a heuristic's figure, said so)."""
     limit_s = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
     unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
-    screen = dual_screen(scenario, limit_s)
+    screen = dual_screen(scenario, limit_s) if replan is None else {}
     cands = _candidates(scenario, plan, screen)
-    chosen = cands[:top]
+    chosen = cands[:top] if replan is None else _one_per_kind(cands, top)
     for c in chosen:
         r = _relaxed(scenario, c.kind, {c.ident, *c.peers})
         if r is None:
@@ -218,10 +223,15 @@ def explain_feasible(
         relaxed, c.step, c.cost_usd = r
         if progress:
             progress(Progress(f"re-solving with {c.step}", 0.0))
-        c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
-    findings = _relaxation_findings(cands, unit)
+        if replan is None:
+            c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
+        else:
+            c.gain, c.gain_upper = _replan_gain(scenario, relaxed, plan, replan, limit_s)
+    if replan is not None:  # no screen ranked them: the re-plans' gains do, most valuable first
+        cands.sort(key=lambda c: -(c.gain or 0.0))
+    findings = _relaxation_findings(cands, unit, screened=replan is None)
     joint = [c for c in chosen if c.step]
-    if len(joint) > 1:
+    if len(joint) > 1 and replan is None:
         findings.append(_joint_finding(scenario, plan, joint, limit_s, unit, progress))
     findings[:0] = _demand_findings(scenario, plan, cands, chosen)
     gpus = plan.kpis.gpus if plan.kpis else 0
@@ -232,10 +242,35 @@ def explain_feasible(
     how = (
         f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same "
         f"settings; +{STEP:.0%} per step"
+        if replan is None
+        else f"the tightest limit of each kind ({len(chosen)}) re-planned by the decomposition by building "
+        f"(+{STEP:.0%} per step): a gain is what the re-plan found, not a proven figure"
     )
     ex = Explanation(scenario.name, True, head, findings, how)
     ex.relaxations = cands
     return ex
+
+
+def _one_per_kind(cands: list[Relaxation], top: int) -> list[Relaxation]:
+    """The first (tightest) candidate of each kind, at most ``top``."""
+    seen: set[str] = set()
+    out = []
+    for c in cands:
+        if c.kind not in seen:
+            seen.add(c.kind)
+            out.append(c)
+    return out[:top]
+
+
+def _replan_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, replan, time_limit_s: float):
+    """(gain, None) of a re-plan of the relaxed scenario against the base plan, never below 0 (the
+    base plan is a plan of the relaxed scenario)."""
+    got = replan(relaxed, time_limit_s)
+    base = plan.objective_value or 0.0
+    sign = 1.0 if Objective(scenario.objective).maximise else -1.0
+    if not got.status.has_plan or got.objective_value is None:
+        return 0.0, None
+    return max(0.0, sign * (got.objective_value - base)), None
 
 
 def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation]:
@@ -273,7 +308,7 @@ def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation
     return cands
 
 
-def _relaxation_findings(cands: list[Relaxation], unit: str) -> list[Finding]:
+def _relaxation_findings(cands: list[Relaxation], unit: str, screened: bool = True) -> list[Finding]:
     """One line per candidate: its use, and the gain of its step where re-solved (at most
     :data:`MAX_UNSOLVED_LINES` of those not re-solved, the rest counted)."""
     findings: list[Finding] = []
@@ -290,7 +325,9 @@ def _relaxation_findings(cands: list[Relaxation], unit: str) -> list[Finding]:
             if unsolved > MAX_UNSOLVED_LINES:
                 continue
             why = (
-                "not re-solved (the LP screen ranks it below the top ones)"
+                "not re-planned (one limit of each kind is)"
+                if not screened
+                else "not re-solved (the LP screen ranks it below the top ones)"
                 if c.estimate > 0
                 else "the LP screen finds no gain"
             )
