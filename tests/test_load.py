@@ -215,6 +215,12 @@ BAD = [
     _case(
         "cluster-duplicate", {"clusters[1].id": "train-gt"}, "clusters[1].id: duplicate cluster ID 'train-gt'"
     ),
+    _case(  # one 72-GPU NVL72 rack holds all of a 72-GPU cluster: half of it cannot stand in one pod
+        "spread-one-rack",
+        {"clusters[1].demand": "exact", "clusters[1].gpus": 72, "clusters[1].max_share_per_pod": 0.5},
+        "clusters[1].max_share_per_pod: 0.5 cannot hold: exactly 72 GPUs in racks of at least 72 GPUs puts "
+        "more than 0.5 × 72 = 36 GPUs in one pod",
+    ),
     _case(
         "no-clusters",
         {"clusters": []},

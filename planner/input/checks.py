@@ -7,6 +7,7 @@ reported at once.
 
 from __future__ import annotations
 
+from planner.enums import Demand
 from planner.errors import Problem, known
 from planner.input.asks import goodput_reachable
 from planner.input.checks_site import _single_failures_dropping, check_site, site_warnings  # noqa: F401 - re-exported
@@ -41,6 +42,7 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"{cp}.id", f"duplicate cluster ID '{c.id}'"))
         seen.add(c.id)
         out += _cluster_racks(scenario, c, cp)
+        out += _spread_reachable(scenario, c, cp)
         if c.max_hops < same_rack:
             what = f"{c.max_hops} is below the same-rack hop count {same_rack}; no placement can meet it"
             out.append(Problem(f"{cp}.max_hops", what))
@@ -55,6 +57,26 @@ def check_clusters(scenario: Scenario) -> list[Problem]:
                         f"unknown link class '{lc}' {known(links)}",
                     )
                 )
+    return out
+
+
+def _spread_reachable(scenario: Scenario, c, cp: str) -> list[Problem]:
+    """An exact cluster's spread limit per pod or cooling zone can hold: a rack stands in one pod
+    and one zone, so its smallest rack must be at most that share of the cluster's GPUs."""
+    types = scenario.catalog.by_id()
+    sizes = [types[t].gpus for t in c.rack_types if t in types and types[t].gpus]
+    if c.demand != Demand.exact or c.gpus is None or c.gpus_by_phase or not sizes:
+        return []
+    out = []
+    for field in ("max_share_per_pod", "max_share_per_cooling_zone"):
+        share = getattr(c, field)
+        if share is not None and min(sizes) > share * c.gpus + 1e-9:
+            where = field.removeprefix("max_share_per_").replace("_", " ")
+            what = (
+                f"{share:g} cannot hold: exactly {c.gpus:,} GPUs in racks of at least {min(sizes):,} GPUs "
+                f"puts more than {share:g} × {c.gpus:,} = {share * c.gpus:,.0f} GPUs in one {where}"
+            )
+            out.append(Problem(f"{cp}.{field}", what))
     return out
 
 

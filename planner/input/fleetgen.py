@@ -158,8 +158,8 @@ def _draw(
         "rack_types": types,
         "max_hops": 3 if pod else 5,
     }
-    if not pod and rng.random() < spec.spread_share:
-        c["max_share_per_pod"] = 0.5
+    if not pod and rng.random() < spec.spread_share and size >= 2 * per_rack:
+        c["max_share_per_pod"] = 0.5  # half of a one-rack cluster would not hold in any pod
     return c
 
 

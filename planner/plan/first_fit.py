@@ -120,6 +120,8 @@ class _FirstFit:
         self.pod_gpus: dict[str, int] = defaultdict(int)
         self.pod_racks: dict[str, int] = defaultdict(int)
         self.placed_gpus: dict[str, int] = defaultdict(int)
+        self.in_pod: dict[tuple[str, str], int] = defaultdict(int)
+        """GPUs of a cluster in a pod (for its spread limit)."""
         self.racks_of: dict[str, int] = defaultdict(int)
         self.homes: dict[tuple[str, Scope], str] = {}
         self.capex = facility_usd(network_kw, s.costs)
@@ -134,6 +136,7 @@ class _FirstFit:
             self.pod_gpus[pod] += t.gpus
             self.pod_racks[pod] += 1
             self.placed_gpus[r.cluster] += t.gpus
+            self.in_pod[r.cluster, pod] += t.gpus
             self.racks_of[r.cluster] += 1
             self.it_kw += s.rack_power_kw(t)
             self.homes[r.cluster, Scope.pod] = pod
@@ -318,15 +321,21 @@ class _FirstFit:
         """Racks of c at free positions of home h (the site when None), largest type that fits first,
         until its target is met (one rack for a rack-scoped cluster); homes c at h once it places one."""
         ix = self.ix
+        # a spread limit per pod: at most that share of the cluster's figure in any one pod
+        per_pod = c.max_share_per_pod * target if c.max_share_per_pod and math.isfinite(target) else math.inf
         for rid, i in self.by_home[scope][h] if h is not None else self.free:
             if self.placed_gpus[c.id] >= target or (scope == Scope.rack and self.racks_of[c.id] > 0):
                 break
-            if (rid, i) in self.taken or self.pod_full(ix.pods[ix.rows[rid].row.pod], smallest):
+            pod = ix.rows[rid].row.pod
+            if (rid, i) in self.taken or self.pod_full(ix.pods[pod], smallest):
                 continue
             for t in ranked:
                 if c.demand != Demand.at_least and self.placed_gpus[c.id] + t.gpus > target:
                     continue
+                if self.in_pod[c.id, pod] + t.gpus > per_pod + 1e-9:
+                    continue
                 if self.try_place(rid, i, t, c.id):
+                    self.in_pod[c.id, pod] += t.gpus
                     self.placed_gpus[c.id] += t.gpus
                     self.racks_of[c.id] += 1
                     if h is not None:
@@ -399,7 +408,7 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
                 return False
         if sum(1 for r in mine if not types[r.rack_type].gpus) != storage_racks(scenario, c):
             return False
-    return not _spread_broken(scenario, [*scenario.existing, *racks])
+    return not spread_broken(scenario, [*scenario.existing, *racks])
 
 
 def start_racks(
@@ -428,7 +437,7 @@ def _start_racks(
     repaired = greedy_racks(scenario, True, deadline, until)
     if greedy_meets_demands(scenario, repaired):
         return repaired, "first-fit, largest demands first"
-    spread = _spread_broken(scenario, racks)
+    spread = spread_broken(scenario, racks)
     if spread:  # first-fit knows no spread limits: leave those clusters to the solver
         return [
             r for r in racks if r.cluster not in spread
@@ -436,7 +445,7 @@ def _start_racks(
     return racks, "first-fit (misses a demand)"
 
 
-def _spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
+def spread_broken(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
     """Clusters whose spread limits the racks break."""
     if all(
         (c.max_share_per_power_node, c.max_share_per_cooling_zone, c.max_share_per_pod) == (None, None, None)
