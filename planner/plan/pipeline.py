@@ -246,13 +246,16 @@ def plan_scenario(
     """Build, solve, fill and verify: the answer to a scenario.
 
     The time limit (default: the scenario's) bounds the whole run from this call, or from the
-    ``deadline``'s start (the CLI starts it before loading): building the model stops at it
-    (status ``time_limit``, no plan); first-fit gets at most :data:`FIRST_FIT_SHARE` of it; the
+    ``deadline``'s start (the ``planner`` command starts it with the process): first-fit runs
+    first, in at most :data:`FIRST_FIT_SHARE` of it (or half of what is left); building the model
+    stops early enough to leave first-fit's plan its figures, and when it runs out that plan
+    stands if it meets every demand and verifies (else status ``time_limit``, no plan); the
     solver gets what is left less a reserve for filling, verifying and the figures
     (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
     time still left. ``warm_start``: hand the first-fit plan to the solver as its first incumbent;
     when first-fit meets every demand, the answer is never worse than first-fit (if the solver
-    finds nothing in time, the first-fit plan itself is returned with status feasible)."""
+    finds nothing in time, the first-fit plan itself is returned with status feasible). A plan
+    without a bound of its own gets the capacity bound (:func:`with_capacity_bound`)."""
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed = deadline.elapsed
