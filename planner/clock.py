@@ -1,4 +1,5 @@
-"""The time limit of a whole run, from loading the scenario to the written plan (§8 solver
+"""The time limit of a whole run, from the start of the ``planner`` process (interpreter start-up
+and imports included: :func:`process_started`, :func:`run_started`) to the written plan (§8 solver
 settings: ``time_limit_s``; ``--time-limit``).
 
 Every stage asks the same :class:`Deadline`: building the model and first-fit check it and stop
