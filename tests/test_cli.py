@@ -211,6 +211,27 @@ def test_time_limit_flag_must_be_positive() -> None:
     assert "--time-limit: input should be greater than 0, got 0.0" in r.stderr
 
 
+def test_a_work_limit_gives_the_same_plan_twice_and_is_part_of_the_run(tmp_path: Path) -> None:
+    """--work-limit (branch-and-bound nodes, not seconds): two runs give the same racks and figures,
+    the plan records the setting under its run hash and verifies; 0 nodes is bad input."""
+    from planner.plan import load_plan
+
+    plans = []
+    for i in (1, 2):
+        out = tmp_path / f"p{i}.plan.yaml"
+        r = run("plan", "datasets/region-100k-pods.yaml", "--work-limit", "1", "-o", str(out), "--quiet")
+        assert r.returncode == 0, r.stderr
+        plans.append(load_plan(out))
+    a, b = plans
+    assert a.solver_settings.work_limit == 1
+    assert (a.racks, a.kpis, a.objective_value, a.status) == (b.racks, b.kpis, b.objective_value, b.status)
+    v = run("verify", str(tmp_path / "p1.plan.yaml"), "datasets/region-100k-pods.yaml")
+    assert v.returncode == 0, v.stdout
+    bad = run("plan", "datasets/small-hall.yaml", "--work-limit", "0")
+    assert bad.returncode == 2
+    assert "--work-limit: input should be greater than or equal to 1, got 0" in bad.stderr
+
+
 def test_ctrl_c_prints_one_line_and_exits_130() -> None:
     proc = subprocess.Popen(
         [

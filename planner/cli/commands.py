@@ -160,11 +160,21 @@ def _scenario_with_overrides(args: argparse.Namespace):
     s = scenario_of(args)
     over = {
         k: v
-        for k, v in (("name", args.solver), ("time_limit_s", args.time_limit), ("rel_gap", args.gap))
+        for k, v in (
+            ("name", args.solver),
+            ("time_limit_s", args.time_limit),
+            ("rel_gap", args.gap),
+            ("work_limit", getattr(args, "work_limit", None)),
+        )
         if v is not None
     }
     if over:
-        flags = {"name": "--solver", "time_limit_s": "--time-limit", "rel_gap": "--gap"}
+        flags = {
+            "name": "--solver",
+            "time_limit_s": "--time-limit",
+            "rel_gap": "--gap",
+            "work_limit": "--work-limit",
+        }
         try:
             settings = validate_model(
                 SolverSettings, {**s.solver.model_dump(mode="json"), **over}, "solver", "command line"

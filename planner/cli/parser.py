@@ -309,6 +309,13 @@ def _solver_flags(p: argparse.ArgumentParser) -> None:
         "--time-limit", type=_finite_float, help="seconds for the whole run; overrides the scenario"
     )
     p.add_argument("--gap", type=_finite_float, help="relative MIP gap; overrides the scenario")
+    p.add_argument(
+        "--work-limit",
+        type=int,
+        metavar="NODES",
+        help="branch-and-bound nodes per solve instead of seconds: the same answer on every machine "
+        "and under any load (the time limit stays a safety net); overrides the scenario",
+    )
     _data_root_flag(p)
 
 

@@ -376,7 +376,10 @@ def _first_fit(
     t_ff = time.perf_counter()
     # its share of the limit, or half of what is left when a slow start (a loaded machine) ate it
     until = max(deadline.share(FIRST_FIT_SHARE), time.perf_counter() + 0.5 * max(0.0, deadline.left()))
-    greedy, how = start_racks(scenario, deadline, until)
+    if scenario.solver.work_limit is not None:  # a repeatable run: first-fit is not cut by the clock
+        greedy, how = start_racks(scenario)
+    else:
+        greedy, how = start_racks(scenario, deadline, until)
     took = time.perf_counter() - t_ff
     stages["first_fit"] = took
     return greedy, how, took

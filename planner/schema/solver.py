@@ -19,3 +19,8 @@ class SolverSettings(StrictModel):
     """Relative MIP gap at which the solve stops."""
     threads: Int = Field(1, ge=1, le=64)
     """Solver threads."""
+    work_limit: Int | None = Field(None, ge=1, le=10**9)
+    """Branch-and-bound nodes each MILP solve may explore (HiGHS ``mip_max_nodes``, CBC
+    ``maxNodes``; ``--work-limit``): a limit in work, not seconds, so a run gives the same answer on
+    every machine and executor under any load. With it first-fit is never cut short by the clock;
+    the time limit stays a safety net (a run that reaches it first is no longer repeatable)."""

@@ -57,6 +57,8 @@ class SolveRequest:
     time_limit_s: float
     rel_gap: float
     threads: int = 1
+    work_limit: int | None = None
+    """Branch-and-bound nodes the solve may explore (none: no limit)."""
     extra: list[tuple[str, pulp.LpAffineExpression, str, float]] = field(default_factory=list)
     """Further rows (name, expression, "<=" or ">=", right-hand side), e.g. a held objective."""
     start: dict[str, float] | None = None
@@ -268,6 +270,8 @@ class HighsBackend(Backend):
         h.setOptionValue("time_limit", max(float(req.time_limit_s), 0.01))
         h.setOptionValue("mip_rel_gap", float(req.rel_gap))
         h.setOptionValue("threads", int(req.threads))
+        if req.work_limit is not None and not req.relax_integrality:
+            h.setOptionValue("mip_max_nodes", int(req.work_limit))
         h.passModel(_highs_lp(arrays, cost_pairs, integer, req))
         _start_and_hook(h, req, arrays.col)
         h.run()
@@ -430,6 +434,7 @@ class CbcBackend(Backend):
                 threads=req.threads,
                 logPath=str(log),
                 warmStart=bool(start),
+                maxNodes=req.work_limit,
             )
             prob.solve(solver)
             text = log.read_text(errors="replace") if log.exists() else ""

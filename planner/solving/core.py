@@ -254,6 +254,7 @@ class _Run:
             time_limit_s=limit,
             rel_gap=self.settings.rel_gap,
             threads=self.settings.threads,
+            work_limit=self.settings.work_limit,
             extra=list(extra),
             start=start if self.backend.capabilities.mip_start else None,
             on_progress=hook if self.progress and self.backend.capabilities.callbacks else None,
@@ -360,7 +361,8 @@ def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression
     assert obj is not None
     slack = 1e-6 * max(1.0, abs(obj))
     holds = [("hold_primary", primary, ">=" if maximise else "<=", obj - slack if maximise else obj + slack)]
-    budget = TIE_BREAK_SHARE * run.left()
+    repeatable = run.settings.work_limit is not None  # tie-breaks are not skipped for the clock then
+    budget = run.left() if repeatable else TIE_BREAK_SHARE * run.left()
     stage_end = time.perf_counter() + budget
     for name, unit in (("cable_usd", "USD"), ("cable_m", "m")):
         expr = m.exprs[name]
@@ -368,7 +370,7 @@ def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression
         if not expr.keys():
             result.stages.append(f"{name}: nothing to break")
             continue
-        if left < TIE_BREAK_MIN_S:
+        if left < TIE_BREAK_MIN_S and not repeatable:
             result.stages.append(f"{name}: skipped ({left:.1f} s left of the tie-break share)")
             continue
         previous = {m.n[k].name: float(v) for k, v in result.counts.items()}
