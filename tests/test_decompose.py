@@ -578,3 +578,38 @@ def test_explain_at_region_scale_re_plans_through_the_decomposition() -> None:
         "power arrival q1: 999.4 of 1,000 kW used (99.9%); q1: +100 kW more interconnect → +192 GPU-phases"
         in text
     )
+
+
+def test_a_decomposition_without_a_plan_keeps_what_solved_and_first_fit_places_the_rest() -> None:
+    """The repair when rounds end without a plan: the plans of the buildings that solved (pod1's job
+    in one, pod2's in the other) are kept as they are, first-fit places pod3's exact job around them;
+    the joined plan meets every demand and verifies. (First-fit picks a pod by its ports, not its free
+    positions: had only pod1's building been kept, it would home pod3 in pod1's pod and miss.)"""
+    from planner.clock import Deadline
+    from planner.plan import Plan
+    from planner.scale.joined import first_fit_repair
+
+    s = scenario(POD_JOBS)
+    whole = plan_scenario(s)
+    mine = [r for r in whole.racks if r.cluster in ("pod1", "pod2")]
+    kept = {
+        b: Plan(scenario_name=s.name, status="feasible", racks=[r for r in mine if r.building == b])
+        for b in {r.building for r in mine}
+    }
+    assert len(kept) == 2
+    said: list[str] = []
+    d = first_fit_repair(s, kept, 2, Deadline(60), {}, said.append, "the master has no solution")
+    assert d is not None
+    assert verify(d.plan, s).ok
+    assert [r for r in d.plan.racks if r.cluster in ("pod1", "pod2")] == sorted(
+        mine, key=lambda r: (r.building, r.hall, r.row, r.position)
+    )
+    assert {c: sum(16 for r in d.plan.racks if r.cluster == c) for c in ("pod1", "pod2", "pod3")} == {
+        "pod1": 512,
+        "pod2": 512,
+        "pod3": 512,
+    }
+    assert said[0].startswith(
+        "decomposition: the master has no solution; 2 building plans kept and first-fit places"
+    )
+    assert first_fit_repair(s, {}, 2, Deadline(60), {}, said.append, "x") is None

@@ -61,7 +61,15 @@ from planner.errors import InputError
 from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
 from planner.plan import Plan
-from planner.scale.joined import Decomposition, _job_limit, _join, _whole, describe, solve_part  # noqa: F401 - describe, solve_part: re-exported
+from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-exported
+    Decomposition,
+    _job_limit,
+    _join,
+    _whole,
+    describe,
+    first_fit_repair,
+    solve_part,
+)
 from planner.scale.proposals import (
     Group,
     building_data,
@@ -204,14 +212,12 @@ def _plan_region(
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
     if bad:
-        return _whole(
-            scenario,
-            deadline,
-            stages,
-            1,
-            f"buildings {', '.join(bad[:10])} have no plan for their share",
-            say,
-        )
+        why = f"buildings {', '.join(bad[:10])} have no plan for their share"
+        kept = {b: p for b, p in solved.items() if p is not None and p.status.has_plan}
+        repaired = first_fit_repair(scenario, kept, 1, deadline, stages, say, why)
+        if repaired is not None:
+            return repaired
+        return _whole(scenario, deadline, stages, 1, why, say)
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
     return _join(
         scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish

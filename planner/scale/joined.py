@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.clock import Deadline
-from planner.enums import Objective, Status
+from planner.enums import Demand, Objective, Status
 from planner.errors import InputError, SolverFailure
 from planner.input.loader import scenario_from_data
 from planner.plan import Plan
+from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario
 from planner.rules.bounds import CAPACITY, capacity_bound
@@ -30,6 +31,8 @@ SOURCES = {
     CAPACITY: "capacity",
 }
 """A joined plan's bound, in words → its ``bound_source``."""
+LP_BOUND_MIN_S = 3.0
+"""Least time left to start an LP bound of a joined plan, s (below it the capacity bound stands)."""
 POLISH_S = 5.0
 """Least time left for the whole model to be set against a joined plan short of its gap, s."""
 
@@ -120,12 +123,14 @@ def _join(
     bought = [b for p in final.values() for b in p.retrofits]
     value = objective_value(scenario, racks, [(b.id, b.phase) for b in bought])
     bounds = []
-    relaxed = merged(scenario)
+    # an LP bound only with time for it and for verifying the joined plan after (~2 s at a gigawatt)
+    relaxed = merged(scenario) if deadline.left() > LP_BOUND_MIN_S else None
     if relaxed is not None:
         bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
     stages["merged_bound_s"] = time.perf_counter() - tw
     has_merged = bool(bounds) and bounds[0][0] is not None
-    if not (has_merged and within_gap(gap_of(value, bounds[0][0]), scenario.solver.rel_gap)):
+    proven = has_merged and within_gap(gap_of(value, bounds[0][0]), scenario.solver.rel_gap)
+    if not proven and deadline.left() > LP_BOUND_MIN_S:
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
         bounds.append((lp_bound(scenario, max(1.0, 0.4 * deadline.left())), "the LP relaxation of the whole"))
@@ -176,6 +181,42 @@ def _join(
         plan = _polish(scenario, plan, deadline, stages, say)
     stages["total_s"] = time.perf_counter() - t0
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
+
+
+def first_fit_repair(
+    scenario: Scenario,
+    kept: dict[str, Plan],
+    rounds: int,
+    deadline: Deadline,
+    stages: dict[str, float],
+    say: Callable[[str], None],
+    why: str,
+) -> Decomposition | None:
+    """When a decomposition ends without a plan: the buildings whose share solved (``kept``) keep
+    their plans and first-fit (demands first) places everything else around them; the joined plan
+    when that meets every demand, breaks no spread limit and verifies (the whole model then gets its
+    turn to polish it), else None."""
+    if not kept or deadline.left() <= 0:
+        return None
+    placed = [r for p in kept.values() for r in p.racks if not r.existing]
+    installed = [r.model_copy(update={"existing": True}) for r in placed]
+    around = scenario.model_copy(update={"existing": [*scenario.existing, *installed]})
+    extra = [r for r in greedy_racks(around, largest_first=True) if not r.existing]
+    broken = spread_broken(scenario, [*placed, *extra])  # first-fit keeps per-pod spread only
+    if broken - {c.id for c in scenario.clusters if c.demand == Demand.max}:
+        return None
+    extra = [r for r in extra if r.cluster not in broken]  # as many as fit may place none there
+    if not greedy_meets_demands(scenario, [*placed, *extra]):
+        return None
+    say(
+        f"decomposition: {why}; {len(kept)} building plans kept and first-fit places the rest "
+        f"({len(extra):,} racks), which meets every demand"
+    )
+    final = {**kept, "first-fit": Plan(scenario_name=scenario.name, racks=extra)}
+    try:
+        return _join(scenario, final, rounds, deadline, stages, say, True)
+    except SolverFailure:
+        return None
 
 
 def _polish(

@@ -7,11 +7,9 @@ import time
 
 from planner.batch.executors import run_jobs
 from planner.enums import Status
-from planner.errors import SolverFailure
 from planner.plan import Plan
-from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken
 from planner.scale.building_master import _master
-from planner.scale.joined import Decomposition, _job_limit, _join, _whole, solve_part
+from planner.scale.joined import Decomposition, _job_limit, _join, _whole, first_fit_repair, solve_part
 from planner.scale.proposals import (
     Proposal,
     as_exact,
@@ -60,38 +58,13 @@ class _Rounds:
         stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
 
     def whole(self, why: str) -> Decomposition:
-        repaired = self.first_fit_repair(why)
+        kept = {b: p for b, (_, p, _) in self.solved.items() if p is not None and p.status.has_plan}
+        repaired = first_fit_repair(
+            self.scenario, kept, self.rounds, self.deadline, self.stages, self.say, why
+        )
         if repaired is not None:
             return repaired
         return _whole(self.scenario, self.deadline, self.stages, self.rounds, why, self.say)
-
-    def first_fit_repair(self, why: str) -> Decomposition | None:
-        """When the rounds end without a plan: the buildings whose latest share solved keep their
-        plans, and first-fit places everything else around them; a plan when that meets every
-        demand and verifies (the whole model then gets its turn to polish it), else None."""
-        kept = {b: p for b, (_, p, _) in self.solved.items() if p is not None and p.status.has_plan}
-        if not kept or self.deadline.left() <= 0:
-            return None
-        placed = [r for p in kept.values() for r in p.racks if not r.existing]
-        installed = [r.model_copy(update={"existing": True}) for r in placed]
-        around = self.scenario.model_copy(update={"existing": [*self.scenario.existing, *installed]})
-        extra = [r for r in greedy_racks(around, largest_first=True) if not r.existing]
-        broken = spread_broken(self.scenario, [*placed, *extra])  # first-fit knows no spread limits
-        flexible = {c.id for c in self.scenario.clusters if c.demand == Demand.max}
-        if broken - flexible:
-            return None
-        extra = [r for r in extra if r.cluster not in broken]  # as many as fit may place none there
-        if not greedy_meets_demands(self.scenario, [*placed, *extra]):
-            return None
-        self.say(
-            f"decomposition: {why}; {len(kept)} building plans kept and first-fit places the rest "
-            f"({len(extra):,} racks), which meets every demand"
-        )
-        final = {**kept, "first-fit": Plan(scenario_name=self.scenario.name, racks=extra)}
-        try:
-            return _join(self.scenario, final, self.rounds, self.deadline, self.stages, self.say, True)
-        except SolverFailure:
-            return None
 
     def run(self, polish: bool) -> Decomposition:
         while True:
