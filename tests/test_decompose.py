@@ -191,8 +191,10 @@ def test_phases_with_a_site_budget_go_to_the_whole_model() -> None:
         phases=PHASES,
         budgets={"it_power_kw": 5000},
     )
-    d = plan_decomposed(s)
+    said: list[str] = []
+    d = plan_decomposed(s, progress=said.append)
     assert verify(d.plan, s).ok
+    assert "whole model: building model" in said  # the whole model's own stages are reported
     assert d.fell_back == (
         "site budgets or clusters spanning buildings couple the buildings across phases, retrofits or "
         "installed racks"

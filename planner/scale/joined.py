@@ -88,7 +88,11 @@ def _whole(
     included (the whole model proves it); the note says why the decomposition handed over."""
     say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
     tw = time.perf_counter()
-    plan = plan_scenario(scenario, deadline=deadline)
+
+    def stage(p) -> None:  # the whole model's own stages, as words (no stage is silent)
+        say("whole model: " + str(p).split("] ", 1)[-1])
+
+    plan = plan_scenario(scenario, stage, deadline=deadline)
     stages["whole_s"] = time.perf_counter() - tw
     stages["total_s"] = deadline.elapsed()
     note = f"decomposition handed over to the whole model: {why}"
