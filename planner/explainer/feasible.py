@@ -13,6 +13,7 @@ import pulp
 from planner.enums import LimitKind, Objective, Status
 from planner.explainer.report import BINDING_SHARE, NEAR_SHARE, Explanation, Finding, _fmt
 from planner.input.site_index import index_site
+from planner.input.timeline import timeline
 from planner.model import build, limit_rows
 from planner.plan import Plan
 from planner.plan.fill import start_from_racks
@@ -400,36 +401,19 @@ def _short_clusters(scenario: Scenario, plan: Plan) -> list[tuple[str, str | Non
     """(cluster, phase, GPUs standing, GPUs asked; None: as many as fit) wherever a cluster got less
     than it asked: a max cluster without a figure always asks for more."""
     types = scenario.catalog.by_id()
-    phases = [p.id for p in scenario.phases] or [None]
+    tl = timeline(scenario)
     out = []
-    for i, ph in enumerate(phases):
+    for i, ph in enumerate(tl.phases):
         standing = scenario.standing(plan.racks, i) if ph else plan.racks
         got: dict[str, int] = {}
         for r in standing:
             if not r.spare and r.rack_type in types:
                 got[r.cluster] = got.get(r.cluster, 0) + types[r.rack_type].gpus
         for c in scenario.clusters:
-            want = _asked(c, phases, i)
-            if want == -1:
-                continue  # wants none yet
+            want = tl.demand(c, i)
             if want is None or got.get(c.id, 0) < want:
                 out.append((c.id, ph, got.get(c.id, 0), want))
     return out
-
-
-def _asked(c, phases: list[str | None], i: int) -> int | None:
-    """GPUs cluster c asks for in phase i: its figure (the last named by ``gpus_by_phase`` by then;
-    -1 before the first), None when it asks for as many as fit."""
-    if c.gpus_by_phase:
-        named = [c.gpus_by_phase[p] for p in phases[: i + 1] if p in c.gpus_by_phase]
-        if not named:
-            return -1
-        want = named[-1]
-    else:
-        want = c.gpus
-    if want is None:
-        return None if c.demand == Demand.max else -1
-    return want
 
 
 def _clusters_at_cap(scenario: Scenario, plan: Plan) -> list[str]:

@@ -20,12 +20,11 @@ from __future__ import annotations
 import math
 
 from planner.enums import Demand, Objective
+from planner.input.timeline import timeline
 from planner.schema import Scenario
 
 CAPACITY = "power, positions and demands"
-"""The source a plan names for the bound of :func:`capacity_bound`."""
-DEMANDS = "the sum of the demands"
-"""The source a plan names for the bound of the demands alone (single phase)."""
+"""The bound of :func:`capacity_bound`, in words."""
 
 
 def _types(scenario: Scenario) -> list:
@@ -36,18 +35,13 @@ def _types(scenario: Scenario) -> list:
 
 def _asked(scenario: Scenario, index: int) -> float:
     """Σ of the clusters' figures in phase ``index``; infinity once one is uncapped."""
-    phases = [p.id for p in scenario.phases]
+    tl = timeline(scenario)
     total = 0.0
     for c in scenario.clusters:
-        if c.demand == Demand.at_least:
+        want = tl.demand(c, index)
+        if c.demand == Demand.at_least or want is None:
             return math.inf
-        if c.gpus_by_phase:
-            named = [c.gpus_by_phase[p] for p in phases[: index + 1] if p in c.gpus_by_phase]
-            total += named[-1] if named else 0
-        elif c.gpus is not None:
-            total += c.gpus
-        else:
-            return math.inf
+        total += want
     return total
 
 

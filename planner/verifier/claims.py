@@ -7,6 +7,8 @@ hash), and money budgets against the plan's capex and IT power."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from planner.enums import LimitKind, Objective, Status
 from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.schema.hashing import run_hash, scenario_hash
@@ -269,28 +271,52 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
         rep.add("objective", "claim", what)
     if plan.objective_value is None or not close(plan.objective_value, obj, rel=1e-6, abs_=1e-4):
         rep.add("objective_value", "claim", f"plan says {plan.objective_value}, the racks give {fmt(obj)}")
-    slack = 1e-6 * max(1.0, abs(obj))
-    wrong_side = plan.bound is not None and (
-        (objective.maximise and plan.bound < obj - slack)
-        or (not objective.maximise and plan.bound > obj + slack)
-    )
-    if wrong_side:
-        rep.add("bound", "claim", f"bound {fmt(plan.bound)} is on the wrong side of the objective {fmt(obj)}")
     _bound_evidence(plan, scenario, rep)
-    gap = abs(plan.bound - obj) / max(abs(obj), 1.0) if plan.bound is not None else None
-    if (plan.gap is None) != (gap is None) or (
-        gap is not None and not close(plan.gap, gap, rel=1e-4, abs_=1e-6)
-    ):
-        what = f"plan says {plan.gap}, its bound and racks give {gap if gap is None else round(gap, 9)}"
-        rep.add("gap", "claim", what)
     rel_gap = _judged_gap(plan, scenario, rep)
-    claim = plan.status == Status.optimal and plan.optimality == "solver_claim"
-    if claim and plan.bound is not None:
-        what = "optimal on the solver's word is claimed only when it stated no bound; this plan has one"
-        rep.add("optimality", "claim", what)
-    if plan.status == Status.optimal and not claim and (gap is None or gap > rel_gap + GAP_TOL):
+    claimed = Claimed(plan.status, plan.optimality, plan.bound, plan.gap)
+    gap_claims(claimed, obj, objective.maximise, rel_gap, rep)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """What a plan (or a two-stage report) states about its optimality."""
+
+    status: Status
+    optimality: str | None
+    bound: float | None
+    gap: float | None
+
+
+def gap_claims(
+    c: Claimed,
+    value: float,
+    maximise: bool,
+    rel_gap: float,
+    rep: VerifyReport,
+    prefix: str = "",
+    source: str = "racks",
+) -> None:
+    """The stated bound on the right side of the recomputed objective ``value``, the stated gap
+    |bound − value| / max(|value|, 1), optimal only within ``rel_gap`` (+ :data:`GAP_TOL`) or on the
+    solver's word when no bound is stated; elements named ``prefix`` + bound, gap, …; ``source``:
+    what ``value`` was recomputed from, in words."""
+    slack = 1e-6 * max(1.0, abs(value))
+    if c.bound is not None and (c.bound < value - slack if maximise else c.bound > value + slack):
+        what = f"bound {fmt(c.bound)} is on the wrong side of the objective {fmt(value)}"
+        rep.add(f"{prefix}bound", "claim", what)
+    gap = abs(c.bound - value) / max(abs(value), 1.0) if c.bound is not None else None
+    if (c.gap is None) != (gap is None) or (gap is not None and not close(c.gap, gap, rel=1e-4, abs_=1e-6)):
+        what = f"plan says {c.gap}, its bound and {source} give {gap if gap is None else round(gap, 9)}"
+        rep.add(f"{prefix}gap", "claim", what)
+    if c.status != Status.optimal:
+        return  # an optimality claimed without status optimal: the caller's check (_status_claims)
+    if c.optimality == "solver_claim":
+        if c.bound is not None:
+            what = "optimal on the solver's word is claimed only when it stated no bound; this plan has one"
+            rep.add(f"{prefix}optimality", "claim", what)
+    elif gap is None or gap > rel_gap + GAP_TOL:
         shown = "unknown" if gap is None else f"{gap:.6g}"
-        rep.add("status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
+        rep.add(f"{prefix}status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}")
 
 
 RECOUNTED = {"capacity": recount_capacity, "demands": recount_demands}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from planner.enums import Objective, Status
 from planner.schema import Plan, Scenario
 from planner.schema.plan import StochasticReport
+from planner.verifier.claims import GAP_TOL, Claimed, gap_claims
 from planner.verifier.report import VerifyReport, Violation, close, fmt
 
 
@@ -103,10 +104,6 @@ def future_checks(
     return rep
 
 
-GAP_TOL = 1e-6
-"""Slack on relative gaps and on the signs of regret, EVPI and VSS (as for a plan's gap)."""
-
-
 def _two_stage_claims(plan: Plan, again: StochasticReport, scenario: Scenario, rep: VerifyReport) -> None:
     """The two-stage status, bound and gap against the expected objective recomputed from the
     futures, and the signs every true figure has: no future beats the plan that knew it (regret
@@ -120,7 +117,18 @@ def _two_stage_claims(plan: Plan, again: StochasticReport, scenario: Scenario, r
     e = again.expected_objective
     sign = 1.0 if Objective(scenario.objective).maximise else -1.0
     if e is not None:
-        _bound_and_gap(st, e, sign, rel_gap, rep)
+        claimed = Claimed(st.status, st.optimality, st.bound, st.gap)
+        gap_claims(claimed, e, sign > 0, rel_gap, rep, "stochastic.", "futures")
+    if st.status != Status.optimal and st.optimality is not None:
+        what = f"status {st.status.value} cannot be '{st.optimality}' optimal"
+        rep.add("stochastic.optimality", "claim", what)
+    _sign_claims(st, again, e, sign, rel_gap, rep)
+
+
+def _sign_claims(
+    st: StochasticReport, again: StochasticReport, e: float | None, sign: float, rel_gap: float, rep
+) -> None:
+    """Regret, EVPI and VSS not below 0 beyond the gaps; the mean-demand plan not beyond the bound."""
     for o in st.futures:
         if o.regret is not None and o.regret < -_slack(rel_gap, o.perfect_objective):
             what = (
@@ -149,33 +157,6 @@ def _two_stage_claims(plan: Plan, again: StochasticReport, scenario: Scenario, r
 
 def _slack(rel: float, ref: float | None) -> float:
     return (rel + GAP_TOL) * max(1.0, abs(ref or 0.0))
-
-
-def _bound_and_gap(st: StochasticReport, e: float, sign: float, rel_gap: float, rep: VerifyReport) -> None:
-    """Bound on the right side of E, the gap from both, optimal only within the gap (or on the
-    solver's word when it stated no bound)."""
-    if st.bound is not None and sign * (e - st.bound) > _slack(0.0, e):
-        rep.add("stochastic.bound", "bound", f"bound {fmt(st.bound)} is on the wrong side of E = {fmt(e)}")
-    gap = abs(st.bound - e) / max(abs(e), 1.0) if st.bound is not None else None
-    if (st.gap is None) != (gap is None) or (gap is not None and not close(st.gap, gap, rel=1e-4, abs_=1e-6)):
-        rep.add(
-            "stochastic.gap",
-            "gap",
-            f"claims {st.gap}, its bound and E give {gap if gap is None else round(gap, 9)}",
-        )
-    if st.status == Status.optimal:
-        claim = st.optimality == "solver_claim"
-        if claim and st.bound is not None:
-            rep.add("stochastic.optimality", "claim", "optimal on the solver's word, yet it states a bound")
-        elif not claim and (gap is None or gap > rel_gap + GAP_TOL):
-            shown = "unknown" if gap is None else f"{gap:.6g}"
-            rep.add(
-                "stochastic.status", "claim", f"optimal needs a gap within {rel_gap:g}; the gap is {shown}"
-            )
-    elif st.optimality is not None:
-        rep.add(
-            "stochastic.optimality", "claim", f"status {st.status.value} cannot be '{st.optimality}' optimal"
-        )
 
 
 def _shown_future(plan: Plan, scenario: Scenario, rep: VerifyReport):
