@@ -349,6 +349,18 @@ def test_only_plan_files_inside_the_results_folder_become_links(tmp_path: Path) 
     assert links == {"p1": "out/plans/p1-ab.plan.yaml", "p2": "", "p3": "", "p4": ""}
 
 
+def _batch_on(address: str, out: Path) -> subprocess.CompletedProcess:
+    """The twelve-point sweep on a Dask scheduler at ``address``, 3 s to connect."""
+    return subprocess.run(
+        [sys.executable, "-m", "planner.cli", "batch", str(TWELVE), "-o", str(out), "--executor", "dask"]
+        + ["--scheduler", address, "--data-root", str(ROOT), "--connect-timeout", "3"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
 @pytest.mark.parametrize(
     ("address", "expected"),
     [
@@ -377,28 +389,7 @@ def test_a_bad_or_unreachable_scheduler_is_bad_input_before_anything_runs(
     tmp_path: Path, address: str, expected: str
 ) -> None:
     t0 = time.perf_counter()
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "planner.cli",
-            "batch",
-            str(TWELVE),
-            "-o",
-            str(tmp_path / "out"),
-            "--executor",
-            "dask",
-            "--scheduler",
-            address,
-            "--data-root",
-            str(ROOT),
-            "--connect-timeout",
-            "3",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    r = _batch_on(address, tmp_path / "out")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == f"  - {expected}"
     assert time.perf_counter() - t0 < 15
@@ -415,29 +406,7 @@ def test_an_http_server_at_the_scheduler_address_exits_2_within_15_s(tmp_path: P
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         t0 = time.perf_counter()
-        r = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "planner.cli",
-                "batch",
-                str(TWELVE),
-                "-o",
-                str(tmp_path / "out"),
-                "--executor",
-                "dask",
-                "--scheduler",
-                f"tcp://127.0.0.1:{server.server_address[1]}",
-                "--data-root",
-                str(ROOT),
-                "--connect-timeout",
-                "3",
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=60,
-        )
+        r = _batch_on(f"tcp://127.0.0.1:{server.server_address[1]}", tmp_path / "out")
         took = time.perf_counter() - t0
     finally:
         server.shutdown()

@@ -255,7 +255,7 @@ def plan_scenario(
     time still left. ``warm_start``: hand the first-fit plan to the solver as its first incumbent;
     when first-fit meets every demand, the answer is never worse than first-fit (if the solver
     finds nothing in time, the first-fit plan itself is returned with status feasible). A plan
-    without a bound of its own gets the capacity bound (:func:`with_capacity_bound`)."""
+    without a bound of its own gets the capacity bound (:func:`with_known_bound`)."""
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed = deadline.elapsed
@@ -300,7 +300,7 @@ def plan_scenario(
     plan = to_plan(m, result, build_s, scenario.solver.name)
     stages["fill_verify"] = time.perf_counter() - t_fill
     plan = _with_failover_gain(
-        scenario, with_capacity_bound(plan, scenario), deadline, touch_s, progress, stages
+        scenario, with_known_bound(plan, scenario), deadline, touch_s, progress, stages
     )
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 
@@ -318,22 +318,34 @@ def _verified_once(scenario: Scenario, racks: list[PlacedRack]) -> Callable[[], 
     return accepted
 
 
-def with_capacity_bound(plan: Plan, scenario: Scenario) -> Plan:
-    """A plan that states no bound gets the capacity bound (:func:`planner.rules.bounds.capacity_bound`),
-    so its gap is a figure; optimal when that proves the requested gap. A plan optimal on the solver's
-    word, or without a plan, is left as it is."""
+def with_known_bound(plan: Plan, scenario: Scenario) -> Plan:
+    """A plan that states no bound gets the tightest bound known without a solver — the sum of the
+    demands (:func:`demand_bound`) or the capacity bound (:func:`planner.rules.bounds.capacity_bound`)
+    — so its gap is a figure; optimal when that proves the requested gap. A plan optimal on the
+    solver's word, or without a plan, is left as it is."""
     if not plan.status.has_plan or plan.bound is not None or plan.optimality == "solver_claim":
         return plan
     value = plan.objective_value
-    bound = capacity_bound(scenario)
-    if value is None or bound is None or bound < value - 1e-6 * max(1.0, abs(value)):
+    if value is None:
         return plan
+    maximise = Objective(scenario.objective).maximise
+    slack = 1e-6 * max(1.0, abs(value))
+    demands = demand_bound(scenario)
+    candidates = [(demands[0] if demands else None, "demands"), (capacity_bound(scenario), "capacity")]
+    known = [
+        (b, src)
+        for b, src in candidates
+        if b is not None and (b >= value - slack if maximise else b <= value + slack)
+    ]
+    if not known:
+        return plan
+    bound, source = min(known) if maximise else max(known)
     gap = gap_of(value, bound)
     proven = within_gap(gap, scenario.solver.rel_gap) and plan.status == Status.feasible
     return plan.model_copy(
         update={
             "bound": _round(bound),
-            "bound_source": "capacity",
+            "bound_source": source,
             "gap": _round(gap),
             **({"status": Status.optimal, "optimality": "proven"} if proven else {}),
         }
@@ -389,18 +401,10 @@ def _first_fit_only(
     scenario: Scenario, greedy: list[PlacedRack], how: str, why: str, stages: dict, say, elapsed
 ) -> Plan:
     """The answer when the model cannot be built in time: first-fit's plan, which meets every demand
-    and the verifier accepts, status feasible, with the demand bound when there is one."""
+    and the verifier accepts, status feasible, with the bound known without a solver."""
     note = f"{why}; returning the {how} plan, which meets every demand"
     say(Progress(note, elapsed()))
     t_fill = time.perf_counter()
-    value = objective_value(scenario, greedy, [])  # first-fit buys no retrofit
-    known = demand_bound(scenario)
-    bound = None if known is None else known[0]
-    maximise = Objective(scenario.objective).maximise
-    if bound is not None and ((maximise and bound < value) or (not maximise and bound > value)):
-        bound = None
-    gap = None if bound is None else gap_of(value, bound)
-    status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
     plan = Plan(
         planner_version=__version__,
         scenario_name=scenario.name,
@@ -408,17 +412,13 @@ def _first_fit_only(
         solver="greedy",
         solver_settings=scenario.solver,
         run_hash=run_hash(scenario),
-        status=status,
-        optimality="proven" if status == Status.optimal else None,
+        status=Status.feasible,
         objective=scenario.objective,
-        objective_value=_round(value),
-        bound=_round(bound),
-        bound_source="demands" if bound is not None else "",
-        gap=_round(gap),
+        objective_value=_round(objective_value(scenario, greedy, [])),  # first-fit buys no retrofit
         racks=greedy,
         notes=[note],
     )
-    plan = with_capacity_bound(finish_plan(plan, scenario), scenario)
+    plan = with_known_bound(finish_plan(plan, scenario), scenario)
     stages["fill_verify"] = time.perf_counter() - t_fill
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
 

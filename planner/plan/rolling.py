@@ -15,7 +15,7 @@ from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.plan.fill import fill
 from planner.plan.first_fit import greedy_racks
 from planner.plan.kpis import objective_value
-from planner.plan.pipeline import finish_plan, plan_scenario, with_capacity_bound
+from planner.plan.pipeline import finish_plan, plan_scenario, with_known_bound
 from planner.schema import Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import Progress, ProgressFn, solve
@@ -86,7 +86,7 @@ def plan_rolling(
         retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
         notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
     )
-    return with_capacity_bound(finish_plan(plan, scenario), scenario)
+    return with_known_bound(finish_plan(plan, scenario), scenario)
 
 
 def _with_installed(scenario: Scenario, placed: list[PlacedRack]) -> Scenario:
