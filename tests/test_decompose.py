@@ -615,3 +615,34 @@ def test_a_decomposition_without_a_plan_keeps_what_solved_and_first_fit_places_t
         "decomposition: the master has no solution; 2 building plans kept and first-fit places"
     )
     assert first_fit_repair(s, {}, 2, Deadline(60), {}, said.append, "x") is None
+
+
+def test_the_master_packs_one_pod_clusters_into_pods() -> None:
+    """Four distinct exact one-pod jobs of 400-448 GPUs on two buildings of two pods of 624 GPUs
+    each (39 Grand Teton positions × 16): by pro rata room three fit one building (1,248 ≥ 1,264
+    fails only at four), but no pod holds two (800 > 624), so the master gives each building two,
+    one per pod, and the first round's building solves all succeed."""
+    from planner.input.site_index import index_site
+    from planner.input.variants import scenario_data
+    from planner.scale.building_master import _master
+    from planner.scale.proposals import groups_of, proposals
+
+    jobs = [
+        {"id": f"p{i}", "demand": "exact", "gpus": g, "rack_types": [GT], "max_hops": 3}
+        for i, g in enumerate((400, 416, 432, 448))
+    ]
+    s = scenario(jobs)
+    groups = groups_of(s, scenario_data(s))
+    props = proposals(s, groups, ["B1", "B2"])
+    assert {k: v.pods for k, v in props.items()}[("p0", "B1")] == {"B1-H1-P1": 624.0, "B1-H1-P2": 624.0}
+    _, whole, _ = _master(s, groups, ["B1", "B2"], props, 30)
+    assert [sum(n for (_, b), n in whole.items() if b == bid) for bid in ("B1", "B2")] == [2, 2]
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert (d.rounds, d.fell_back, d.plan.kpis.gpus) == (1, None, 1696)
+    rows = index_site(s.site).rows
+    pods: dict[str, set[str]] = {}
+    for r in d.plan.racks:
+        pods.setdefault(r.cluster, set()).add(rows[r.row].row.pod)
+    assert sorted(len(p) for p in pods.values()) == [1, 1, 1, 1]
+    assert len(set.union(*pods.values())) == 4

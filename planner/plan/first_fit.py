@@ -388,27 +388,32 @@ def greedy_meets_demands(scenario: Scenario, racks: list[PlacedRack]) -> bool:
     """Whether first-fit racks (with the installed ones) meet every cluster's exact or at-least
     demand in every phase, and its storage racks (first-fit obeys every other limit by
     construction; the verifier re-checks it wherever it is used)."""
+    return not missed_demands(scenario, racks)
+
+
+def missed_demands(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
+    """Clusters whose exact or at-least demand (in any phase), spares or storage racks first-fit
+    racks (with the installed ones) miss, and those whose spread limits they break."""
     types = scenario.catalog.by_id()
     tl = timeline(scenario)
     by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in [*scenario.existing, *racks]:
         by_cluster[r.cluster].append(r)
+    missed = set()
     for c in scenario.clusters:
         mine = by_cluster.get(c.id, [])
         if sum(1 for r in mine if r.spare) != spares_needed(scenario, c):
-            return False
+            missed.add(c.id)
         for p in range(len(tl.phases)):
             got = sum(
                 types[r.rack_type].gpus for r in mine if not r.spare and (r.existing or tl.at(r.phase) <= p)
             )
             want = tl.demand(c, p)
-            if c.demand == Demand.exact and got != want:
-                return False
-            if c.demand == Demand.at_least and got < (want or 0):
-                return False
+            if c.demand == Demand.exact and got != want or c.demand == Demand.at_least and got < (want or 0):
+                missed.add(c.id)
         if sum(1 for r in mine if not types[r.rack_type].gpus) != storage_racks(scenario, c):
-            return False
-    return not spread_broken(scenario, [*scenario.existing, *racks])
+            missed.add(c.id)
+    return missed | spread_broken(scenario, [*scenario.existing, *racks])
 
 
 def start_racks(

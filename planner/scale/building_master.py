@@ -23,16 +23,20 @@ def _master(
     buildings: list[str],
     props: dict[tuple[str, str], Proposal],
     time_limit_s: float,
+    keep: dict[tuple[str, str], int] | None = None,
 ) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
     """The coordinating MILP (module docstring). Returns GPUs and whole clusters per (group,
-    building) and the estimated use per building ({"kw", "capex"}), or None without a solution."""
+    building) and the estimated use per building ({"kw", "capex"}), or None without a solution.
+    ``keep``: whole clusters a (group, building) hosts at least (what a building whose share solved
+    holds stays there; later rounds move only what did not fit)."""
     objective = Objective(scenario.objective)
     prob = pulp.LpProblem("master", pulp.LpMaximize if objective.maximise else pulp.LpMinimize)
     gpus: dict[tuple[str, str], pulp.LpAffineExpression] = {}
-    counts: dict[tuple[str, str], pulp.LpVariable] = {}
+    counts: dict[tuple[str, str], pulp.LpAffineExpression] = {}
     for gi, g in enumerate(groups):
-        _master_group(prob, gi, g, buildings, props, gpus, counts)
+        _master_group(prob, gi, g, buildings, props, gpus, counts, keep or {})
     for bi, b in enumerate(buildings):
+        _one_big_per_pod(prob, bi, b, groups, props, counts)
         share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in groups if (g.id, b) in gpus]
         if share:
             prob += pulp.lpSum(share) <= 1, f"capacity_{bi}"
@@ -51,7 +55,7 @@ def _master(
         return None
     values = res.values
     out = {k: max(0.0, evaluate(e, values)) for k, e in gpus.items()}
-    whole = {k: int(round(values.get(v.name, 0.0))) for k, v in counts.items()}
+    whole = {k: int(round(evaluate(e, values))) for k, e in counts.items()}
     per_b = {
         b: {
             w: sum(out[g.id, b] * getattr(props[g.id, b], w) for g in groups if (g.id, b) in out)
@@ -63,7 +67,14 @@ def _master(
 
 
 def _master_group(
-    prob: pulp.LpProblem, gi: int, g: Group, buildings: list[str], props, gpus: dict, counts: dict
+    prob: pulp.LpProblem,
+    gi: int,
+    g: Group,
+    buildings: list[str],
+    props,
+    gpus: dict,
+    counts: dict,
+    keep: dict[tuple[str, str], int],
 ) -> None:
     """One group's variables and demand row: GPUs per building for a spanning group; else whole
     clusters per building n (their GPUs d·n, or between them for at-least and as-many-as-fit)."""
@@ -81,20 +92,10 @@ def _master_group(
         ub = min(p.whole if g.demand != Demand.max else len(g.members), len(g.members))
         if ub <= 0:
             continue
-        n = prob.add_variable(f"n_{gi}_{bi}", lowBound=0, upBound=ub, cat=pulp.LpInteger)
-        counts[g.id, b] = n
-        most = p.most or p.cap
-        if g.demand == Demand.max:
-            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
-            prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{gi}_{bi}"
-            gpus[g.id, b] = pulp.LpAffineExpression(q)
-        elif g.demand == Demand.at_least and most > (g.gpus or 0):
-            q = prob.add_variable(f"q_{gi}_{bi}", lowBound=0, upBound=p.cap)
-            prob += q >= (g.gpus or 0) * n, f"least_{gi}_{bi}"
-            prob += q <= most * n, f"grow_{gi}_{bi}"
-            gpus[g.id, b] = pulp.LpAffineExpression(q)
-        else:
-            gpus[g.id, b] = (g.gpus or 0) * n
+        least = min(ub, keep.get((g.id, b), 0))
+        n = prob.add_variable(f"n_{gi}_{bi}", lowBound=least, upBound=ub, cat=pulp.LpInteger)
+        counts[g.id, b] = pulp.LpAffineExpression(n)
+        gpus[g.id, b] = _gpus_of(prob, f"{gi}_{bi}", g, n, p.most or p.cap, p.cap)
         terms.append(n)
     total = pulp.lpSum(terms)
     want = len(g.members) if not g.spanning else g.gpus
@@ -106,6 +107,37 @@ def _master_group(
         prob += total >= want, f"demand_{gi}"
     else:
         prob += total == want, f"demand_{gi}"
+
+
+def _gpus_of(prob: pulp.LpProblem, sfx: str, g: Group, n, most: float, cap: float) -> pulp.LpAffineExpression:
+    """GPUs of ``n`` whole clusters of the group where one may take ``most`` and all ``cap``: d·n
+    (exact), between d·n and most·n (at least), up to min(d, most)·n (as many as fit)."""
+    if g.demand == Demand.max:
+        q = prob.add_variable(f"q_{sfx}", lowBound=0, upBound=cap)
+        prob += q <= (min(g.gpus, most) if g.gpus is not None else most) * n, f"fill_{sfx}"
+        return pulp.LpAffineExpression(q)
+    if g.demand == Demand.at_least and most > (g.gpus or 0):
+        q = prob.add_variable(f"q_{sfx}", lowBound=0, upBound=cap)
+        prob += q >= (g.gpus or 0) * n, f"least_{sfx}"
+        prob += q <= most * n, f"grow_{sfx}"
+        return pulp.LpAffineExpression(q)
+    return (g.gpus or 0) * pulp.LpAffineExpression(n)
+
+
+def _one_big_per_pod(prob: pulp.LpProblem, bi: int, b: str, groups: list[Group], props, counts) -> None:
+    """A pod holds at most one cluster of more than half its room: over the one-pod groups big in
+    building b (d > ½·max_k room[g,k]), Σ_g n[g,b] ≤ |pods any of them fits| (pro rata room alone
+    would put two 60 % clusters in one pod)."""
+    big, pods = [], set()
+    for g in groups:
+        p = props.get((g.id, b))
+        if p is None or not p.pods or (g.id, b) not in counts or g.demand == Demand.max and g.gpus is None:
+            continue
+        if (g.gpus or 0) > 0.5 * max(p.pods.values()):
+            big.append(counts[g.id, b])
+            pods.update(k for k, v in p.pods.items() if v >= (g.gpus or 0))
+    if len(big) > 1:
+        prob += pulp.lpSum(big) <= len(pods), f"big_per_pod_{bi}"
 
 
 def _master_objective(

@@ -15,6 +15,7 @@ Stages (``planner plan --decompose building``), all within one deadline:
        q[c,b] ≥ 0                                     GPUs of spanning cluster c in b
        gpus·n ≤ q[g,b] ≤ most·n (at-least),  q ≤ min(gpus, most)·n (as many as fit)
        Σ_g G[g,b]/cap[g,b] ≤ 1              ∀b      building capacity, shared pro rata
+       Σ_{g one-pod, d_g > ½ room} n[g,b] ≤ pods   ∀b  at most one big one-pod cluster a pod
        Σ_b n[g,b] = |g| (exact, at_least), ≤ |g| (max);  Σ_b q[c,b] =, ≥, ≤ gpus[c]
        Σ kW/GPU[g,b]·G[g,b] ≤ it_power_kw,  Σ capex/GPU[g,b]·G[g,b] ≤ capex_usd
        objective Σ value/GPU[g,b]·G[g,b]   (value: 1, PFLOPS, capex or TCO per GPU)

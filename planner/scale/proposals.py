@@ -49,6 +49,9 @@ class Proposal:
     pflops: float = 0.0
     most: float = 0.0
     """The most GPUs one of its clusters can take there (a pod's room for one-pod scope)."""
+    pods: dict[str, float] = field(default_factory=dict)
+    """Pod → GPUs of the group that pod alone could hold (the master packs one-pod clusters into
+    pods by it)."""
 
 
 def groups_of(scenario: Scenario, data: dict) -> list[Group]:
@@ -153,7 +156,8 @@ def proposals(
     out: dict[tuple[str, str], Proposal] = {}
     for g in groups:
         for b in buildings:
-            per_pod, best = _pod_caps(g, rooms.get(b, {}), pods, types)
+            by_pod, best = _pod_caps(g, rooms.get(b, {}), pods, types)
+            per_pod = list(by_pod.values())
             cap = float(sum(per_pod))
             if cap <= 0 or best is None:
                 continue
@@ -168,14 +172,16 @@ def proposals(
                 figures[best, b] = per_gpu(scenario, ix, best, g.members[0]["id"], b)
             kw, capex, tco, pf = figures[best, b]
             most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else spread
-            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most)
+            one_pod = g.scope in (Scope.pod, Scope.rack)
+            pod_caps = {pid: float(c) for pid, c in by_pod.items()} if one_pod else {}
+            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most, pod_caps)
     return out
 
 
-def _pod_caps(g: Group, rooms: dict, pods: dict, types: dict) -> tuple[list[int], str | None]:
+def _pod_caps(g: Group, rooms: dict, pods: dict, types: dict) -> tuple[dict[str, int], str | None]:
     """GPUs of the group each pod of a building could hold (its best rack type, within the pod's
     racks and ports), and the best rack type of the first pod that holds any."""
-    per_pod: list[int] = []
+    per_pod: dict[str, int] = {}
     best = None
     for pid, room in rooms.items():
         pod = pods.get(pid)
@@ -191,7 +197,7 @@ def _pod_caps(g: Group, rooms: dict, pods: dict, types: dict) -> tuple[list[int]
         c, t = max(caps)
         c = min(c, pod.max_gpus)
         if c > 0:
-            per_pod.append(c)
+            per_pod[pid] = c
             best = best or t
     return per_pod, best
 

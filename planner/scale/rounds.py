@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 from planner.batch.executors import run_jobs
 from planner.enums import Status
+from planner.errors import InputError
+from planner.input.loader import scenario_from_data
 from planner.plan import Plan
+from planner.plan.first_fit import greedy_racks, missed_demands
 from planner.scale.building_master import _master
 from planner.scale.joined import Decomposition, _job_limit, _join, _whole, first_fit_repair, solve_part
 from planner.scale.proposals import (
-    Proposal,
     as_exact,
     building_data,
     building_shares,
@@ -55,6 +58,8 @@ class _Rounds:
         ] = {}  # building → (JSON, use of its fixed demands)
         self.texts: dict[str, str] = {}  # building → the sub-scenario JSON of its job in this round
         self.rounds = 0
+        self.keep: dict[tuple[str, str], int] = {}  # whole clusters hosted where the building's share solved
+        self.whole_last: dict[tuple[str, str], int] = {}
         stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
 
     def whole(self, why: str) -> Decomposition:
@@ -85,30 +90,50 @@ class _Rounds:
                 if isinstance(got, Decomposition):
                     return got
                 bad = got
-            if not bad:
-                bad = self.building_wave(subs, use, floor)
-                if not bad:
-                    final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
-                    return _join(
-                        self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish
-                    )
-            if self.rounds >= ROUNDS:
-                return self.whole(
-                    f"after {self.rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their "
-                    "share"
-                )
+            left_bad = (
+                self.repair(bad, alloc, False)
+                if bad
+                else self.repair(self.building_wave(subs, use, floor), alloc, True)
+            )
+            if isinstance(left_bad, Decomposition):
+                return left_bad
+            if not left_bad:
+                final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
+                return _join(self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish)
+
+    def repair(self, bad: list[str], alloc, diagnose: bool) -> list[str] | Decomposition:
+        """Buildings without a plan: with ``diagnose`` (their building solves ran), those whose
+        share first-fit places stand on its plan and the others' misfits move (:meth:`shrink`);
+        the buildings still without a plan for the next round, or the whole model's answer when
+        the rounds are spent."""
+        misfits = self.misfits(bad) if diagnose else {b: set() for b in bad}
+        bad = [b for b in bad if b in misfits]  # the others now stand on first-fit's plan
+        if bad and self.rounds >= ROUNDS:
+            return self.whole(
+                f"after {self.rounds} rounds buildings {', '.join(bad[:10])} still cannot meet their share"
+            )
+        self.keep = {
+            (g, b): n
+            for (g, b), n in self.whole_last.items()
+            if n > 0 and b not in bad and b in self.solved and self.solved[b][1] is not None
+        }
+        if bad:
+            moved = sum(len(m) for m in misfits.values())
             self.say(
                 f"round {self.rounds}: buildings {', '.join(bad[:10])} cannot host their share: moving "
-                "clusters"
+                + (f"{moved} cluster(s) first-fit could not place there" if moved else "clusters")
             )
-            self.shrink(bad, alloc)
+            self.shrink(bad, alloc, misfits)
+        return bad
 
     def master(self):
         """The master's shares this round: (GPUs, whole clusters and estimated use per building, each
         building's clusters, the fixed demands), or the whole model's answer when it has none."""
         tm = time.perf_counter()
         limit = max(1.0, min(0.1 * self.deadline.left(), 60))
-        master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
+        master = _master(self.scenario, self.groups, self.buildings, self.props, limit, self.keep)
+        if master is None and self.keep:  # what solved cannot all stay: the master shares afresh
+            master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
         self.stages["master_s"] += time.perf_counter() - tm
         if master is None:
             return self.whole(
@@ -116,6 +141,7 @@ class _Rounds:
                 "estimated room cannot meet the demands within the site budgets)"
             )
         alloc, whole, use = master
+        self.whole_last = whole
         subs, fixed = building_shares(self.groups, self.buildings, alloc, whole)
         offered = offer_left(self.groups, self.buildings, self.props, alloc, subs)
         given = {c["id"] for cs in subs.values() for c in cs}
@@ -238,13 +264,44 @@ class _Rounds:
         """Buildings whose solve ended at its time limit without a plan (not proven unable)."""
         return [b for b, (_, p, _) in self.solved.items() if p is not None and p.status == Status.time_limit]
 
-    def shrink(self, bad: list[str], alloc) -> None:
-        """Buildings that could not host their share offer less: a spanning or as-many-as-fit group
-        a share of its room, others one whole cluster fewer."""
+    def misfits(self, bad: list[str]) -> dict[str, set[str]]:
+        """Which clusters of each building without a plan first-fit (largest demands first) cannot
+        place in its share; a building whose share first-fit does place gets that plan instead
+        (and is left out). An empty set: first-fit names none, every group there gives way."""
+        out = {}
         for b in bad:
+            text = self.solved[b][0]
+            try:
+                sub = scenario_from_data(json.loads(text))
+            except InputError:  # a share the building cannot take as given (its solve said why)
+                out[b] = set()
+                continue
+            racks = greedy_racks(sub, largest_first=True)
+            missed = missed_demands(sub, racks)
+            if missed:
+                out[b] = missed
+            else:
+                self.solved[b] = (text, Plan(scenario_name=sub.name, status=Status.feasible, racks=racks), "")
+        return out
+
+    def shrink(self, bad: list[str], alloc, misfits: dict[str, set[str]] | None = None) -> None:
+        """Buildings that could not host their share offer less, for the groups of the clusters
+        first-fit could not place there (``misfits``; every group there when none is named): a
+        spanning or as-many-as-fit group a share of its room; a one-pod group its room in each pod
+        cut by :data:`CUT` (a cluster that then no longer fits a pod moves); others one whole
+        cluster fewer."""
+        for b in bad:
+            named = (misfits or {}).get(b) or set()
             for g in self.groups:
+                if named and not any(c["id"] in named for c in g.members):
+                    continue
                 if (g.id, b) in self.props and alloc.get((g.id, b), 0) > 0:
                     p = self.props[g.id, b]
+                    if p.pods:
+                        self.props[g.id, b] = replace(
+                            p, cap=p.cap * CUT, pods={k: v * CUT for k, v in p.pods.items()}
+                        )
+                        continue
                     cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
                     whole = max(0, p.whole - (0 if g.spanning else 1))
-                    self.props[g.id, b] = Proposal(cut, whole, p.kw, p.capex, p.tco, p.pflops)
+                    self.props[g.id, b] = replace(p, cap=cut, whole=whole)
