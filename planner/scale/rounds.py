@@ -23,7 +23,7 @@ from planner.scale.proposals import (
 )
 from planner.schema import Demand
 
-ROUNDS = 6
+ROUNDS = 10
 """Most master ↔ building rounds before giving up."""
 CUT = 0.9
 """Factor on a building's capacity estimate for a group it could not host."""
@@ -287,21 +287,23 @@ class _Rounds:
     def shrink(self, bad: list[str], alloc, misfits: dict[str, set[str]] | None = None) -> None:
         """Buildings that could not host their share offer less, for the groups of the clusters
         first-fit could not place there (``misfits``; every group there when none is named): a
-        spanning or as-many-as-fit group a share of its room; a one-pod group its room in each pod
-        cut by :data:`CUT` (a cluster that then no longer fits a pod moves); others one whole
-        cluster fewer."""
+        spanning or as-many-as-fit group a share of its room; a named exact or at-least group one
+        whole cluster fewer (it moves); unnamed, a one-pod group its room in each pod cut by
+        :data:`CUT` (a cluster that then no longer fits a pod moves), others one cluster fewer."""
         for b in bad:
             named = (misfits or {}).get(b) or set()
             for g in self.groups:
                 if named and not any(c["id"] in named for c in g.members):
                     continue
-                if (g.id, b) in self.props and alloc.get((g.id, b), 0) > 0:
-                    p = self.props[g.id, b]
-                    if p.pods:
-                        self.props[g.id, b] = replace(
-                            p, cap=p.cap * CUT, pods={k: v * CUT for k, v in p.pods.items()}
-                        )
-                        continue
-                    cut = p.cap * CUT if g.spanning or g.demand == Demand.max else p.cap
-                    whole = max(0, p.whole - (0 if g.spanning else 1))
-                    self.props[g.id, b] = replace(p, cap=cut, whole=whole)
+                if (g.id, b) not in self.props or alloc.get((g.id, b), 0) <= 0:
+                    continue
+                p = self.props[g.id, b]
+                flexible = g.spanning or g.demand == Demand.max
+                if p.pods and not flexible and not named:
+                    self.props[g.id, b] = replace(
+                        p, cap=p.cap * CUT, pods={k: v * CUT for k, v in p.pods.items()}
+                    )
+                    continue
+                cut = p.cap * CUT if flexible else p.cap
+                whole = max(0, p.whole - (0 if g.spanning else 1))
+                self.props[g.id, b] = replace(p, cap=cut, whole=whole)
