@@ -17,6 +17,10 @@ from planner.solving.core import evaluate
 # ------------------------------------------------------------------ master
 
 
+Shares = tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]]
+"""GPUs and whole clusters per (group, building), estimated use per building ({"kw", "capex"})."""
+
+
 def _master(
     scenario: Scenario,
     groups: list[Group],
@@ -24,11 +28,60 @@ def _master(
     props: dict[tuple[str, str], Proposal],
     time_limit_s: float,
     keep: dict[tuple[str, str], int] | None = None,
-) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[str, dict[str, float]]] | None:
-    """The coordinating MILP (module docstring). Returns GPUs and whole clusters per (group,
-    building) and the estimated use per building ({"kw", "capex"}), or None without a solution.
-    ``keep``: whole clusters a (group, building) hosts at least (what a building whose share solved
-    holds stays there; later rounds move only what did not fit)."""
+) -> Shares | None:
+    """The coordinating MILP (module docstring), or None without a solution. ``keep``: whole
+    clusters a (group, building) hosts at least (what a building whose share solved holds stays
+    there; later rounds move only what did not fit). Without site budgets, groups and buildings
+    that share no proposal are independent: each connected part is its own MILP, given the time
+    limit in proportion to its (group, building) pairs."""
+    budgeted = scenario.budgets.it_power_kw is not None or scenario.budgets.capex_usd is not None
+    parts = [(groups, buildings)] if budgeted else _parts(groups, buildings, props)
+    pairs = [sum(1 for g in gs for b in bs if (g.id, b) in props) for gs, bs in parts]
+    got: Shares = ({}, {}, {})
+    for (gs, bs), n in zip(parts, pairs, strict=True):
+        one = _master_part(scenario, gs, bs, props, time_limit_s * n / max(1, sum(pairs)), keep)
+        if one is None:
+            return None
+        for into, more in zip(got, one, strict=True):
+            into.update(more)  # type: ignore[attr-defined]
+    for b in buildings:  # a building no group has room in uses nothing
+        got[2].setdefault(b, {"kw": 0.0, "capex": 0.0})
+    return got
+
+
+def _parts(
+    groups: list[Group], buildings: list[str], props: dict[tuple[str, str], Proposal]
+) -> list[tuple[list[Group], list[str]]]:
+    """Groups and buildings in connected parts: a group joins every building it has room in."""
+    root: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while root.setdefault(x, x) != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for g in groups:
+        for b in buildings:
+            if (p := props.get((g.id, b))) is not None and p.cap > 0:
+                root[find("g:" + g.id)] = find("b:" + b)
+    parts: dict[str, tuple[list[Group], list[str]]] = {}
+    for g in groups:
+        parts.setdefault(find("g:" + g.id), ([], []))[0].append(g)
+    for b in buildings:
+        parts.setdefault(find("b:" + b), ([], []))[1].append(b)
+    return [(gs, bs) for gs, bs in parts.values() if gs]
+
+
+def _master_part(
+    scenario: Scenario,
+    groups: list[Group],
+    buildings: list[str],
+    props: dict[tuple[str, str], Proposal],
+    time_limit_s: float,
+    keep: dict[tuple[str, str], int] | None,
+) -> Shares | None:
+    """The MILP of one part of the master (module docstring)."""
     objective = Objective(scenario.objective)
     prob = pulp.LpProblem("master", pulp.LpMaximize if objective.maximise else pulp.LpMinimize)
     gpus: dict[tuple[str, str], pulp.LpAffineExpression] = {}
