@@ -119,3 +119,34 @@ def test_as_many_as_fit_is_held_by_the_positions_by_hand() -> None:
     assert ex.render().splitlines()[1] == (
         "  - hall positions H1: 4 of 4 positions used (100.0%); hall H1 +2 positions → +16 GPUs"
     )
+
+
+def test_a_spread_limit_is_screened_and_its_gain_derived_by_hand() -> None:
+    """As many as fit, at most half its GPUs in either air zone: row RA (zone AIR, 30 positions)
+    and RB (AIR2, 10). x_A ≤ x_B ≤ 10 → 20 racks, 160 GPUs. The share +10 % (0.55): x_B ≥ 0.45·T,
+    T ≤ 10/0.45 = 22.2 → 22 racks, +16 GPUs; both zones' rows name the same cluster, so relaxing them
+    together is still one step (+16, not the +40 of a share raised twice)."""
+    from tests.conftest import tiny_scenario
+
+    rack = {"id": "s8", "servers_per_rack": 1, "gpus_per_server": 8, "gpu_power_w": 500, "weight_kg": 300}
+    air = {"medium": "air", "units": 1, "unit_capacity_kw": 10000}
+    s = tiny_scenario(
+        [
+            {"id": "RA", "positions": 30, "feeds": ["F"]},
+            {"id": "RB", "positions": 10, "feeds": ["F"], "air_zone": "AIR2", "origin_y_m": 2.4},
+        ],
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"rack_types": ["s8"], "id": "c", "demand": "max", "max_share_per_cooling_zone": 0.5}],
+        zones=[{"id": "AIR", **air}, {"id": "AIR2", **air}],
+        rack_types=[{**rack, "capex_usd": 1}],
+    )
+    plan = plan_scenario(s)
+    assert plan.kpis.gpus == 160
+    lines = explain_feasible(s, plan).render().splitlines()
+    assert lines[1:4] == [
+        f"  - spread c@{z}: 80 of 80 GPUs used (100.0%); cluster c max_share_per_cooling_zone 0.5 → 0.55 "
+        "→ +16 GPUs"
+        for z in ("AIR", "AIR2")
+    ] + [
+        "  - relaxing spread c@AIR; spread c@AIR2 together by one step → +16 GPUs",
+    ]

@@ -23,6 +23,7 @@ from planner.input.variants import scenario_yaml
 from planner.plan import Plan
 from planner.schema import Scenario
 from ui.cache import SolveHub, TextStore
+from ui.follow import follow
 
 DEFAULT_SCENARIO = "small-hall"
 UPLOAD_MB = 32
@@ -224,13 +225,9 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
 
     def work() -> dict:
         t0 = time.perf_counter()
-
-        def progress(p) -> None:
-            if box is not None:
-                box.write(str(p))
-
         entry: dict = {}
-        try:
+
+        def job(progress) -> None:  # in a worker thread (ui.follow): no Streamlit call here
             if mode == "decomposed":
                 from planner.scale.decompose import plan_decomposed
 
@@ -243,9 +240,11 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
                 plan = plan_mode(scenario, mode, progress)
             entry["plan"] = plan.model_dump(mode="json")
             if plan.status == Status.infeasible and mode == "joint":
-                if box is not None:
-                    box.write("explaining the conflict (elastic relaxation)…")
+                progress("explaining the conflict (elastic relaxation)…")
                 entry["explanation"] = explain_infeasible(scenario).render()
+
+        try:
+            follow(job, box)
         except (SolverFailure, InputError) as e:
             entry["error"] = str(e)[:2000]
         except Exception as e:  # noqa: BLE001 - the dashboard never shows a traceback

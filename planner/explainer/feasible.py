@@ -12,6 +12,7 @@ import pulp
 
 from planner.enums import LimitKind, Objective, Status
 from planner.explainer.report import BINDING_SHARE, NEAR_SHARE, Explanation, Finding, _fmt
+from planner.explainer.spread_use import spread_usage
 from planner.input.site_index import index_site
 from planner.input.timeline import timeline
 from planner.model import build, limit_rows
@@ -283,6 +284,7 @@ def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation
         u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE
     ]
     usage += [u for u in per_phase_usage(scenario, plan) if u.limit > 0 or u.kind == LimitKind.power_arrival]
+    usage += [u for u in spread_usage(scenario, plan) if u.limit > 0]
     tight = {
         u.id
         for u in usage
@@ -344,10 +346,14 @@ def _relaxation_findings(cands: list[Relaxation], unit: str, screened: bool = Tr
 def _joint_finding(
     scenario: Scenario, plan: Plan, joint: list[Relaxation], limit_s: float, unit: str, progress
 ) -> Finding:
-    """What relaxing the re-solved limits together by one step buys."""
+    """What relaxing the re-solved limits together by one step buys (one step per kind over all its
+    named elements: two spread limits of one cluster raise its share once)."""
     s2 = scenario
+    by_kind: dict[str, set[str]] = {}
     for c in joint:
-        r = _relaxed(s2, c.kind, {c.ident, *c.peers})
+        by_kind.setdefault(c.kind, set()).update({c.ident, *c.peers})
+    for kind, idents in by_kind.items():
+        r = _relaxed(s2, kind, idents)
         if r is not None:
             s2 = r[0]
     if progress:

@@ -33,10 +33,30 @@ def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[
     return out
 
 
+def relax_spread(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
+    """Each named cluster's (``group@element``) spread limits × (1 + step), at most 1 (no price: a
+    spread limit is a reliability choice; its cost is the GPUs a failure may take down)."""
+    from planner.model.classes import cluster_groups
+
+    named = {i.split("@", 1)[0] for i in idents}
+    ids = {m.id for gid, g in cluster_groups(scenario).items() if gid in named for m in g.members} | named
+    steps = []
+    for c in data["clusters"]:
+        for kind in ("power_node", "cooling_zone", "pod"):
+            field, old = f"max_share_per_{kind}", c.get(f"max_share_per_{kind}")
+            if c["id"] in ids and old is not None and old < 1:
+                c[field] = min(1.0, round(old * (1 + step), 6))
+                steps.append(f"cluster {c['id']} {field} {old:g} → {c[field]:g}")
+    return steps, None
+
+
 @declare(
     "spread",
     needs=(add_count_variables,),
-    limits={f"spread_{k}": LimitRows(LimitKind.spread) for k in ("power_node", "cooling_zone", "pod")},
+    limits={
+        f"spread_{k}": LimitRows(LimitKind.spread, relax_spread)
+        for k in ("power_node", "cooling_zone", "pod")
+    },
 )
 def add_spread_constraints(m: Model) -> None:
     """Failure-domain spread (§11), per cluster c with a limit s for a kind of element, and every
