@@ -646,3 +646,14 @@ def test_the_master_packs_one_pod_clusters_into_pods() -> None:
         pods.setdefault(r.cluster, set()).add(rows[r.row].row.pod)
     assert sorted(len(p) for p in pods.values()) == [1, 1, 1, 1]
     assert len(set.union(*pods.values())) == 4
+
+
+def test_a_limit_too_short_for_the_building_solves_hands_the_whole_model_its_first_fit() -> None:
+    """Two buildings solved serially in 1.5 s: two waves of 0.6 × 1.5 / 2 ≈ 0.45 s each, under the
+    1 s a building solve needs, so the decomposition hands over at once and says why."""
+    s = scenario(POD_JOBS)
+    d = plan_decomposed(s, time_limit_s=1.5)
+    assert d.fell_back is not None and "2 wave(s) of building solves" in d.fell_back
+    assert d.fell_back.endswith("s each (under 1 s)")
+    assert d.rounds == 0
+    assert d.plan.notes[0] == f"decomposition handed over to the whole model: {d.fell_back}"

@@ -113,10 +113,11 @@ def plan_decomposed(
     buildings = list(bdata)
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
-    if scenario.supply:
-        return _whole(
-            scenario, deadline, stages, 0, "rack supply per phase (supply) is shared by every building", say
-        )
+    why = _too_short(deadline, len(buildings), executor, workers) or (
+        "rack supply per phase (supply) is shared by every building" if scenario.supply else None
+    )
+    if why:
+        return _whole(scenario, deadline, stages, 0, why, say)
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
         return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):
@@ -143,6 +144,25 @@ def plan_decomposed(
     say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
     # 2-3. master and buildings, in rounds
     return _Rounds(scenario, data, groups, props, home, deadline, stages, run, say, budgeted).run(polish)
+
+
+MIN_JOB_S = 1.0
+"""Least time a building solve needs, s (imports, its model and first-fit): with less each, the
+decomposition hands the whole model its first-fit at once."""
+
+
+def _too_short(deadline: Deadline, jobs: int, executor: str, workers: int) -> str | None:
+    """Why the time left is too short for ``jobs`` building solves in their waves (each less than
+    :data:`MIN_JOB_S` of the share :func:`_job_limit` gives), or None."""
+    lanes = 1 if executor == "serial" else max(1, workers)
+    waves = math.ceil(jobs / lanes)
+    each = 0.6 * deadline.left() / max(1, waves)
+    if each >= MIN_JOB_S:
+        return None
+    return (
+        f"{deadline.left():.1f} s left give {waves} wave(s) of building solves {each:.2f} s each (under "
+        f"{MIN_JOB_S:g} s)"
+    )
 
 
 def _plan_region(
