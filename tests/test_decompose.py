@@ -657,3 +657,21 @@ def test_a_limit_too_short_for_the_building_solves_hands_the_whole_model_its_fir
     assert d.fell_back.endswith("s each (under 1 s)")
     assert d.rounds == 0
     assert d.plan.notes[0] == f"decomposition handed over to the whole model: {d.fell_back}"
+
+
+def test_a_building_without_a_plan_stands_on_first_fit_when_it_places_the_share(monkeypatch) -> None:
+    """B1's solve returns no plan (as a crashed or late worker would); first-fit places its share,
+    so that plan stands: one round, no hand-over, the joined plan verifies with every demand met."""
+    from planner.scale import rounds
+    from planner.scale.joined import solve_part
+
+    def flaky(part: str, text: str, limit: float) -> dict:
+        return {"part": part, "error": "no answer"} if part == "B1" else solve_part(part, text, limit)
+
+    monkeypatch.setattr(rounds, "solve_part", flaky)
+    s = scenario(POD_JOBS)
+    d = plan_decomposed(s)
+    assert (d.rounds, d.fell_back) == (1, None)
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    assert {r.building for r in d.plan.racks} == {"B1", "B2"}

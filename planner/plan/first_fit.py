@@ -313,7 +313,24 @@ class _FirstFit:
         need = (want or 0) - self.placed_gpus[c.id] if c.demand != Demand.max else 0
         if scope not in self.home_order:
             self.home_order[scope] = list(dict.fromkeys(self.where_of(rid, scope) for rid, _ in self.free))
-        return [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
+        ported = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
+        if scope != Scope.pod or need <= 0:
+            return ported
+        # a one-pod cluster first tries the pods with free positions for all of it (largest type)
+        most = max((t.gpus for t in self.types.values() if t.id in self.s.gpu_types_for(c)), default=0)
+        roomy = [h for h in ported if self.free_gpus_at_least(scope, h, need, most)]
+        return roomy + [h for h in ported if h not in roomy]
+
+    def free_gpus_at_least(self, scope: Scope, h: str, need: int, per_rack: int) -> bool:
+        """Whether home h has free positions for ``need`` GPUs in racks of ``per_rack`` (counting
+        positions only until enough are found)."""
+        free = 0
+        for spot in self.by_home[scope][h]:
+            if spot not in self.taken:
+                free += per_rack
+                if free >= need:
+                    return True
+        return False
 
     def fill_home(
         self, c: Cluster, scope: Scope, h: str | None, ranked: list[RackType], target: float, smallest: int

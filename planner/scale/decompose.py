@@ -25,8 +25,11 @@ Stages (``planner plan --decompose building``), all within one deadline:
    fit" the master left out are offered to the building with the most room left.
 3. **Buildings, in parallel** (serial, process or Dask). Each building solved exactly with the
    clusters the master gave it, spanning clusters at their share (rounded to whole racks), and
-   its share of the site budgets. A building that cannot meet its demands is repaired: one
-   fewer of each of its groups may stand there (spanning shares cut by 10 %) and the master
+   its share of the site budgets. A building that cannot meet its demands is diagnosed by
+   first-fit (largest demands first) on its share: a share first-fit places stands on that plan;
+   otherwise only the clusters first-fit could not place there give way (one fewer of their group
+   may stand there; spanning and as-many-as-fit shares cut by 10 %; with none named, every group
+   there), the buildings whose share solved keep it (n[g,b] ≥ its clusters there), and the master
    runs again (at most :data:`ROUNDS` rounds; only buildings whose share changed re-solve).
 4. **Whole.** The building plans are joined, the objective recomputed from the racks, and the
    plan verified against the whole scenario. The bound is the tightest of the merged
