@@ -46,6 +46,13 @@ def plan_rolling(
     for i, ph in enumerate(tl_phases):
         s_i = _with_installed(scenario, placed)
         if (deadline.left() - keep) / (len(tl_phases) - i) < MIN_SOLVE_S:  # the rest in one first-fit pass
+            if progress:
+                progress(
+                    Progress(
+                        f"rolling: phases {ph}..{tl_phases[-1]} by first-fit (no time left)",
+                        deadline.elapsed(),
+                    )
+                )
             rest = [r for r in greedy_racks(s_i) if not r.existing]
             placed += rest
             what = f"no time left to solve them; first-fit adds {len(rest):,} racks"
@@ -86,6 +93,8 @@ def plan_rolling(
         retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
         notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
     )
+    if progress:
+        progress(Progress("rolling: filling positions and verifying the plan", deadline.elapsed()))
     return with_known_bound(finish_plan(plan, scenario), scenario)
 
 
