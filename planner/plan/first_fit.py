@@ -141,6 +141,7 @@ class _FirstFit:
             self.it_kw += s.rack_power_kw(t)
             self.homes[r.cluster, Scope.pod] = pod
             self.homes[r.cluster, Scope.building] = ix.rows[r.row].building
+        self.installed_in_pod = dict(self.pod_racks)
         spots = ix.pod_locations()
         dead = {r for g in self.pm0.forced_empty for r in self.pm0.groups[g].rows}
         self.free_all = [
@@ -295,14 +296,17 @@ class _FirstFit:
             self.by_home[scope] = defaultdict(list)
             for rid, i in self.free:
                 self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
-        for h in self.candidates(c, scope, want, smallest):
+        most = max((t.gpus for t in ranked), default=0)
+        for h in self.candidates(c, scope, want, smallest, most):
             self.fill_home(c, scope, h, ranked, target, smallest)
             if (c.id, scope) in self.homes or h is None:
                 break
         if p == self.tl.first_wanted(c):
             self.place_asks(c, scope)
 
-    def candidates(self, c: Cluster, scope: Scope, want: int | None, smallest: int) -> list[str | None]:
+    def candidates(
+        self, c: Cluster, scope: Scope, want: int | None, smallest: int, most: int
+    ) -> list[str | None]:
         """Where cluster c may go: its home once it has one; pods or buildings with ports for what it
         still needs, in site order; the whole site (None) otherwise."""
         if scope not in (Scope.pod, Scope.building):
@@ -316,21 +320,15 @@ class _FirstFit:
         ported = [h for h in self.home_order[scope] if self.ports_left(scope, h) >= max(need, smallest)]
         if scope != Scope.pod or need <= 0:
             return ported
-        # a one-pod cluster first tries the pods with free positions for all of it (largest type)
-        most = max((t.gpus for t in self.types.values() if t.id in self.s.gpu_types_for(c)), default=0)
-        roomy = [h for h in ported if self.free_gpus_at_least(scope, h, need, most)]
+        # a one-pod cluster first tries the pods with free positions for all of it (its largest type)
+        roomy = [h for h in ported if self.free_positions(h) * most >= need]
         return roomy + [h for h in ported if h not in roomy]
 
-    def free_gpus_at_least(self, scope: Scope, h: str, need: int, per_rack: int) -> bool:
-        """Whether home h has free positions for ``need`` GPUs in racks of ``per_rack`` (counting
-        positions only until enough are found)."""
-        free = 0
-        for spot in self.by_home[scope][h]:
-            if spot not in self.taken:
-                free += per_rack
-                if free >= need:
-                    return True
-        return False
+    def free_positions(self, pod: str) -> int:
+        """Free positions left in a pod, about: its free positions less the racks placed there
+        since (a multi-rack unit counted as one)."""
+        placed = self.pod_racks[pod] - self.installed_in_pod.get(pod, 0)
+        return len(self.by_home[Scope.pod][pod]) - placed
 
     def fill_home(
         self, c: Cluster, scope: Scope, h: str | None, ranked: list[RackType], target: float, smallest: int
