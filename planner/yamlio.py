@@ -178,7 +178,7 @@ def _attach(stack: list, root: list, value: Any, event, is_scalar: bool) -> None
 
 # ------------------------------------------------------------------ plan writing
 
-_PLAIN_SAFE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_PLAIN_SAFE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
 _ESCAPES = {
@@ -221,7 +221,7 @@ def _str(value: str, memo: dict) -> str:
     hit = memo.get(value)
     if hit is None:
         plain = (
-            bool(_PLAIN_SAFE.match(value))
+            bool(_PLAIN_SAFE.fullmatch(value))
             and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
         )
         hit = value if plain else _dq(value)

@@ -653,7 +653,8 @@ def test_a_limit_too_short_for_the_building_solves_hands_the_whole_model_its_fir
     1 s a building solve needs, so the decomposition hands over at once and says why."""
     s = scenario(POD_JOBS)
     d = plan_decomposed(s, time_limit_s=1.5)
-    assert d.fell_back is not None and "2 wave(s) of building solves" in d.fell_back
+    assert d.fell_back is not None
+    assert "2 wave(s) of building solves" in d.fell_back
     assert d.fell_back.endswith("s each (under 1 s)")
     assert d.rounds == 0
     assert d.plan.notes[0] == f"decomposition handed over to the whole model: {d.fell_back}"

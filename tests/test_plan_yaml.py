@@ -104,3 +104,12 @@ def test_write_replaces_whole(tmp_path) -> None:
     target.write_text("old: plan\n" * 1000)
     atomic_write(target, "new: plan\n")
     assert target.read_text() == "new: plan\n"
+
+
+def test_a_note_ending_in_a_line_break_keeps_it() -> None:
+    """"A\\n" looks like a plain word to a pattern anchored with ``$`` (it matches before a final
+    line break); written plain, it would come back as "A"."""
+    plan = Plan(scenario_name="", notes=["A\n", "B"])
+    text = plan_to_yaml(plan)
+    assert '- "A\\n"' in text
+    assert plan_from_text(text).notes == ["A\n", "B"]
