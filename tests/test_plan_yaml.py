@@ -107,8 +107,8 @@ def test_write_replaces_whole(tmp_path) -> None:
 
 
 def test_a_note_ending_in_a_line_break_keeps_it() -> None:
-    """"A\\n" looks like a plain word to a pattern anchored with ``$`` (it matches before a final
-    line break); written plain, it would come back as "A"."""
+    """The note "A\\n" looks like a plain word to a pattern anchored with ``$`` (it matches before a
+    final line break); written plain, it would come back as "A"."""
     plan = Plan(scenario_name="", notes=["A\n", "B"])
     text = plan_to_yaml(plan)
     assert '- "A\\n"' in text
