@@ -11,19 +11,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from planner.cli.heartbeat import stage_of, stamped
+
 EVERY_S = 8.0
 """Silence before a "still …" line, s (checked every quarter second: no stage is silent 10 s)."""
-
-
-def stamped(report: object, t0: float) -> str:
-    """A report as one line: the solver's own "[  1.0 s] …" lines as they are, others stamped."""
-    text = str(report)
-    return text if text.startswith("[") else f"[{time.perf_counter() - t0:6.1f} s] {text}"
-
-
-def stage_of(line: str) -> str:
-    """The stage a report line names: its text after the stamp, up to the first colon."""
-    return line.split("] ", 1)[-1].split(":", 1)[0][:80]
 
 
 def follow(
@@ -59,14 +50,15 @@ def follow(
 
     while worker.is_alive() or not reports.empty():
         try:
-            line = stamped(reports.get(timeout=0.25), t0)
+            report = reports.get(timeout=0.25)
         except queue.Empty:
             if time.perf_counter() - last >= every_s:
                 now, quiet = time.perf_counter() - t0, time.perf_counter() - last
                 say(f"[{now:6.1f} s] still {stage} ({quiet:.0f} s since the last report)")
                 last = time.perf_counter()
             continue
-        stage, last = stage_of(line), time.perf_counter()
+        line = stamped(report, t0)
+        stage, last = stage_of(report, line), time.perf_counter()
         say(line)
     worker.join()
     if failed:

@@ -13,6 +13,20 @@ EVERY_S = 8.0
 """Silence before a "still …" line, s (checked every half second: no stage is silent 10 s)."""
 
 
+def stamped(report: object, t0: float) -> str:
+    """A report as one line: the solver's own "[  1.0 s] …" lines as they are, others stamped with
+    the seconds since ``t0``."""
+    text = str(report)
+    return text if text.startswith("[") else f"[{time.perf_counter() - t0:6.1f} s] {text}"
+
+
+def stage_of(report: object, line: str) -> str:
+    """The stage a report names: a :class:`~planner.solving.core.Progress`'s own, else the line's
+    text after its stamp; up to the first colon."""
+    stage = getattr(report, "stage", None) or line.split("] ", 1)[-1]
+    return stage.split(":", 1)[0][:80]
+
+
 class Heartbeat:
     """A progress callback (takes a :class:`~planner.solving.core.Progress` or a plain message)
     that also speaks up for a silent stage; use it as a context manager around the run."""
@@ -26,12 +40,9 @@ class Heartbeat:
         self.thread = threading.Thread(target=self._watch, name="heartbeat", daemon=True)
 
     def __call__(self, report: object) -> None:
-        text = str(report)
-        if not text.startswith("["):  # a plain message: stamp it
-            text = f"[{time.perf_counter() - self.t0:6.1f} s] {text}"
-        stage = getattr(report, "stage", None) or text.split("] ", 1)[-1]
+        text = stamped(report, self.t0)
         with self.lock:
-            self.stage, self.last = stage.split(":", 1)[0][:80], time.perf_counter()
+            self.stage, self.last = stage_of(report, text), time.perf_counter()
             print(text, file=self.out, flush=True)
 
     def _watch(self) -> None:

@@ -10,16 +10,14 @@ from collections import defaultdict
 from planner.enums import FailoverPolicy, LimitKind
 from planner.input.site_index import index_site
 from planner.model.classes import cluster_groups
-from planner.model.spread import spread_domains
+from planner.model.spread import SPREAD_KINDS, spread_domains
 from planner.plan import Plan
 from planner.schema import Scenario, Usage
-
-KINDS = ("power_node", "cooling_zone", "pod")
 
 
 def spread_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
     """One :class:`Usage` (kind spread, GPUs) per group, kind and element with GPUs of the group."""
-    groups = [g for g in cluster_groups(scenario).values() if any(_share(g.head, k) for k in KINDS)]
+    groups = [g for g in cluster_groups(scenario).values() if any(_share(g.head, k) for k in SPREAD_KINDS)]
     if not groups:
         return []
     types = scenario.catalog.by_id()

@@ -16,6 +16,9 @@ from planner.model.registry import LimitRows, declare
 from planner.rules.reliability import domain_rows, node_failure_rows, rows_of_feed
 from planner.schema import Scenario
 
+SPREAD_KINDS = ("power_node", "cooling_zone", "pod")
+"""Kinds of element a cluster's spread limit (``max_share_per_<kind>``) is stated for."""
+
 
 def spread_domains(scenario: Scenario, ix: SiteIndex, shed: bool) -> dict[tuple[str, str], frozenset[str]]:
     """Failure domains for spread limits: (kind, element) → the rows its failure takes down.
@@ -42,7 +45,7 @@ def relax_spread(data: dict, scenario, idents: set[str], step: float) -> tuple[l
     ids = {m.id for gid, g in cluster_groups(scenario).items() if gid in named for m in g.members} | named
     steps = []
     for c in data["clusters"]:
-        for kind in ("power_node", "cooling_zone", "pod"):
+        for kind in SPREAD_KINDS:
             field, old = f"max_share_per_{kind}", c.get(f"max_share_per_{kind}")
             if c["id"] in ids and old is not None and old < 1:
                 c[field] = min(1.0, round(old * (1 + step), 6))
@@ -53,10 +56,7 @@ def relax_spread(data: dict, scenario, idents: set[str], step: float) -> tuple[l
 @declare(
     "spread",
     needs=(add_count_variables,),
-    limits={
-        f"spread_{k}": LimitRows(LimitKind.spread, relax_spread)
-        for k in ("power_node", "cooling_zone", "pod")
-    },
+    limits={f"spread_{k}": LimitRows(LimitKind.spread, relax_spread) for k in SPREAD_KINDS},
 )
 def add_spread_constraints(m: Model) -> None:
     """Failure-domain spread (§11), per cluster c with a limit s for a kind of element, and every
@@ -64,7 +64,7 @@ def add_spread_constraints(m: Model) -> None:
     Σ_{k in R_e, t} n[k,t,c] · gpus_t ≤ s · Σ_{k,t} n[k,t,c] · gpus_t (over the racks standing at
     the end); named ``spread_pod(job~a@POD~1)``."""
     types = m.scenario.catalog.by_id()
-    family = {"power_node": "spread_power_node", "cooling_zone": "spread_cooling_zone", "pod": "spread_pod"}
+    family = {k: f"spread_{k}" for k in SPREAD_KINDS}
     for g in m.groups.values():
         head = g.head
         limits = {

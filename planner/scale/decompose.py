@@ -68,6 +68,7 @@ from planner.plan import Plan
 from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-exported
     Decomposition,
     _job_limit,
+    _job_share,
     _join,
     _whole,
     describe,
@@ -156,12 +157,11 @@ decomposition hands the whole model its first-fit at once."""
 
 def _too_short(deadline: Deadline, jobs: int, executor: str, workers: int) -> str | None:
     """Why the time left is too short for ``jobs`` building solves in their waves (each less than
-    :data:`MIN_JOB_S` of the share :func:`_job_limit` gives), or None."""
-    lanes = 1 if executor == "serial" else max(1, workers)
-    waves = math.ceil(jobs / lanes)
-    each = 0.6 * deadline.left() / max(1, waves)
+    :data:`MIN_JOB_S` of the share :func:`_job_share` gives), or None."""
+    each = _job_share(deadline, jobs, executor, workers)
     if each >= MIN_JOB_S:
         return None
+    waves = math.ceil(jobs / (1 if executor == "serial" else max(1, workers)))
     return (
         f"{deadline.left():.1f} s left give {waves} wave(s) of building solves {each:.2f} s each (under "
         f"{MIN_JOB_S:g} s)"

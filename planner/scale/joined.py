@@ -69,11 +69,16 @@ class Decomposition:
 # ------------------------------------------------------------------ the whole
 
 
-def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
-    """Seconds each of ``jobs`` parallel solves may take: ``part`` of what is left, over the waves
-    the executor runs them in (one worker when serial); at least 1 s."""
+def _job_share(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
+    """Seconds each of ``jobs`` parallel solves gets: ``part`` of what is left, over the waves the
+    executor runs them in (one worker when serial)."""
     lanes = 1 if executor == "serial" else max(1, workers)
-    return max(1.0, part * deadline.left() / max(1, math.ceil(jobs / lanes)))
+    return part * deadline.left() / max(1, math.ceil(jobs / lanes))
+
+
+def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
+    """Seconds each of ``jobs`` parallel solves may take (:func:`_job_share`); at least 1 s."""
+    return max(1.0, _job_share(deadline, jobs, executor, workers, part))
 
 
 def _whole(

@@ -171,10 +171,9 @@ def proposals(
             if (best, b) not in figures:
                 figures[best, b] = per_gpu(scenario, ix, best, g.members[0]["id"], b)
             kw, capex, tco, pf = figures[best, b]
-            most = max(per_pod) if g.scope in (Scope.pod, Scope.rack) else spread
             one_pod = g.scope in (Scope.pod, Scope.rack)
-            pod_caps = {pid: float(c) for pid, c in by_pod.items()} if one_pod else {}
-            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most, pod_caps)
+            most = max(per_pod) if one_pod else spread
+            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most, dict(by_pod) if one_pod else {})
     return out
 
 
