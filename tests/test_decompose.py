@@ -222,6 +222,31 @@ def test_region_power_arrival_is_shared_out_by_the_region_master() -> None:
     assert d.plan.notes[0].startswith("decomposed by building: 2 building plans joined")
 
 
+def test_a_region_whose_join_would_eat_the_limit_hands_over_before_its_master(monkeypatch) -> None:
+    """The join's reserve is counted in passes over the site, each as long as counting the proposals
+    took in this run (a loaded machine slows both alike): with a reserve past the limit the building
+    solves would get under 1 s, so the region hands the whole model its time at once and says why;
+    the whole model's plan (its optimum, 3,344 GPU-phases, as above) stands."""
+    import planner.scale.decompose as dec
+
+    monkeypatch.setattr(dec, "TAIL_PASSES", 10**9)
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
+    )
+    d = plan_decomposed(s, polish=False)
+    assert d.fell_back is not None
+    assert d.fell_back.startswith("joining and verifying the building plans needs ~")
+    assert d.fell_back.endswith(
+        "s (1000000000 passes over the site, each as long as counting the proposals took), which leaves "
+        "the building solves under 1 s each"
+    )
+    assert d.rounds == 0
+    assert verify(d.plan, s).ok
+    assert d.plan.objective_value == 3344
+
+
 def test_a_cluster_bound_to_one_building_stays_in_one_under_the_region_master() -> None:
     """A 5-hop cluster wanting 1,024 GPUs (64 racks; a building holds 78) from q1 and a spanning one
     growing into the rest from q2, 2 MW from the start: 2 MW holds ⌊1948.16 / 23.112⌋ = 84 racks, so

@@ -406,6 +406,25 @@ def test_greedy_start_keeps_time_limited_solve_at_least_greedy() -> None:
     assert verify(plan, s).ok
 
 
+def test_with_too_little_time_left_to_solve_the_model_is_not_built() -> None:
+    """A 0.4 s limit: first-fit (which places all 24,576 GPUs of meta-24k-building, its whole demand;
+    not cut by the clock in a run with a work limit, so the case holds on a loaded machine) leaves
+    under MIN_SOLVE_S after the figures' reserve, so no build starts (a gigawatt build would only
+    eat the figures' time); first-fit's plan stands, verified once, and the demand bound proves it
+    optimal."""
+    from planner.clock import Deadline
+
+    s = load_scenario(DATASETS / "meta-24k-building.yaml")
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"work_limit": 10**6})})  # first-fit uncut
+    plan = plan_scenario(s, deadline=Deadline(0.4))
+    assert (plan.status, plan.objective_value, plan.bound) == ("optimal", 24576, 24576)
+    assert plan.notes[-1] == (
+        "no time left to build and solve the model; returning the first-fit plan, which meets every demand"
+    )
+    assert "build" not in plan.stage_times_s
+    assert verify(plan, s).ok
+
+
 def test_infeasible_one_pod_job_explained_with_space_and_ports() -> None:
     """2,304 GPUs (144 GT racks) in one pod of small-hall: a pod has at most 2,048 ports and
     64 racks, so the explanation must name the pod limits; the relaxed model may exceed

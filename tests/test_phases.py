@@ -296,15 +296,26 @@ def test_the_verifier_refuses_racks_on_power_not_online_yet() -> None:
 
 
 def test_a_rolling_plan_out_of_time_keeps_its_phases_with_first_fit() -> None:
-    """With no time left no phase is solved: one first-fit pass places every phase's growth (the
-    air cluster's GT rack in RA and in RL from p1: first-fit knows no later demand), and the plan
-    is kept, verified and says so, instead of being lost. Given time, each phase is solved."""
-    from planner.clock import Deadline
+    """With too little time to solve a phase (under MIN_SOLVE_S each) one first-fit pass places
+    every phase's growth (the air cluster's GT rack in RA and in RL from p1: first-fit knows no
+    later demand), and the plan is kept, verified and says so, instead of being lost. Past the
+    deadline first-fit starts nothing: the plan (as many as fit) stands empty and says it was cut.
+    Given time, each phase is solved."""
+    import time
+
+    from planner.clock import MIN_SOLVE_S, Deadline
 
     s = liquid_row_site().model_copy(
         update={"clusters": [c for c in liquid_row_site().clusters if c.id == "air"]}
     )
-    late = plan_rolling(s, deadline=Deadline(0.0))
+    gone = plan_rolling(s, deadline=Deadline(0.0, time.perf_counter() - 1.0))
+    assert (gone.status, gone.racks) == (Status.feasible, [])
+    assert gone.notes[-1] == (
+        "phases p1..p2: no time left to solve them; first-fit adds 0 racks (cut at the time limit: the "
+        "plan stops short of these phases' demands)"
+    )
+    assert verify(gone, s).ok
+    late = plan_rolling(s, deadline=Deadline(MIN_SOLVE_S))
     assert (late.status, late.mode) == (Status.feasible, "rolling")
     assert sorted((r.row, r.rack_type, r.phase) for r in late.racks) == [("RA", GT, "p1"), ("RL", GT, "p1")]
     assert late.notes[-1] == "phases p1..p2: no time left to solve them; first-fit adds 2 racks"

@@ -375,6 +375,7 @@ def greedy_racks(
     deadline: Deadline | None = None,
     until: float | None = None,
     partial: bool = False,
+    cut: list[bool] | None = None,
 ) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
@@ -383,7 +384,7 @@ def greedy_racks(
     :func:`cluster_order`). First-fit never buys retrofits. With a ``deadline`` it stops (raising
     :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster;
     ``partial``: returns the racks placed by then instead (each placed rack stands where it may, so
-    they are a plan wherever no demand is missed)."""
+    they are a plan wherever no demand is missed), and appends True to ``cut`` when it stopped."""
     ff = _FirstFit(scenario)
     try:
         for p in range(len(ff.tl.phases)):
@@ -395,6 +396,8 @@ def greedy_racks(
     except TimeUp:
         if not partial:
             raise
+        if cut is not None:
+            cut.append(True)
     ff.racks.sort(key=lambda r: (r.building, r.hall, r.row, r.position))
     return ff.racks
 

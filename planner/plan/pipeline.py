@@ -270,9 +270,7 @@ def plan_scenario(
     meets = bool(greedy) and greedy_meets_demands(scenario, greedy)
     accepted = _verified_once(scenario, greedy)
     ff = (greedy, how, touch_s)
-    built = _build_in_time(
-        scenario, deadline, stages, say, ff, lambda: meets and accepted(), aggregate, group_clusters
-    )
+    built = _build_in_time(scenario, deadline, stages, say, ff, (meets, accepted), aggregate, group_clusters)
     if isinstance(built, Plan):
         return built
     m, build_s = built
@@ -352,12 +350,23 @@ def with_known_bound(plan: Plan, scenario: Scenario) -> Plan:
     )
 
 
-def _build_in_time(scenario, deadline, stages, say, ff, can_stand, aggregate, group_clusters):
+def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_clusters):
     """The model and its build seconds; when the build runs out of time, first-fit's plan if it
-    may stand (``can_stand()``: it meets every demand and the verifier accepts it), else no plan.
-    The build stops early enough to leave first-fit's plan its figures and verification."""
+    may stand (``stand``: whether it meets every demand, and a call asking the verifier), else no
+    plan. The build stops early enough to leave first-fit's plan its figures and verification, and
+    does not start when less than :data:`~planner.clock.MIN_SOLVE_S` would be left for it (first-fit's
+    plan is then verified once, with its figures)."""
     greedy, how, touch_s = ff
+    meets, accepted = stand
     keep_ff = min(max(0.2, 2.0 * touch_s), max(0.0, deadline.left())) if greedy else 0.0
+    if greedy and meets and deadline.left() - keep_ff < MIN_SOLVE_S:
+        why = "no time left to build and solve the model"  # a build would only eat the figures' time
+        try:
+            return _first_fit_only(scenario, greedy, how, why, stages, say, deadline.elapsed)
+        except SolverFailure as e:
+            note = f"{why}, and the first-fit plan fails verification ({e}): no plan (raise --time-limit)"
+            say(Progress(note, deadline.elapsed()))
+            return finish_plan(_no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
     say(Progress("building model", deadline.elapsed()))
     t_build = time.perf_counter()
     try:
@@ -369,7 +378,7 @@ def _build_in_time(scenario, deadline, stages, say, ff, can_stand, aggregate, gr
         )
     except TimeUp as e:
         stages["build"] = time.perf_counter() - t_build
-        if greedy and can_stand():
+        if greedy and meets and accepted():
             return _first_fit_only(scenario, greedy, how, f"{e}", stages, say, deadline.elapsed)
         note = f"{e}: no plan (raise --time-limit)"
         say(Progress(note, deadline.elapsed()))
@@ -386,8 +395,9 @@ def _first_fit(
     (a pass over every position: the measure the reserves are sized from)."""
     say(Progress("first-fit", deadline.elapsed()))
     t_ff = time.perf_counter()
-    # its share of the limit, or half of what is left when a slow start (a loaded machine) ate it
-    until = max(deadline.share(FIRST_FIT_SHARE), time.perf_counter() + 0.5 * max(0.0, deadline.left()))
+    # its share of the limit, or 40 % of what is left when a slow start (a loaded machine) ate it: the
+    # figures, verification and writing of its plan cost about as much again as first-fit itself
+    until = max(deadline.share(FIRST_FIT_SHARE), time.perf_counter() + 0.4 * max(0.0, deadline.left()))
     if scenario.solver.work_limit is not None:  # a repeatable run: first-fit is not cut by the clock
         greedy, how = start_racks(scenario)
     else:

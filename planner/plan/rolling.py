@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 
 from planner.clock import MIN_SOLVE_S, Deadline, TimeUp
-from planner.enums import Status
+from planner.enums import Demand, Status
 from planner.model import build
 from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.plan.fill import fill
-from planner.plan.first_fit import greedy_racks
+from planner.plan.first_fit import greedy_racks, missed_demands
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario, with_known_bound
 from planner.schema import Scenario
@@ -53,9 +53,11 @@ def plan_rolling(
                         deadline.elapsed(),
                     )
                 )
-            rest = [r for r in greedy_racks(s_i) if not r.existing]
+            rest, cut = _rest_first_fit(s_i, deadline, keep)
             placed += rest
-            what = f"no time left to solve them; first-fit adds {len(rest):,} racks"
+            what = f"no time left to solve them; first-fit adds {len(rest):,} racks" + (
+                " (cut at the time limit: the plan stops short of these phases' demands)" if cut else ""
+            )
             notes.append(f"phases {ph}..{tl_phases[-1]}: {what}")
             break
         if progress:
@@ -96,6 +98,22 @@ def plan_rolling(
     if progress:
         progress(Progress("rolling: filling positions and verifying the plan", deadline.elapsed()))
     return with_known_bound(finish_plan(plan, scenario), scenario)
+
+
+def _rest_first_fit(s_i: Scenario, deadline: Deadline, keep: float) -> tuple[list[PlacedRack], bool]:
+    """The phases left in one first-fit pass, stopped ``keep`` seconds before the deadline (the
+    figures and verification of the plan need them), and whether it was cut. A cut pass that misses
+    an exact or at-least demand is no plan: first-fit then runs to the end (a plan late rather than
+    none)."""
+    cut: list[bool] = []
+    racks = greedy_racks(s_i, deadline=deadline, until=deadline.at - keep, partial=True, cut=cut)
+    rest = [r for r in racks if not r.existing]
+    if not cut:
+        return rest, False
+    fixed = {c.id for c in s_i.clusters if c.demand != Demand.max}
+    if missed_demands(s_i, rest) & fixed:
+        return [r for r in greedy_racks(s_i) if not r.existing], False
+    return rest, True
 
 
 def _with_installed(scenario: Scenario, placed: list[PlacedRack]) -> Scenario:

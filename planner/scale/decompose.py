@@ -150,6 +150,10 @@ def plan_decomposed(
     return _Rounds(scenario, data, groups, props, home, deadline, stages, run, say, budgeted).run(polish)
 
 
+TAIL_PASSES = 20
+"""What joining the building plans takes, in passes over every position: first-fit around the kept
+plans (~12, when a building has no plan) and the joined plan's figures and verification (~9; both
+measured on the gigawatt region, where counting the proposals takes 0.31 s idle)."""
 MIN_JOB_S = 1.0
 """Least time a building solve needs, s (imports, its model and first-fit): with less each, the
 decomposition hands the whole model its first-fit at once."""
@@ -195,6 +199,17 @@ def _plan_region(
             clusters.append((c["id"], g.scope, g.types, g.unit))
             cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
     stages["proposals_s"] = time.perf_counter() - t0
+    # what joining, repairing and verifying the building plans will take, measured in this run: the
+    # proposals were one pass over every position (on a loaded machine every pass is slower alike)
+    tail = TAIL_PASSES * stages["proposals_s"]
+    solves = Deadline(max(0.0, deadline.limit_s - tail), deadline.t0)
+    if _too_short(solves, len(buildings), run["executor"], run["workers"]):
+        why = (
+            f"joining and verifying the building plans needs ~{tail:.0f} s ({TAIL_PASSES} passes over the "
+            f"site, each as long as counting the proposals took), which leaves the building solves under "
+            f"{MIN_JOB_S:g} s each"
+        )
+        return _whole(scenario, deadline, stages, 0, why, say)
     tm = time.perf_counter()
     limit = max(1.0, min(0.1 * deadline.left(), 60))
     shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, limit)
@@ -216,7 +231,7 @@ def _plan_region(
         "shared over "
         f"{len(jobs)} buildings in {stages['master_s']:.1f} s"
     )
-    each = _job_limit(deadline, len(jobs), run["executor"], run["workers"])
+    each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
     solved: dict[str, Plan | None] = {}
 
     def done(r: dict) -> None:
@@ -225,8 +240,8 @@ def _plan_region(
     tb = time.perf_counter()
     run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
     late = [b for b, p in solved.items() if p is not None and p.status == Status.time_limit]
-    if late and deadline.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
-        again = _job_limit(deadline, len(late), run["executor"], run["workers"])
+    if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
+        again = _job_limit(solves, len(late), run["executor"], run["workers"])
         say(
             f"{len(late)} building(s) without an answer in time: solving their share again, "
             f"{again:.0f} s each"
