@@ -70,11 +70,11 @@ def plan_rolling(
             notes.append(f"phase {ph}: infeasible given the earlier phases")
             placed, buys = [], []
             break
-        new, bought, note = step
+        new, bought, note, touch_s = step
         notes.append(note)
         placed += new
         buys += bought
-        keep = max(keep, 2.0 * (time.perf_counter() - tb))  # the figures of the whole plan: about two steps
+        keep = max(keep, 3.0 * touch_s)  # figures, verification and writing: about three passes
     plan = Plan(
         planner_version=__version__,
         scenario_name=scenario.name,
@@ -126,15 +126,18 @@ def _rolling_step(
     s_i: Scenario, i: int, ph: str, buys: list, deadline: Deadline, keep: float, phases_left: int
 ):
     """Phase i of a rolling plan with the earlier phases installed: its new racks, the retrofits it
-    buys and a note; None when the solver proves it infeasible. Solved in an even share of the time
-    left (less ``keep``); when time is up, the build runs out or the solver finds nothing in time,
-    first-fit adds the phase's growth instead (never a solve started past the deadline)."""
+    buys, a note and the seconds one pass over the site took (the model's build, or first-fit);
+    None when the solver proves it infeasible. Solved in an even share of the time left (less
+    ``keep``); when time is up, the build runs out or the solver finds nothing in time, first-fit
+    adds the phase's growth instead (never a solve started past the deadline)."""
     left = (deadline.left() - keep) / phases_left
+    t0 = time.perf_counter()
     if left >= MIN_SOLVE_S:
         try:
             m = build(s_i, from_phase=i, fixed_buys=tuple(buys), to_phase=i, deadline=deadline)
         except TimeUp:
             m = None
+        touch_s = time.perf_counter() - t0
         if m is not None:
             r = solve(m, None, left, tie_breaks=False)
             if r.status == Status.infeasible:
@@ -142,10 +145,11 @@ def _rolling_step(
             if r.objective is not None:
                 new = [x for x in fill(m, r.counts, r.values) if not x.existing]
                 bought = [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
-                return new, bought, f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}"
+                return new, bought, f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}", touch_s
+    t1 = time.perf_counter()
     new = [r for r in greedy_racks(s_i) if r.phase == ph and not r.existing]
     why = "no time left to solve it" if left < MIN_SOLVE_S else "no solution in its share of the time"
-    return new, [], f"phase {ph}: first-fit adds {len(new):,} racks ({why})"
+    return new, [], f"phase {ph}: first-fit adds {len(new):,} racks ({why})", time.perf_counter() - t1
 
 
 def plan_mode(
