@@ -182,3 +182,31 @@ def test_a_building_without_gpus_prices_no_useful_hour_and_both_sides_agree() ->
         ("ups_generators", {"ups_generators": 0.0, "none": 0.0})
     ]
     assert recount_reliability(s, site_view(s), storage, [], 1e6) == got
+
+
+def test_the_phases_capex_adds_up_to_the_plans_with_network_racks_and_backup() -> None:
+    """Two quarters, 2 Grand Teton racks new in each (32 then 64 GPUs), the pod's 12 kW network rack
+    standing from q1 and UPS fixed at $2M per MW: q1 spends what q2 spends on its two racks plus the
+    network rack's facility build (12 kW × $11.7M per MW = $140,400) and the backup plant (all at the
+    start), so the phases add up to capex_usd; the verifier recounts the same."""
+    s = backed({"B1": "ups_generators"})
+    data = s.model_dump(mode="json", exclude_none=True)
+    data["phases"] = [{"id": "q1", "start": "2027-01-01"}, {"id": "q2", "start": "2027-04-01"}]
+    data["clusters"][0].update({"demand": "exact", "gpus": None, "gpus_by_phase": {"q1": 32, "q2": 64}})
+    data["clusters"][0].pop("gpus")
+    data["site"]["buildings"][0]["halls"][0]["pods"][0]["network_rack_type"] = "network-rack"
+    s = scenario_from_data(data)
+    plan = solved(s, "highs")
+    q1, q2 = plan.phases
+    assert (q1.new_racks, q2.new_racks) == (3, 2)  # the storage rack stands from q1
+    # the storage rack (catalog: 15 kW, 16 links): equipment, 16 multimode links at the site default
+    # $1,400 each (its cable is the shortest class that reaches: 6.6 m of MMF here) and its facility
+    assert next(r.link_class for r in plan.racks if r.rack_type == "storage-rack") == "mmf"
+    storage = 500_000 + 16 * 1_400 + 15.0 * 11_700
+    network = 12.0 * 11_700  # the pod's network rack's facility build
+    assert q1.capex_usd - q2.capex_usd == pytest.approx(
+        storage + network + plan.kpis.capex_backup_usd, abs=0.05
+    )
+    assert plan.kpis.capex_backup_usd > 0
+    assert sum(p.capex_usd for p in plan.phases) == pytest.approx(plan.kpis.capex_usd, abs=0.05)
+    assert verify(plan, s).ok

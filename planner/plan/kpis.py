@@ -344,10 +344,16 @@ def objective_value(
 
 
 def phase_summaries(
-    scenario: Scenario, racks: list[PlacedRack], bought: Iterable[tuple[str, str | None]], phase_usage: dict
+    scenario: Scenario,
+    racks: list[PlacedRack],
+    bought: Iterable[tuple[str, str | None]],
+    phase_usage: dict,
+    backup_usd: float = 0.0,
 ) -> list:
     """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
-    capex spent in it (racks placed with their facility build, retrofits bought), tightest limits."""
+    capex spent in it (racks placed with their facility build, the pods' network racks' facility
+    build in the phase their row comes online, retrofits bought, and ``backup_usd``, the backup
+    power chosen, in the first phase), tightest limits: the phases' capex adds up to capex_usd."""
     if not scenario.phases:
         return []
     types = scenario.catalog.by_id()
@@ -368,7 +374,13 @@ def phase_summaries(
         kw += sum(
             scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i
         )
-        spent = 0.0
+        spent = backup_usd if i == 0 else 0.0
+        spent += facility_usd(
+            sum(
+                scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) == i
+            ),
+            scenario.costs,
+        )
         for r in new:
             t = types.get(r.rack_type)
             if t is not None:

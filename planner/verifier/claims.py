@@ -96,7 +96,7 @@ def claim_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     stranded = _stranded_claims(plan, scenario, rep)
     want_r = _kpi_claims(plan, scenario, rep, stranded)
     _utilisation_claims(plan, rep)
-    _phase_claims(plan, scenario, rep)
+    _phase_claims(plan, scenario, rep, want_r)
     _order_claims(plan, scenario, rep)
     _fabric_claims(plan, scenario, rep)
     if plan.reliability is not None and want_r is not None:
@@ -167,11 +167,19 @@ def _utilisation_claims(plan: Plan, rep: VerifyReport) -> None:
             rep.add(where, "claim", what)
 
 
-def _phase_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
-    """Per-phase summaries (a plan that states none claims none)."""
+def _phase_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, want_r) -> None:
+    """Per-phase summaries (a plan that states none claims none), the backup power the verifier
+    chose (``want_r``, its reliability recount, or made here) spent in the first."""
     if not plan.phases:
         return
-    want = recount_phases(scenario, plan, rep.phase_usage)
+    if want_r is None and scenario.backup_power and plan.racks:
+        args = (scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks))
+        base = recount_kpis(*args, recount_goodput(scenario, plan.racks))
+        want_r = recount_reliability(
+            scenario, site_view(scenario), plan.racks, plan.network_racks, base.tco_usd
+        )
+    backup_usd = sum(c.capex_usd for c in want_r.backup) if want_r is not None else 0.0
+    want = recount_phases(scenario, plan, rep.phase_usage, backup_usd)
     if [p.model_dump() for p in plan.phases] == [p.model_dump() for p in want]:
         return
     got = {p.phase: p for p in plan.phases}

@@ -340,10 +340,13 @@ def recount_objective(
     return total
 
 
-def recount_phases(scenario: Scenario, plan: Plan, phase_usage: dict) -> list[PhaseSummary]:
+def recount_phases(
+    scenario: Scenario, plan: Plan, phase_usage: dict, backup_usd: float = 0.0
+) -> list[PhaseSummary]:
     """Per phase: GPUs and racks standing, racks new in it, IT kW (standing racks and the network
     racks of rows online), capex spent in it (racks placed: equipment at the site's fabric cost per
-    GPU and facility; retrofits bought), and its three tightest limits."""
+    GPU and facility; the network racks' facility as their row comes online; retrofits bought; the
+    backup power chosen, ``backup_usd``, in the first), and its three tightest limits."""
     types = scenario.catalog.by_id()
     link = {c.id: c for c in scenario.site.fabric.link_classes}
     at = phase_index(scenario)
@@ -369,7 +372,12 @@ def recount_phases(scenario: Scenario, plan: Plan, phase_usage: dict) -> list[Ph
         kw = sum(planning_kw(scenario, types[r.rack_type]) for r in up) + sum(
             planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i
         )
-        spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id)
+        spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id) + (
+            backup_usd if i == 0 else 0
+        )
+        spent += facility_usd(
+            scenario, sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) == i)
+        )
         for r in new:
             t = types.get(r.rack_type)
             if t is None:

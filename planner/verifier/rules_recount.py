@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import date, timedelta
+from functools import lru_cache
 
 from planner.schema import PlacedRack, RackType, Scenario
 
@@ -57,8 +58,13 @@ def held(scenario: Scenario, racks: Iterable[PlacedRack]) -> set[tuple[str, int]
 
 
 def phase_index(scenario: Scenario) -> dict[str, int]:
-    """Phase ID → its index."""
-    return {p.id: i for i, p in enumerate(scenario.phases)}
+    """Phase ID → its index (one mapping per list of phases: read it, do not change it)."""
+    return _phase_index(tuple(p.id for p in scenario.phases))
+
+
+@lru_cache(maxsize=64)
+def _phase_index(ids: tuple[str, ...]) -> dict[str, int]:
+    return {p: i for i, p in enumerate(ids)}
 
 
 def start_years(scenario: Scenario) -> list[float]:
@@ -74,11 +80,18 @@ def retired_at(scenario: Scenario, rack_type: str, phase: str | None) -> int | N
     ``phase`` starts, ends by the calendar: the rack no longer stands from then; None when it stands
     to the end."""
     life = scenario.service_life.get(rack_type)
-    at = phase_index(scenario).get(phase or "")
-    if life is None or at is None:
+    if life is None:
         return None
-    ends = _calendar_end(scenario.phases[at].start, life.years)
-    later = [i for i in range(at + 1, len(scenario.phases)) if scenario.phases[i].start >= ends]
+    return _retired_at(tuple((p.id, p.start) for p in scenario.phases), life.years, phase or "")
+
+
+@lru_cache(maxsize=4096)
+def _retired_at(phases: tuple[tuple[str, date], ...], years: float, phase: str) -> int | None:
+    at = next((i for i, (pid, _) in enumerate(phases) if pid == phase), None)
+    if at is None:
+        return None
+    ends = _calendar_end(phases[at][1], years)
+    later = [i for i in range(at + 1, len(phases)) if phases[i][1] >= ends]
     return later[0] if later else None
 
 
@@ -114,8 +127,11 @@ def stands(scenario: Scenario, r: PlacedRack, index: int | None) -> bool:
     not retired by then. Without phases every rack stands."""
     if not scenario.phases:
         return True
-    at = len(scenario.phases) - 1 if index is None else index
-    if not r.existing and phase_index(scenario).get(r.phase or "", 0) > at:
+    return _stands(scenario, phase_index(scenario), r, len(scenario.phases) - 1 if index is None else index)
+
+
+def _stands(scenario: Scenario, pi: dict[str, int], r: PlacedRack, at: int) -> bool:
+    if not r.existing and pi.get(r.phase or "", 0) > at:
         return False
     gone = retired_at(scenario, r.rack_type, r.phase)
     return gone is None or at < gone
@@ -125,7 +141,10 @@ def standing_racks(
     scenario: Scenario, racks: Iterable[PlacedRack], index: int | None = None
 ) -> list[PlacedRack]:
     """The racks that stand in phase ``index`` (None: the last)."""
-    return [r for r in racks if stands(scenario, r, index)]
+    if not scenario.phases:
+        return list(racks)
+    pi, at = phase_index(scenario), len(scenario.phases) - 1 if index is None else index
+    return [r for r in racks if _stands(scenario, pi, r, at)]
 
 
 def worth(t: float, rate: float) -> float:
