@@ -44,6 +44,42 @@ def test_power_arrival_binds_in_each_phase(solver: str) -> None:
     assert (use.value, use.limit) == (pytest.approx(7 * 26.75), 200.0)
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_design_day_pue_binds_a_phase_the_annual_pue_would_not(solver: str) -> None:
+    """Annual PUE 1.08, design day 1.25 (the hottest hours: chillers at their worst). The arrival is
+    checked at the design day: 21.4 × 1.25 = 26.75 kW a rack, ⌊100 / 26.75⌋ = 3 racks in p1 and
+    ⌊200 / 26.75⌋ = 7 in p2; at the annual 1.08 (23.112 kW) it would be ⌊100 / 23.112⌋ = 4 and
+    ⌊200 / 23.112⌋ = 8. Energy and the facility kW the KPIs state stay annual: 7 × 21.4 × 1.08."""
+    steps = [{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]
+    annual = solved(arrival_site(steps, pue=1.08), solver)
+    assert [p.racks for p in annual.phases] == [4, 8]
+    data = arrival_site(steps, pue=1.08).model_dump(mode="json")
+    data["design_day_pue"] = 1.25
+    s = scenario_from_data(data)
+    plan = solved(s, solver)
+    assert [p.racks for p in plan.phases] == [3, 7]
+    assert plan.objective_value == (3 + 7) * 16
+    use = next(u for u in plan.utilisation if u.kind == "power_arrival")
+    assert (use.value, use.limit) == (pytest.approx(7 * 26.75), 200.0)
+    assert plan.kpis.facility_kw == pytest.approx(7 * 21.4 * 1.08)
+    rep = verify(annual.model_copy(update={"scenario_hash": None}), s)
+    assert (
+        "power_arrival: facility load 107 kW (IT × design-day PUE 1.25) exceeds the 100 kW of interconnect "
+        "and generation arrived in phase p1" in [str(v) for v in rep.violations]
+    )
+
+
+def test_a_design_day_pue_below_the_annual_is_refused() -> None:
+    data = arrival_site([{"interconnect_mw": 1}], pue=1.08).model_dump(mode="json")
+    data["design_day_pue"] = 1.05
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert (
+        "design_day_pue: 1.05 is below the annual pue 1.08: the design day is the hottest of the year, its "
+        "PUE at least the annual" in e.value.lines()
+    ), e.value.lines()
+
+
 def test_without_phases_the_arrival_is_one_region_limit() -> None:
     """0.5 MW, PUE 1.08: ⌊500 / (21.4 × 1.08 = 23.112)⌋ = 21 racks, but the row holds 10: the row binds,
     not power. At 0.2 MW: ⌊200 / 23.112⌋ = 8 racks."""

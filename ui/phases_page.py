@@ -198,8 +198,8 @@ if plan.phases:
     ):  # region power arriving over time: what the facility draws against what has arrived
         fig.add_scatter(
             x=phases,
-            y=[scenario.pue * p.it_kw / 1000 for p in plan.phases],
-            name=f"facility MW (IT × PUE {scenario.pue:g})",
+            y=[scenario.arrival_pue * p.it_kw / 1000 for p in plan.phases],
+            name=f"facility MW (IT × design-day PUE {scenario.arrival_pue:g})",
             yaxis="y2",
             mode="lines+markers",
             line={"color": "#c23b3b"},

@@ -73,7 +73,7 @@ cols[2].metric(
     f"Facility MW by {phases[-1]}",
     f"{last.facility_kw / 1000:,.1f}",
     border=True,
-    help=f"IT of every rack and network rack × PUE {scenario.pue:g}",
+    help=f"IT of every rack and network rack × design-day PUE {scenario.arrival_pue:g} (arrival's)",
 )
 cols[3].metric(
     "MW arrived",
@@ -153,8 +153,8 @@ st.subheader("Power: available vs used")
 fig = go.Figure()
 for kind in sorted({s.kind for s in rows}):
     it = [sum(s.it_kw[i] for s in rows if s.kind == kind) for i in range(len(power))]
-    fig.add_bar(x=phases, y=[scenario.pue * v / 1000 for v in it], name=f"{kind}s: racks × PUE")
-racks = [scenario.pue * sum(s.it_kw[i] for s in rows) for i in range(len(power))]
+    fig.add_bar(x=phases, y=[scenario.arrival_pue * v / 1000 for v in it], name=f"{kind}s: racks × PUE")
+racks = [scenario.arrival_pue * sum(s.it_kw[i] for s in rows) for i in range(len(power))]
 fig.add_bar(
     x=phases,
     y=[(p.facility_kw - r) / 1000 for p, r in zip(power, racks, strict=True)],

@@ -32,6 +32,12 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"switch_supply[{si}].switch", what))
     out += _service_lives(scenario)
     _supply_and_demand_phases(scenario, bad, out)
+    if scenario.design_day_pue is not None and scenario.design_day_pue < scenario.pue:
+        what = (
+            f"{scenario.design_day_pue:g} is below the annual pue {scenario.pue:g}: the design day is the "
+            "hottest of the year, its PUE at least the annual"
+        )
+        out.append(Problem("design_day_pue", what))
     return out
 
 

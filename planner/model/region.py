@@ -37,11 +37,12 @@ def relax_power_arrival(
 def add_power_arrival_constraints(m: Model) -> None:
     """For each phase p this model decides (interconnect and generation arrived by p, A_p in kW):
 
-        PUE · (Σ_{k, t, G, q ≤ p} n[k,t,G,q] · p_t + fabric kW) ≤ A_p − PUE · F_p
+        PUE_d · (Σ_{k, t, G, q ≤ p} n[k,t,G,q] · p_t + fabric kW) ≤ A_p − PUE_d · F_p
 
-    with p_t the planning power of type t and F_p the fixed loads standing in p (installed racks,
-    pods' network racks), all kW. Named ``power_arrival(region,q3)`` (``power_arrival(region)`` without
-    phases). Nothing when the scenario states no arrival."""
+    with p_t the planning power of type t, F_p the fixed loads standing in p (installed racks,
+    pods' network racks), all kW, and PUE_d the design-day PUE (the annual one unless stated).
+    Named ``power_arrival(region,q3)`` (``power_arrival(region)`` without phases). Nothing when the
+    scenario states no arrival."""
     s = m.scenario
     if not s.power_arrival:
         return
@@ -51,8 +52,9 @@ def add_power_arrival_constraints(m: Model) -> None:
     ]  # single-phase only (checked on input)
     for p in range(m.from_phase, m.horizon + 1):
         available = s.power_available_kw(p)
-        fixed = s.pue * sum(m.fixed_at(p).values())
-        items = [(var, round(s.pue * s.rack_power_kw(types[key.rack_type]), 9)) for key, var in m.upto(p)]
-        items += [(var, round(s.pue * c, 9)) for var, c in fabric]
+        pue = s.arrival_pue
+        fixed = pue * sum(m.fixed_at(p).values())
+        items = [(var, round(pue * s.rack_power_kw(types[key.rack_type]), 9)) for key, var in m.upto(p)]
+        items += [(var, round(pue * c, 9)) for var, c in fabric]
         lhs = pulp.LpAffineExpression(items)
         m.add_limit(LimitKey("power_arrival", "region", phase=m.ph(p)), lhs, available - fixed, "kW", fixed)

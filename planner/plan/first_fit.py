@@ -188,7 +188,7 @@ class _FirstFit:
         self.power = PowerState(self.pm, fixed_row)
         # the region's power arrived by this phase (facility kW ÷ PUE), less the IT load standing
         self.arrival_left = (
-            s.power_available_kw(p) / s.pue - sum(fixed_row.values()) if s.power_arrival else math.inf
+            s.power_available_kw(p) / s.arrival_pue - sum(fixed_row.values()) if s.power_arrival else math.inf
         )
         dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
         self.home_order: dict[Scope, list[str]] = {}
@@ -376,6 +376,7 @@ def greedy_racks(
     until: float | None = None,
     partial: bool = False,
     cut: list[bool] | None = None,
+    last_phase: int | None = None,
 ) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
@@ -384,10 +385,12 @@ def greedy_racks(
     :func:`cluster_order`). First-fit never buys retrofits. With a ``deadline`` it stops (raising
     :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster;
     ``partial``: returns the racks placed by then instead (each placed rack stands where it may, so
-    they are a plan wherever no demand is missed), and appends True to ``cut`` when it stopped."""
+    they are a plan wherever no demand is missed), and appends True to ``cut`` when it stopped.
+    ``last_phase``: no phase after the one with this index is placed."""
     ff = _FirstFit(scenario)
+    upto = len(ff.tl.phases) if last_phase is None else min(len(ff.tl.phases), last_phase + 1)
     try:
-        for p in range(len(ff.tl.phases)):
+        for p in range(upto):
             ff.begin_phase(p)
             for c in cluster_order(scenario, largest_first):
                 if deadline is not None:

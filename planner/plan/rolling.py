@@ -147,7 +147,7 @@ def _rolling_step(
                 bought = [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
                 return new, bought, f"phase {ph}: {r.status.value}, objective {r.objective:,.3f}", touch_s
     t1 = time.perf_counter()
-    new = [r for r in greedy_racks(s_i) if r.phase == ph and not r.existing]
+    new = [r for r in greedy_racks(s_i, last_phase=i) if r.phase == ph and not r.existing]
     why = "no time left to solve it" if left < MIN_SOLVE_S else "no solution in its share of the time"
     return new, [], f"phase {ph}: first-fit adds {len(new):,} racks ({why})", time.perf_counter() - t1
 

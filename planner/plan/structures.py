@@ -122,13 +122,13 @@ def structures(scenario: Scenario, plan: Plan) -> list[Structure]:
 
 
 def region_power(scenario: Scenario, plan: Plan) -> list[RegionPower]:
-    """Facility load against power arrived, per phase (from the plan's phase summaries; one row
-    from its KPIs without phases)."""
+    """Facility load (IT × design-day PUE) against power arrived, per phase (from the plan's phase
+    summaries; one row from its KPIs without phases)."""
     if plan.phases:
         return [
             RegionPower(
                 p.phase,
-                scenario.pue * p.it_kw,
+                scenario.arrival_pue * p.it_kw,
                 scenario.power_available_kw(i) if scenario.power_arrival else None,
             )
             for i, p in enumerate(plan.phases)
@@ -136,6 +136,8 @@ def region_power(scenario: Scenario, plan: Plan) -> list[RegionPower]:
     it = plan.kpis.it_kw if plan.kpis else 0.0
     return [
         RegionPower(
-            None, scenario.pue * it, scenario.power_available_kw(0) if scenario.power_arrival else None
+            None,
+            scenario.arrival_pue * it,
+            scenario.power_available_kw(0) if scenario.power_arrival else None,
         )
     ]

@@ -85,7 +85,7 @@ def capacity_bound(scenario: Scenario) -> float | None:
         kw = root
         arrived = scenario.power_available_kw(p)
         if arrived is not None:
-            kw = min(kw, arrived / scenario.pue)
+            kw = min(kw, arrived / scenario.arrival_pue)
         gpus = min(installed + _asked(scenario, p), kw / kw_per_gpu, room)
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

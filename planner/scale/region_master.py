@@ -147,8 +147,8 @@ def master(
             load = pulp.lpSum(
                 x[cid, b, i] * kw[cid] for cid, *_ in clusters for b in buildings if (cid, b, i) in x
             )
-            fixed_kw = scenario.pue * sum(f[i] for f in fixed.values())
-            prob += scenario.pue * load <= available - fixed_kw, f"arrival_{i}"
+            fixed_kw = scenario.arrival_pue * sum(f[i] for f in fixed.values())
+            prob += scenario.arrival_pue * load <= available - fixed_kw, f"arrival_{i}"
     prob += pulp.lpSum(x.values())
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, time_limit_s, 1e-4))
     if res.values is None:
@@ -208,7 +208,7 @@ def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: in
                 gpus[cid] = steps
                 load = [load[i] + kw[cid] * steps[i] for i in range(n)]
         out[b] = Share(gpus, [])
-        loads[b] = [scenario.pue * (load[i] + fixed[b][i]) for i in range(n)]
+        loads[b] = [scenario.arrival_pue * (load[i] + fixed[b][i]) for i in range(n)]
     spare = [0.0] * n
     for i in range(n):
         available = scenario.power_available_kw(i)

@@ -417,7 +417,13 @@ class Scenario(StrictModel):
     """Plan each rack at this share of its rated power (e.g. 0.82 for measured
     peak: 8.4 kW of 10.2 kW; source: Latif et al., arXiv 2412.08602)."""
     pue: Float = Field(1.08, ge=1, le=3)
-    """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report)."""
+    """Power usage effectiveness (default 1.08, Meta 2023; source: Meta sustainability report): the
+    annual figure, for energy and costs."""
+    design_day_pue: Float | None = Field(None, ge=1, le=3)
+    """PUE on the design day (the ASHRAE 0.4 % design temperature: chillers and dry coolers at their
+    worst), for power arriving over time: what the interconnect and generation must carry. 1.15-1.25
+    is typical for halls at an annual 1.08-1.1 (estimate from vendor design guides, reference facts).
+    None: the annual ``pue``."""
     phases: list[Phase] = Field(default_factory=list, max_length=100)
     """Fleet-expansion phases in time order; none for a single placement question."""
     retrofits: list[Retrofit] = Field(default_factory=list, max_length=10_000)
@@ -426,7 +432,7 @@ class Scenario(StrictModel):
     """Backup power designs per building and the outages they face (§16); none: every building rides
     through (the power tree's own N-1 is all the planner checks)."""
     power_arrival: list[PowerStep] = Field(default_factory=list, max_length=1000)
-    """Region power arriving over time (§16): in each phase the facility load, IT × PUE (racks,
+    """Region power arriving over time (§16): in each phase the facility load, IT × design-day PUE (racks,
     installed racks and network racks standing then), fits the MW arrived by then. None: no
     region-level power limit beyond the power tree."""
     lead_phases: dict[Id, Int] = Field(default_factory=dict, max_length=10_000)
@@ -468,6 +474,11 @@ class Scenario(StrictModel):
     def phase_at(self) -> Mapping[str, int]:
         """Phase ID → its index (read-only; one cached map per list of phase IDs)."""
         return _phase_index(tuple(p.id for p in self.phases))
+
+    @property
+    def arrival_pue(self) -> float:
+        """The PUE power arrival is checked at: the design day's, else the annual."""
+        return self.design_day_pue if self.design_day_pue is not None else self.pue
 
     def power_available_kw(self, phase_index: int) -> float | None:
         """Facility power arrived by the phase with this index (0 without phases), kW; None when

@@ -79,7 +79,8 @@ def recount_capacity(scenario: Scenario) -> float | None:
                 for s in scenario.power_arrival
                 if s.phase is None or [p.id for p in scenario.phases].index(s.phase) <= i
             )
-            power = min(power, arrived / scenario.pue)
+            pue = scenario.pue if scenario.design_day_pue is None else scenario.design_day_pue
+            power = min(power, arrived / pue)
         most = min(installed + _figures(scenario, i), power / least_kw, slots * densest)
         out += math.floor(most + 1e-9) * pflops
     return out

@@ -148,17 +148,23 @@ def _failure_change(
 def arrival_checks(
     scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool
 ) -> None:
-    """Region power arrived by the phase (§16): PUE × (every load standing: racks, installed and
-    network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
+    """Region power arrived by the phase (§16): design-day PUE (the annual one unless stated) ×
+    (every load standing: racks, installed and network racks, designed-fabric power) ≤
+    interconnect + generation arrived, kW."""
     available = arrived_kw(scenario, st.index)
     if available is None:
         return
-    facility = scenario.pue * sum(row_loads(st.racks, scenario, site, st).values())
+    pue, which = (
+        (scenario.pue, "PUE")
+        if scenario.design_day_pue is None
+        else (scenario.design_day_pue, "design-day PUE")
+    )
+    facility = pue * sum(row_loads(st.racks, scenario, site, st).values())
     if facility > available + TOL:
         rep.add(
             "power_arrival",
             "power arrival",
-            f"facility load {fmt(facility)} kW (IT × PUE {fmt(scenario.pue)}) exceeds the "
+            f"facility load {fmt(facility)} kW (IT × {which} {fmt(pue)}) exceeds the "
             f"{fmt(available)} kW of interconnect and generation arrived{st.where}",
         )
     if usage:
