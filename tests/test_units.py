@@ -146,7 +146,10 @@ def test_the_floor_plan_draws_a_unit_as_one_block() -> None:
     records = {(round(r["x"], 1)): r for r in floor_positions(s, plan, "H1")}
     # positions 5..10 hold the unit (pitch 0.6 m from x = 0): all six coloured as pod6, one block
     assert [records[round(0.6 * q, 1)]["label"] for q in range(4, 12)] == ["reserved", *["pod6"] * 6, "empty"]
-    assert "part 3 of 6: GPU, 36.8 kW (unit at positions 5..10)" in records[round(0.6 * 7, 1)]["hover"]
+    assert (
+        "part 3 of 6: GPU, 36.8 kW drawn, 36.8 kW of heat to room air (unit at positions 5..10)"
+        in records[round(0.6 * 7, 1)]["hover"]
+    )
     fig = floor_figure(s, plan, "H1")
     rects = [sh for sh in fig.layout.shapes if sh.type == "rect"]
     assert len(rects) == 1
@@ -175,6 +178,41 @@ def test_the_catalina_pod_runs_in_an_air_hall_where_an_nvl72_cannot() -> None:
     assert air.value == pytest.approx(240.0)
     t = s.catalog.by_id()["catalina-gb200-pod"]
     assert ([p.role for p in t.parts], t.rated_power_kw) == (ROLES, pytest.approx(120.0))
+
+
+def test_the_catalina_pod_is_as_meta_built_it_trays_and_heat_by_position() -> None:
+    """Meta's Catalina (facts): 18 compute trays per IT rack of 2 B200 GPUs (36 trays, 72 GPUs per
+    pod), so a server failure takes 2 GPUs; the pod draws 36 × (2 × 1.2 + 0.75) + 6.6 = 120 kW, 57 kW
+    at each IT rack and 1.5 kW at each sidecar, yet ~20 kW of heat leaves every one of its six
+    positions into the room (the four ALCs reject the IT racks' liquid heat, the IT racks their
+    air-cooled parts)."""
+    from planner.input.loader import load_catalog
+
+    t = load_catalog().by_id()["catalina-gb200-pod"]
+    assert (t.servers_per_rack, t.gpus_per_server, t.gpus) == (36, 2, 72)
+    assert t.rated_power_kw == pytest.approx(120.0)
+    assert [round(120 * p.power_share, 6) for p in t.parts] == [1.5, 1.5, 57.0, 57.0, 1.5, 1.5]
+    assert [120 * h for h in t.position_heat_shares()] == pytest.approx([20.0] * 6, abs=1e-3)
+
+
+def test_heat_shares_are_stated_for_every_part_or_none() -> None:
+    from pydantic import ValidationError
+
+    from planner.schema.catalog import RackType
+
+    parts = [dict(p) for p in POD6["parts"]]
+    parts[0]["heat_share"] = 0.5
+    with pytest.raises(ValidationError) as e:
+        RackType(**{**POD6, "parts": parts})
+    assert "parts: heat shares are stated for every part and add up to 1 (some parts state none)" in str(
+        e.value
+    )
+    every = [{**p, "heat_share": 0.2} for p in POD6["parts"]]
+    with pytest.raises(ValidationError) as e:
+        RackType(**{**POD6, "parts": every})
+    assert "parts: heat shares are stated for every part and add up to 1 (they add up to 1.2, not 1)" in str(
+        e.value
+    )
 
 
 def test_rolling_keeps_earlier_units_whole() -> None:

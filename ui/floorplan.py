@@ -152,9 +152,10 @@ def _hover(
         kw = scenario.rack_power_kw(t) if t else 0.0
         if (rid, i) in part_of and t is not None and t.parts:
             j, first = part_of[rid, i]
+            air = kw * (1 - t.liquid_fraction) * t.position_heat_shares()[j]
             part = (
-                f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW "
-                f"(unit at positions {first}..{first + t.width - 1})"
+                f"part {j + 1} of {t.width}: {t.parts[j].role}, {kw * t.parts[j].power_share:.1f} kW drawn, "
+                f"{air:.1f} kW of heat to room air (unit at positions {first}..{first + t.width - 1})"
             )
             hover = [part, *hover]
         when = "installed before" if rack.existing else (f"placed in {rack.phase}" if rack.phase else "")

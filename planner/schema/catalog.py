@@ -16,6 +16,10 @@ class UnitPart(StrictModel):
     """What the position holds (GPU rack, CDU sidecar …)."""
     power_share: Float = Field(ge=0, le=1)
     """Share of the unit's power drawn at this position (the shares add up to 1)."""
+    heat_share: Float | None = Field(None, ge=0, le=1)
+    """Share of the unit's heat rejected into the room at this position (the shares add up to 1):
+    a liquid-cooling sidecar draws little but rejects the IT racks' liquid heat where it stands.
+    None: its power share (every part states one or none does)."""
     weight_kg: Float = Field(gt=0, le=100_000)
     """Weight standing on this position, kg."""
 
@@ -82,6 +86,12 @@ class RackType(StrictModel):
             share = sum(p.power_share for p in self.parts)
             if abs(share - 1.0) > 1e-6:
                 raise ValueError(f"parts: the power shares add up to {share:g}, not 1")
+            heat = [p.heat_share for p in self.parts]
+            if any(h is not None for h in heat) and (
+                None in heat or abs(sum(h for h in heat if h is not None) - 1.0) > 1e-5
+            ):
+                told = "some parts state none" if None in heat else f"they add up to {sum(heat):g}, not 1"
+                raise ValueError(f"parts: heat shares are stated for every part and add up to 1 ({told})")
             weight = sum(p.weight_kg for p in self.parts)
             if abs(weight - self.weight_kg) > 1e-6 * max(1.0, self.weight_kg):
                 raise ValueError(
@@ -98,6 +108,13 @@ class RackType(StrictModel):
     def position_power_share(self) -> float:
         """Largest share of the rack's power drawn at one of its positions (1 for a plain rack)."""
         return max(p.power_share for p in self.parts) if self.parts else 1.0
+
+    def position_heat_shares(self) -> list[float]:
+        """Share of the rack's heat rejected into the room at each of its positions, in order (its
+        power shares unless its parts state heat shares; [1] for a plain rack)."""
+        if not self.parts:
+            return [1.0]
+        return [p.power_share if p.heat_share is None else p.heat_share for p in self.parts]
 
     @property
     def position_weight_kg(self) -> float:
