@@ -324,6 +324,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
                 for p in region_power(s, plan)
             ],
             phase_gpus=[p.gpus for p in plan.phases],
+            binds=_what_binds(s, plan),
             backup=backup,
             note=plan.notes[0] if plan.notes else "",
             stages={k_: round(v, 1) for k_, v in plan.stage_times_s.items()},
@@ -534,6 +535,41 @@ def futures_table(f: dict) -> list[str]:
     return L
 
 
+def _what_binds(s, plan) -> list[str]:
+    """Per phase, in words: "demand" when every cluster got the GPUs it asks for then (racks round
+    each cluster up to whole racks); else "power arrived" when the facility load is within 0.1 % of
+    the power arrived; else the phase's tightest limit as the plan states it."""
+    from planner.input.timeline import timeline
+    from planner.plan.structures import region_power
+
+    tl = timeline(s)
+    types = s.catalog.by_id()
+    power = {p.phase: p for p in region_power(s, plan)}
+    out = []
+    for i, ph in enumerate(plan.phases):
+        short = []
+        for c in s.clusters:
+            want = tl.demand(c, i)
+            got = sum(
+                types[r.rack_type].gpus
+                for r in plan.racks
+                if r.cluster == c.id and not r.spare and s.phase_at.get(r.phase, 0) <= i
+            )
+            if want is None or got < want:
+                short.append(c.id)
+        p = power.get(ph.phase)
+        if not short:
+            out.append(f"{ph.phase} demand (every GPU asked for, {ph.gpus:,}, placed)")
+        elif p is not None and p.arrived_kw and p.facility_kw >= 0.999 * p.arrived_kw:
+            mw = f"{p.facility_kw / 1000:,.1f} of {p.arrived_kw / 1000:,.0f} MW"
+            out.append(f"{ph.phase} power arrived ({mw}; {len(short)} cluster(s) short)")
+        else:
+            out.append(
+                f"{ph.phase} {ph.tightest[0] if ph.tightest else 'no limit stated'} ({len(short)} short)"
+            )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -677,6 +713,11 @@ def region_table(region: dict) -> list[str]:
             f"{d['objective'] - r['objective']:+,.0f} GPU-phases; capex "
             f"{r['capex_usd'] - d['capex_usd']:+,.0f} USD, TCO "
             f"{r['tco_usd'] - d['tco_usd']:+,.0f} USD (rolling minus joint).",
+        ]
+    if d.get("binds"):
+        L += [
+            "",
+            "What binds per quarter, decomposed joint plan (from the plan): " + "; ".join(d["binds"]) + ".",
         ]
     if d.get("power"):
         L += [

@@ -62,7 +62,7 @@ BAD = [
         "unknown-top-key",
         {"colour": "red"},
         "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, "
-        "budgets, gpu_power_cap_w, power_budget_ratio, pue, phases, retrofits, backup_power, "
+        "budgets, gpu_power_cap_w, power_budget_ratio, pue, design_day_pue, phases, retrofits, backup_power, "
         "power_arrival, lead_phases, supply, switch_supply, service_life, futures, existing, costs, "
         "fabrics, region_tier, reliability, rack_limit_on, solver)",
     ),

@@ -172,6 +172,22 @@ def _too_short(deadline: Deadline, jobs: int, executor: str, workers: int) -> st
     )
 
 
+def _solves_deadline(deadline: Deadline, pass_s: float, jobs: int, run: dict) -> tuple[Deadline, str | None]:
+    """The deadline the building solves work to: the run's, less what joining, repairing and
+    verifying their plans will take, measured in this run (``pass_s``: counting the proposals, one
+    pass over every position; on a loaded machine every pass is slower alike); and why the
+    decomposition should hand over instead, when that leaves each solve under :data:`MIN_JOB_S`."""
+    tail = TAIL_PASSES * pass_s
+    solves = Deadline(max(0.0, deadline.limit_s - tail), deadline.t0)
+    if not _too_short(solves, jobs, run["executor"], run["workers"]):
+        return solves, None
+    return solves, (
+        f"joining and verifying the building plans needs ~{tail:.0f} s ({TAIL_PASSES} passes over the "
+        f"site, each as long as counting the proposals took), which leaves the building solves under "
+        f"{MIN_JOB_S:g} s each"
+    )
+
+
 def _plan_region(
     scenario: Scenario,
     data: dict,
@@ -199,16 +215,8 @@ def _plan_region(
             clusters.append((c["id"], g.scope, g.types, g.unit))
             cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
     stages["proposals_s"] = time.perf_counter() - t0
-    # what joining, repairing and verifying the building plans will take, measured in this run: the
-    # proposals were one pass over every position (on a loaded machine every pass is slower alike)
-    tail = TAIL_PASSES * stages["proposals_s"]
-    solves = Deadline(max(0.0, deadline.limit_s - tail), deadline.t0)
-    if _too_short(solves, len(buildings), run["executor"], run["workers"]):
-        why = (
-            f"joining and verifying the building plans needs ~{tail:.0f} s ({TAIL_PASSES} passes over the "
-            f"site, each as long as counting the proposals took), which leaves the building solves under "
-            f"{MIN_JOB_S:g} s each"
-        )
+    solves, why = _solves_deadline(deadline, stages["proposals_s"], len(buildings), run)
+    if why:
         return _whole(scenario, deadline, stages, 0, why, say)
     tm = time.perf_counter()
     limit = max(1.0, min(0.1 * deadline.left(), 60))
@@ -226,11 +234,8 @@ def _plan_region(
         for b in buildings
         if shares[b].gpus
     ]
-    say(
-        f"region master: {sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings):,} GPUs "
-        "shared over "
-        f"{len(jobs)} buildings in {stages['master_s']:.1f} s"
-    )
+    shared = sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings)
+    say(f"region master: {shared:,} GPUs shared over {len(jobs)} buildings in {stages['master_s']:.1f} s")
     each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
     solved: dict[str, Plan | None] = {}
 
@@ -242,10 +247,7 @@ def _plan_region(
     late = [b for b, p in solved.items() if p is not None and p.status == Status.time_limit]
     if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
         again = _job_limit(solves, len(late), run["executor"], run["workers"])
-        say(
-            f"{len(late)} building(s) without an answer in time: solving their share again, "
-            f"{again:.0f} s each"
-        )
+        say(f"{len(late)} building(s) without an answer in time: solving their shares again, {again:.0f} s")
         texts = dict(jobs)
         run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
     stages["buildings_s"] = time.perf_counter() - tb
