@@ -536,9 +536,10 @@ def futures_table(f: dict) -> list[str]:
 
 
 def _what_binds(s, plan) -> list[str]:
-    """Per phase, in words: "demand" when every cluster got the GPUs it asks for then (racks round
-    each cluster up to whole racks); else "power arrived" when the facility load is within 0.1 % of
-    the power arrived; else the phase's tightest limit as the plan states it."""
+    """Per phase, in words: "demand" when every cluster got the GPUs it asks for then; else "power
+    arrived" when the facility load is within 0.1 % of the power arrived; else, in the last phase,
+    the limit that strands the most power (the plan's stranded power); else the phase's tightest
+    limit as the plan states it."""
     from planner.input.timeline import timeline
     from planner.plan.structures import region_power
 
@@ -563,6 +564,13 @@ def _what_binds(s, plan) -> list[str]:
         elif p is not None and p.arrived_kw and p.facility_kw >= 0.999 * p.arrived_kw:
             mw = f"{p.facility_kw / 1000:,.1f} of {p.arrived_kw / 1000:,.0f} MW"
             out.append(f"{ph.phase} power arrived ({mw}; {len(short)} cluster(s) short)")
+        elif i == len(plan.phases) - 1 and plan.stranded:  # the plan's stranded power is its last phase's
+            why: dict[str, float] = {}
+            for x in plan.stranded:
+                why[x.reason] = why.get(x.reason, 0.0) + x.kw
+            top = max(why, key=why.get)
+            mw = f"{why[top] / 1000:,.1f} MW of power left stranded for want of {top}"
+            out.append(f"{ph.phase} {top} ({mw}; {len(short)} cluster(s) short)")
         else:
             out.append(
                 f"{ph.phase} {ph.tightest[0] if ph.tightest else 'no limit stated'} ({len(short)} short)"
@@ -722,7 +730,8 @@ def region_table(region: dict) -> list[str]:
     if d.get("power"):
         L += [
             "",
-            "Facility MW drawn (IT × PUE) against MW arrived per quarter, decomposed joint plan: "
+            "Facility MW drawn on the design day (IT × design-day PUE) against MW arrived per quarter, "
+            "decomposed joint plan: "
             + "; ".join(f"{ph} {mw:,.1f} of {arr:,.0f}" for ph, mw, arr in d["power"])
             + ".",
         ]
