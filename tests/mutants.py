@@ -258,7 +258,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "goodput without the restart time",
         (asks, "goodput"),
-        lambda f: lambda mtbf, size, bw, restart: f(mtbf, size, bw, 0.0),
+        lambda f: lambda mtbf, size, bw, restart, stall=None: f(mtbf, size, bw, 0.0, stall),
         "tests:backed",
     ),
     Mutant(

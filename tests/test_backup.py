@@ -141,8 +141,8 @@ def test_the_reliability_page_shows_the_choice_per_building() -> None:
 def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() -> None:
     """UPS fixed at $2M per MW of the building's IT (4 Grand Teton racks + the storage rack): capex and
     TCO rise by exactly that, spent at the start. $ per useful GPU-hour = TCO ÷ (H × goodput) with H
-    the discounted GPU-hours: UPS goodput 0.988520 (above); none: goodput 0.983667 less the dark
-    share 8.76 × 2 h ÷ 8,760 h = 0.002."""
+    the discounted GPU-hours: UPS goodput 0.988520 (above); none: goodput 0.983667 × the share
+    powered, 1 − 8.76 × 2 h ÷ 8,760 h = 0.998 (SPEC §19: GPU-hours × goodput × share powered)."""
     ups = solved(backed({"B1": "ups_generators"}), "highs")
     none_ = solved(backed({"B1": "none"}), "highs")
     s = backed()
@@ -157,7 +157,7 @@ def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() ->
     assert h == none_.kpis.gpu_hours_npv
     assert ups.kpis.usd_per_useful_gpu_hour == pytest.approx(ups.kpis.tco_usd / (h * 0.988520), rel=1e-6)
     assert none_.kpis.usd_per_useful_gpu_hour == pytest.approx(
-        none_.kpis.tco_usd / (h * (1 - 0.008 - (4 + 1 / 6) / 500 - 0.002)), rel=1e-6
+        none_.kpis.tco_usd / (h * (1 - 0.008 - (4 + 1 / 6) / 500) * (1 - 0.002)), rel=1e-6
     )
     assert (
         ups.kpis.usd_per_useful_gpu_hour
@@ -210,3 +210,35 @@ def test_the_phases_capex_adds_up_to_the_plans_with_network_racks_and_backup() -
     assert plan.kpis.capex_backup_usd > 0
     assert sum(p.capex_usd for p in plan.phases) == pytest.approx(plan.kpis.capex_usd, abs=0.05)
     assert verify(plan, s).ok
+
+
+def test_a_cluster_without_storage_racks_gets_goodput_from_its_in_memory_checkpoint_by_hand() -> None:
+    """The same 64 GPUs without a storage rack, checkpointing to host memory and peers in 36 s
+    (C = 0.01 h), restarting in 6 min after a job failure and 60 min cold after a power loss.
+    UPS: MTBF 1,000 h, τ = √(2 · 1,000 · 0.01) = √20 h, goodput 1 − 0.01/√20 − (√20/2 + 0.1)/1,000
+    = 0.995428. None: MTBF 500 h (half the interruptions are outages), mean restart (0.1 + 1) / 2
+    = 0.55 h, τ = √10 h, goodput 1 − 0.01/√10 − (√10/2 + 0.55)/500 = 0.992575. $ per useful
+    GPU-hour is TCO ÷ (GPU-hours × goodput × share powered, 1 − 8.76 × 2 / 8,760)."""
+    import math
+
+    def bare(fixed):
+        data = backed(fixed).model_dump(mode="json", exclude_none=True)
+        job = data["clusters"][0]
+        for k in ("storage_racks", "checkpoint_gb_per_gpu"):
+            job.pop(k)
+        job.update({"checkpoint_s": 36, "restart_min": 6, "cold_restart_min": 60})
+        return scenario_from_data(data)
+
+    ups, none_ = (solved(bare({"B1": d}), "highs") for d in ("ups_generators", "none"))
+    (u,), (n,) = ups.reliability.clusters, none_.reliability.clusters
+    assert (u.storage_racks, u.mtbf_h, n.mtbf_h) == (0, pytest.approx(1000.0), pytest.approx(500.0))
+    assert u.goodput == pytest.approx(1 - 0.01 / math.sqrt(20) - (math.sqrt(20) / 2 + 0.1) / 1000, abs=1e-6)
+    assert n.goodput == pytest.approx(1 - 0.01 / math.sqrt(10) - (math.sqrt(10) / 2 + 0.55) / 500, abs=1e-6)
+    assert round(u.goodput, 6) == 0.995428
+    assert round(n.goodput, 6) == 0.992575
+    h = none_.kpis.gpu_hours_npv
+    assert none_.kpis.usd_per_useful_gpu_hour == pytest.approx(
+        none_.kpis.tco_usd / (h * n.goodput * (1 - 8.76 * 2 / 8760)), rel=1e-6
+    )
+    for plan, fixed in ((ups, "ups_generators"), (none_, "none")):
+        assert verify(plan, bare({"B1": fixed})).ok

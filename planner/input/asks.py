@@ -159,8 +159,18 @@ class Goodput:
     goodput: float | None
 
 
-def goodput(mtbf_h: float, size_gb: float | None, write_gb_per_s: float, restart_h: float) -> Goodput:
-    """C = size / bandwidth, τ = √(2 · MTBF · C), goodput = 1 − C/τ − (τ/2 + R)/MTBF (≥ 0)."""
+def goodput(
+    mtbf_h: float,
+    size_gb: float | None,
+    write_gb_per_s: float,
+    restart_h: float,
+    stall_h: float | None = None,
+) -> Goodput:
+    """C = size / bandwidth (or ``stall_h``, an in-memory or peer checkpoint's stall, without write
+    bandwidth), τ = √(2 · MTBF · C), goodput = 1 − C/τ − (τ/2 + R)/MTBF (≥ 0); R the mean restart
+    over the interruptions."""
+    if write_gb_per_s <= 0 or size_gb is None:
+        size_gb, write_gb_per_s = (None, 0.0) if stall_h is None else (stall_h * 3600, 1.0)
     if size_gb is None or write_gb_per_s <= 0 or not math.isfinite(mtbf_h):
         return Goodput(mtbf_h, None, None, None if math.isfinite(mtbf_h) or size_gb is None else 1.0)
     c = size_gb / write_gb_per_s / 3600

@@ -9,15 +9,16 @@ fall) and leaves the building's GPUs dark until power is back (restore_h, or the
 The design does not change where racks go (no capacity depends on it), so it is chosen for the
 placed racks: the assignment with the lowest $ per useful GPU-hour,
 
-    (TCO + Σ_b backup capex_b) / (Σ_{b,c} H_bc · goodput_c − Σ_b H_b · dark_b),
+    (TCO + Σ_b backup capex_b) / Σ_{b,c} (H_bc · goodput_c · (1 − dark_b)),
 
 with H_bc the discounted GPU-hours of cluster c's racks in building b (each from its phase to the
 horizon, as the KPIs count them), goodput_c with the outages of its buildings counted (clusters
 without a checkpoint size count 1) and dark_b = events_per_year × hours dark ÷ 8,760 for a design
-without ride-through (0 with it). The backup capex is spent at the start; the plan's KPIs add it to
-capex and TCO (:func:`planner.plan.kpis.with_backup`), so their $ per useful GPU-hour is this figure. Every
-assignment is tried up to
-:data:`MAX_ASSIGNMENTS`; beyond that one building at a time until nothing improves.
+without ride-through (0 with it): GPU-hours × goodput × share powered (SPEC §19). The backup
+capex is spent at the start; the plan's KPIs add it to capex and TCO
+(:func:`planner.plan.kpis.with_backup`), so their $ per useful GPU-hour is this figure. Every
+assignment is tried up to :data:`MAX_ASSIGNMENTS`; beyond that one building at a time until
+nothing improves.
 """
 
 from __future__ import annotations
@@ -70,14 +71,15 @@ def outage_rates(
     return dict(out)
 
 
-def _cluster_terms(
-    scenario: Scenario, racks: list[PlacedRack]
-) -> dict[str, tuple[int, float, float | None, float, float]]:
-    """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h)."""
-    return {
-        c.id: (u.gpus, rate, size, bw, c.restart_min / 60)
-        for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks)
-    }
+def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tuple]:
+    """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h, cold
+    restart h after a power loss, in-memory checkpoint stall h or None)."""
+    out = {}
+    for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks):
+        cold = c.restart_min if c.cold_restart_min is None else c.cold_restart_min
+        stall = None if c.checkpoint_s is None else c.checkpoint_s / 3600
+        out[c.id] = (u.gpus, rate, size, bw, c.restart_min / 60, cold / 60, stall)
+    return out
 
 
 def discounted_hours(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, dict[str, float]]:
@@ -99,18 +101,20 @@ def discounted_hours(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, d
 def useful_gpu_hours(
     scenario: Scenario, terms: dict, hours: dict[str, dict[str, float]], assignment: dict[str, str]
 ) -> float:
-    """Σ_{b,c} H_bc · goodput_c (outages counted) − Σ_b H_b · dark_b (module docstring)."""
+    """Σ_{b,c} H_bc · goodput_c (outages counted) · (1 − dark_b) (module docstring)."""
     gpus = {b: {c: 1 for c in v} for b, v in hours.items()}
     extra = outage_rates(scenario, assignment, gpus)
     good: dict[str, float] = {}
-    for cid, (n, rate, size, bw, restart) in terms.items():
-        r = rate + extra.get(cid, 0.0)
-        g = goodput(1 / r, size, bw, restart).goodput if n and r > 0 else None
+    for cid, (n, rate, size, bw, restart, cold, stall) in terms.items():
+        lost = extra.get(cid, 0.0)
+        r = rate + lost
+        mean_restart = (rate * restart + lost * cold) / r if r > 0 else restart
+        g = goodput(1 / r, size, bw, mean_restart, stall).goodput if n and r > 0 else None
         good[cid] = 1.0 if g is None else g
     total = 0.0
     for b, by_cluster in hours.items():
         dark = _dark(scenario, assignment.get(b, ""), 1) / HOURS_PER_YEAR
-        total += sum(h * (good.get(c, 1.0) - dark) for c, h in by_cluster.items())
+        total += sum(h * good.get(c, 1.0) * (1.0 - dark) for c, h in by_cluster.items())
     return total
 
 

@@ -227,16 +227,20 @@ def _per_cluster(scenario: Scenario, racks: list[PlacedRack], extra: dict[str, f
     no interruptions. ``extra``: interruptions per hour added per cluster (utility outages in
     buildings without ride-through, :mod:`planner.rules.backup`)."""
     for c, mine, u, base, store, bw, size in cluster_jobs(scenario, racks):
-        rate = base + ((extra or {}).get(c.id, 0.0) if u.gpus else 0.0)
+        outages = (extra or {}).get(c.id, 0.0) if u.gpus else 0.0
+        rate = base + outages
         mtbf = 1 / rate if rate > 0 else None
-        g = goodput(mtbf, size, bw, c.restart_min / 60) if mtbf is not None else None
+        cold = c.restart_min if c.cold_restart_min is None else c.cold_restart_min
+        restart_h = (base * c.restart_min + outages * cold) / rate / 60 if rate > 0 else 0.0
+        stall = None if c.checkpoint_s is None else c.checkpoint_s / 3600
+        g = goodput(mtbf, size, bw, restart_h, stall) if mtbf is not None else None
         yield c, mine, u, rate, mtbf, store, bw, g
 
 
 def cluster_goodput(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, float]:
     """Cluster → its first-order goodput (§11), for clusters that state a checkpoint size; the rest
     are absent (their GPU-hours count whole)."""
-    if all(c.checkpoint_gb_per_gpu is None for c in scenario.clusters):
+    if all(c.checkpoint_gb_per_gpu is None and c.checkpoint_s is None for c in scenario.clusters):
         return {}
     return {
         c.id: g.goodput

@@ -85,6 +85,13 @@ class Cluster(StrictModel):
     """Checkpoint size per GPU, GB (Llama 3 paper: 1 MB to 4 GB per GPU); none: no goodput figures."""
     restart_min: Float = Field(10.0, ge=0, le=100_000)
     """Time to restart the job after an interruption, minutes (estimate: no figure in the shared facts)."""
+    checkpoint_s: Float | None = Field(None, gt=0, le=1_000_000)
+    """Seconds a checkpoint stalls the job when it is kept in host memory or on peers instead of
+    storage racks (in-memory or peer checkpointing): the checkpoint time wherever the cluster's
+    storage racks give no write bandwidth. None: checkpoints go to storage racks only."""
+    cold_restart_min: Float | None = Field(None, ge=0, le=100_000)
+    """Time to restart the job after a power loss (a utility outage without ride-through), minutes:
+    a cold restart reloads from durable storage and re-forms the job. None: ``restart_min``."""
     storage_pb: Float | None = Field(None, gt=0, le=1e6)
     """Storage capacity the cluster needs, PB: storage racks enough for it are placed in its scope."""
     storage_write_gb_per_s: Float | None = Field(None, gt=0, le=1e9)

@@ -14,7 +14,7 @@
   its usable kW and no loaded redundant row loses every feed. A cooling zone, pod or row: every
   rack in its rows.
 - Backup power: per building with racks the design with the lowest $ per useful GPU-hour,
-  (TCO + Σ backup capex) ÷ Σ_b,c H_bc · goodput_c − Σ_b H_b · dark_b (every assignment up to 4,096,
+  (TCO + Σ backup capex) ÷ Σ_b,c H_bc · goodput_c · (1 − dark_b) (every assignment up to 4,096,
   else one building at a time).
 """
 
@@ -100,8 +100,11 @@ def _rate(scenario: Scenario, j: _Job) -> float:
     return total
 
 
-def _goodput(mtbf_h: float, size_gb: float | None, write_gb_per_s: float, restart_h: float):
-    """(checkpoint h, interval h, goodput) of a job (module docstring)."""
+def _goodput(mtbf_h: float, size_gb: float | None, write_gb_per_s: float, restart_h: float, stall_s=None):
+    """(checkpoint h, interval h, goodput) of a job (module docstring); without write bandwidth the
+    checkpoint time is the cluster's in-memory stall ``stall_s`` when it states one."""
+    if (size_gb is None or write_gb_per_s <= 0) and stall_s is not None:
+        size_gb, write_gb_per_s = float(stall_s), 1.0  # C = stall_s seconds
     if size_gb is None or write_gb_per_s <= 0 or not math.isfinite(mtbf_h):
         return None, None, (1.0 if size_gb is not None and not math.isfinite(mtbf_h) else None)
     c = size_gb / write_gb_per_s / 3600
@@ -115,11 +118,14 @@ def _figures(scenario: Scenario, jobs: dict[str, _Job], extra: dict[str, float])
     out = {}
     for c in scenario.clusters:
         j = jobs[c.id]
-        rate = _rate(scenario, j) + (extra.get(c.id, 0.0) if j.gpus else 0.0)
+        base, lost = _rate(scenario, j), (extra.get(c.id, 0.0) if j.gpus else 0.0)
+        rate = base + lost
         mtbf = 1 / rate if rate > 0 else None
         size = c.checkpoint_gb_per_gpu * j.gpus if c.checkpoint_gb_per_gpu is not None and j.gpus else None
+        cold = c.cold_restart_min if c.cold_restart_min is not None else c.restart_min
+        mean_restart_h = (base * c.restart_min + lost * cold) / (60 * rate) if rate > 0 else 0.0
         g = (
-            _goodput(mtbf, size, j.write_gb_per_s, c.restart_min / 60)
+            _goodput(mtbf, size, j.write_gb_per_s, mean_restart_h, c.checkpoint_s)
             if mtbf is not None
             else (None, None, None)
         )
@@ -128,8 +134,8 @@ def _figures(scenario: Scenario, jobs: dict[str, _Job], extra: dict[str, float])
 
 
 def recount_goodput(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, float]:
-    """Cluster → goodput, for clusters with a checkpoint size (no outages counted)."""
-    if all(c.checkpoint_gb_per_gpu is None for c in scenario.clusters):
+    """Cluster → goodput, for clusters with a checkpoint size or stall (no outages counted)."""
+    if all(c.checkpoint_gb_per_gpu is None and c.checkpoint_s is None for c in scenario.clusters):
         return {}
     figures = _figures(scenario, _jobs(scenario, racks), {})
     return {cid: g[2] for cid, (_, _, _, g) in figures.items() if g[2] is not None}
@@ -286,7 +292,7 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
             for cid, (_, _, _, g) in _figures(scenario, jobs, extra).items()
         }
         useful = sum(
-            x * (good.get(c, 1.0) - dark(designs[choice[b]]) / HOURS)
+            x * good.get(c, 1.0) * (1.0 - dark(designs[choice[b]]) / HOURS)
             for b, v in hours.items()
             for c, x in v.items()
         )
