@@ -109,6 +109,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limits", type=float, nargs="+", default=[5.0, 60.0])
     ap.add_argument("--only", default=None, help="run only rows whose scenario and flags contain this")
+    ap.add_argument("--out", default="LIMITS.md", help="results file in benchmarks/ (default LIMITS.md)")
     args = ap.parse_args()
     t_all = time.perf_counter()
     rows = []
@@ -132,6 +133,9 @@ def main() -> None:
                 rows.append((what, limit, load, got))
                 print(what, limit, load, {k: v for k, v in got.items()}, file=sys.stderr, flush=True)
     cmd = " ".join(f"{x:g}" for x in args.limits)
+    flags = (f" --only '{args.only}'" if args.only else "") + (
+        f" --out {args.out}" if args.out != "LIMITS.md" else ""
+    )
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     took = (time.perf_counter() - t_all) / 60
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -139,7 +143,7 @@ def main() -> None:
     L = [
         "# Limits that hold: wall ÷ --time-limit",
         "",
-        f"Written by `.venv/bin/python benchmarks/limits.py --limits {cmd}` on {when} in {took:.1f} minutes; "
+        f"Written by `.venv/bin/python benchmarks/limits.py --limits {cmd}{flags}` on {when} in {took:.1f} minutes; "
         f"machine: {machine}. Each row is one `planner plan` process, wall time from before the "
         "interpreter starts to its exit (imports, loading, solving, figures, verification and writing the "
         "plan included); CPU is that process and its workers. Loaded: "
@@ -167,8 +171,8 @@ def main() -> None:
             f"| {what} | {limit:g} | {shown} | {g['status']} | {g['gpus']} | {g['verified']} | "
             f"{g['wall']:.1f} | {g['cpu']:.1f} | {ratio:.2f} | {g['silent']:.1f} | {'yes' if met else 'no'} |"
         )
-    (ROOT / "benchmarks" / "LIMITS.md").write_text("\n".join(L) + "\n")
-    print("wrote benchmarks/LIMITS.md", file=sys.stderr)
+    (ROOT / "benchmarks" / args.out).write_text("\n".join(L) + "\n")
+    print(f"wrote benchmarks/{args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
