@@ -143,7 +143,8 @@ def main() -> None:
     L = [
         "# Limits that hold: wall ÷ --time-limit",
         "",
-        f"Written by `.venv/bin/python benchmarks/limits.py --limits {cmd}{flags}` on {when} in {took:.1f} minutes; "
+        f"Written by `.venv/bin/python benchmarks/limits.py --limits {cmd}{flags}` on {when} in "
+        f"{took:.1f} minutes; "
         f"machine: {machine}. Each row is one `planner plan` process, wall time from before the "
         "interpreter starts to its exit (imports, loading, solving, figures, verification and writing the "
         "plan included); CPU is that process and its workers. Loaded: "
