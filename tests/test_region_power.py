@@ -167,3 +167,38 @@ def test_the_phases_page_draws_power_arrived_against_the_facility_load() -> None
     assert "[0.1,0.2]" in spec.replace(" ", "")
     assert "0.08025" in spec
     assert "0.18725" in spec
+
+
+def test_long_lead_power_plant_is_in_the_order_book_and_checked() -> None:
+    """Transformers for the p2 interconnect with a lead of 3 phases must be ordered 2 phases before
+    the plan's first; turbines for p2 with a lead of 1, in p1. The order book lists both after the
+    racks, the verifier recounts it, and a plan without it (or with one moved) is refused."""
+    steps = [
+        {"interconnect_mw": 0.1},
+        {"phase": "p2", "interconnect_mw": 0.05, "lead_phases": 3, "plant": "transformers"},
+        {"phase": "p2", "generation_mw": 0.05, "lead_phases": 1, "plant": "turbines"},
+    ]
+    s = arrival_site(steps)
+    plan = solved(s, "highs")
+    power = [(o.id, o.ordered, o.stands) for o in plan.orders if o.item == "power"]
+    assert power == [
+        ("power_arrival[1]: transformers", "before p1 (2 phases)", "p2"),
+        ("power_arrival[2]: turbines", "p1", "p2"),
+    ]
+    assert verify(plan, s).ok
+    messages = [str(v) for v in verify(plan.model_copy(update={"orders": []}), s).violations]
+    assert any("the plan states no order book, yet lead times apply" in m for m in messages), messages
+    moved = [o.model_copy(update={"ordered": "p1"}) if o.item == "power" else o for o in plan.orders]
+    messages = [str(v) for v in verify(plan.model_copy(update={"orders": moved}), s).violations]
+    assert "orders: the order book differs from the one the racks and retrofits give" in messages
+
+
+def test_a_power_lead_time_without_phases_is_refused() -> None:
+    data = arrival_site([{"interconnect_mw": 1}], phases=[]).model_dump(mode="json")
+    data["power_arrival"][0]["lead_phases"] = 2
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert (
+        "power_arrival[0].lead_phases: 2 given, but the scenario has no phases to order in; leave it out"
+        in e.value.lines()
+    ), e.value.lines()

@@ -24,6 +24,9 @@ def check_phases(scenario: Scenario) -> list[Problem]:
         _phase_or_none(
             scenario, f"power_arrival[{si}].phase", step.phase, "power available from the start", bad, out
         )
+        if step.lead_phases and not ids:
+            what = f"{step.lead_phases} given, but the scenario has no phases to order in; leave it out"
+            out.append(Problem(f"power_arrival[{si}].lead_phases", what))
     out += _lead_times(scenario)
     switches = scenario.catalog.switch_by_id()
     for si, x in enumerate(scenario.switch_supply):

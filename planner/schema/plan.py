@@ -223,12 +223,13 @@ class Order(StrictModel):
     """One line of a phased plan's order book (§17): what must be ordered in which phase to stand
     (or take effect) in a later one."""
 
-    item: Literal["rack", "retrofit"]
-    """A rack type (racks placed) or a retrofit bought (a structure, a liquid loop, more power …)."""
+    item: Literal["rack", "retrofit", "power"]
+    """A rack type (racks placed), a retrofit bought (a structure, a liquid loop, more power …) or a
+    power-arrival step's long-lead plant."""
     id: Text
-    """The rack type or retrofit ID."""
+    """The rack type or retrofit ID, or ``power_arrival[i]`` and the plant it needs."""
     ordered: Text
-    """Phase in which the order must be placed."""
+    """Phase in which the order must be placed ("before q1 (n phases)" when that precedes the plan)."""
     stands: Text
     """Phase from which it stands or is in effect."""
     count: Int = 1

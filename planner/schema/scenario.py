@@ -205,6 +205,13 @@ class PowerStep(StrictModel):
     """Utility interconnect added, MW."""
     generation_mw: Float = Field(0.0, ge=0, le=1e6)
     """On-site generation added, MW."""
+    lead_phases: Int = Field(0, ge=0, le=1000)
+    """Phases between ordering the step's long-lead plant and its power arriving (large power
+    transformers ~2-4 years, MV switchgear ~1-2 years in 2024-2026: US DOE and NREL supply-chain
+    reports): the order book lists when it must be ordered, before the plan's first phase when the
+    lead reaches back past it."""
+    plant: Text = ""
+    """The long-lead plant it needs (transformers, switchgear, turbines), named in the order book."""
     source: Text = ""
     """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
 

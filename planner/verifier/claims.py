@@ -348,7 +348,11 @@ def _order_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """The order book is the one the racks and retrofits give; a plan may leave it out only where
     nothing is ordered ahead (no rack type with a lead time, no retrofit bought)."""
     want = recount_orders(scenario, plan)
-    ahead = any(v > 0 for v in scenario.lead_phases.values()) or bool(plan.retrofits)
+    ahead = (
+        any(v > 0 for v in scenario.lead_phases.values())
+        or bool(plan.retrofits)
+        or any(s.lead_phases > 0 for s in scenario.power_arrival)
+    )
     if not plan.orders and want and ahead:
         what = (
             "the plan states no order book, yet lead times apply: the racks and retrofits give "

@@ -410,8 +410,9 @@ def recount_phases(
 
 def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:
     """The order book: a rack placed in phase p (not installed) is ordered lead phases earlier (not
-    before the first); a retrofit bought in q stands lead phases later (not after the last). Sorted by
-    phase ordered, item, ID, phase standing."""
+    before the first); a retrofit bought in q stands lead phases later (not after the last); a power
+    step's long-lead plant lead phases before its power arrives (before the first phase, named so).
+    Sorted by phase ordered, item, ID, phase standing."""
     ids = [p.id for p in scenario.phases]
     at = phase_index(scenario)
     books: Counter = Counter()
@@ -427,5 +428,20 @@ def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:
     for b in plan.retrofits:
         if b.phase in at and b.id in lead:
             books["retrofit", b.id, b.phase, ids[min(len(ids) - 1, at[b.phase] + lead[b.id])]] += 1
-    keys = sorted(books, key=lambda k: (at[k[2]], k[0], k[1], at[k[3]]))
+    when = {k: at[k[2]] for k in books}
+    for i, step in enumerate(scenario.power_arrival):  # long-lead plant, ordered ahead of its power
+        if step.lead_phases > 0 and ids:
+            arrives = at.get(step.phase or "", 0)
+            back = arrives - step.lead_phases
+            name = f"power_arrival[{i}]: {step.plant}" if step.plant else f"power_arrival[{i}]"
+            key = (
+                "power",
+                name,
+                ids[back] if back >= 0 else f"before {ids[0]} ({-back} phases)",
+                ids[arrives],
+            )
+            books[key] += 1
+            when[key] = back
+    rank = {"rack": 0, "retrofit": 1, "power": 2}
+    keys = sorted(books, key=lambda k: (when[k], rank[k[0]], k[1], at[k[3]]))
     return [Order(item=k[0], id=k[1], ordered=k[2], stands=k[3], count=books[k]) for k in keys]
