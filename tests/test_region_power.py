@@ -171,18 +171,21 @@ def test_the_phases_page_draws_power_arrived_against_the_facility_load() -> None
 
 def test_long_lead_power_plant_is_in_the_order_book_and_checked() -> None:
     """Transformers for the p2 interconnect with a lead of 3 phases must be ordered 2 phases before
-    the plan's first; turbines for p2 with a lead of 1, in p1. The order book lists both after the
+    the plan's first, an unnamed step's plant with a lead of 2 one phase before it; turbines for p2
+    with a lead of 1, in p1 (earliest orders first). The order book lists both after the
     racks, the verifier recounts it, and a plan without it (or with one moved) is refused."""
     steps = [
         {"interconnect_mw": 0.1},
         {"phase": "p2", "interconnect_mw": 0.05, "lead_phases": 3, "plant": "transformers"},
         {"phase": "p2", "generation_mw": 0.05, "lead_phases": 1, "plant": "turbines"},
+        {"phase": "p2", "generation_mw": 0.01, "lead_phases": 2},
     ]
     s = arrival_site(steps)
     plan = solved(s, "highs")
     power = [(o.id, o.ordered, o.stands) for o in plan.orders if o.item == "power"]
     assert power == [
         ("power_arrival[1]: transformers", "before p1 (2 phases)", "p2"),
+        ("power_arrival[3]", "before p1 (1 phase)", "p2"),
         ("power_arrival[2]: turbines", "p1", "p2"),
     ]
     assert verify(plan, s).ok

@@ -51,7 +51,7 @@ def _power_orders(scenario: Scenario, ids: list[str], at: dict[str, int]) -> lis
             continue
         stands = step.phase or ids[0]
         when = at[stands] - step.lead_phases
-        ordered = ids[when] if when >= 0 else f"before {ids[0]} ({-when} phases)"
+        ordered = ids[when] if when >= 0 else f"before {ids[0]} ({-when} phase{'' if when == -1 else 's'})"
         what = f"power_arrival[{si}]" + (f": {step.plant}" if step.plant else "")
         out.append((when, Order(item="power", id=what, ordered=ordered, stands=stands)))
     return out

@@ -434,12 +434,8 @@ def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:
             arrives = at.get(step.phase or "", 0)
             back = arrives - step.lead_phases
             name = f"power_arrival[{i}]: {step.plant}" if step.plant else f"power_arrival[{i}]"
-            key = (
-                "power",
-                name,
-                ids[back] if back >= 0 else f"before {ids[0]} ({-back} phases)",
-                ids[arrives],
-            )
+            early = f"before {ids[0]} ({-back} phase{'s' if back < -1 else ''})"
+            key = ("power", name, ids[back] if back >= 0 else early, ids[arrives])
             books[key] += 1
             when[key] = back
     rank = {"rack": 0, "retrofit": 1, "power": 2}
