@@ -169,11 +169,10 @@ def goodput(
     """C = size / bandwidth (or ``stall_h``, an in-memory or peer checkpoint's stall, without write
     bandwidth), τ = √(2 · MTBF · C), goodput = 1 − C/τ − (τ/2 + R)/MTBF (≥ 0); R the mean restart
     over the interruptions."""
-    if write_gb_per_s <= 0 or size_gb is None:
-        size_gb, write_gb_per_s = (None, 0.0) if stall_h is None else (stall_h * 3600, 1.0)
-    if size_gb is None or write_gb_per_s <= 0 or not math.isfinite(mtbf_h):
-        return Goodput(mtbf_h, None, None, None if math.isfinite(mtbf_h) or size_gb is None else 1.0)
-    c = size_gb / write_gb_per_s / 3600
+    c = size_gb / write_gb_per_s / 3600 if size_gb is not None and write_gb_per_s > 0 else stall_h
+    if c is None or not math.isfinite(mtbf_h):
+        stated = size_gb is not None or stall_h is not None  # no failures: a checkpointing job loses nothing
+        return Goodput(mtbf_h, None, None, None if math.isfinite(mtbf_h) or not stated else 1.0)
     tau = math.sqrt(2 * mtbf_h * c)
     g = 1 - c / tau - (tau / 2 + restart_h) / mtbf_h if tau > 0 else 1 - restart_h / mtbf_h
     return Goodput(mtbf_h, c, tau, max(0.0, g))

@@ -366,20 +366,15 @@ def phase_summaries(
                 row_on[r.id] = max(order.get(h.online_phase, 0), order.get(r.online_phase, 0))
     bought = list(bought)
     by_id = {r.id: r for r in scenario.retrofits}
+    nets = [(row_on.get(row, 0), scenario.rack_power_kw(t)) for _, row, t in network_racks(scenario)]
     out = []
     for i, ph in enumerate(scenario.phases):
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
         kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
-        kw += sum(
-            scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) <= i
-        )
-        spent = backup_usd if i == 0 else 0.0
-        spent += facility_usd(
-            sum(
-                scenario.rack_power_kw(t) for _, row, t in network_racks(scenario) if row_on.get(row, 0) == i
-            ),
-            scenario.costs,
+        kw += sum(k for on, k in nets if on <= i)  # network racks of the rows online by then
+        spent = (backup_usd if i == 0 else 0.0) + facility_usd(
+            sum(k for on, k in nets if on == i), scenario.costs
         )
         for r in new:
             t = types.get(r.rack_type)

@@ -1,6 +1,7 @@
 """Input schema, split by the file a user writes: :mod:`~planner.schema.site` (a ``*.site.yaml``),
 :mod:`~planner.schema.catalog` (``catalog.yaml``), :mod:`~planner.schema.scenario` (a scenario),
-:mod:`~planner.schema.reliability` and :mod:`~planner.schema.costs` (blocks of a scenario), and
+:mod:`~planner.schema.reliability`, :mod:`~planner.schema.costs` and :mod:`~planner.schema.backup`
+(blocks of a scenario), and
 :mod:`~planner.schema.plan` (a plan file). Everything is re-exported here, so
 ``from planner.schema import Scenario`` works; the package imports nothing but pydantic and
 :mod:`planner.enums`.
@@ -9,6 +10,7 @@
 from __future__ import annotations
 
 from planner.enums import Demand
+from planner.schema.backup import BackupDesign, BackupPower, Outage
 from planner.schema.base import (
     MAX_ITEMS,
     Bool,
@@ -46,13 +48,10 @@ from planner.schema.plan import (
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
 from planner.schema.scenario import (
     AddLiquidLoop,
-    BackupDesign,
-    BackupPower,
     Budgets,
     Cluster,
     FabricDesign,
     Future,
-    Outage,
     Phase,
     PowerStep,
     RaiseCapacity,

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from planner.enums import Demand, FabricKind, FailoverPolicy, Medium, Objective, RackLimitBasis, Scope
+from planner.schema.backup import BackupPower
 from planner.schema.base import (
     MAX_ITEMS,
     Bool,
@@ -286,44 +287,6 @@ class Future(StrictModel):
     it replaces in this future)."""
     source: Text = ""
     """Where the forecast comes from."""
-
-
-class Outage(StrictModel):
-    """Utility outages a region's buildings see (§16)."""
-
-    events_per_year: Float = Field(ge=0, le=1000)
-    """Utility outages per year at each building."""
-    duration_h: Float = Field(gt=0, le=1000)
-    """How long one lasts, h."""
-    source: Text = ""
-    """Where the figures come from (or 'estimate')."""
-
-
-class BackupDesign(StrictModel):
-    """One backup-power design a building may get (§16): UPS with generators, generators only, none."""
-
-    id: Id
-    """Name (ups_generators, generators, none …)."""
-    usd_per_mw: NonNegFloat
-    """Capex per MW of the IT load it backs, USD."""
-    ride_through: Bool = False
-    """Whether racks ride through an outage (a UPS carries them until generators take over)."""
-    restore_h: Float | None = Field(None, ge=0, le=1000)
-    """Without ride-through: hours until power is back (generators starting); none: the outage's duration."""
-    source: Text = ""
-    """Where its cost comes from (or 'estimate')."""
-
-
-class BackupPower(StrictModel):
-    """Backup power as a choice per building (§16). Without ride-through an outage interrupts every
-    cluster with racks in the building (interruption model, blast radius, goodput) and leaves its
-    GPUs dark until power is back; the planner picks per building the design with the lowest $ per
-    useful GPU-hour of the plan (TCO plus backup capex over the useful GPU-hours of the horizon)."""
-
-    outage: Outage
-    designs: list[BackupDesign] = Field(min_length=1, max_length=10)
-    fixed: dict[Id, Id] = Field(default_factory=dict, max_length=10_000)
-    """Building → design, for buildings whose backup is decided already; the rest are chosen."""
 
 
 class Budgets(StrictModel):

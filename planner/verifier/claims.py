@@ -127,12 +127,17 @@ def _stranded_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> float
 def _kpi_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, stranded_kw: float):
     """Every KPI counted from the racks (the backup power chosen enters them); the reliability
     report the racks give, when the plan states one or its KPIs depend on it."""
-    needs_base = plan.kpis is not None or (plan.reliability is not None and scenario.backup_power)
+    chosen_backup = bool(scenario.backup_power and plan.racks and (plan.kpis is not None or plan.phases))
+    needs_base = (
+        plan.kpis is not None
+        or chosen_backup
+        or (plan.reliability is not None and bool(scenario.backup_power))
+    )
     args = (scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks))
     good = recount_goodput(scenario, plan.racks) if needs_base else {}
     base = recount_kpis(*args, good) if needs_base else None
     want_r = None
-    if plan.reliability is not None or (plan.kpis is not None and scenario.backup_power and plan.racks):
+    if plan.reliability is not None or chosen_backup:  # the KPIs and the phases' capex hold its choice
         tco = base.tco_usd if base is not None and scenario.backup_power else None
         want_r = recount_reliability(scenario, site_view(scenario), plan.racks, plan.network_racks, tco)
     if plan.kpis is not None:
@@ -169,15 +174,9 @@ def _utilisation_claims(plan: Plan, rep: VerifyReport) -> None:
 
 def _phase_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, want_r) -> None:
     """Per-phase summaries (a plan that states none claims none), the backup power the verifier
-    chose (``want_r``, its reliability recount, or made here) spent in the first."""
+    chose (``want_r``, its reliability recount) spent in the first."""
     if not plan.phases:
         return
-    if want_r is None and scenario.backup_power and plan.racks:
-        args = (scenario, plan.racks, _bought(plan), chosen(plan), len(plan.network_racks))
-        base = recount_kpis(*args, recount_goodput(scenario, plan.racks))
-        want_r = recount_reliability(
-            scenario, site_view(scenario), plan.racks, plan.network_racks, base.tco_usd
-        )
     backup_usd = sum(c.capex_usd for c in want_r.backup) if want_r is not None else 0.0
     want = recount_phases(scenario, plan, rep.phase_usage, backup_usd)
     if [p.model_dump() for p in plan.phases] == [p.model_dump() for p in want]:

@@ -103,11 +103,11 @@ def _rate(scenario: Scenario, j: _Job) -> float:
 def _goodput(mtbf_h: float, size_gb: float | None, write_gb_per_s: float, restart_h: float, stall_s=None):
     """(checkpoint h, interval h, goodput) of a job (module docstring); without write bandwidth the
     checkpoint time is the cluster's in-memory stall ``stall_s`` when it states one."""
-    if (size_gb is None or write_gb_per_s <= 0) and stall_s is not None:
-        size_gb, write_gb_per_s = float(stall_s), 1.0  # C = stall_s seconds
-    if size_gb is None or write_gb_per_s <= 0 or not math.isfinite(mtbf_h):
-        return None, None, (1.0 if size_gb is not None and not math.isfinite(mtbf_h) else None)
-    c = size_gb / write_gb_per_s / 3600
+    written = size_gb is not None and write_gb_per_s > 0
+    c = size_gb / write_gb_per_s / 3600 if written else (None if stall_s is None else stall_s / 3600)
+    if c is None or not math.isfinite(mtbf_h):
+        stated = size_gb is not None or stall_s is not None
+        return None, None, (1.0 if stated and not math.isfinite(mtbf_h) else None)
     tau = math.sqrt(2 * mtbf_h * c)
     g = 1 - restart_h / mtbf_h if tau <= 0 else 1 - c / tau - (tau / 2 + restart_h) / mtbf_h
     return c, tau, max(0.0, g)

@@ -16,7 +16,7 @@ discount rate, v(t) = (1 + r)^-t:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date, timedelta
 from functools import lru_cache
 
@@ -57,14 +57,9 @@ def held(scenario: Scenario, racks: Iterable[PlacedRack]) -> set[tuple[str, int]
     return {(r.row, r.position + k) for r in racks for k in range(width.get(r.rack_type, 1))}
 
 
-def phase_index(scenario: Scenario) -> dict[str, int]:
-    """Phase ID → its index (one mapping per list of phases: read it, do not change it)."""
-    return _phase_index(tuple(p.id for p in scenario.phases))
-
-
-@lru_cache(maxsize=64)
-def _phase_index(ids: tuple[str, ...]) -> dict[str, int]:
-    return {p: i for i, p in enumerate(ids)}
+def phase_index(scenario: Scenario) -> Mapping[str, int]:
+    """Phase ID → its index (the scenario's own read-only map)."""
+    return scenario.phase_at
 
 
 def start_years(scenario: Scenario) -> list[float]:
