@@ -236,6 +236,8 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         page.get_by_text("Worst power use (N-1)").wait_for(
             timeout=60_000
         )  # the plan, shown again after the reload
+        # the address bar catches up with the page switch (as on Phases above) before it is copied
+        page.wait_for_function("() => location.search.includes('scenario=dr-hall-flex')", timeout=10_000)
         copied = page.url
         fresh = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
         fresh.goto(copied)
