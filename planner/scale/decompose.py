@@ -66,6 +66,7 @@ from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
 from planner.plan import Plan
 from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-exported
+    TAIL_PASSES,
     Decomposition,
     _job_limit,
     _job_share,
@@ -150,10 +151,6 @@ def plan_decomposed(
     return _Rounds(scenario, data, groups, props, home, deadline, stages, run, say, budgeted).run(polish)
 
 
-TAIL_PASSES = 20
-"""What joining the building plans takes, in passes over every position: first-fit around the kept
-plans (~12, when a building has no plan) and the joined plan's figures and verification (~9; both
-measured on the gigawatt region, where counting the proposals takes 0.31 s idle)."""
 MIN_JOB_S = 1.0
 """Least time a building solve needs, s (imports, its model and first-fit): with less each, the
 decomposition hands the whole model its first-fit at once."""

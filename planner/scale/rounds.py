@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from planner.batch.executors import run_jobs
+from planner.clock import Deadline
 from planner.enums import Status
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan import Plan
 from planner.plan.first_fit import greedy_racks, missed_demands
 from planner.scale.building_master import _master
-from planner.scale.joined import Decomposition, _job_limit, _join, _whole, first_fit_repair, solve_part
+from planner.scale.joined import (
+    TAIL_PASSES,
+    Decomposition,
+    _job_limit,
+    _join,
+    _whole,
+    first_fit_repair,
+    solve_part,
+)
+from planner.scale.pairs import Pairs, pairs_apply
 from planner.scale.proposals import (
     as_exact,
     building_data,
@@ -99,7 +110,10 @@ class _Rounds:
                 return left_bad
             if not left_bad:
                 final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
-                return _join(self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish)
+                improve = self.pairs if pairs_apply(self.scenario) else None
+                return _join(
+                    self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish, improve
+                )
 
     def repair(self, bad: list[str], alloc, diagnose: bool) -> list[str] | Decomposition:
         """Buildings without a plan: with ``diagnose`` (their building solves ran), those whose
@@ -131,6 +145,10 @@ class _Rounds:
         building's clusters, the fixed demands), or the whole model's answer when it has none."""
         tm = time.perf_counter()
         limit = max(1.0, min(0.1 * self.deadline.left(), 60))
+        self.say(
+            f"round {self.rounds}: master sharing {len(self.groups)} cluster groups out to "
+            f"{len(self.buildings)} buildings, {limit:.0f} s at most"
+        )
         master = _master(self.scenario, self.groups, self.buildings, self.props, limit, self.keep)
         if master is None and self.keep:  # what solved cannot all stay: the master shares afresh
             master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
@@ -259,6 +277,20 @@ class _Rounds:
         self.stages["buildings_s"] += time.perf_counter() - tb
         self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
         return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
+
+    def pairs(self, final: dict[str, Plan], enough: Callable[[dict[str, Plan]], bool]) -> dict[str, Plan]:
+        """The joined plan short of its bound: pairs of buildings solved again together
+        (:mod:`planner.scale.pairs`) until what joining and verifying the plan needs is left
+        (:data:`TAIL_PASSES` passes over the site, each as long as counting the proposals took), or
+        until ``enough`` says the plans prove the gap."""
+        tail = TAIL_PASSES * self.stages.get("proposals_s", 0.0)
+        until = Deadline(max(0.0, self.deadline.limit_s - tail), self.deadline.t0)
+        tp = time.perf_counter()
+        out = Pairs(self.scenario, self.data, self.groups, self.props).improve(
+            final, until, self.run_args, self.say, enough
+        )
+        self.stages["pairs_s"] = time.perf_counter() - tp
+        return out
 
     def _late(self) -> list[str]:
         """Buildings whose solve ended at its time limit without a plan (not proven unable)."""

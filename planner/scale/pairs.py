@@ -1,0 +1,245 @@
+"""Pairs of buildings solved again together: the improvement step of the decomposition by building
+(:mod:`planner.scale.decompose`, step 4) when the joined plan is short of its bound.
+
+The master shares clusters out by estimated room; a building whose estimate was high leaves an
+"as many as fit" cluster short while another building of the same kind keeps room it was not
+given a use for (one-pod clusters in pods already holding an exact job leave room only clusters
+homed in that building can use). Solving two such buildings as one scenario — the clusters either
+of them hosts, each free to move between them — is exact on that neighbourhood:
+
+    short[a]   = Σ_{c max, homed in a} (gpus_c − placed_c)                 GPUs a's clusters miss
+    room[g,b]  = Σ_{pods p of b} min(ports_p, racks_p · G_g, positions_p · G_g)
+                 (free GPU ports, rack slots and positions of the pod; G_g the largest rack of g)
+    estimate(a, b) = min(short[a], max_g room[g, b]) + min(short[b], max_g room[g, a])
+
+Pairs are taken greedily by estimate, disjoint within a wave (so a wave's solves run in parallel),
+each solved by the whole pipeline (first-fit, model, verifier) in its share of the stage's time; a
+pair's plan replaces its two buildings' plans only when its objective beats theirs. Waves repeat
+with the updated plans until the time is spent or no pair is estimated to gain a rack.
+
+Used only where two buildings' plans are independent of the others: a maximising objective, no
+site budgets, no phases, retrofits, installed racks or rack supply, and neither building hosting a
+share of a cluster spanning buildings."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+
+from planner.batch.executors import run_jobs
+from planner.clock import Deadline
+from planner.enums import Demand, Objective, RackKind, Status
+from planner.errors import InputError
+from planner.input.loader import scenario_from_data
+from planner.input.site_index import SiteIndex, index_site
+from planner.plan import Plan
+from planner.plan.kpis import objective_value
+from planner.scale.joined import _job_limit, solve_part
+from planner.scale.proposals import Group, Proposal, building_data
+from planner.schema import Scenario
+
+PAIR_MAX_S = 60.0
+"""Most seconds one pair solve gets (a wave of short solves updates the picture sooner)."""
+PAIR_MIN_S = 5.0
+"""Least seconds a pair solve is worth starting with."""
+
+
+def pairs_apply(scenario: Scenario) -> bool:
+    """Whether pairs of buildings can be solved again on their own (module docstring)."""
+    s = scenario
+    return (
+        Objective(s.objective).maximise
+        and s.budgets.it_power_kw is None
+        and s.budgets.capex_usd is None
+        and not (s.phases or s.retrofits or s.existing or s.supply or s.power_arrival)
+    )
+
+
+class Pairs:
+    """The improvement step (module docstring) over the building plans of one decomposition."""
+
+    def __init__(
+        self, scenario: Scenario, data: dict, groups: list[Group], props: dict[tuple[str, str], Proposal]
+    ):
+        self.s, self.data, self.groups, self.props = scenario, data, groups, props
+        self.ix: SiteIndex = index_site(scenario.site)
+        self.types = scenario.catalog.by_id()
+        self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
+        self.cdata = {c["id"]: c for c in data["clusters"]}
+        self.group_of = {c["id"]: g for g in groups for c in g.members}
+        self.tried: set[tuple[str, str, int, int]] = set()
+        self.version: dict[str, int] = defaultdict(int)
+        """Building → how many times its plan was replaced (a pair is tried again once either changes)."""
+
+    def improve(
+        self,
+        final: dict[str, Plan],
+        until: Deadline,
+        run: dict,
+        say: Callable[[str], None],
+        enough: Callable[[dict[str, Plan]], bool] = lambda _f: False,
+    ) -> dict[str, Plan]:
+        """The building plans with improving pairs' plans in their place, in waves until ``until``
+        or until ``enough`` holds for them (module docstring)."""
+        given, final = set(final), dict(final)
+        for b in self.bdata:  # a building given no clusters may still lend its room
+            final.setdefault(b, Plan(scenario_name=self.s.name, status=Status.feasible, racks=[]))
+        wave = 0
+        lanes = max(1, run["workers"]) if run["executor"] != "serial" else 1
+        while until.left() >= PAIR_MIN_S:
+            picked = self.pick(final, lanes)
+            each = min(PAIR_MAX_S, _job_limit(until, len(picked), run["executor"], run["workers"], 0.9))
+            if not picked or each < PAIR_MIN_S:
+                break
+            wave += 1
+            say(f"pairs: wave {wave}: {len(picked)} pair(s) of buildings solved as one, {each:.0f} s each")
+            gained = self.wave(final, picked, each, run)
+            say(f"pairs: wave {wave}: {gained:+,.6g} on the objective")
+            if gained and enough(final):
+                break
+        return {b: p for b, p in final.items() if b in given or p.racks}
+
+    def wave(self, final: dict[str, Plan], picked: list[tuple[str, str]], each: float, run: dict) -> float:
+        """One wave of pair solves (in parallel on the executor), improving plans put in place; what the
+        objective gained."""
+        jobs, subs = [], {}
+        for a, b in picked:
+            self.tried.add((a, b, self.version[a], self.version[b]))
+            sub = self.pair_data(final, a, b)
+            subs[f"{a}+{b}"] = (a, b, sub)
+            jobs.append((f"{a}+{b}", json.dumps(sub), each))
+        got: dict[str, Plan] = {}
+
+        def done(r: dict) -> None:
+            if "plan" in r:
+                got[r["part"]] = Plan.model_validate(r["plan"])
+
+        run_jobs(solve_part, jobs, done, **run)
+        return sum(self.accept(final, *subs[k], p) for k, p in sorted(got.items()))
+
+    def accept(self, final: dict[str, Plan], a: str, b: str, sub: dict, p: Plan) -> float:
+        """Put the pair's plan in place of its buildings' plans when it verified and beats them;
+        what the objective gained (0 when kept as it was)."""
+        if not p.status.has_plan or p.status == Status.time_limit or p.objective_value is None:
+            return 0.0
+        try:
+            scn = scenario_from_data(sub)
+        except InputError:
+            return 0.0
+        before = objective_value(scn, [*final[a].racks, *final[b].racks])
+        after = objective_value(scn, p.racks)
+        if after <= before + 1e-6 * max(1.0, abs(before)):
+            return 0.0
+        for x in (a, b):
+            final[x] = Plan(
+                scenario_name=self.s.name,
+                status=Status.feasible,
+                racks=[r for r in p.racks if r.building == x],
+            )
+            self.version[x] += 1
+        return after - before
+
+    def pair_data(self, final: dict[str, Plan], a: str, b: str) -> dict:
+        """Scenario data of buildings a and b with every cluster either hosts, at its own figure."""
+        ids = sorted({r.cluster for x in (a, b) for r in final[x].racks if r.cluster})
+        sub = building_data(self.data, self.bdata[a], [self.cdata[c] for c in ids], f"{self.s.name}-{a}-{b}")
+        sub["site"] = {**sub["site"], "buildings": [self.bdata[a], self.bdata[b]]}
+        if "backup_power" in sub:
+            fixed = self.data["backup_power"].get("fixed", {})
+            sub["backup_power"]["fixed"] = {k: v for k, v in fixed.items() if k in (a, b)}
+        return sub
+
+    # ------------------------------------------------------------------ which pairs
+
+    def pick(self, final: dict[str, Plan], lanes: int) -> list[tuple[str, str]]:
+        """Disjoint pairs for one wave, the best estimates first (at most two per lane), each not
+        tried since either building last changed; only pairs estimated to gain a rack."""
+        short, rooms = self.shortfalls(final), self.rooms(final)
+        free = [b for b in final if not self.spans(final[b])]
+        est = []
+        for i, a in enumerate(free):
+            for b in free[i + 1 :]:
+                if (a, b, self.version[a], self.version[b]) in self.tried:
+                    continue
+                e = self.gain(short, rooms, a, b) + self.gain(short, rooms, b, a)
+                if e > 0:
+                    est.append((e, a, b))
+        picked: list[tuple[str, str]] = []
+        used: set[str] = set()
+        for _e, a, b in sorted(est, key=lambda t: (-t[0], t[1], t[2])):
+            if a in used or b in used:
+                continue
+            picked.append((a, b))
+            used.update((a, b))
+            if len(picked) >= 2 * lanes:
+                break
+        return picked
+
+    def spans(self, plan: Plan) -> bool:
+        """Whether a building plan holds racks of a cluster spanning buildings."""
+        return any(r.cluster in self.group_of and self.group_of[r.cluster].spanning for r in plan.racks)
+
+    def gain(self, short: dict[str, dict[str, int]], rooms: dict[str, dict[str, int]], a: str, b: str) -> int:
+        """GPUs a's short clusters might gain with b's room, about: at least one rack's worth, else 0."""
+        want = short.get(a, {})
+        if not want:
+            return 0
+        room = max((rooms[b].get(g, 0) for g in want), default=0)
+        est = min(sum(want.values()), room)
+        unit = min(self.group_of_id(g).unit or 1 for g in want)
+        return est if est >= unit else 0
+
+    def group_of_id(self, gid: str) -> Group:
+        return next(g for g in self.groups if g.id == gid)
+
+    def shortfalls(self, final: dict[str, Plan]) -> dict[str, dict[str, int]]:
+        """Building → group → GPUs its "as many as fit" clusters homed there miss."""
+        placed: dict[str, int] = defaultdict(int)
+        home: dict[str, str] = {}
+        for b, p in final.items():
+            for r in p.racks:
+                if r.cluster and not r.spare:
+                    placed[r.cluster] += self.types[r.rack_type].gpus
+                    home[r.cluster] = b
+        out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for c in self.s.clusters:
+            g = self.group_of.get(c.id)
+            if c.demand != Demand.max or g is None or g.spanning or c.gpus is None or c.id not in home:
+                continue
+            if placed[c.id] < c.gpus:
+                out[home[c.id]][g.id] += c.gpus - placed[c.id]
+        return out
+
+    def rooms(self, final: dict[str, Plan]) -> dict[str, dict[str, int]]:
+        """Building → group → free GPU room for it (module docstring), where the group may stand."""
+        ix = self.ix
+        ports: dict[str, int] = {p: pod.max_gpus for p, pod in ix.pods.items()}
+        slots: dict[str, float] = {p: (pod.max_racks or float("inf")) for p, pod in ix.pods.items()}
+        spots = ix.pod_locations()
+        positions: dict[str, int] = defaultdict(int)
+        for rid, ref in ix.rows.items():
+            positions[ref.row.pod] += sum(
+                1 for i in range(ref.row.positions) if i not in ref.row.reserved and (rid, i) not in spots
+            )
+        for p in final.values():
+            for r in p.racks:
+                t = self.types[r.rack_type]
+                pod = ix.rows[r.row].row.pod
+                ports[pod] -= t.gpus
+                positions[pod] -= t.width
+                if t.kind != RackKind.network:
+                    slots[pod] -= 1
+        pods_of: dict[str, list[str]] = defaultdict(list)
+        for pid, hid in ix.pod_hall.items():
+            pods_of[ix.halls[hid][0]].append(pid)
+        out: dict[str, dict[str, int]] = {b: {} for b in final}
+        for g in self.groups:
+            big = max((self.types[t].gpus for t in g.types), default=0)
+            for b in final:
+                if (g.id, b) not in self.props or self.props[g.id, b].cap <= 0:
+                    continue
+                out[b][g.id] = int(
+                    sum(max(0, min(ports[p], slots[p] * big, positions[p] * big)) for p in pods_of[b])
+                )
+        return out

@@ -1,0 +1,183 @@
+"""Pairs of buildings solved again together (planner.scale.pairs), on a site small enough to derive
+by hand: two buildings of one pod, each with 4 positions for a 16-GPU Grand Teton rack (a row of 5,
+the pod's network rack at the third)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.clock import Deadline
+from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+from planner.input.loader import scenario_from_data
+from planner.input.site_index import index_site, place
+from planner.input.variants import scenario_data
+from planner.plan import Plan
+from planner.scale.joined import _join
+from planner.scale.pairs import Pairs, pairs_apply
+from planner.scale.proposals import groups_of, proposals
+from planner.verifier import verify
+
+GT = "grand-teton-h100"
+SITE = generate_site(
+    SiteSpec(
+        id="pair",
+        buildings=[BuildingSpec(count=2, halls=1, pods_per_hall=1, rows_per_pod=1, positions_per_row=5)],
+    )
+)
+CLUSTERS = [
+    {"id": "small", "demand": "exact", "gpus": 32, "rack_types": [GT], "max_hops": 3},
+    {"id": "big1", "demand": "max", "gpus": 64, "rack_types": [GT], "max_hops": 5},
+    {"id": "big2", "demand": "max", "gpus": 32, "rack_types": [GT], "max_hops": 5},
+]
+SERIAL = {"executor": "serial", "workers": 1, "scheduler": None}
+
+
+def scenario(**extra):
+    return scenario_from_data(
+        {
+            "name": "pair",
+            "site": SITE.model_dump(mode="json"),
+            "clusters": CLUSTERS,
+            "solver": {"time_limit_s": 60, "rel_gap": 0},
+            **extra,
+        }
+    )
+
+
+def poor(s) -> dict[str, Plan]:
+    """The split a master misjudging room could give: B1 holds small (2 racks) and big1 (2 of the 4
+    racks it wants), B2 holds big2 (2 racks) and keeps 2 positions free: 6 racks, 96 GPUs."""
+    ix = index_site(s.site)
+    t = s.catalog.by_id()[GT]
+    at = {"B1": [0, 1, 3, 4], "B2": [0, 1]}
+    who = {"B1": ["small", "small", "big1", "big1"], "B2": ["big2", "big2"]}
+    return {
+        b: Plan(
+            scenario_name=s.name,
+            status="feasible",
+            racks=[
+                place(ix, f"{b}-H1-P1-R01", i, t, c, None, False) for i, c in zip(at[b], who[b], strict=True)
+            ],
+        )
+        for b in at
+    }
+
+
+def test_a_pair_solved_as_one_moves_the_exact_job_to_the_building_with_room() -> None:
+    """By hand: every cluster asks 32 + 64 + 32 = 128 GPUs = 8 racks = every position. big1 needs a
+    building of its own for all 4 racks (scope building), so small and big2 share the other: 128 GPUs,
+    +32 on the poor split (B1 short 32 for big1, B2 room 2 × 16 = 32); the joined plan verifies and
+    meets its merged bound (128), so it is optimal."""
+    s = scenario()
+    assert pairs_apply(s)
+    data = scenario_data(s)
+    groups = groups_of(s, data)
+    pairs = Pairs(s, data, groups, proposals(s, groups, ["B1", "B2"]))
+    final = poor(s)
+    assert pairs.shortfalls(final) == {"B1": {"big1": 32}}
+    assert pairs.rooms(final)["B2"]["big1"] == 32
+    assert pairs.pick(final, 1) == [("B1", "B2")]
+    said: list[str] = []
+    d = _join(
+        s,
+        final,
+        1,
+        Deadline(60),
+        {},
+        said.append,
+        False,
+        lambda f, ok: pairs.improve(f, Deadline(60), SERIAL, said.append, ok),
+    )
+    assert verify(d.plan, s).ok
+    got = {c["id"]: sum(16 for r in d.plan.racks if r.cluster == c["id"]) for c in CLUSTERS}
+    assert got == {"small": 32, "big1": 64, "big2": 32}
+    assert {r.building for r in d.plan.racks if r.cluster == "big1"} != {
+        r.building for r in d.plan.racks if r.cluster == "small"
+    }
+    assert (d.plan.kpis.gpus, d.plan.bound, d.plan.status) == (128, 128, "optimal")
+    assert said[0] == "joined 2 building plans (96): bound from the merged relaxation"
+    assert [m for m in said if m.startswith("pairs:")] == [
+        "pairs: wave 1: 1 pair(s) of buildings solved as one, 54 s each",
+        "pairs: wave 1: +32 on the objective",
+    ]
+    assert (
+        pairs.pick(
+            d_final := {
+                b: Plan(scenario_name=s.name, racks=[r for r in d.plan.racks if r.building == b])
+                for b in ("B1", "B2")
+            },
+            1,
+        )
+        == []
+    )
+    assert pairs.shortfalls(d_final) == {}
+
+
+def test_a_pair_plan_no_better_than_what_stands_is_not_taken() -> None:
+    """The optimal split already stands: the pair is estimated to gain nothing, no wave runs and the
+    plans come back as they were."""
+    s = scenario()
+    data = scenario_data(s)
+    groups = groups_of(s, data)
+    pairs = Pairs(s, data, groups, proposals(s, groups, ["B1", "B2"]))
+    ix, t = index_site(s.site), s.catalog.by_id()[GT]
+    row = {"B1": "B1-H1-P1-R01", "B2": "B2-H1-P1-R01"}
+    best = {
+        "B1": Plan(
+            scenario_name=s.name,
+            racks=[place(ix, row["B1"], i, t, "big1", None, False) for i in (0, 1, 3, 4)],
+        ),
+        "B2": Plan(
+            scenario_name=s.name,
+            racks=[
+                place(ix, row["B2"], i, t, c, None, False)
+                for i, c in zip((0, 1, 3, 4), ("small",) * 2 + ("big2",) * 2, strict=True)
+            ],
+        ),
+    }
+    said: list[str] = []
+    assert pairs.improve(best, Deadline(60), SERIAL, said.append) == best
+    assert said == []
+    # and a pair plan with fewer GPUs than the two plans it would replace is refused
+    sub = pairs.pair_data(best, "B1", "B2")
+    worse = Plan(
+        scenario_name="x",
+        status="feasible",
+        objective_value=96,
+        racks=poor(s)["B1"].racks + poor(s)["B2"].racks,
+    )
+    kept = dict(best)
+    assert pairs.accept(kept, "B1", "B2", sub, worse) == 0.0
+    assert kept == best
+
+
+def test_pair_plans_the_whole_rejects_leave_the_plans_as_they_were() -> None:
+    """An improvement whose joined plan fails verification (here: a rack put on B2's network rack
+    position) is dropped: the joined plan is the one the buildings' own plans make, and it verifies."""
+    s = scenario()
+    final = poor(s)
+    ix, t = index_site(s.site), s.catalog.by_id()[GT]
+    broken = {
+        **final,
+        "B2": Plan(
+            scenario_name=s.name,
+            racks=[*final["B2"].racks, place(ix, "B2-H1-P1-R01", 2, t, "big2", None, False)],
+        ),
+    }
+    d = _join(s, final, 1, Deadline(60), {}, lambda _m: None, False, lambda f, ok: broken)
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 96
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"objective": "min_capex"},
+        {"budgets": {"it_power_kw": 500}},
+        {"budgets": {"capex_usd": 1e9}},
+    ],
+)
+def test_pairs_are_left_out_where_buildings_are_coupled_or_nothing_is_short(extra: dict) -> None:
+    """A minimising objective has no "as many as fit" shortfall to recover; a site budget couples
+    every building, so two buildings' plans are not theirs alone to change."""
+    assert not pairs_apply(scenario(**extra))
