@@ -166,6 +166,58 @@ def test_the_backup_capex_enters_capex_and_tco_and_the_useful_price_by_hand() ->
     assert ups.kpis.usd_per_gpu_hour == pytest.approx(ups.kpis.tco_usd / h, rel=1e-6)
 
 
+def held(fixed: str, plant: float = 1_500_000.0):
+    """backed() with the facility rate holding ``plant`` USD per MW of backup plant."""
+    data = backed({"B1": fixed}).model_dump(mode="json")
+    data["backup_power"]["in_facility_usd_per_mw"] = plant
+    return scenario_from_data(data)
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_no_backup_saves_exactly_the_plant_the_facility_rate_holds(solver: str) -> None:
+    """The facility rate ($11.7M per MW) holds $1.5M per MW of backup plant: a building fixed at
+    "none" pays the facility less exactly that plant (a credit of −1.5M × IT MW), one fixed at
+    UPS ($2M per MW) pays only the $0.5M per MW beyond it; the racks are the same, so capex differs
+    by exactly $2M × IT MW, as without the credit, and the facility line is untouched; the verifier
+    recounts the credit (and rejects the plan against the scenario without it)."""
+    ups, none_ = solved(held("ups_generators"), solver), solved(held("none"), solver)
+    s = backed()
+    types = s.catalog.by_id()
+    kw = 4 * s.rack_power_kw(types[GT]) + s.rack_power_kw(types["storage-rack"])
+    assert none_.kpis.capex_backup_usd == pytest.approx(-1_500_000 * kw / 1000, abs=0.01)
+    assert ups.kpis.capex_backup_usd == pytest.approx(500_000 * kw / 1000, abs=0.01)
+    assert none_.reliability.backup[0].capex_usd == pytest.approx(-1_500_000 * kw / 1000, abs=0.01)
+    assert ups.kpis.capex_usd - none_.kpis.capex_usd == pytest.approx(2_000_000 * kw / 1000, abs=0.02)
+    plain = solved(backed({"B1": "none"}), solver)
+    assert plain.kpis.capex_facility_usd == none_.kpis.capex_facility_usd
+    assert plain.kpis.capex_usd - none_.kpis.capex_usd == pytest.approx(1_500_000 * kw / 1000, abs=0.02)
+    assert verify(none_, held("none")).ok
+    rep = verify(none_, backed({"B1": "none"}))
+    assert not rep.ok
+    assert any("capex_backup_usd" in str(v) for v in rep.violations), [str(v) for v in rep.violations]
+
+
+def test_backup_plant_held_by_the_facility_rate_is_checked() -> None:
+    """The plant the facility rate holds is part of that rate (no more than it) and needs a built
+    facility (a lease has no facility build)."""
+    from planner.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        held("none", 12_000_000.0)
+    assert (
+        "backup_power.in_facility_usd_per_mw: 12,000,000 is more than the facility rate it is part of "
+        "(costs.facility_usd_per_mw 11,700,000)"
+    ) in e.value.lines()
+    data = held("none").model_dump(mode="json")
+    data["costs"] = {**data.get("costs", {}), "colocation_usd_per_kw_month": 184.06}
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert (
+        "backup_power.in_facility_usd_per_mw: 1,500,000: a leased facility "
+        "(costs.colocation_usd_per_kw_month) has no facility build to hold plant: use 0"
+    ) in e.value.lines()
+
+
 def test_a_building_without_gpus_prices_no_useful_hour_and_both_sides_agree() -> None:
     """Only the storage rack of the backed hall stands: no GPU-hours, so no $ per useful GPU-hour
     (0, as the KPIs state it) for any design; the choice falls to the first design (ties by the

@@ -204,7 +204,8 @@ def check_network_racks(scenario: Scenario) -> list[Problem]:
 
 
 def check_backup(scenario: Scenario) -> list[Problem]:
-    """Backup power: design IDs unique; fixed choices name real buildings and designs."""
+    """Backup power: design IDs unique; fixed choices name real buildings and designs; the plant the
+    facility rate holds is no more than that rate."""
     bp = scenario.backup_power
     if bp is None:
         return []
@@ -218,6 +219,15 @@ def check_backup(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"backup_power.fixed.{b}", f"unknown building '{b}' {known(buildings)}"))
         if d not in ids:
             out.append(Problem(f"backup_power.fixed.{b}", f"unknown design '{d}' {known(ids)}"))
+    held, rate = bp.in_facility_usd_per_mw, scenario.costs.facility_usd_per_mw
+    if held and scenario.costs.colocation_usd_per_kw_month is not None:
+        why = (
+            "a leased facility (costs.colocation_usd_per_kw_month) has no facility build to hold plant: use 0"
+        )
+        out.append(Problem("backup_power.in_facility_usd_per_mw", f"{held:,.0f}: {why}"))
+    elif held > rate:
+        why = f"more than the facility rate it is part of (costs.facility_usd_per_mw {rate:,.0f})"
+        out.append(Problem("backup_power.in_facility_usd_per_mw", f"{held:,.0f} is {why}"))
     return out
 
 

@@ -1,7 +1,8 @@
 """Backup power as a choice per building (SPEC §16).
 
 Each building with racks gets one of the scenario's backup designs (UPS with generators, generators
-only, none): capex = usd_per_mw × the building's IT MW. Without ride-through a utility outage
+only, none): capex = (usd_per_mw − the plant the facility rate already holds) × the building's IT
+MW. Without ride-through a utility outage
 interrupts every cluster with racks in the building (each outage one more interruption of that
 cluster: rate events_per_year / 8,760 h added to its interruption rate, so its MTBF and goodput
 fall) and leaves the building's GPUs dark until power is back (restore_h, or the outage's duration).
@@ -147,7 +148,7 @@ def choose_backup(
     hours = discounted_hours(scenario, racks)
 
     def capex(assignment: dict[str, str]) -> float:
-        return sum(designs[assignment[b]].usd_per_mw * kw[b] / 1000 for b in buildings)
+        return sum(bp.plant_usd(designs[assignment[b]], kw[b]) for b in buildings)
 
     def price(assignment: dict[str, str]) -> float:
         useful = useful_gpu_hours(scenario, terms, hours, assignment)
@@ -183,7 +184,7 @@ def choose_backup(
                 design=d.id,
                 fixed=b in bp.fixed,
                 it_kw=round(kw[b], 6),
-                capex_usd=round(d.usd_per_mw * kw[b] / 1000, 2),
+                capex_usd=round(bp.plant_usd(d, kw[b]), 2),
                 ride_through=d.ride_through,
                 outage_interruptions_per_year=0.0 if d.ride_through else rate,
                 gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),

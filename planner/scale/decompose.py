@@ -35,7 +35,9 @@ Stages (``planner plan --decompose building``), all within one deadline:
    plan verified against the whole scenario. The bound is the tightest of the merged
    relaxation (:func:`merged`: clusters alike in rack types as one, capped by their figures or
    their scope's room; seconds at a million GPUs) and, only when that does not prove the gap,
-   the LP relaxation of the monolithic model; the plan reports its gap to it.
+   the LP relaxation of the monolithic model; the plan reports its gap to it. Before that LP,
+   a plan the merged bound does not prove gets pairs of buildings solved again as one
+   (:mod:`planner.scale.pairs`), each pair's plan kept only when it beats the two it replaces.
 
 Phases, retrofits and installed racks decompose too: each building plans its own clusters over
 every phase (room counted for a cluster's largest figure), the retrofits that change something in

@@ -44,3 +44,13 @@ class BackupPower(StrictModel):
     designs: list[BackupDesign] = Field(min_length=1, max_length=10)
     fixed: dict[Id, Id] = Field(default_factory=dict, max_length=10_000)
     """Building → design, for buildings whose backup is decided already; the rest are chosen."""
+    in_facility_usd_per_mw: NonNegFloat = 0.0
+    """Backup plant the facility rate (``costs.facility_usd_per_mw``) already holds, USD per MW of IT:
+    a building's backup capex is its design's ``usd_per_mw`` less this, so a design with less plant
+    than the rate assumes (``none``) is a credit of exactly the plant it leaves out. 0: the facility
+    rate holds no backup plant and every design is paid on top of it."""
+
+    def plant_usd(self, design: BackupDesign, it_kw: float) -> float:
+        """Backup capex of one building, USD: (usd_per_mw − in_facility_usd_per_mw) × IT MW (negative
+        for a design with less plant than the facility rate holds)."""
+        return (design.usd_per_mw - self.in_facility_usd_per_mw) * it_kw / 1000

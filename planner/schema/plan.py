@@ -364,7 +364,8 @@ class BackupChoice(StrictModel):
     it_kw: Float = 0
     """IT load it backs (racks and network racks in the building), kW."""
     capex_usd: Float = 0
-    """usd_per_mw × IT MW."""
+    """(usd_per_mw − in_facility_usd_per_mw) × IT MW, USD (negative: plant the facility rate holds and
+    this design leaves out)."""
     ride_through: Bool = False
     outage_interruptions_per_year: Float = 0
     """Interruptions a utility outage adds to each cluster with racks here (0 with ride-through)."""
