@@ -181,3 +181,24 @@ def test_pairs_are_left_out_where_buildings_are_coupled_or_nothing_is_short(extr
     """A minimising objective has no "as many as fit" shortfall to recover; a site budget couples
     every building, so two buildings' plans are not theirs alone to change."""
     assert not pairs_apply(scenario(**extra))
+
+
+def test_the_decomposition_solves_a_pair_again_when_the_master_misjudges_room(monkeypatch) -> None:
+    """End to end through ``plan_decomposed``: a master that gives B1 small and big1 and B2 big2
+    (the poor split above: 96 GPUs joined, merged bound 128) is followed by the pair B1+B2 solved as
+    one, which reaches the bound: 128 GPUs, optimal, verified, the pair stage timed and said."""
+    from planner.scale import rounds
+    from planner.scale.decompose import plan_decomposed
+
+    whole = {("small", "B1"): 1, ("big1", "B1"): 1, ("big2", "B2"): 1}
+    alloc = {("small", "B1"): 32.0, ("big1", "B1"): 64.0, ("big2", "B2"): 32.0}
+    use = {b: {"kw": 0.0, "capex": 0.0} for b in ("B1", "B2")}
+    monkeypatch.setattr(rounds, "_master", lambda *a, **k: (alloc, whole, use))
+    s = scenario()
+    said: list[str] = []
+    d = plan_decomposed(s, time_limit_s=60, progress=said.append)
+    assert verify(d.plan, s).ok
+    assert (d.plan.kpis.gpus, d.plan.bound, d.plan.status, d.fell_back) == (128, 128, "optimal", None)
+    assert "joined 2 building plans (96): bound from the merged relaxation" in said
+    assert "pairs: wave 1: +32 on the objective" in said
+    assert d.stages["pairs_s"] > 0
