@@ -323,3 +323,33 @@ def test_a_rolling_plan_out_of_time_keeps_its_phases_with_first_fit() -> None:
     timely = plan_rolling(s)
     assert [n.split(",")[0] for n in timely.notes[1:]] == ["phase p1: optimal", "phase p2: optimal"]
     assert timely.objective_value == late.objective_value == 64
+
+
+def test_first_fit_stands_with_its_order_book_when_the_model_cannot_be_built_in_time(monkeypatch) -> None:
+    """Rack lead times make an order book part of every plan. When the model's build runs out of
+    time, first-fit's racks (4 Grand Teton racks in p2: the demand met) stand only if the verifier
+    accepts them — with the order book their figures give them (first-fit's bare racks state none, so
+    it used to reject them and the answer was "time_limit, no plan"): all four ordered in p1 (lead 1
+    phase)."""
+    from planner.clock import TimeUp
+    from planner.plan import pipeline
+
+    rows = [{"id": "R", "positions": 4, "feeds": ["F"], "max_rack_power_kw": 25}]
+    clusters = [{"id": "job", "demand": "exact", "gpus_by_phase": {"p2": 64}, "rack_types": [GT]}]
+    s = tiny_scenario(rows, FEED, clusters, zones=[AIR], phases=PHASES, lead_phases={GT: 1})
+
+    def late(*_a, **_k):
+        raise TimeUp("building the model: the time limit is up")
+
+    monkeypatch.setattr(pipeline, "build", late)
+    plan = plan_scenario(s, time_limit_s=60)
+    assert plan.status.has_plan
+    assert [(r.phase, r.cluster) for r in plan.racks] == [("p2", "job")] * 4
+    assert plan.notes[-1] == (
+        "time limit reached while building the model: the time limit is up; returning the first-fit plan, "
+        "which meets every demand"
+    )
+    assert [(o.item, o.id, o.ordered, o.stands, o.count) for o in plan.orders] == [
+        ("rack", GT, "p1", "p2", 4)
+    ]
+    assert verify(plan, s).ok

@@ -23,6 +23,7 @@ from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
+from planner.plan.orders import order_book
 from planner.rules.bounds import capacity_bound
 from planner.schema import FailoverGain, RackCount, Scenario
 from planner.schema.hashing import run_hash, scenario_hash
@@ -305,12 +306,14 @@ def plan_scenario(
 
 def _verified_once(scenario: Scenario, racks: list[PlacedRack]) -> Callable[[], bool]:
     """Whether the verifier accepts ``racks`` as a plan, asked at most once (a verify of a large plan
-    costs seconds)."""
+    costs seconds): the racks with the order book their figures would give them (a plan where lead
+    times apply must state one, and first-fit's racks have none of their own)."""
     checked: list[bool] = []
 
     def accepted() -> bool:
         if not checked:
-            checked.append(verify(Plan(scenario_name=scenario.name, racks=racks), scenario).ok)
+            plan = Plan(scenario_name=scenario.name, racks=racks, orders=order_book(scenario, racks, []))
+            checked.append(verify(plan, scenario).ok)
         return checked[0]
 
     return accepted
