@@ -110,6 +110,7 @@ def main() -> None:
     ap.add_argument("--limits", type=float, nargs="+", default=[5.0, 60.0])
     ap.add_argument("--only", default=None, help="run only rows whose scenario and flags contain this")
     ap.add_argument("--out", default="LIMITS.md", help="results file in benchmarks/ (default LIMITS.md)")
+    ap.add_argument("--load", choices=("both", "idle", "loaded"), default="both", help="which rows to run")
     args = ap.parse_args()
     t_all = time.perf_counter()
     rows = []
@@ -123,7 +124,7 @@ def main() -> None:
             what = f"{scenario} {' '.join(flags)}".strip()
             if args.only and args.only not in what:
                 continue
-            for load in (0, spinners):
+            for load in {"both": (0, spinners), "idle": (0,), "loaded": (spinners,)}[args.load]:
                 if load:
                     with busy(load):
                         time.sleep(1.0)
@@ -133,8 +134,10 @@ def main() -> None:
                 rows.append((what, limit, load, got))
                 print(what, limit, load, {k: v for k, v in got.items()}, file=sys.stderr, flush=True)
     cmd = " ".join(f"{x:g}" for x in args.limits)
-    flags = (f" --only '{args.only}'" if args.only else "") + (
-        f" --out {args.out}" if args.out != "LIMITS.md" else ""
+    flags = (
+        (f" --only '{args.only}'" if args.only else "")
+        + (f" --load {args.load}" if args.load != "both" else "")
+        + (f" --out {args.out}" if args.out != "LIMITS.md" else "")
     )
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     took = (time.perf_counter() - t_all) / 60
