@@ -68,6 +68,7 @@ class Pairs:
         self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
         self.cdata = {c["id"]: c for c in data["clusters"]}
         self.group_of = {c["id"]: g for g in groups for c in g.members}
+        self.by_id = {g.id: g for g in groups}
         self.tried: set[tuple[str, str, int, int]] = set()
         self.version: dict[str, int] = defaultdict(int)
         """Building → how many times its plan was replaced (a pair is tried again once either changes)."""
@@ -187,11 +188,8 @@ class Pairs:
             return 0
         room = max((rooms[b].get(g, 0) for g in want), default=0)
         est = min(sum(want.values()), room)
-        unit = min(self.group_of_id(g).unit or 1 for g in want)
+        unit = min(self.by_id[g].unit or 1 for g in want)
         return est if est >= unit else 0
-
-    def group_of_id(self, gid: str) -> Group:
-        return next(g for g in self.groups if g.id == gid)
 
     def shortfalls(self, final: dict[str, Plan]) -> dict[str, dict[str, int]]:
         """Building → group → GPUs its "as many as fit" clusters homed there miss."""
