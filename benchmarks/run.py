@@ -483,7 +483,7 @@ def explain_region(limit_s: float = 120) -> dict:
     own process: wall seconds from start to exit, and the relaxation lines it prints (a limit and
     what raising it gains)."""
     cmd = [str(ROOT / ".venv" / "bin" / "planner"), "explain", "datasets/prometheus-1gw.yaml"]
-    cmd += ["--decompose", "building", "--workers", "2", "--time-limit", f"{limit_s:g}"]
+    cmd += ["--decompose", "building", "--time-limit", f"{limit_s:g}"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=limit_s * 4 + 300)
     wall = time.perf_counter() - t0

@@ -9,8 +9,10 @@ import threading
 import time
 from typing import TextIO
 
-EVERY_S = 8.0
-"""Silence before a "still …" line, s (checked every half second: no stage is silent 10 s)."""
+EVERY_S = 5.0
+"""Silence before a "still …" line, s (checked every half second: no stage is silent 10 s, with room
+for a loaded machine, where this thread waits its turn for the interpreter: at 8 s, 20 CPU spinners
+on 2 cores stretched the gaps to 11-15 s in benchmarks/LIMITS-600.md)."""
 
 
 def stamped(report: object, t0: float) -> str:
