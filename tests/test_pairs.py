@@ -139,7 +139,6 @@ def test_a_pair_plan_no_better_than_what_stands_is_not_taken() -> None:
     assert pairs.improve(best, Deadline(60), SERIAL, said.append) == best
     assert said == []
     # and a pair plan with fewer GPUs than the two plans it would replace is refused
-    sub = pairs.pair_data(best, "B1", "B2")
     worse = Plan(
         scenario_name="x",
         status="feasible",
@@ -147,7 +146,7 @@ def test_a_pair_plan_no_better_than_what_stands_is_not_taken() -> None:
         racks=poor(s)["B1"].racks + poor(s)["B2"].racks,
     )
     kept = dict(best)
-    assert pairs.accept(kept, "B1", "B2", sub, worse) == 0.0
+    assert pairs.accept(kept, "B1", "B2", worse) == 0.0
     assert kept == best
 
 
