@@ -588,23 +588,25 @@ def test_explain_at_region_scale_re_plans_through_the_decomposition() -> None:
     ⌊(1,100 − 51.84) / 23.112⌋ = 45 racks = 720 GPUs, q2 and q3 ⌊(2,100 − 51.84) / 23.112⌋ = 88 racks =
     1,408: 3,536 GPU-phases, +192 over 3,344."""
     from planner.explainer import explain
+    from planner.scale.relaxed import RegionReplanner
 
     s = scenario(
         [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
         phases=PHASES,
         power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
     )
-    ex, plan = explain(s, time_limit_s=60, replan=lambda x, t: plan_decomposed(x, time_limit_s=t).plan)
+    ex, plan = explain(s, time_limit_s=60, replan=RegionReplanner("serial"))
     assert plan.objective_value == 3344
     first = ex.relaxations[0]  # ranked by what the re-plans gained: hall positions and power gain 0
     assert (first.kind, first.ident, first.gain) == ("power_arrival", "q1", 192)
     assert all(r.gain in (None, 0) for r in ex.relaxations[1:])
     text = ex.render()
-    assert "re-planned by the decomposition by building" in text
-    assert (
-        "power arrival q1: 999.4 of 1,000 kW used (99.9%); q1: +100 kW more interconnect → +192 GPU-phases"
-        in text
-    )
+    assert "re-planned from the base plan: only the buildings the step touches solve again" in text
+    assert "power arrival q1: 999.4 of 1,000 kW used (99.9%); q1: +100 kW more interconnect → +192" in text
+    assert "found re-planning buildings" in text
+    # the upper end, where time allowed: the relaxed LP bound, racks fractional: 16 · ((1,100 − 51.84) +
+    # 2 · (2,100 − 51.84)) / 23.112 = 3,561.44 GPU-phases, less 3,344
+    assert first.gain_upper is None or first.gain_upper == pytest.approx(217.4, abs=0.05)
 
 
 def test_a_decomposition_without_a_plan_keeps_what_solved_and_first_fit_places_the_rest() -> None:

@@ -320,17 +320,18 @@ def _planned(args: argparse.Namespace, s, deadline):
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain infeasibility or the binding limits."""
+    from planner.clock import Deadline, run_started
     from planner.explainer import explain
 
+    started = run_started()  # at region scale the time limit bounds the whole run, from the process's start
     s = _scenario_with_overrides(args)
-    replan = None
+    replan, deadline = None, None
     if getattr(args, "decompose", None) == "building":
-        from planner.scale.decompose import plan_decomposed
+        from planner.scale.relaxed import RegionReplanner
 
-        def replan(scenario, limit: float):
-            return plan_decomposed(scenario, "process", 2, time_limit_s=limit).plan
-
-    ex, _ = explain(s, progress=_progress(args), replan=replan)
+        replan = RegionReplanner()  # two worker processes for the base plan's building solves
+        deadline = Deadline(s.solver.time_limit_s, started)
+    ex, _ = explain(s, progress=_progress(args), replan=replan, deadline=deadline)
     print(ex.render())
     return EXIT_OK if ex.feasible else EXIT_FAILED
 

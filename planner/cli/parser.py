@@ -297,8 +297,9 @@ def _add_explain(sub) -> None:
     ex.add_argument(
         "--decompose",
         choices=["building"],
-        help="region scale: plan and re-plan each relaxation through the decomposition by building "
-        "(no model of the whole; the tightest limit of each kind, gains as the re-plans find them)",
+        help="region scale: plan through the decomposition by building in half the time limit, then "
+        "re-plan the tightest limit of each kind relaxed from that plan (only the buildings the step "
+        "touches solve again; gains as the re-plans find them), all within the time limit",
     )
     ex.set_defaults(func=cmd_explain)
 

@@ -27,8 +27,7 @@ that stops at its limit gives a range.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from planner.clock import Deadline
 from planner.enums import Status
 from planner.explainer.feasible import (
     PER_PHASE,
@@ -37,6 +36,7 @@ from planner.explainer.feasible import (
     STEP,
     TOP,
     Relaxation,
+    Replanner,
     dual_screen,
     explain_feasible,
     per_phase_usage,
@@ -47,6 +47,9 @@ from planner.plan import Plan
 from planner.plan.pipeline import plan_scenario
 from planner.schema import Scenario
 from planner.solving.core import ProgressFn
+
+BASE_SHARE = 0.5
+"""Share of the time limit the base plan gets at region scale (the re-plans get the rest)."""
 
 __all__ = [
     "BINDING_SHARE",
@@ -59,6 +62,7 @@ __all__ = [
     "Explanation",
     "Finding",
     "Relaxation",
+    "Replanner",
     "dual_screen",
     "explain",
     "explain_feasible",
@@ -72,25 +76,26 @@ def explain(
     scenario: Scenario,
     time_limit_s: float | None = None,
     progress: ProgressFn | None = None,
-    replan: Callable[[Scenario, float], Plan] | None = None,
+    replan: Replanner | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[Explanation, Plan | None]:
-    """Solve; explain the conflict if infeasible, else the binding limits. ``replan`` (scenario,
-    seconds → plan; the CLI passes the decomposition by building for ``--decompose building``):
-    region scale, no model of the whole for the gains: the base plan gets the time limit, each
-    re-plan a sixth of it."""
+    """Solve; explain the conflict if infeasible, else the binding limits. ``replan`` (region
+    scale; the CLI passes :class:`planner.scale.relaxed.RegionReplanner` for ``--decompose
+    building``): no model of the whole for the gains: the base plan gets :data:`BASE_SHARE` of the
+    time limit (``deadline``, default from this call), the re-plans what is left."""
+    limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
     if replan is not None:
-        limit = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
-        plan = replan(scenario, limit)
+        deadline = deadline or Deadline(limit)
+        plan = replan.base(scenario, Deadline(BASE_SHARE * deadline.limit_s, deadline.t0))
         if plan.status.has_plan:
-            return explain_feasible(scenario, plan, limit / 6, progress=progress, replan=replan), plan
-    plan = plan_scenario(scenario, progress, time_limit_s)
+            return explain_feasible(scenario, plan, progress=progress, replan=replan, deadline=deadline), plan
+    plan = plan_scenario(scenario, progress, time_limit_s, deadline=deadline)
     if plan.status == Status.infeasible:
         return explain_infeasible(scenario, time_limit_s, progress), plan
     if not plan.status.has_plan:
         return Explanation(
             scenario.name,
             None,
-            f"No plan found within {time_limit_s or scenario.solver.time_limit_s} s; feasibility is "
-            "unknown. Raise the time limit.",
+            f"No plan found within {limit} s; feasibility is unknown. Raise the time limit.",
         ), plan
     return explain_feasible(scenario, plan, time_limit_s, progress=progress), plan

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pulp
 
+from planner.clock import Deadline
 from planner.enums import LimitKind, Objective, Status
 from planner.explainer.report import BINDING_SHARE, NEAR_SHARE, Explanation, Finding, _fmt
 from planner.explainer.spread_use import spread_usage
@@ -38,6 +39,32 @@ PER_PHASE = tuple(k for k in RELAXABLE if k.per_phase)
 """Limits stated per phase: relaxed in the phase they bind (their element names it)."""
 
 
+class Replanned(Protocol):
+    """A relaxed scenario re-planned at region scale: its plan (None: none in time), the buildings
+    that solved again, why there is no plan."""
+
+    plan: Plan | None
+    buildings: list[str]
+    why: str
+    seconds: float
+
+
+class Replanner(Protocol):
+    """Plans at region scale without a model of the whole (:class:`planner.scale.relaxed.RegionReplanner`)."""
+
+    def base(self, scenario: Scenario, deadline: Deadline) -> Plan: ...
+
+    def relaxed(self, base: Scenario, relaxed: Scenario, plan: Plan, deadline: Deadline) -> Replanned: ...
+
+    def bound(self, relaxed: Scenario, time_limit_s: float) -> float | None: ...
+
+
+MIN_BOUND_S = 10.0
+"""Least seconds left to start bounding a re-planned gain at region scale (an LP of the whole)."""
+MIN_REPLAN_S = 3.0
+"""Least seconds a re-plan at region scale is started with (more once one has been measured)."""
+
+
 @dataclass
 class Relaxation:
     """One limit (with its peers), how much it is used, one step of relaxing it, and what that buys."""
@@ -62,6 +89,12 @@ class Relaxation:
     """Objective gained by the step, re-solved from the base plan; none if not re-solved."""
     gain_upper: float | None = None
     """Upper end of the gain when the re-solve stopped at its limit (from its bound)."""
+    found_by: str = ""
+    """At region scale: what re-planned it ('' for a re-solve of the whole model)."""
+    upper_by: str = ""
+    """At region scale: the bound the upper end comes from ('' for none)."""
+    why: str = ""
+    """Why it has no gain although chosen (no re-plan in time)."""
 
     @property
     def label(self) -> str:
@@ -206,31 +239,33 @@ def explain_feasible(
     time_limit_s: float | None = None,
     top: int = TOP,
     progress: ProgressFn | None = None,
-    replan: Callable[[Scenario, float], Plan] | None = None,
+    replan: Replanner | None = None,
+    deadline: Deadline | None = None,
 ) -> Explanation:
     """Which limits bind and what relaxing each buys: screen every used limit with LP duals, re-solve
     the most promising (each from the base plan, same settings and gap), then all of them together.
-    ``replan`` (scenario, seconds → plan; at region scale the decomposition by building): no LP
-    screen of the whole; the tightest limit of each kind is relaxed and re-planned by it, and the
-    gain is what that re-plan found (a heuristic's figure, said so)."""
+    ``replan`` (region scale): no LP screen of the whole; the tightest limit of each kind is relaxed
+    and re-planned from the base plan within ``deadline`` (only the buildings the step touches solve
+    again); the gain is what that re-plan found, a lower bound, said so."""
     limit_s = time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s
     unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
     screen = dual_screen(scenario, limit_s) if replan is None else {}
     cands = _candidates(scenario, plan, screen)
     chosen = cands[:top] if replan is None else _one_per_kind(cands, top)
+    relaxed = []
     for c in chosen:
         r = _relaxed(scenario, c.kind, {c.ident, *c.peers})
-        if r is None:
-            continue
-        relaxed, c.step, c.cost_usd = r
-        if progress:
-            progress(Progress(f"re-solving with {c.step}", 0.0))
-        if replan is None:
-            c.gain, c.gain_upper = _resolve_gain(scenario, relaxed, plan, limit_s)
-        else:
-            c.gain, c.gain_upper = _replan_gain(scenario, relaxed, plan, replan, limit_s)
-    if replan is not None:  # no screen ranked them: the re-plans' gains do, most valuable first
-        cands.sort(key=lambda c: -(c.gain or 0.0))
+        if r is not None:
+            c.step, c.cost_usd = r[1], r[2]
+            relaxed.append((c, r[0]))
+    if replan is None:
+        for c, s2 in relaxed:
+            if progress:
+                progress(Progress(f"re-solving with {c.step}", 0.0))
+            c.gain, c.gain_upper = _resolve_gain(scenario, s2, plan, limit_s)
+    else:
+        _replan_gains(scenario, plan, relaxed, replan, deadline or Deadline(limit_s), progress)
+        cands.sort(key=lambda c: -(c.gain or 0.0))  # no screen ranked them: the re-plans' gains do
     findings = _relaxation_findings(cands, unit, screened=replan is None)
     joint = [c for c in chosen if c.step]
     if len(joint) > 1 and replan is None:
@@ -245,8 +280,11 @@ def explain_feasible(
         f"ranked by an LP-dual screen; the top {len(chosen)} re-solved from the base plan with the same "
         f"settings; +{STEP:.0%} per step"
         if replan is None
-        else f"the tightest limit of each kind ({len(chosen)}) re-planned by the decomposition by building "
-        f"(+{STEP:.0%} per step): a gain is what the re-plan found, not a proven figure"
+        else f"the tightest limit of each kind ({len(chosen)}) relaxed by +{STEP:.0%} and re-planned from "
+        "the base plan: only the buildings the step touches solve again (for a region limit, those most "
+        "able to use it), the others keep their racks, the joined plan verified whole; a gain is what the "
+        "re-plan found (at least that much); its upper end, where the time left allowed, is the relaxed "
+        "scenario's LP bound"
     )
     ex = Explanation(scenario.name, True, head, findings, how)
     ex.relaxations = cands
@@ -264,15 +302,68 @@ def _one_per_kind(cands: list[Relaxation], top: int) -> list[Relaxation]:
     return out[:top]
 
 
-def _replan_gain(scenario: Scenario, relaxed: Scenario, plan: Plan, replan, time_limit_s: float):
-    """(gain, None) of a re-plan of the relaxed scenario against the base plan, never below 0 (the
-    base plan is a plan of the relaxed scenario)."""
-    got = replan(relaxed, time_limit_s)
+def _replan_gains(
+    scenario: Scenario,
+    plan: Plan,
+    relaxed: list[tuple[Relaxation, Scenario]],
+    replan: Replanner,
+    deadline: Deadline,
+    progress: ProgressFn | None,
+) -> None:
+    """Each relaxation re-planned in its share of the time left (none started with less than the
+    longest one took, or :data:`MIN_REPLAN_S`); its gain over the base plan, never below 0 (the base
+    plan is a plan of the relaxed scenario), only where the re-plan found a verified plan."""
     base = plan.objective_value or 0.0
     sign = 1.0 if Objective(scenario.objective).maximise else -1.0
-    if not got.status.has_plan or got.objective_value is None:
-        return 0.0, None
-    return max(0.0, sign * (got.objective_value - base)), None
+    need = MIN_REPLAN_S
+    for k, (c, s2) in enumerate(relaxed):
+        left = deadline.left()
+        if left < need:
+            c.why = f"not re-planned: {max(0.0, left):.0f} s left of the time limit"
+            continue
+        if progress:
+            progress(Progress(f"re-planning with {c.step}", deadline.elapsed()))
+        got = replan.relaxed(scenario, s2, plan, Deadline(left / (len(relaxed) - k)))
+        need = max(need, got.seconds)
+        if got.plan is None or not got.plan.status.has_plan or got.plan.objective_value is None:
+            c.why = f"no gain found: {got.why}"
+            continue
+        c.gain = max(0.0, sign * (got.plan.objective_value - base))
+        c.found_by = f"found re-planning {_names_of(got.buildings)}"
+    _upper_ends(plan, [x for x in relaxed if x[0].gain is not None], replan, deadline, progress)
+
+
+def _upper_ends(
+    plan: Plan,
+    relaxed: list[tuple[Relaxation, Scenario]],
+    replan: Replanner,
+    deadline: Deadline,
+    progress: ProgressFn | None,
+) -> None:
+    """In the time left, the upper end of each re-planned gain, the largest first: the relaxed
+    scenario's LP bound less the base plan's objective (building the LP and solving it get half the
+    time left each; none started with less than the last one took, or :data:`MIN_BOUND_S`)."""
+    base = plan.objective_value or 0.0
+    sign = 1.0 if Objective(plan.objective).maximise else -1.0
+    need = MIN_BOUND_S
+    for c, s2 in sorted(relaxed, key=lambda x: -(x[0].gain or 0.0)):
+        if deadline.left() < need:
+            return
+        if progress:
+            progress(Progress(f"bounding the gain of {c.step}", deadline.elapsed()))
+        t0 = time.perf_counter()
+        b = replan.bound(s2, 0.45 * deadline.left())
+        need = max(need, 1.2 * (time.perf_counter() - t0))
+        if b is not None:
+            c.gain_upper = max(c.gain or 0.0, sign * (b - base))
+            c.upper_by = "LP relaxation of the relaxed scenario"
+
+
+def _names_of(buildings: list[str], most: int = 4) -> str:
+    head = ", ".join(buildings[:most]) + (
+        f" and {len(buildings) - most} more" if len(buildings) > most else ""
+    )
+    return ("building " if len(buildings) == 1 else "buildings ") + head
 
 
 def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation]:
@@ -320,9 +411,14 @@ def _relaxation_findings(cands: list[Relaxation], unit: str, screened: bool = Tr
         when = f" when {c.when} fails" if c.when else ""
         text = f"{c.label}: {_fmt(c.used)} of {_fmt(c.limit)} {c.unit} used ({c.use_share:.1%}){when}"
         if c.gain is not None:
-            text += f"; {c.step} → {_gain_text(c.gain, c.gain_upper)} {unit}"
+            figure, _, aside = _gain_text(c.gain, c.gain_upper, c.upper_by).partition(" (")
+            text += f"; {c.step} → {figure} {unit}" + (f" ({aside}" if aside else "")
+            if c.found_by:
+                text += f", {c.found_by}"
             if c.cost_usd is not None:
                 text += f" (≈ ${c.cost_usd:,.0f})"
+        elif c.why:
+            text += f"; {c.step}: {c.why}"
         else:
             unsolved += 1
             if unsolved > MAX_UNSOLVED_LINES:
@@ -444,9 +540,11 @@ def _names(ids: list[str], most: int = 4) -> str:
     )
 
 
-def _gain_text(gain: float, upper: float | None) -> str:
+def _gain_text(gain: float, upper: float | None, upper_by: str = "") -> str:
     if upper is None or upper <= gain + 1e-9:
-        return f"+{_fmt(gain)}"
+        return f"+{_fmt(gain)}" + (f" (proven: {upper_by})" if upper is not None and upper_by else "")
     if math.isinf(upper):
         return f"at least +{_fmt(gain)} (re-solve stopped at its limit, no bound)"
+    if upper_by:
+        return f"+{_fmt(gain)} to +{_fmt(upper)} (upper end: {upper_by})"
     return f"+{_fmt(gain)} to +{_fmt(upper)} (re-solve stopped at its limit)"
