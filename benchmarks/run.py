@@ -757,7 +757,7 @@ def region_table(region: dict) -> list[str]:
         L += [
             "",
             f"`planner explain datasets/prometheus-1gw.yaml --decompose building --time-limit "
-            f"{ex['limit_s']:g}` ({ex['total_s']:.1f} s wall, re-planned through the decomposition): "
+            f"{ex['limit_s']:g}` ({ex['total_s']:.1f} s wall; each relaxation re-planned from the base plan): "
             + "; ".join(ex["gains"][:6])
             + ".",
         ]
@@ -1116,10 +1116,12 @@ def write(
     first = (ex.get("gains") or ["no limit with a gain"])[0]
     t(
         "prometheus-1gw explain through the decomposition (`planner explain ... --decompose building "
-        "--time-limit 120`): binding limits and their gains in ≤ 2 min (2 cores)",
+        "--time-limit 120`): binding limits and a real gain (a re-plan that found more) in ≤ 2 min (2 cores)",
         f"exit {ex.get('exit')}, {_f(ex.get('total_s'))} s wall; {len(ex.get('gains') or [])} gains, "
         f"first: {first}",
-        ex.get("exit") == 0 and bool(ex.get("gains")) and (ex.get("total_s") or 1e9) <= 120,
+        ex.get("exit") == 0
+        and any("→ +0 " not in g for g in ex.get("gains") or [])
+        and (ex.get("total_s") or 1e9) <= 120,
     )
     t(
         "fleet-futures two-stage (3 futures, perfect information and the mean-demand plan included): "
