@@ -757,9 +757,8 @@ def region_table(region: dict) -> list[str]:
         L += [
             "",
             f"`planner explain datasets/prometheus-1gw.yaml --decompose building --time-limit "
-            f"{ex['limit_s']:g}` ({ex['total_s']:.1f} s wall; each relaxation re-planned from the base plan): "
-            + "; ".join(ex["gains"][:6])
-            + ".",
+            f"{ex['limit_s']:g}` ({ex['total_s']:.1f} s wall; each relaxation re-planned from the base "
+            "plan): " + "; ".join(ex["gains"][:6]) + ".",
         ]
     if d.get("parts"):
         L += [
