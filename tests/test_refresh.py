@@ -73,7 +73,7 @@ def hall(old_life: float | None = 4, solver: str = "highs", life: dict | None = 
         rack_types=[OLD, NEW],
         phases=PH,
         supply=[{"rack_type": "new", "phase": "p2", "racks": 100}],
-        costs=MONEY,
+        costs=extra.pop("costs", MONEY),
         service_life=life,
         **extra,
     )
@@ -146,6 +146,28 @@ def test_racks_are_replaced_when_their_life_ends(solver: str) -> None:
     assert (
         k.depreciation_usd_per_year == 4 * 534_400 / 4
     )  # the new racks standing at the end, over their 4 years
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_facility_life_leaves_the_build_on_the_books_when_the_racks_retire(solver: str) -> None:
+    """The replacement case above with a facility build of $1,000 per kW and a 10-year facility life:
+    the old racks (4 kW each, year 0) cost 4 × 4,000 = 16,000 of build, the new ones (16 kW, year 4)
+    4 × 16,000 = 64,000. At the horizon (year 6) the old positions' build keeps 1 − 6/10 = 40 %
+    (6,400: the building stays when its racks retire), the new ones' 1 − 2/10 = 80 % (51,200):
+    residual 1,068,800 + 57,600 = 1,126,400; capex 2,672,000 + 80,000; TCO 1,643,200 + 80,000 −
+    57,600 = 1,665,600. Without a facility life the build counts whole (TCO 1,723,200). The
+    verifier recounts it and refuses a plan claiming the residual without the facility's."""
+    money = {**MONEY, "facility_usd_per_mw": 1_000_000, "facility_life_years": 10}
+    s = hall(solver=solver, costs=money)
+    plan = solved(s)
+    assert plan.objective_value == 192
+    k = plan.kpis
+    assert (k.capex_usd, k.residual_value_usd, k.tco_usd) == (2_752_000, 1_126_400, 1_665_600)
+    whole = solved(hall(solver=solver, costs={**money, "facility_life_years": None}))
+    assert whole.kpis.tco_usd == 1_723_200
+    claimed = plan.model_copy(update={"kpis": k.model_copy(update={"residual_value_usd": 1_068_800})})
+    lines = [str(v) for v in verify(claimed, s).violations]
+    assert any("residual_value_usd" in line for line in lines), lines
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

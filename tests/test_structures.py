@@ -15,7 +15,9 @@ from tests.test_phases import PHASES
 GT, NVL = "grand-teton-h100", "gb200-nvl72"
 
 
-def region(wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_capex", rack=GT):
+def region(
+    wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_capex", rack=GT, costs=None, life=5
+):
     """B1: a building online from p2 only (its hall's online_phase), nothing to pay; T1: a tent the
     optimiser may build (air only, $``tent_cost``, ``lead`` phases). One cluster wanting
     ``wanted`` GPUs by phase, exactly. One row of 4 positions in each, power and cooling to spare."""
@@ -86,10 +88,11 @@ def region(wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_c
                         "building": "T1",
                         "structure": "tent",
                         "media": ["air"],
-                        "life_years": 5,
+                        "life_years": life,
                     },
                 }
             ],
+            **({"costs": costs} if costs else {}),
             "solver": {"rel_gap": 0},
         }
     )
@@ -106,6 +109,22 @@ def test_a_tent_pays_only_because_it_is_online_a_phase_earlier(solver: str) -> N
     assert late.retrofits == []
     assert [(r.building, r.phase) for r in late.racks] == [("B1", "p2")]
     assert early.kpis.capex_usd - late.kpis.capex_usd == pytest.approx(2_000_000)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_tent_keeps_its_book_value_at_the_horizon(solver: str) -> None:
+    """The early case under min TCO, over a 2-year horizon, undiscounted: the tent ($2M, 5-year life,
+    bought at year 0) is still worth 2M × (1 − 2/5) = 1.2M at the horizon, credited as residual
+    value (the rack has no service life, the facility none: the whole residual is the tent's), so
+    its TCO is 1.2M below the same plan with a tent of no stated life; the model's objective is the
+    TCO the KPIs and the verifier count."""
+    money = {"horizon_years": 2, "discount_rate": 0}
+    kept = solved(region({"p1": 16, "p2": 16}, objective="min_tco", costs=money), solver)
+    assert [(b.id, b.phase) for b in kept.retrofits] == [("tent-T1", "p1")]
+    assert kept.kpis.residual_value_usd == 1_200_000
+    assert kept.objective_value == pytest.approx(kept.kpis.tco_usd)
+    plain = solved(region({"p1": 16, "p2": 16}, objective="min_tco", costs=money, life=None), solver)
+    assert plain.kpis.tco_usd - kept.kpis.tco_usd == pytest.approx(1_200_000)
 
 
 def test_a_tent_with_a_lead_time_is_too_late_and_the_scenario_infeasible() -> None:

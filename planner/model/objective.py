@@ -18,13 +18,14 @@ from planner.model.space import add_fixed_loads
 from planner.rules.costs import (
     FACILITY_USD_PER_KW,
     annuity,
-    discount,
+    build_npv_usd,
     facility_usd,
     lifecycle,
     opex_usd_per_year,
     phase_years,
     rack_capex_usd,
     rack_cost,
+    structure_life,
 )
 
 
@@ -45,7 +46,9 @@ def add_expressions(m: Model) -> None:
     for key, var in m.buy.items():
         r = m.retrofit(key.retrofit)
         e["capex_usd"].append((var, r.cost_usd))
-        e["tco_usd"].append((var, r.cost_usd * discount(years.get(key.phase, 0.0), s.costs.discount_rate)))
+        e["tco_usd"].append(
+            (var, build_npv_usd(r.cost_usd, years.get(key.phase, 0.0), structure_life(r), s.costs)[0])
+        )
     m.exprs = {}
     for name, items in e.items():
         m.tick()
@@ -110,6 +113,9 @@ def _fixed_money(m: Model) -> None:
     a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
     net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
     net_facility = facility_usd(net_kw, s.costs)
+    kept = build_npv_usd(1.0, 0.0, s.costs.facility_life_years, s.costs)[
+        0
+    ]  # NPV per USD of build at the start
     inst_opex = 0.0
     for r in s.existing:
         t = types[r.rack_type]
@@ -125,11 +131,11 @@ def _fixed_money(m: Model) -> None:
         m.exprs["tco_usd"] = (
             m.exprs["tco_usd"]
             + (1 + a * opex_usd_per_year(0.0, 1.0, s.costs, s.pue)) * m.fabric_capex
-            + (per_kw + a * opex_usd_per_year(1.0, 0.0, s.costs, s.pue)) * kw
+            + (per_kw * kept + a * opex_usd_per_year(1.0, 0.0, s.costs, s.pue)) * kw
         )
     m.exprs["capex_usd"].constant = round(net_facility, 6)
     m.exprs["tco_usd"].constant = round(
-        net_facility + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * a + inst_opex, 6
+        net_facility * kept + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * a + inst_opex, 6
     )
 
 

@@ -31,7 +31,7 @@ from planner.input.site_index import fits, index_site, network_racks
 from planner.rules.costs import (
     FACILITY_USD_PER_KW,  # noqa: F401 - re-exported
     annuity,
-    discount,
+    build_npv_usd,
     fabric_usd,
     facility_usd,
     lifecycle,
@@ -40,23 +40,29 @@ from planner.rules.costs import (
     phase_years,
     rack_capex_usd,
     rack_cost,
+    structure_life,
 )
 from planner.rules.fabric_sizing import design_of, fabric_sizes
 from planner.rules.reliability import cluster_goodput
 from planner.schema import BackupChoice, Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
 
 
-def retrofit_costs(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
-    """(capex, discounted capex) of the retrofits bought: (retrofit ID, phase) pairs."""
+def retrofit_costs(
+    scenario: Scenario, bought: Iterable[tuple[str, str | None]]
+) -> tuple[float, float, float]:
+    """(capex, NPV, residual) of the retrofits bought: (retrofit ID, phase) pairs; a structure's
+    residual value at the horizon taken off its NPV (:func:`planner.rules.costs.build_npv_usd`)."""
     by_id = {r.id: r for r in scenario.retrofits}
     years = phase_years(scenario)
-    capex = npv = 0.0
+    capex = npv = residual = 0.0
     for rid, phase in bought:
         r = by_id.get(rid)
         if r is not None:
             capex += r.cost_usd
-            npv += r.cost_usd * discount(years.get(phase, 0.0), scenario.costs.discount_rate)
-    return capex, npv
+            v, left = build_npv_usd(r.cost_usd, years.get(phase, 0.0), structure_life(r), scenario.costs)
+            npv += v
+            residual += left
+    return capex, npv, residual
 
 
 @dataclass
@@ -205,13 +211,15 @@ def _add_white_space(acc: _Acc, scenario: Scenario, sizes: dict, bought) -> tupl
     acc.facility += facility_usd(white_kw, costs)
     white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
     acc.opex += white_opex
-    acc.tco += (
-        facility_usd(white_kw, costs)
-        + designed_capex
-        + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    white_npv, white_left = build_npv_usd(
+        facility_usd(white_kw, costs), 0.0, costs.facility_life_years, costs
     )
-    retro_capex, retro_npv = retrofit_costs(scenario, bought)
+    acc.tco += (
+        white_npv + designed_capex + white_opex * annuity(0.0, costs.horizon_years, costs.discount_rate)
+    )
+    retro_capex, retro_npv, retro_left = retrofit_costs(scenario, bought)
     acc.tco += retro_npv
+    acc.residual += white_left + retro_left
     return network_kw, fabric_kw, retro_capex
 
 

@@ -21,6 +21,10 @@ start (a single-phase plan starts at 0).
   cost is paid at τ (discounted, when τ < H); equipment capex depreciates straight-line over L, and
   a rack still standing at H leaves its book value equipment × max(0, 1 − (H − t)/L), credited at H
   (discounted) as residual value. Racks without a service life: none of these terms.
+- facility life L_f (``costs.facility_life_years``) and a structure's life (a ``build_structure``
+  retrofit's ``life_years``): a build paid at t leaves its book value × max(0, 1 − (H − t)/L) at H,
+  credited (discounted) as residual value like a rack's, whether or not the racks it hosts retire
+  before H; without a life none.
 - IT load is everything in the white space (SPEC §10): GPU, storage and network racks and every
   switch and transceiver of a designed fabric, so each of them carries facility capex, energy and
   (equipment) maintenance alike.
@@ -105,6 +109,27 @@ def discount(t: float, rate: float) -> float:
     return (1.0 + rate) ** (-t)
 
 
+def book_share(life_years: float | None, t: float, horizon: float) -> float:
+    """Share of a capex paid at year t still on the books at the horizon: max(0, 1 − (H − t)/L),
+    straight-line over its life L (0 without a life or from H on)."""
+    if life_years is None or t >= horizon:
+        return 0.0
+    return max(0.0, 1.0 - (horizon - t) / life_years)
+
+
+def build_npv_usd(usd: float, t: float, life_years: float | None, costs: Costs) -> tuple[float, float]:
+    """(NPV, residual) of a build (facility or structure) paid at year t: usd · (1 + r)^-t less its
+    residual usd · book share (:func:`book_share`) credited at the horizon, USD."""
+    h, r = costs.horizon_years, costs.discount_rate
+    residual = usd * book_share(life_years, t, h)
+    return usd * discount(t, r) - residual * discount(h, r), residual
+
+
+def structure_life(retrofit) -> float | None:
+    """A retrofit's life for its residual value: a structure's ``life_years`` (other retrofits none)."""
+    return getattr(retrofit.effect, "life_years", None)
+
+
 def annuity(t: float, horizon: float, rate: float) -> float:
     """Today's value of 1 USD per year flowing from year t to the horizon (0 if t ≥ horizon)."""
     if t >= horizon:
@@ -130,7 +155,8 @@ class RackCost:
     removal_usd: float = 0.0
     """Removal cost paid at retirement within the horizon (undiscounted)."""
     residual_usd: float = 0.0
-    """Book value of the equipment at the horizon (undiscounted; a rack with a service life standing then)."""
+    """Book value at the horizon (undiscounted): the equipment's (a rack with a service life standing
+    then) and its facility build's (with a facility life)."""
 
 
 def rack_cost(
@@ -160,6 +186,8 @@ def rack_cost(
     residual = 0.0
     if life_years is not None and not existing and (retire is None or retire >= h) and t < h:
         residual = equipment * max(0.0, 1.0 - (h - t) / life_years)
+    if not existing:  # the position's build stays when the rack retires
+        residual += facility_usd(kw, costs) * book_share(costs.facility_life_years, t, h)
     tco += removal * discount(retire or 0.0, r) - residual * discount(h, r)
     hours = rack.gpus * max(0.0, end - t) * HOURS_PER_YEAR
     hours_npv = rack.gpus * HOURS_PER_YEAR * running

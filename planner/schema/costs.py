@@ -26,3 +26,6 @@ class Costs(StrictModel):
     """TCO horizon from the first phase's start, years (estimate: a GPU generation's service life)."""
     discount_rate: Float = Field(0.08, ge=0, le=1)
     """Yearly discount rate for net present value (estimate)."""
+    facility_life_years: Float | None = Field(None, gt=0, le=100)
+    """Service life of the facility build (shell and plant), years: its book value at the horizon,
+    straight-line, is credited as residual value (none: the build counts whole within the horizon)."""

@@ -27,6 +27,7 @@ from planner.verifier.fabric_recount import all_figures, design_for
 from planner.verifier.rules_recount import (
     HOURS,
     flow,
+    left_on_books,
     phase_index,
     planning_kw,
     retired_at,
@@ -170,6 +171,8 @@ def _add_money(
     residual = 0.0
     if life is not None and not r.existing and (x.retire is None or x.retire >= h) and x.t0 < h:
         residual = x.equipment * max(0.0, 1.0 - (h - x.t0) / life.years)
+    if not r.existing:  # its position's build, with a facility life, stays on the books
+        residual += left_on_books(facility_usd(scenario, x.kw), x.t0, scenario.costs.facility_life_years, h)
     s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment) * flow(x.t0, x.end, rate)
     s.tco += removal * worth(x.retire or 0.0, rate) - residual * worth(h, rate)
     s.removal += removal
@@ -197,12 +200,24 @@ def network_kw(scenario: Scenario) -> float:
     )
 
 
-def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float]:
-    """(capex, discounted capex) of the retrofits bought, each at its phase's start."""
-    cost = {x.id: x.cost_usd for x in scenario.retrofits}
+def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float, float]:
+    """(capex, discounted capex less discounted residual, residual) of the retrofits bought, each at
+    its phase's start; a structure with a life keeps its book value at the horizon."""
+    by_id = {x.id: x for x in scenario.retrofits}
     starts, at = start_years(scenario), phase_index(scenario)
-    pairs = [(cost[i], starts[at[p]] if p in at else 0.0) for i, p in bought if i in cost]
-    return sum(c for c, _ in pairs), sum(c * worth(y, scenario.costs.discount_rate) for c, y in pairs)
+    h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
+    capex = npv = residual = 0.0
+    for i, p in bought:
+        if i not in by_id:
+            continue
+        x = by_id[i]
+        y = starts[at[p]] if p in at else 0.0
+        life = x.effect.life_years if x.effect.kind == "build_structure" else None
+        kept = left_on_books(x.cost_usd, y, life, h)
+        capex += x.cost_usd
+        npv += x.cost_usd * worth(y, rate) - kept * worth(h, rate)
+        residual += kept
+    return capex, npv, residual
 
 
 def recount_kpis(
@@ -307,13 +322,16 @@ def _add_white_space(s: _Sums, scenario: Scenario, fabric: list, bought) -> floa
     designed_usd = sum(z.capex_usd for z in fabric)
     white = network_kw(scenario) + fabric_kw
     white_opex = opex_usd(scenario, white, designed_usd)
-    retro, retro_npv = retrofit_usd(scenario, bought)
+    retro, retro_npv, retro_kept = retrofit_usd(scenario, bought)
     s.capex["fabric"] += designed_usd
     s.capex["facility"] += facility_usd(scenario, white)
     s.capex["retrofits"] = retro
     s.opex += white_opex
-    running = flow(0.0, scenario.costs.horizon_years, scenario.costs.discount_rate)
-    s.tco += facility_usd(scenario, white) + designed_usd + white_opex * running + retro_npv
+    h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
+    white_kept = left_on_books(facility_usd(scenario, white), 0.0, scenario.costs.facility_life_years, h)
+    s.tco += facility_usd(scenario, white) - white_kept * worth(h, rate)
+    s.tco += designed_usd + white_opex * flow(0.0, h, rate) + retro_npv
+    s.residual += white_kept + retro_kept
     return white
 
 

@@ -147,6 +147,13 @@ def worth(t: float, rate: float) -> float:
     return 1.0 / (1.0 + rate) ** t
 
 
+def left_on_books(usd: float, t: float, life: float | None, horizon: float) -> float:
+    """What of ``usd`` spent at year t a straight-line life leaves at the horizon, USD (0 without one)."""
+    if life is None or t >= horizon:
+        return 0.0
+    return usd * max(0.0, (life - (horizon - t)) / life)
+
+
 def flow(t: float, end: float, rate: float) -> float:
     """Today's value of 1 USD a year flowing from year t to year end (0 when end ≤ t)."""
     if end <= t:
