@@ -236,3 +236,52 @@ def test_rolling_keeps_earlier_units_whole() -> None:
     assert [p for _, p in units] in (["p1", "p2"], ["p2", "p1"])
     assert abs(units[0][0] - units[1][0]) >= 6
     assert [p.gpus for p in plan.phases] == [72, 144]
+
+
+def lived_units(years: float):
+    """Two 6-wide units wanted (72 GPUs from p1 = 2026-01-01, 144 from p2 = 2030-01-01, 4.0 years
+    later), a service life of ``years``; only equipment counts, undiscounted, over 5 years."""
+    from datetime import date
+
+    rows = [{"id": "R", "positions": 14, "feeds": ["F"], "max_rack_power_kw": 40.0}]
+    money = {
+        "facility_usd_per_mw": 0,
+        "energy_usd_per_kwh": 0,
+        "maintenance_share_per_year": 0,
+        "discount_rate": 0,
+        "horizon_years": 5,
+    }
+    return tiny_scenario(
+        rows,
+        FEED,
+        [{"id": "big", "demand": "max", "gpus_by_phase": {"p1": 72, "p2": 144}, "rack_types": ["pod6"]}],
+        rack_types=[POD6, ONE],
+        phases=[{"id": "p1", "start": date(2026, 1, 1)}, {"id": "p2", "start": date(2030, 1, 1)}],
+        service_life={"pod6": {"years": years}},
+        costs=money,
+    )
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_unit_whose_life_outlasts_the_phases_leaves_its_book_value(solver: str) -> None:
+    """A 10-year life never ends within the phases, so units may have one: each unit's equipment is
+    3,600,000 + 72 × 4,200 (the site's fabric per GPU) = 3,902,400; at the horizon (year 5) the p1
+    unit keeps 1 − 5/10 = 50 %, the p2 unit (year 4) 1 − 1/10 = 90 %: residual 1.4 × 3,902,400 =
+    5,463,360, TCO 2 × 3,902,400 − 5,463,360 = 2,341,440."""
+    plan = solved(lived_units(10), solver)
+    assert [p.gpus for p in plan.phases] == [72, 144]
+    assert (plan.kpis.residual_value_usd, plan.kpis.tco_usd) == (
+        pytest.approx(5_463_360),
+        pytest.approx(2_341_440),
+    )
+
+
+def test_a_unit_whose_life_ends_within_the_phases_is_refused() -> None:
+    """A 2-year life from 2026 ends before p2 (2030): a unit would retire within the phases, which
+    is planned for one-position racks only."""
+    with pytest.raises(InputError) as e:
+        lived_units(2)
+    assert (
+        "service_life: service lives that end within the phases are planned for one-position rack types "
+        "only; the clusters use multi-rack units (pod6)"
+    ) in str(e.value)

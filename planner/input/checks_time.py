@@ -143,10 +143,10 @@ def _service_lives(scenario: Scenario) -> list[Problem]:
             )
             out.append(Problem(f"clusters[{ci}]", what))
     wide = sorted({t for c in scenario.clusters for t in c.rack_types if t in types and types[t].width > 1})
-    if scenario.service_life and wide:
+    if scenario.service_life and wide and scenario.retires:
         what = (
-            "service lives are planned for one-position rack types only; the clusters use multi-rack "
-            f"units ({', '.join(wide)})"
+            "service lives that end within the phases are planned for one-position rack types only; the "
+            f"clusters use multi-rack units ({', '.join(wide)})"
         )
         out.append(Problem("service_life", what))
     return out

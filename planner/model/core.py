@@ -265,7 +265,7 @@ class Model:
         """Phase indices where limits are stated: where what is online changes, from the first phase
         this model decides (nothing can be added before it) up to the horizon."""
         if (
-            self.scenario.service_life
+            self.scenario.retires
         ):  # racks retire: a load may fall and rise again between changes of what is online
             return list(range(self.from_phase, self.horizon + 1))
         return sorted(

@@ -85,11 +85,10 @@ def add_space_constraints(m: Model) -> None:
     every earlier one; named ``space(R01@2)``. Units of width w > 1 also fit whole in the class's
     runs of adjacent positions: Σ_{t: w_t = w} n ≤ Σ_runs ⌊run / w⌋, named ``units(R01@2,6)``. With
     one unit width per class (checked on input) the two are exact: units take whole slots of the
-    runs, plain racks the positions left. With service lives (§17) racks retire and free their
-    positions: Σ over the racks standing in phase p ≤ size_k for every phase, ``space(R01@2,p3)``."""
-    if (
-        m.scenario.service_life
-    ):  # racks retire and free their positions: space per phase (one-position types only)
+    runs, plain racks the positions left. Where service lives (§17) end within the phases racks retire
+    and free their positions: Σ over the racks standing in phase p ≤ size_k for every phase,
+    ``space(R01@2,p3)``."""
+    if m.scenario.retires:  # racks retire and free their positions: space per phase (one-position types only)
         _space_over_time(m)
         return
     types = m.scenario.catalog.by_id()

@@ -490,6 +490,12 @@ class Scenario(StrictModel):
         ]
         return self.model_copy(update={"clusters": clusters, "futures": []})
 
+    @property
+    def retires(self) -> bool:
+        """Whether a rack may retire within the phases (a service life ending before the last phase
+        for a rack placed in some phase): space, ports and loads then change phase by phase."""
+        return any(self.retire_index(t, p.id) is not None for t in self.service_life for p in self.phases)
+
     def retire_index(self, rack_type: str, placed: str | None) -> int | None:
         """Index of the phase from which a rack of ``rack_type`` placed in phase ``placed`` no longer
         stands (the first phase starting at least its service life after ``placed`` starts); None when
