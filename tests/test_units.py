@@ -285,3 +285,43 @@ def test_a_unit_whose_life_ends_within_the_phases_is_refused() -> None:
         "service_life: service lives that end within the phases are planned for one-position rack types "
         "only; the clusters use multi-rack units (pod6)"
     ) in str(e.value)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_cable_band_edge_costs_no_unit(solver: str) -> None:
+    """A row of 12 free positions at y = −1.2 m: cables of 0.6 i + 1.2 + 3.0 m put positions 0–1
+    within the 5 m copper reach and 2–11 beyond it, two bands. On the floor ⌊12 / 6⌋ = 2 units fit
+    (0..5, 6..11): 144 GPUs; counted band by band only ⌊2 / 6⌋ + ⌊10 / 6⌋ = 1 would."""
+    rows = [{"id": "R", "positions": 12, "feeds": ["F"], "max_rack_power_kw": 40.0, "origin_y_m": -1.2}]
+    s = tiny_scenario(
+        rows, FEED, [{"id": "big", "demand": "max", "rack_types": ["pod6"]}], rack_types=[POD6, ONE]
+    )
+    plan = solved(s, solver)
+    assert plan.kpis.gpus == 144
+    assert sorted(r.position for r in plan.racks) == [0, 6]
+    from planner.plan.pipeline import plan_scenario
+
+    alone = plan_scenario(s, warm_start=False)  # the model itself, without first-fit's plan
+    assert (alone.status, alone.kpis.gpus) == ("optimal", 144)
+
+
+def test_first_fit_stands_where_the_model_cannot_take_its_units(monkeypatch) -> None:
+    """The same row with band edges splitting runs again (as before they were snapped): the model
+    holds one unit (72 GPUs) and cannot take first-fit's two as its start; first-fit's plan, valued
+    from its racks and verified, is the better answer and stands, with the solver's bound dropped
+    (72 bounds nothing above 144)."""
+    from planner.model import classes
+
+    monkeypatch.setattr(classes, "_snap_to_units", lambda groups, width: None)
+    rows = [{"id": "R", "positions": 12, "feeds": ["F"], "max_rack_power_kw": 40.0, "origin_y_m": -1.2}]
+    s = tiny_scenario(
+        rows, FEED, [{"id": "big", "demand": "max", "rack_types": ["pod6"]}], rack_types=[POD6, ONE]
+    )
+    from planner.plan.pipeline import plan_scenario
+
+    assert plan_scenario(s, warm_start=False).kpis.gpus == 72
+    plan = plan_scenario(s)
+    assert verify(plan, s).ok
+    assert (plan.status, plan.solver, plan.kpis.gpus) == ("feasible", "greedy", 144)
+    assert plan.bound_source != "solver"
+    assert plan.notes[0].startswith("the solver's plan is worse than first-fit's")

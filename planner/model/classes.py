@@ -9,7 +9,7 @@ from collections import defaultdict
 from planner.enums import Scope
 from planner.input.asks import spares_needed, storage_racks
 from planner.input.site_index import SiteIndex
-from planner.model.core import ClusterGroup, PositionClass
+from planner.model.core import ClusterGroup, PositionClass, runs
 from planner.model.keys import ClassKey
 from planner.schema import Cluster, Scenario
 
@@ -36,6 +36,8 @@ def position_classes(
     when not aggregated)."""
     edges = _bands(scenario)
     types = scenario.catalog.rack_types
+    used = {t for c in scenario.clusters for t in c.rack_types}
+    wide = max((t.width for t in types if t.id in used), default=1)
     spots = ix.pod_locations() | scenario.positions_held(staying(scenario))
     out: dict[ClassKey, PositionClass] = {}
     for rid, ref in ix.rows.items():
@@ -49,6 +51,8 @@ def position_classes(
             length = ix.cable_length_m(rid, i)
             band = bisect.bisect_left(edges, length - 1e-9)
             groups[band if aggregate else i].append((length, i))
+        if aggregate and wide:
+            _snap_to_units(groups, wide)
         for g, pos in sorted(groups.items()):
             pos.sort()
             key = ClassKey(rid, g)
@@ -65,6 +69,31 @@ def position_classes(
                     cable[t.id] = sum(p[0] for p in pos) / len(pos)
             out[key] = PositionClass(key, pos, link, cable)
     return out
+
+
+def _snap_to_units(groups: dict[int, list[tuple[float, int]]], width: int) -> None:
+    """Keep band edges from costing units of ``width``: a run of adjacent free positions that the
+    bands split so that Σ_b ⌊part_b / w⌋ < ⌊run / w⌋ goes whole to the farthest of its bands. Units
+    then count as on the floor; its positions are cabled (their link class chosen) as that band's,
+    which only ever reaches further (a restriction for plain racks there, never a wrong plan)."""
+    if width <= 1:
+        return
+    band_of = {i: g for g, pos in groups.items() for _, i in pos}
+    length = {i: ln for pos in groups.values() for ln, i in pos}
+    for run in runs(sorted(band_of)):
+        parts: dict[int, int] = defaultdict(int)
+        for i in run:
+            parts[band_of[i]] += 1
+        if len(parts) < 2 or sum(n // width for n in parts.values()) >= len(run) // width:
+            continue
+        far = max(parts)
+        for i in run:
+            if band_of[i] != far:
+                groups[band_of[i]].remove((length[i], i))
+                groups[far].append((length[i], i))
+                band_of[i] = far
+    for g in [g for g, pos in groups.items() if not pos]:
+        del groups[g]
 
 
 def network_positions(scenario: Scenario, ix: SiteIndex) -> dict[str, list[int]]:

@@ -180,6 +180,23 @@ def start_from_racks(m: Model, racks: list[PlacedRack]) -> dict:
     return start
 
 
+def representable(m: Model, racks: list[PlacedRack]) -> list[PlacedRack]:
+    """The racks the model has a variable for (installed ones always): first-fit may place a
+    multi-rack unit across two of a row's classes, which the model keeps whole within one."""
+    group_of = {c.id: g.id for g in m.groups.values() for c in g.members}
+    where = {(cls.row, pos): k for k, cls in m.classes.items() for _, pos in cls.positions}
+    out = []
+    for r in racks:
+        k, gid = where.get((r.row, r.position)), group_of.get(r.cluster)
+        phase = r.phase if m.tl.phased else None
+        role = "spare" if r.spare else ""
+        if r.existing or (
+            k is not None and gid is not None and CountKey(k, r.rack_type, gid, phase, role) in m.n
+        ):
+            out.append(r)
+    return out
+
+
 def _start_counts(m: Model, racks: list[PlacedRack], group_of: dict[str, str]):
     """(counts per key, kW per feed group, each scoped cluster's home) of the placed racks; None
     when a rack has no matching variable or a scoped cluster stands in two scopes."""

@@ -18,7 +18,7 @@ from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Statu
 from planner.errors import SolverFailure
 from planner.model import Model, build
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
-from planner.plan.fill import fill, start_from_racks
+from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
@@ -280,9 +280,14 @@ def plan_scenario(
         counts = f"{size['variables']:,} variables ({size['integers']:,} integer)"
         say(Progress(f"built {counts}, {size['constraints']:,} constraints", elapsed()))
     start = start_from_racks(m, greedy) if greedy else None
+    whole = bool(start)  # every first-fit rack has its variable
+    if greedy and not start:  # a unit across two of a row's classes: start from the racks the model can take
+        start = start_from_racks(m, representable(m, greedy)) or None
     if warm_start:
-        say(Progress(f"start ({how}): {'handed to the solver' if start else 'none'}", elapsed()))
-    meets = meets and bool(start)
+        given = "handed to the solver" if whole else "in part (racks the model has no variable for left out)"
+        say(Progress(f"start ({how}): {given if start else 'none'}", elapsed()))
+    ff_stands = meets  # first-fit's own plan may stand against the solver's, represented or not
+    meets = meets and whole
     touch_s = max(touch_s, build_s)
     keep = reserve_s(touch_s, deadline.left())
     t_solve = time.perf_counter()
@@ -294,6 +299,12 @@ def plan_scenario(
     if warm_start and meets:
         result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
     stages["solve"] = time.perf_counter() - t_solve
+    if warm_start and ff_stands and not whole and _first_fit_beats(scenario, result, greedy, accepted):
+        why = "the solver's plan is worse than first-fit's, which the model could not take whole as its start"
+        plan = _first_fit_only(scenario, greedy, how, why, stages, say, elapsed)
+        return _with_failover_gain(
+            scenario, _solver_bound(plan, result, scenario), deadline, touch_s, progress, stages
+        )
     say(Progress("filling positions and verifying the plan", elapsed()))
     t_fill = time.perf_counter()
     plan = to_plan(m, result, build_s, scenario.solver.name)
@@ -302,6 +313,43 @@ def plan_scenario(
         scenario, with_known_bound(plan, scenario), deadline, touch_s, progress, stages
     )
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
+
+
+def _first_fit_beats(
+    scenario: Scenario, result: SolveResult, greedy: list[PlacedRack], accepted: Callable[[], bool]
+) -> bool:
+    """Whether first-fit's racks, valued from the racks themselves, beat the solver's answer (or
+    there is none) and the verifier accepts them; never against a proof of infeasibility."""
+    if result.status == Status.infeasible:
+        return False
+    value = objective_value(scenario, greedy, [])
+    maximise = Objective(scenario.objective).maximise
+    if result.objective is not None and not _better(maximise, value, result.objective):
+        return False
+    return accepted()
+
+
+def _solver_bound(plan: Plan, result: SolveResult, scenario: Scenario) -> Plan:
+    """First-fit's plan with the solver's bound where it is valid for it and tighter than the one
+    known without a solver (labelled as the solver's claim)."""
+    b, value = result.bound, plan.objective_value
+    if b is None or value is None:
+        return plan
+    maximise = Objective(scenario.objective).maximise
+    valid = b >= value - 1e-6 * max(1.0, abs(value)) if maximise else b <= value + 1e-6 * max(1.0, abs(value))
+    tighter = plan.bound is None or (b < plan.bound if maximise else b > plan.bound)
+    if not (valid and tighter):
+        return plan
+    gap = gap_of(value, b)
+    proven = within_gap(gap, scenario.solver.rel_gap)
+    return plan.model_copy(
+        update={
+            "bound": _round(b),
+            "bound_source": "solver",
+            "gap": _round(gap),
+            **({"status": Status.optimal, "optimality": "solver_claim"} if proven else {}),
+        }
+    )
 
 
 def _verified_once(scenario: Scenario, racks: list[PlacedRack]) -> Callable[[], bool]:
