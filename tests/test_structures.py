@@ -16,7 +16,14 @@ GT, NVL = "grand-teton-h100", "gb200-nvl72"
 
 
 def region(
-    wanted: dict[str, int], tent_cost=2_000_000, lead=0, objective="min_capex", rack=GT, costs=None, life=5
+    wanted: dict[str, int],
+    tent_cost=2_000_000,
+    lead=0,
+    objective="min_capex",
+    rack=GT,
+    costs=None,
+    life=5,
+    rate=None,
 ):
     """B1: a building online from p2 only (its hall's online_phase), nothing to pay; T1: a tent the
     optimiser may build (air only, $``tent_cost``, ``lead`` phases). One cluster wanting
@@ -89,6 +96,7 @@ def region(
                         "structure": "tent",
                         "media": ["air"],
                         "life_years": life,
+                        **({"facility_usd_per_mw": rate} if rate is not None else {}),
                     },
                 }
             ],
@@ -109,6 +117,23 @@ def test_a_tent_pays_only_because_it_is_online_a_phase_earlier(solver: str) -> N
     assert late.retrofits == []
     assert [(r.building, r.phase) for r in late.racks] == [("B1", "p2")]
     assert early.kpis.capex_usd - late.kpis.capex_usd == pytest.approx(2_000_000)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_tents_own_rate_replaces_the_building_rate(solver: str) -> None:
+    """A tent priced as its whole build, $15M per MW of the IT standing in it (no lump sum), against
+    the building's $11.7M per MW: one Grand Teton rack (21.4 kW) wanted from p1 must stand in the
+    tent (B1 comes in p2) and pays 15,000 × 21.4 = 321,000 of build, not 250,380 + the tent; wanted
+    from p2 only it stands in B1 and no tent is bought. The tent pays only by standing a phase
+    earlier: capex differs by exactly 321,000 − 250,380 = 70,620."""
+    early = solved(region({"p1": 16, "p2": 16}, tent_cost=0, rate=15_000_000), solver)
+    assert [(r.building, r.phase) for r in early.racks] == [("T1", "p1")]
+    assert early.kpis.capex_facility_usd == pytest.approx(321_000)
+    late = solved(region({"p2": 16}, tent_cost=0, rate=15_000_000), solver)
+    assert late.retrofits == []
+    assert [(r.building, r.phase) for r in late.racks] == [("B1", "p2")]
+    assert late.kpis.capex_facility_usd == pytest.approx(250_380)
+    assert early.kpis.capex_usd - late.kpis.capex_usd == pytest.approx(70_620)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -216,8 +241,8 @@ def test_the_region_page_shows_structures_power_and_backup() -> None:
 
 
 def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
-    """datasets/sweeps/prometheus-tents.yaml: $2M and $5M per MW × 18.5 MW per tent (37,000,000 and
-    92,500,000) × lead 0 or 1 quarter, applied to all six tents: four points."""
+    """datasets/sweeps/prometheus-tents.yaml: a tent's whole build at $2M and $5M per MW of the IT
+    standing in it × lead 0 or 1 quarter, applied to all six tents: four points."""
     from pathlib import Path
 
     from planner.batch.sweep import load_sweep
@@ -225,13 +250,15 @@ def test_the_shipped_tent_sweep_varies_every_tents_cost_and_lead() -> None:
     root = Path(__file__).resolve().parent.parent / "datasets"
     sweep = load_sweep(root / "sweeps" / "prometheus-tents.yaml", root)
     assert [tuple(p.values.values()) for p in sweep.points] == [
-        (37_000_000, 0),
-        (37_000_000, 1),
-        (92_500_000, 0),
-        (92_500_000, 1),
+        (2_000_000, 0),
+        (2_000_000, 1),
+        (5_000_000, 0),
+        (5_000_000, 1),
     ]
     data = sweep.points[3].data
-    assert {(r["cost_usd"], r["lead_phases"]) for r in data["retrofits"]} == {(92_500_000, 1)}
+    assert {(r["effect"]["facility_usd_per_mw"], r["lead_phases"]) for r in data["retrofits"]} == {
+        (5_000_000, 1)
+    }
     assert len(data["retrofits"]) == 6
 
 

@@ -40,9 +40,10 @@ def add_expressions(m: Model) -> None:
     s = m.scenario
     years = phase_years(s)
     e: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)
+    costs_of = {b.id: s.costs_in(b.id) for b in s.site.buildings}  # a structure may have a rate of its own
     for key, var in m.n.items():
         m.tick()
-        _count_terms(m, key, var, years, e)
+        _count_terms(m, key, var, years, e, costs_of)
     for key, var in m.buy.items():
         r = m.retrofit(key.retrofit)
         e["capex_usd"].append((var, r.cost_usd))
@@ -71,7 +72,7 @@ def add_expressions(m: Model) -> None:
     _fixed_money(m)
 
 
-def _count_terms(m: Model, key, var, years: dict, e: dict) -> None:
+def _count_terms(m: Model, key, var, years: dict, e: dict, costs_of: dict) -> None:
     """One count's coefficients in every named expression (:func:`add_expressions`)."""
     s = m.scenario
     rt = s.catalog.by_id()[key.rack_type]
@@ -83,7 +84,8 @@ def _count_terms(m: Model, key, var, years: dict, e: dict) -> None:
     kw = s.rack_power_kw(rt)
     per_gpu = 0.0 if designed else s.site.fabric.cost_usd_per_gpu
     life = lifecycle(s, key.rack_type, key.phase, years)
-    cost = rack_cost(rt, kw, link, per_gpu, s.costs, s.pue, years.get(key.phase, 0.0), **life)
+    costs = costs_of[m.ix.rows[key.cls.row].building]
+    cost = rack_cost(rt, kw, link, per_gpu, costs, s.pue, years.get(key.phase, 0.0), **life)
     until = (
         m.until(key.rack_type, key.phase) if s.service_life else len(m.tl.phases)
     )  # retired from then (§17)

@@ -125,6 +125,7 @@ class _FirstFit:
         self.racks_of: dict[str, int] = defaultdict(int)
         self.homes: dict[tuple[str, Scope], str] = {}
         self.capex = facility_usd(network_kw, s.costs)
+        self.costs_of = {b.id: s.costs_in(b.id) for b in s.site.buildings}  # a structure's own rate
         self.it_kw = 0.0
         self.taken: set[tuple[str, int]] = set()
         self.racks: list[PlacedRack] = []
@@ -219,7 +220,8 @@ class _FirstFit:
         air, liquid = t.heat_kw(kw)
         if not self.power.fits(group, kw) or not self.cools(ref.row, air, liquid):
             return False
-        cost = rack_cost(t, kw, self.classes[lc.id] if lc else None, self.fabric, s.costs, s.pue).capex_usd
+        link = self.classes[lc.id] if lc else None
+        cost = rack_cost(t, kw, link, self.fabric, self.costs_of[ref.building], s.pue).capex_usd
         if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
             return False
         if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:

@@ -123,17 +123,18 @@ def compute_kpis(
 
 
 def _kinds(scenario: Scenario, racks: list[PlacedRack], design: dict):
-    """Racks by kind (type, link class, phase, installed, spare, cluster) → count; cable metres; halls
-    used."""
+    """Racks by kind (type, link class, phase, installed, spare, cluster, building) → count; cable
+    metres; halls used."""
     types = scenario.catalog.by_id()
-    kinds: dict[tuple[str, str | None, str | None, bool, bool, str], int] = defaultdict(int)
+    kinds: dict[tuple[str, str | None, str | None, bool, bool, str, str], int] = defaultdict(int)
     cable_m = 0.0
     halls_used: set[str] = set()
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
             continue
-        kinds[r.rack_type, r.link_class, None if r.existing else r.phase, r.existing, r.spare, r.cluster] += 1
+        phase = None if r.existing else r.phase
+        kinds[r.rack_type, r.link_class, phase, r.existing, r.spare, r.cluster, r.building] += 1
         d = design.get(r.cluster)
         if (
             d is not None and d.leaf_in_rack and t.gpus and not r.spare
@@ -149,9 +150,9 @@ def _add_kind(
     acc: _Acc, scenario: Scenario, kind: tuple, k: int, designed: set, years: dict, good: dict
 ) -> None:
     """k racks of one kind: their cost terms (:func:`planner.rules.costs.rack_cost`) and what stands."""
-    tid, lc, phase, existing, spare, cluster = kind
+    tid, lc, phase, existing, spare, cluster, building = kind
     t = scenario.catalog.by_id()[tid]
-    costs = scenario.costs
+    costs = scenario.costs_in(building)  # a structure may have a rate of its own
     kw = scenario.rack_power_kw(t)
     in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's
     link = None if in_fabric else {c.id: c for c in scenario.site.fabric.link_classes}.get(lc or "")
@@ -392,7 +393,7 @@ def phase_summaries(
                     scenario.rack_power_kw(t),
                     classes.get(r.link_class or ""),
                     scenario.site.fabric.cost_usd_per_gpu,
-                    scenario.costs,
+                    scenario.costs_in(r.building),
                     scenario.pue,
                 ).capex_usd
         spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)

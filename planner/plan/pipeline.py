@@ -110,10 +110,16 @@ def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
     """Under max_gpus / max_pflops (whose objective does not count when money is spent) a structure
     is bought as late as its first rack allows: in the phase that rack arrives less the structure's
     lead time; one that holds no rack is not bought. The solver is indifferent between these
-    choices; the capex per phase and the TCO are not."""
+    choices; the capex per phase and the TCO are not. Under any objective a structure that costs
+    nothing (priced by the racks standing in it) and holds no rack is not bought."""
+    builds = {r.id: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    used = {r.building for r in plan.racks}
+    free = [b for b in plan.retrofits if b.id in builds and builds[b.id].cost_usd == 0]
+    if any(builds[b.id].effect.building not in used for b in free):  # costs nothing, holds nothing
+        kept = [b for b in plan.retrofits if b not in free or builds[b.id].effect.building in used]
+        plan = plan.model_copy(update={"retrofits": kept})
     if Objective(scenario.objective) not in (Objective.max_gpus, Objective.max_pflops) or not plan.retrofits:
         return plan
-    builds = {r.id: r for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
     if not any(b.id in builds for b in plan.retrofits):
         return plan
     order = scenario.phase_at

@@ -144,11 +144,12 @@ def choose_backup(
     kw, gpus = _loads(scenario, racks, network)
     buildings = sorted(b for b, v in kw.items() if v > 0)
     designs = {d.id: d for d in bp.designs}
+    own = {b: scenario.own_rate(b) for b in buildings}  # a structure's own rate holds no backup plant
     terms = _cluster_terms(scenario, racks)
     hours = discounted_hours(scenario, racks)
 
     def capex(assignment: dict[str, str]) -> float:
-        return sum(bp.plant_usd(designs[assignment[b]], kw[b]) for b in buildings)
+        return sum(bp.plant_usd(designs[assignment[b]], kw[b], own[b]) for b in buildings)
 
     def price(assignment: dict[str, str]) -> float:
         useful = useful_gpu_hours(scenario, terms, hours, assignment)
@@ -184,7 +185,7 @@ def choose_backup(
                 design=d.id,
                 fixed=b in bp.fixed,
                 it_kw=round(kw[b], 6),
-                capex_usd=round(bp.plant_usd(d, kw[b]), 2),
+                capex_usd=round(bp.plant_usd(d, kw[b], own[b]), 2),
                 ride_through=d.ride_through,
                 outage_interruptions_per_year=0.0 if d.ride_through else rate,
                 gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),

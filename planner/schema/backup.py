@@ -50,7 +50,9 @@ class BackupPower(StrictModel):
     than the rate assumes (``none``) is a credit of exactly the plant it leaves out. 0: the facility
     rate holds no backup plant and every design is paid on top of it."""
 
-    def plant_usd(self, design: BackupDesign, it_kw: float) -> float:
+    def plant_usd(self, design: BackupDesign, it_kw: float, own_rate: bool = False) -> float:
         """Backup capex of one building, USD: (usd_per_mw − in_facility_usd_per_mw) × IT MW (negative
-        for a design with less plant than the facility rate holds)."""
-        return (design.usd_per_mw - self.in_facility_usd_per_mw) * it_kw / 1000
+        for a design with less plant than the facility rate holds); a structure priced at a rate of
+        its own (``own_rate``) holds none of that plant: usd_per_mw × IT MW."""
+        held = 0.0 if own_rate else self.in_facility_usd_per_mw
+        return (design.usd_per_mw - held) * it_kw / 1000

@@ -175,7 +175,12 @@ class BuildStructure(StrictModel):
     )
     """Cooling media its rows may use: a tent is air only (liquid-cooled rack types stay out)."""
     life_years: Float | None = Field(None, gt=0, le=100)
-    """Service life of the structure, years (a tent's is short); for people and costs."""
+    """Service life of the structure, years (a tent's is short): its cost, and with a rate of its own
+    its racks' build, keep their book value at the horizon over it."""
+    facility_usd_per_mw: Float | None = Field(None, ge=0, le=1e10)
+    """The structure's whole build per MW of critical IT standing in it, USD: replaces
+    ``costs.facility_usd_per_mw`` (and the backup plant that rate holds) for its racks; none: the
+    building rate applies (``cost_usd`` then pays for the structure on top)."""
     source: Text = ""
     """Where its cost, lead time and life come from (or 'estimate')."""
 
@@ -489,6 +494,22 @@ class Scenario(StrictModel):
             for c in self.clusters
         ]
         return self.model_copy(update={"clusters": clusters, "futures": []})
+
+    def costs_in(self, building: str | None) -> Costs:
+        """The costs of a rack standing in ``building``: the scenario's, with a structure's own
+        facility rate (and its life, for the build's book value) where one builds it."""
+        for r in self.retrofits:
+            e = r.effect
+            if e.kind == "build_structure" and e.building == building and e.facility_usd_per_mw is not None:
+                life = e.life_years if e.life_years is not None else self.costs.facility_life_years
+                return self.costs.model_copy(
+                    update={"facility_usd_per_mw": e.facility_usd_per_mw, "facility_life_years": life}
+                )
+        return self.costs
+
+    def own_rate(self, building: str | None) -> bool:
+        """Whether a structure's own facility rate replaces the building rate in ``building``."""
+        return self.costs_in(building) is not self.costs
 
     @property
     def retires(self) -> bool:

@@ -33,6 +33,7 @@ from planner.verifier.rules_recount import (
     retired_at,
     stands,
     start_years,
+    structure_rate,
     worth,
 )
 
@@ -67,10 +68,21 @@ class _Sums:
     halls: set[str] = field(default_factory=set)
 
 
-def facility_usd(scenario: Scenario, kw: float) -> float:
-    """Facility build for kW of critical IT (none when the site is leased)."""
+def facility_usd(scenario: Scenario, kw: float, building: str | None = None) -> float:
+    """Facility build for kW of critical IT in ``building`` (none when the site is leased): a
+    structure's own rate where it has one, else the building rate."""
     c = scenario.costs
-    return 0.0 if c.colocation_usd_per_kw_month is not None else c.facility_usd_per_mw * kw / 1000.0
+    own = structure_rate(scenario, building)
+    per_mw = c.facility_usd_per_mw if own is None else own[0]
+    return 0.0 if c.colocation_usd_per_kw_month is not None else per_mw * kw / 1000.0
+
+
+def facility_life(scenario: Scenario, building: str | None) -> float | None:
+    """Years the build of a position in ``building`` keeps book value over: a structure's own life
+    where it has its own rate (the facility's when it states none), else the facility's."""
+    own = structure_rate(scenario, building)
+    life = None if own is None else own[1]
+    return life if life is not None else scenario.costs.facility_life_years
 
 
 def opex_usd(scenario: Scenario, kw: float, equipment_usd: float) -> float:
@@ -165,14 +177,15 @@ def _add_money(
 ) -> None:
     """The rack's capex parts, TCO terms (capex, opex to its end, removal, residual) and GPU-hours."""
     h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
-    capex = 0.0 if r.existing else x.equipment + facility_usd(scenario, x.kw)
+    build = facility_usd(scenario, x.kw, r.building)
+    capex = 0.0 if r.existing else x.equipment + build
     life = x.life
     removal = life.removal_cost_usd if life is not None and x.retire is not None and x.retire < h else 0.0
     residual = 0.0
     if life is not None and not r.existing and (x.retire is None or x.retire >= h) and x.t0 < h:
         residual = x.equipment * max(0.0, 1.0 - (h - x.t0) / life.years)
     if not r.existing:  # its position's build, with a facility life, stays on the books
-        residual += left_on_books(facility_usd(scenario, x.kw), x.t0, scenario.costs.facility_life_years, h)
+        residual += left_on_books(build, x.t0, facility_life(scenario, r.building), h)
     s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment) * flow(x.t0, x.end, rate)
     s.tco += removal * worth(x.retire or 0.0, rate) - residual * worth(h, rate)
     s.removal += removal
@@ -185,7 +198,7 @@ def _add_money(
         s.capex["racks"] += t.capex_usd
         s.capex["fabric"] += t.gpus * x.per_gpu
         s.capex["links"] += x.links_usd
-        s.capex["facility"] += facility_usd(scenario, x.kw)
+        s.capex["facility"] += build
 
 
 def network_kw(scenario: Scenario) -> float:
@@ -405,7 +418,7 @@ def recount_phases(
                 t.capex_usd
                 + t.gpus * scenario.site.fabric.cost_usd_per_gpu
                 + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
-                + facility_usd(scenario, planning_kw(scenario, t))
+                + facility_usd(scenario, planning_kw(scenario, t), r.building)
             )
         tight = sorted(
             (u for u in phase_usage.get(ph.id, []) if u.limit > 0),

@@ -34,7 +34,15 @@ from planner.schema import (
     ReliabilityReport,
     Scenario,
 )
-from planner.verifier.rules_recount import HOURS, flow, phase_index, planning_kw, standing_racks, start_years
+from planner.verifier.rules_recount import (
+    HOURS,
+    flow,
+    phase_index,
+    planning_kw,
+    standing_racks,
+    start_years,
+    structure_rate,
+)
 from planner.verifier.site import SiteView
 
 MAX_ASSIGNMENTS = 4096
@@ -273,7 +281,8 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
     designs = {d.id: d for d in bp.designs}
     jobs = _jobs(scenario, racks)
     events = bp.outage.events_per_year
-    held = bp.in_facility_usd_per_mw  # plant the facility rate holds: a design with less is a credit
+    # plant the facility rate holds (a design with less is a credit); none in a structure at its own rate
+    held = {b: 0.0 if structure_rate(scenario, b) is not None else bp.in_facility_usd_per_mw for b in kw}
 
     def dark(d) -> float:
         return (
@@ -297,7 +306,7 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
             for b, v in hours.items()
             for c, x in v.items()
         )
-        capex = sum((designs[choice[b]].usd_per_mw - held) * kw[b] / 1000 for b in buildings)
+        capex = sum((designs[choice[b]].usd_per_mw - held[b]) * kw[b] / 1000 for b in buildings)
         return (tco_usd + capex) / useful if useful > 0 else math.inf
 
     best = _best_choice(bp, buildings, price)
@@ -307,7 +316,7 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
             design=best[b],
             fixed=b in bp.fixed,
             it_kw=round(kw[b], 6),
-            capex_usd=round((designs[best[b]].usd_per_mw - held) * kw[b] / 1000, 2),
+            capex_usd=round((designs[best[b]].usd_per_mw - held[b]) * kw[b] / 1000, 2),
             ride_through=designs[best[b]].ride_through,
             outage_interruptions_per_year=0.0 if designs[best[b]].ride_through else events,
             gpu_hours_dark_per_year=round(dark(designs[best[b]]) * gpus.get(b, 0), 6),

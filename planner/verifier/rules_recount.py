@@ -161,3 +161,13 @@ def flow(t: float, end: float, rate: float) -> float:
     if rate == 0:
         return end - t
     return (worth(t, rate) - worth(end, rate)) / math.log(1.0 + rate)
+
+
+def structure_rate(scenario: Scenario, building: str | None) -> tuple[float, float | None] | None:
+    """(USD per MW, life years) of a structure built with a rate of its own in ``building``; None
+    where the building rate applies."""
+    for x in scenario.retrofits:
+        e = x.effect
+        if e.kind == "build_structure" and e.building == building and e.facility_usd_per_mw is not None:
+            return e.facility_usd_per_mw, (e.life_years if e.life_years is not None else None)
+    return None
