@@ -292,14 +292,17 @@ def explain_feasible(
 
 
 def _one_per_kind(cands: list[Relaxation], top: int) -> list[Relaxation]:
-    """The first (tightest) candidate of each kind, at most ``top``."""
+    """The first (tightest) candidate of each kind, at most ``top``; slots left go to further phases
+    of the per-phase limits (power arrived, supply), which every building can use."""
     seen: set[str] = set()
     out = []
     for c in cands:
         if c.kind not in seen:
             seen.add(c.kind)
             out.append(c)
-    return out[:top]
+    out = out[:top]
+    out += [c for c in cands if c not in out and c.kind in PER_PHASE][: top - len(out)]
+    return out
 
 
 def _replan_gains(

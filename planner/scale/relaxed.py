@@ -165,8 +165,8 @@ def region_pick(base: Scenario, scenario: Scenario, plan: Plan) -> list[str]:
     """R for a region limit (module docstring): from the first phase p the step loosens (the power
     arrived; the first phase otherwise), per building b the GPU-phases it could add, about:
 
-        Σ_{c capped, short in p} (x0[c,b,last] − x0[c,b,p])        racks that could stand earlier
-        + free_b · G · (n − p)   if an uncapped cluster is short   new racks from p on
+        Σ_{c short in p} (x0[c,b,last] − x0[c,b,p])        racks that could stand earlier
+        + free_b · G · (n − p)   if a cluster is short from p to the last phase   new racks
 
     (free_b: b's free positions in the base plan, G: GPUs of the largest rack such a cluster may
     use); the :data:`REGION_PICK` best."""
@@ -183,14 +183,14 @@ def region_pick(base: Scenario, scenario: Scenario, plan: Plan) -> list[str]:
     x0 = standing_gpus(scenario, plan)
     ids = [b.id for b in scenario.site.buildings]
     types = scenario.catalog.by_id()
-    capped, uncapped = [], []
-    for c in scenario.clusters:
-        w = tl.demand(c, p)
-        if w is None:
-            uncapped.append(c)
-        elif sum(x0.get((c.id, b, p), 0) for b in ids) < w:
-            capped.append(c.id)
-    big = max((types[t].gpus for c in uncapped for t in c.rack_types if t in types), default=0)
+
+    def short(c, i: int) -> bool:
+        w = tl.demand(c, i)
+        return w is None or sum(x0.get((c.id, b, i), 0) for b in ids) < w
+
+    now = [c for c in scenario.clusters if short(c, p)]
+    still = [c for c in now if all(short(c, i) for i in range(p, n))]
+    big = max((types[t].gpus for c in still for t in c.rack_types if t in types), default=0)
     free: dict[str, int] = defaultdict(int)
     for ref in index_site(scenario.site).rows.values():
         if ref.row.network is None:
@@ -200,7 +200,7 @@ def region_pick(base: Scenario, scenario: Scenario, plan: Plan) -> list[str]:
             free[r.building] -= types[r.rack_type].width
     score = []
     for b in ids:
-        later = sum(x0.get((c, b, n - 1), 0) - x0.get((c, b, p), 0) for c in capped)
+        later = sum(x0.get((c.id, b, n - 1), 0) - x0.get((c.id, b, p), 0) for c in now)
         score.append((-(later + max(0, free[b]) * big * (n - p)), b))
     return [b for _, b in sorted(score)[:REGION_PICK]]
 
