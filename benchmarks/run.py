@@ -319,6 +319,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
             usd_per_useful_gpu_hour=k.usd_per_useful_gpu_hour,
             it_mw=k.it_kw / 1000,
             tents=[f"{x.building} ({x.bought})" for x in structures(s, plan) if x.retrofit and x.built],
+            tents_usd=_tents_usd(s, plan),
             power=[
                 [p.phase, p.facility_kw / 1000, None if p.arrived_kw is None else p.arrived_kw / 1000]
                 for p in region_power(s, plan)
@@ -698,6 +699,22 @@ def fabric_table(fabrics: dict) -> list[str]:
     return out
 
 
+def _tents_usd(s, plan) -> float:
+    """What the structures built cost: their lump sums and, priced as their whole build, their rate
+    × the kW of the racks standing in them (USD)."""
+    from planner.rules.costs import facility_usd
+
+    types = s.catalog.by_id()
+    built = {b.id for b in plan.retrofits}
+    lump = sum(r.cost_usd for r in s.retrofits if r.id in built and r.effect.kind == "build_structure")
+    own = sum(
+        facility_usd(s.rack_power_kw(types[r.rack_type]), s.costs_in(r.building))
+        for r in plan.racks
+        if s.own_rate(r.building) and r.rack_type in types
+    )
+    return lump + own
+
+
 def region_table(region: dict) -> list[str]:
     """The gigawatt region (datasets/prometheus-1gw.yaml): decomposed joint, rolling and (--full) the whole
     model joint."""
@@ -724,7 +741,7 @@ def region_table(region: dict) -> list[str]:
         L.append(
             f"| {mode} | {x.get('status')} | {_gap(x)} | {_n(x.get('gpus'))} | "
             f"{_f(x.get('objective'), '{:,.0f}')} | "
-            f"{_f(x.get('capex_usd'), '{:,.0f}')} | {_f(parts.get('retrofits'), '{:,.0f}')} | "
+            f"{_f(x.get('capex_usd'), '{:,.0f}')} | {_f(x.get('tents_usd'), '{:,.0f}')} | "
             f"{_f(parts.get('backup power'), '{:,.0f}')} | "
             f"{_f(x.get('tco_usd'), '{:,.0f}')} | {_f(x.get('usd_per_gpu_hour'), '{:.3f}')} | "
             f"{_f(x.get('usd_per_useful_gpu_hour'), '{:.3f}')} | "
