@@ -199,7 +199,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "retrofits cost nothing",
         (kpis, "retrofit_costs"),
-        lambda f: lambda s, b: (0.0, 0.0),
+        lambda f: lambda s, b: (0.0, 0.0, 0.0),
         "fleet-expansion",
     ),
     Mutant(
