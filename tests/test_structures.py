@@ -283,3 +283,60 @@ def test_a_tent_bought_too_early_is_moved_to_its_first_racks_phase() -> None:
     early = plan.model_copy(update={"racks": racks, "retrofits": [BoughtRetrofit(id="tent-T1", phase="p1")]})
     assert [(b.id, b.phase) for b in structures_when_needed(early, s).retrofits] == [("tent-T1", "p2")]
     assert structures_when_needed(early.model_copy(update={"racks": []}), s).retrofits == []
+
+
+def _tent_pue(arrival_kw=None, **pue) -> dict:
+    """The early region (16 GPUs from p1: the tent holds the rack) with the tent's own PUE figures and,
+    given ``arrival_kw``, that much region power arrived from the start."""
+    data = region({"p1": 16, "p2": 16}).model_dump(mode="json")
+    data["retrofits"][0]["effect"].update(pue)
+    if arrival_kw is not None:
+        data["power_arrival"] = [{"interconnect_mw": arrival_kw / 1000}]
+    return data
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_tents_design_day_pue_binds_the_power_arrived(solver: str) -> None:
+    """25 kW arrived. The rack (21.4 kW) in the tent at the scenario's PUE 1.08 draws 23.112 kW; at the
+    tent's own design-day PUE 1.15 it draws 24.61 kW (fits); at 1.2, 25.68 kW: nothing can hold the 16
+    GPUs in p1 (the building is not there yet), the scenario is infeasible, and a plan placing it
+    anyway is refused with the tent's PUE named."""
+    from planner.plan.pipeline import plan_scenario
+    from planner.plan.structures import region_power
+
+    s = scenario_from_data(_tent_pue(25, design_day_pue=1.15))
+    plan = solved(s, solver)
+    assert [(r.building, r.phase) for r in plan.racks] == [("T1", "p1")]
+    use = next(u for u in plan.utilisation if u.kind == "power_arrival")
+    assert (use.value, use.limit) == (pytest.approx(21.4 * 1.15), 25.0)
+    assert [round(p.facility_kw, 6) for p in region_power(s, plan)] == [24.61, 24.61]
+    assert plan.kpis.facility_kw == pytest.approx(21.4 * 1.08)  # energy and KPIs stay annual
+    hot = scenario_from_data(_tent_pue(25, design_day_pue=1.2))
+    assert plan_scenario(hot).status == "infeasible"
+    rep = verify(plan.model_copy(update={"scenario_hash": None}), hot)
+    assert (
+        "power_arrival: facility load 25.68 kW (IT × design-day PUE of structure T1 1.2) exceeds the 25 kW "
+        "of interconnect and generation arrived in phase p1" in [str(v) for v in rep.violations]
+    ), rep.violations
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_tents_annual_pue_prices_its_racks_energy(solver: str) -> None:
+    """The tent's annual PUE 1.5 against the scenario's 1.08: the rack's energy costs 21.4 kW × 0.8
+    utilisation × 0.42 × 8,760 h × $0.0892 = $5,618.52 a year more; its facility kW is 21.4 × 1.5 and,
+    with no design-day figure of its own, power arrival counts it at 1.5 too (32.1 kW of 40)."""
+    plain = solved(scenario_from_data(_tent_pue(40)), solver)
+    warm = solved(scenario_from_data(_tent_pue(40, pue=1.5)), solver)
+    assert warm.kpis.opex_usd_per_year - plain.kpis.opex_usd_per_year == pytest.approx(5_618.52, abs=0.01)
+    assert warm.kpis.facility_kw == pytest.approx(32.1)
+    use = next(u for u in warm.utilisation if u.kind == "power_arrival")
+    assert use.value == pytest.approx(32.1)
+
+
+def test_a_tents_design_day_pue_below_its_annual_is_refused() -> None:
+    with pytest.raises(InputError) as e:
+        scenario_from_data(_tent_pue(pue=1.3, design_day_pue=1.2))
+    assert (
+        "retrofits[0].effect.design_day_pue: 1.2 is below its annual pue 1.3: the design day is the hottest "
+        "of the year, its PUE at least the annual" in e.value.lines()
+    ), e.value.lines()

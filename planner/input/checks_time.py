@@ -41,6 +41,26 @@ def check_phases(scenario: Scenario) -> list[Problem]:
             "hottest of the year, its PUE at least the annual"
         )
         out.append(Problem("design_day_pue", what))
+    out += _structure_pues(scenario)
+    return out
+
+
+def _structure_pues(scenario: Scenario) -> list[Problem]:
+    """A structure's design-day PUE is at least its annual one (its own, else the scenario's)."""
+    out = []
+    for i, r in enumerate(scenario.retrofits):
+        e = r.effect
+        if e.kind != "build_structure" or e.design_day_pue is None:
+            continue
+        annual, whose = (
+            (e.pue, "its annual pue") if e.pue is not None else (scenario.pue, "the scenario's pue")
+        )
+        if e.design_day_pue < annual:
+            what = (
+                f"{e.design_day_pue:g} is below {whose} {annual:g}: the design day is the hottest of the "
+                "year, its PUE at least the annual"
+            )
+            out.append(Problem(f"retrofits[{i}].effect.design_day_pue", what))
     return out
 
 

@@ -84,8 +84,10 @@ def _count_terms(m: Model, key, var, years: dict, e: dict, costs_of: dict) -> No
     kw = s.rack_power_kw(rt)
     per_gpu = 0.0 if designed else s.site.fabric.cost_usd_per_gpu
     life = lifecycle(s, key.rack_type, key.phase, years)
-    costs = costs_of[m.ix.rows[key.cls.row].building]
-    cost = rack_cost(rt, kw, link, per_gpu, costs, s.pue, years.get(key.phase, 0.0), **life)
+    building = m.ix.rows[key.cls.row].building
+    cost = rack_cost(
+        rt, kw, link, per_gpu, costs_of[building], s.pue_in(building), years.get(key.phase, 0.0), **life
+    )
     until = (
         m.until(key.rack_type, key.phase) if s.service_life else len(m.tl.phases)
     )  # retired from then (§17)
@@ -113,7 +115,9 @@ def _fixed_money(m: Model) -> None:
     types = s.catalog.by_id()
     classes = {c.id: c for c in s.site.fabric.link_classes}
     a = annuity(0.0, s.costs.horizon_years, s.costs.discount_rate)
-    net_kw = sum(s.rack_power_kw(t) for _, _, t in network_racks(s))
+    nets = [(s.rack_power_kw(t), s.pue_in(m.ix.rows[row].building)) for _, row, t in network_racks(s)]
+    net_kw = sum(kw for kw, _ in nets)
+    net_pue = sum(kw * pue for kw, pue in nets) / net_kw if net_kw else s.pue  # each at its building's
     net_facility = facility_usd(net_kw, s.costs)
     kept = build_npv_usd(1.0, 0.0, s.costs.facility_life_years, s.costs)[
         0
@@ -124,7 +128,7 @@ def _fixed_money(m: Model) -> None:
         link = classes.get(r.link_class or "")
         fabric = s.site.fabric.cost_usd_per_gpu
         inst_opex += rack_cost(
-            t, s.rack_power_kw(t), link, fabric, s.costs, s.pue, 0.0, existing=True
+            t, s.rack_power_kw(t), link, fabric, s.costs, s.pue_in(r.building), 0.0, existing=True
         ).tco_usd
     if m.fabric_capex is not None:
         kw = m.fabric_kw if m.fabric_kw is not None else pulp.LpAffineExpression()
@@ -137,7 +141,7 @@ def _fixed_money(m: Model) -> None:
         )
     m.exprs["capex_usd"].constant = round(net_facility, 6)
     m.exprs["tco_usd"].constant = round(
-        net_facility * kept + opex_usd_per_year(net_kw, 0.0, s.costs, s.pue) * a + inst_opex, 6
+        net_facility * kept + opex_usd_per_year(net_kw, 0.0, s.costs, net_pue) * a + inst_opex, 6
     )
 
 

@@ -37,24 +37,28 @@ def relax_power_arrival(
 def add_power_arrival_constraints(m: Model) -> None:
     """For each phase p this model decides (interconnect and generation arrived by p, A_p in kW):
 
-        PUE_d · (Σ_{k, t, G, q ≤ p} n[k,t,G,q] · p_t + fabric kW) ≤ A_p − PUE_d · F_p
+        Σ_{k,t,G,q ≤ p} PUE(k) · n[k,t,G,q] · p_t + Σ_r PUE(r) · fabric_r ≤ A_p − Σ_r PUE(r) · F_{p,r}
 
-    with p_t the planning power of type t, F_p the fixed loads standing in p (installed racks,
-    pods' network racks), all kW, and PUE_d the design-day PUE (the annual one unless stated).
-    Named ``power_arrival(region,q3)`` (``power_arrival(region)`` without phases). Nothing when the
-    scenario states no arrival."""
+    with p_t the planning power of type t, fabric_r the designed-fabric switches' kW charged to row r,
+    F_{p,r} the fixed loads standing in row r in p (installed racks, pods' network racks), all kW, and
+    PUE(·) the design-day PUE of the building a class or row stands in (a structure's own, else the
+    scenario's; the annual one unless stated). Named ``power_arrival(region,q3)``
+    (``power_arrival(region)`` without phases). Nothing when the scenario states no arrival."""
     s = m.scenario
     if not s.power_arrival:
         return
     types = s.catalog.by_id()
-    fabric = [
-        item for items in m.fabric_rows.values() for item in items
-    ]  # single-phase only (checked on input)
+    pue_of = {b.id: s.arrival_pue_in(b.id) for b in s.site.buildings}  # a structure may have its own
+    row_pue = {row: pue_of[ref.building] for row, ref in m.ix.rows.items()}
     for p in range(m.from_phase, m.horizon + 1):
         available = s.power_available_kw(p)
-        pue = s.arrival_pue
-        fixed = pue * sum(m.fixed_at(p).values())
-        items = [(var, round(pue * s.rack_power_kw(types[key.rack_type]), 9)) for key, var in m.upto(p)]
-        items += [(var, round(pue * c, 9)) for var, c in fabric]
+        fixed = sum(row_pue[row] * kw for row, kw in m.fixed_at(p).items())
+        items = [
+            (var, round(row_pue[key.cls.row] * s.rack_power_kw(types[key.rack_type]), 9))
+            for key, var in m.upto(p)
+        ]
+        items += [  # designed-fabric switches, charged to rows: single-phase only (checked on input)
+            (var, round(row_pue[row] * c, 9)) for row, fab in m.fabric_rows.items() for var, c in fab
+        ]
         lhs = pulp.LpAffineExpression(items)
         m.add_limit(LimitKey("power_arrival", "region", phase=m.ph(p)), lhs, available - fixed, "kW", fixed)

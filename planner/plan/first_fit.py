@@ -187,9 +187,13 @@ class _FirstFit:
             if liquid and row.liquid_loop:
                 self.heat[row.liquid_loop] += liquid
         self.power = PowerState(self.pm, fixed_row)
-        # the region's power arrived by this phase (facility kW ÷ PUE), less the IT load standing
+        # the region's power arrived by this phase less the facility load standing (IT × its building's
+        # design-day PUE), facility kW
         self.arrival_left = (
-            s.power_available_kw(p) / s.arrival_pue - sum(fixed_row.values()) if s.power_arrival else math.inf
+            s.power_available_kw(p)
+            - sum(kw * s.arrival_pue_in(ix.rows[r].building) for r, kw in fixed_row.items())
+            if s.power_arrival
+            else math.inf
         )
         dark_rows = {r for g in self.pm.dark for r in self.pm.groups[g].rows}
         self.home_order: dict[Scope, list[str]] = {}
@@ -226,9 +230,10 @@ class _FirstFit:
             return False
         if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
             return False
-        if kw > self.arrival_left + TOL:
+        drawn = kw * s.arrival_pue_in(ref.building)  # facility kW
+        if drawn > self.arrival_left + TOL:
             return False
-        self.arrival_left -= kw
+        self.arrival_left -= drawn
         self.power.add(group, kw)
         self.heat[ref.row.air_zone] += air
         if liquid:

@@ -75,6 +75,7 @@ class _Acc:
     optics: int = 0
     retired: int = 0
     racks_kw: float = 0.0
+    facility_kw: float = 0.0
     pflops: float = 0.0
     max_kw: float = 0.0
     capex_racks: float = 0.0
@@ -159,7 +160,8 @@ def _add_kind(
     life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
     per_gpu = 0.0 if cluster in designed else scenario.site.fabric.cost_usd_per_gpu
     start = 0.0 if existing else years.get(phase, 0.0)
-    cost = rack_cost(t, kw, link, per_gpu, costs, scenario.pue, start, existing, **life)
+    pue = scenario.pue_in(building)  # a structure may have its own
+    cost = rack_cost(t, kw, link, per_gpu, costs, pue, start, existing, **life)
     acc.removal += k * cost.removal_usd
     acc.residual += k * cost.residual_usd
     acc.tco += k * cost.tco_usd
@@ -178,6 +180,7 @@ def _add_kind(
     acc.opex += k * cost.opex_usd_per_year
     if life and not existing:
         acc.depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
+    acc.facility_kw += k * kw * pue
     _add_standing(acc, t, k, kw, spare, link)
 
 
@@ -203,14 +206,22 @@ def _add_white_space(acc: _Acc, scenario: Scenario, sizes: dict, bought) -> tupl
     (undiscounted), running to the horizon (facility, energy and maintenance of their equipment); and
     the retrofits bought. Returns (network kW, fabric kW, retrofit capex)."""
     costs = scenario.costs
-    network_kw = sum(scenario.rack_power_kw(t) for _, _, t in network_racks(scenario))
+    building_of = {r.id: b.id for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    nets = [
+        (scenario.rack_power_kw(t), scenario.pue_in(building_of[row]))
+        for _, row, t in network_racks(scenario)
+    ]
+    network_kw = sum(kw for kw, _ in nets)
     acc.optics += sum(z.optics for z in sizes.values())
     fabric_kw = sum(z.kw for z in sizes.values())
     designed_capex = sum(z.capex_usd for z in sizes.values())
     acc.capex_fabric += designed_capex
     white_kw = network_kw + fabric_kw
     acc.facility += facility_usd(white_kw, costs)
-    white_opex = opex_usd_per_year(white_kw, designed_capex, costs, scenario.pue)
+    white_facility_kw = sum(kw * pue for kw, pue in nets) + fabric_kw * scenario.pue  # each at its building's
+    acc.facility_kw += white_facility_kw
+    white_pue = white_facility_kw / white_kw if white_kw else scenario.pue
+    white_opex = opex_usd_per_year(white_kw, designed_capex, costs, white_pue)
     acc.opex += white_opex
     white_npv, white_left = build_npv_usd(
         facility_usd(white_kw, costs), 0.0, costs.facility_life_years, costs
@@ -248,7 +259,7 @@ def _as_kpis(
         it_kw=round(total_kw, 6),
         racks_kw=round(acc.racks_kw, 6),
         network_kw=round(network_kw, 6),
-        facility_kw=round(total_kw * scenario.pue, 6),
+        facility_kw=round(acc.facility_kw, 6),
         gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
         pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
         avg_kw_per_rack=round(acc.racks_kw / n, 6) if n else 0.0,

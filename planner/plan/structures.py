@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.enums import RetrofitKind
+from planner.input.site_index import network_racks
 from planner.input.timeline import timeline
 from planner.plan import Plan
 from planner.schema import Scenario
@@ -122,13 +123,14 @@ def structures(scenario: Scenario, plan: Plan) -> list[Structure]:
 
 
 def region_power(scenario: Scenario, plan: Plan) -> list[RegionPower]:
-    """Facility load (IT × design-day PUE) against power arrived, per phase (from the plan's phase
-    summaries; one row from its KPIs without phases)."""
+    """Facility load (IT × design-day PUE, each rack at its building's) against power arrived, per
+    phase (from the plan's phase summaries; one row from its KPIs without phases)."""
+    pue = scenario.arrival_pue
     if plan.phases:
         return [
             RegionPower(
                 p.phase,
-                scenario.arrival_pue * p.it_kw,
+                pue * p.it_kw + _own_pue_kw(scenario, plan, i),
                 scenario.power_available_kw(i) if scenario.power_arrival else None,
             )
             for i, p in enumerate(plan.phases)
@@ -137,7 +139,26 @@ def region_power(scenario: Scenario, plan: Plan) -> list[RegionPower]:
     return [
         RegionPower(
             None,
-            scenario.arrival_pue * it,
+            pue * it + _own_pue_kw(scenario, plan, None),
             scenario.power_available_kw(0) if scenario.power_arrival else None,
         )
     ]
+
+
+def _own_pue_kw(scenario: Scenario, plan: Plan, index: int | None) -> float:
+    """Σ (design-day PUE of its building − the scenario's) × kW over the racks and network racks
+    standing in phase ``index`` (every rack without phases): what structures with a PUE of their own
+    add to the facility load, kW (0 when none states one)."""
+    base = scenario.arrival_pue
+    pues = {b.id: scenario.arrival_pue_in(b.id) for b in scenario.site.buildings}
+    if all(v == base for v in pues.values()):
+        return 0.0
+    types = scenario.catalog.by_id()
+    racks = plan.racks if index is None else scenario.standing(plan.racks, index)
+    out = sum((pues[r.building] - base) * scenario.rack_power_kw(types[r.rack_type]) for r in racks)
+    tl = timeline(scenario)
+    building_of = {r.id: b.id for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    for _, row, t in network_racks(scenario):
+        if index is None or tl.row_on.get(row, 0) <= index:
+            out += (pues[building_of[row]] - base) * scenario.rack_power_kw(t)
+    return out

@@ -85,7 +85,8 @@ def capacity_bound(scenario: Scenario) -> float | None:
         kw = root
         arrived = scenario.power_available_kw(p)
         if arrived is not None:
-            kw = min(kw, arrived / scenario.arrival_pue)
+            least = min((scenario.arrival_pue_in(b.id) for b in scenario.site.buildings), default=1.0)
+            kw = min(kw, arrived / least)  # the building with the least design-day PUE draws least
         gpus = min(installed + _asked(scenario, p), kw / kw_per_gpu, room)
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

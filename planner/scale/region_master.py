@@ -144,11 +144,15 @@ def master(
     for i in range(n):
         available = scenario.power_available_kw(i)
         if available is not None:
+            pue = {b: scenario.arrival_pue_in(b) for b in buildings}  # each building at its own
             load = pulp.lpSum(
-                x[cid, b, i] * kw[cid] for cid, *_ in clusters for b in buildings if (cid, b, i) in x
+                x[cid, b, i] * (pue[b] * kw[cid])
+                for cid, *_ in clusters
+                for b in buildings
+                if (cid, b, i) in x
             )
-            fixed_kw = scenario.arrival_pue * sum(f[i] for f in fixed.values())
-            prob += scenario.arrival_pue * load <= available - fixed_kw, f"arrival_{i}"
+            fixed_kw = sum(scenario.arrival_pue_in(b) * f[i] for b, f in fixed.items())
+            prob += load <= available - fixed_kw, f"arrival_{i}"
     prob += pulp.lpSum(x.values())
     res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, time_limit_s, 1e-4))
     if res.values is None:
@@ -208,7 +212,7 @@ def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: in
                 gpus[cid] = steps
                 load = [load[i] + kw[cid] * steps[i] for i in range(n)]
         out[b] = Share(gpus, [])
-        loads[b] = [scenario.arrival_pue * (load[i] + fixed[b][i]) for i in range(n)]
+        loads[b] = [scenario.arrival_pue_in(b) * (load[i] + fixed[b][i]) for i in range(n)]
     spare = [0.0] * n
     for i in range(n):
         available = scenario.power_available_kw(i)

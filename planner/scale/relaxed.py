@@ -147,7 +147,7 @@ def standing_gpus(scenario: Scenario, plan: Plan) -> dict[tuple[str, str, int], 
 
 
 def draws_kw(scenario: Scenario, plan: Plan) -> dict[str, list[float]]:
-    """u0[b,i]: what building b draws in phase index i at the arrival PUE, kW (its racks and its
+    """u0[b,i]: what building b draws in phase index i at its design-day PUE, kW (its racks and its
     fixed network racks, as the model counts them)."""
     n = len(timeline(scenario).phases)
     ix = index_site(scenario.site)
@@ -158,7 +158,7 @@ def draws_kw(scenario: Scenario, plan: Plan) -> dict[str, list[float]]:
         for r in scenario.standing(plan.racks, i):
             if r.rack_type in types and not r.existing:
                 out[r.building][i] += scenario.rack_power_kw(types[r.rack_type])
-    return {b: [scenario.arrival_pue * kw for kw in v] for b, v in out.items()}
+    return {b: [scenario.arrival_pue_in(b) * kw for kw in v] for b, v in out.items()}
 
 
 def region_pick(base: Scenario, scenario: Scenario, plan: Plan) -> list[str]:

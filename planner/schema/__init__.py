@@ -46,18 +46,15 @@ from planner.schema.plan import (
     Usage,
 )
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
+from planner.schema.retrofits import AddLiquidLoop, BuildStructure, RaiseCapacity, RaiseRackPower, Retrofit
 from planner.schema.scenario import (
-    AddLiquidLoop,
     Budgets,
     Cluster,
     FabricDesign,
     Future,
     Phase,
     PowerStep,
-    RaiseCapacity,
-    RaiseRackPower,
     RegionTier,
-    Retrofit,
     Scenario,
     ServiceLife,
     Supply,
@@ -90,6 +87,7 @@ __all__ = [
     "Bool",
     "BoughtRetrofit",
     "Budgets",
+    "BuildStructure",
     "Building",
     "Catalog",
     "Cause",

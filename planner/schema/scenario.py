@@ -9,11 +9,11 @@ import math
 from collections.abc import Iterable, Mapping
 from datetime import date, timedelta
 from types import MappingProxyType
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from planner.enums import Demand, FabricKind, FailoverPolicy, Medium, Objective, RackLimitBasis, Scope
+from planner.enums import Demand, FabricKind, FailoverPolicy, Objective, RackLimitBasis, Scope
 from planner.schema.backup import BackupPower
 from planner.schema.base import (
     MAX_ITEMS,
@@ -31,7 +31,8 @@ from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
 from planner.schema.plan import PlacedRack
 from planner.schema.reliability import Reliability
-from planner.schema.site import CoolingZone, Site
+from planner.schema.retrofits import BuildStructure, Retrofit
+from planner.schema.site import Site
 from planner.schema.solver import SolverSettings
 
 
@@ -129,76 +130,6 @@ class Phase(StrictModel):
     """First day of the phase (a YAML date, e.g. 2026-01-01); phases are listed in time order."""
     name: Text = ""
     """Free text."""
-
-
-class AddLiquidLoop(StrictModel):
-    """Retrofit effect: a row gets a liquid loop (a new liquid cooling zone in the row's hall)."""
-
-    kind: Literal["add_liquid_loop"]
-    row: Id
-    """Row that gets the loop."""
-    loop: CoolingZone
-    """The loop (medium liquid), with its units and capacity."""
-
-
-class RaiseCapacity(StrictModel):
-    """Retrofit effect: a power node or cooling zone gains capacity."""
-
-    kind: Literal["raise_capacity"]
-    target: Id
-    """Power node or cooling zone ID."""
-    add_kw: Float = Field(gt=0, le=1e7)
-    """Added usable capacity, kW (for a power node: after its derate)."""
-
-
-class RaiseRackPower(StrictModel):
-    """Retrofit effect: a row's per-rack power limit rises (new busway taps, bigger breakers)."""
-
-    kind: Literal["raise_rack_power"]
-    row: Id
-    """Row ID."""
-    max_rack_power_kw: Float = Field(gt=0, le=10_000)
-    """The new per-rack limit, kW."""
-
-
-class BuildStructure(StrictModel):
-    """Build a structure of the region (§16): a building or a temporary one (a tent) whose rows host
-    racks only once it is built; what it may cool with."""
-
-    kind: Literal["build_structure"]
-    building: Id
-    """The site building it builds (its halls, rows, power and cooling as the site describes them)."""
-    structure: Text = "building"
-    """What kind of structure (building, tent …), for people."""
-    media: list[Medium] = Field(
-        default_factory=lambda: [Medium.air, Medium.liquid], min_length=1, max_length=2
-    )
-    """Cooling media its rows may use: a tent is air only (liquid-cooled rack types stay out)."""
-    life_years: Float | None = Field(None, gt=0, le=100)
-    """Service life of the structure, years (a tent's is short): its cost, and with a rate of its own
-    its racks' build, keep their book value at the horizon over it."""
-    facility_usd_per_mw: Float | None = Field(None, ge=0, le=1e10)
-    """The structure's whole build per MW of critical IT standing in it, USD: replaces
-    ``costs.facility_usd_per_mw`` (and the backup plant that rate holds) for its racks; none: the
-    building rate applies (``cost_usd`` then pays for the structure on top)."""
-    source: Text = ""
-    """Where its cost, lead time and life come from (or 'estimate')."""
-
-
-class Retrofit(StrictModel):
-    """A change the optimiser may buy (§8): it costs ``cost_usd`` in the phase it is bought and
-    takes effect ``lead_phases`` phases later."""
-
-    id: Id
-    """Name, unique among retrofits."""
-    cost_usd: Float = Field(ge=0, le=1e13)
-    """Price, USD (counted in capex in the phase it is bought)."""
-    lead_phases: Int = Field(1, ge=0, le=100)
-    """Phases between purchase and effect (0: effective in the phase it is bought)."""
-    effect: Annotated[
-        AddLiquidLoop | RaiseCapacity | RaiseRackPower | BuildStructure, Field(discriminator="kind")
-    ]
-    """What it changes."""
 
 
 class PowerStep(StrictModel):
@@ -506,6 +437,28 @@ class Scenario(StrictModel):
                     update={"facility_usd_per_mw": e.facility_usd_per_mw, "facility_life_years": life}
                 )
         return self.costs
+
+    def _structure(self, building: str | None) -> BuildStructure | None:
+        """The structure a retrofit builds as ``building`` (the first one naming it), if any."""
+        for r in self.retrofits:
+            if r.effect.kind == "build_structure" and r.effect.building == building:
+                return r.effect
+        return None
+
+    def pue_in(self, building: str | None) -> float:
+        """Annual PUE of a rack standing in ``building``: its structure's own, else the scenario's."""
+        e = self._structure(building)
+        return e.pue if e is not None and e.pue is not None else self.pue
+
+    def arrival_pue_in(self, building: str | None) -> float:
+        """Design-day PUE of a rack standing in ``building`` (power arrival): its structure's design-day
+        PUE, else its structure's annual PUE, else the scenario's ``arrival_pue``."""
+        e = self._structure(building)
+        if e is not None and e.design_day_pue is not None:
+            return e.design_day_pue
+        if e is not None and e.pue is not None:
+            return e.pue
+        return self.arrival_pue
 
     def own_rate(self, building: str | None) -> bool:
         """Whether a structure's own facility rate replaces the building rate in ``building``."""

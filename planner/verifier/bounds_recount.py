@@ -16,6 +16,7 @@ import math
 
 from planner.enums import Demand
 from planner.schema import Scenario
+from planner.verifier.rules_recount import structure_pue
 
 
 def _gpu_types(scenario: Scenario) -> list:
@@ -79,8 +80,8 @@ def recount_capacity(scenario: Scenario) -> float | None:
                 for s in scenario.power_arrival
                 if s.phase is None or [p.id for p in scenario.phases].index(s.phase) <= i
             )
-            pue = scenario.pue if scenario.design_day_pue is None else scenario.design_day_pue
-            power = min(power, arrived / pue)
+            pue = min(structure_pue(scenario, b.id, design_day=True)[0] for b in scenario.site.buildings)
+            power = min(power, arrived / pue)  # at the least design-day PUE of any building
         most = min(installed + _figures(scenario, i), power / least_kw, slots * densest)
         out += math.floor(most + 1e-9) * pflops
     return out

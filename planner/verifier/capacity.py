@@ -8,7 +8,7 @@ from collections import defaultdict
 from planner.enums import LimitKind
 from planner.schema import Plan, Scenario, Usage
 from planner.verifier.report import TOL, VerifyReport, fmt
-from planner.verifier.rules_recount import arrived_kw, planning_kw, standing_racks
+from planner.verifier.rules_recount import arrived_kw, planning_kw, standing_racks, structure_pue
 from planner.verifier.site import PhaseState, SiteView, network_load
 
 
@@ -148,23 +148,23 @@ def _failure_change(
 def arrival_checks(
     scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool
 ) -> None:
-    """Region power arrived by the phase (§16): design-day PUE (the annual one unless stated) ×
-    (every load standing: racks, installed and network racks, designed-fabric power) ≤
-    interconnect + generation arrived, kW."""
+    """Region power arrived by the phase (§16): Σ over rows of the design-day PUE of the row's building
+    (a structure's own, else the scenario's; the annual one unless stated) × (every load standing in it:
+    racks, installed and network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
     available = arrived_kw(scenario, st.index)
     if available is None:
         return
-    pue, which = (
-        (scenario.pue, "PUE")
-        if scenario.design_day_pue is None
-        else (scenario.design_day_pue, "design-day PUE")
-    )
-    facility = pue * sum(row_loads(st.racks, scenario, site, st).values())
+    facility, pues = 0.0, set()
+    for row, kw in row_loads(st.racks, scenario, site, st).items():
+        pue, which = structure_pue(scenario, site.rows[row][0], design_day=True)
+        facility += pue * kw
+        pues.add((pue, which))
+    how = f"{pues.pop()[1]} {fmt(pue)}" if len(pues) == 1 else "each building's design-day PUE"
     if facility > available + TOL:
         rep.add(
             "power_arrival",
             "power arrival",
-            f"facility load {fmt(facility)} kW (IT × {which} {fmt(pue)}) exceeds the "
+            f"facility load {fmt(facility)} kW (IT × {how}) exceeds the "
             f"{fmt(available)} kW of interconnect and generation arrived{st.where}",
         )
     if usage:

@@ -33,6 +33,7 @@ from planner.verifier.rules_recount import (
     retired_at,
     stands,
     start_years,
+    structure_pue,
     structure_rate,
     worth,
 )
@@ -48,6 +49,8 @@ class _Sums:
     retired: int = 0
     optics: int = 0
     kw: float = 0.0
+    facility_kw: float = 0.0
+    """Σ kW × the annual PUE of its building, of what stands at the end."""
     max_kw: float = 0.0
     pflops: float = 0.0
     hbm_tb: float = 0.0
@@ -85,10 +88,10 @@ def facility_life(scenario: Scenario, building: str | None) -> float | None:
     return life if life is not None else scenario.costs.facility_life_years
 
 
-def opex_usd(scenario: Scenario, kw: float, equipment_usd: float) -> float:
+def opex_usd(scenario: Scenario, kw: float, equipment_usd: float, pue: float) -> float:
     """A year of energy (kW × utilisation × PUE × 8,760 h × $/kWh), colocation and maintenance."""
     c = scenario.costs
-    energy = kw * scenario.pue * c.average_utilisation * HOURS * c.energy_usd_per_kwh
+    energy = kw * pue * c.average_utilisation * HOURS * c.energy_usd_per_kwh
     lease = 0.0 if c.colocation_usd_per_kw_month is None else 12.0 * c.colocation_usd_per_kw_month * kw
     return energy + lease + c.maintenance_share_per_year * equipment_usd
 
@@ -115,6 +118,7 @@ class _Rack:
     end: float
     retire: float | None
     life: object | None
+    pue: float
 
 
 def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]) -> _Rack:
@@ -140,6 +144,7 @@ def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]
         end=h if retire is None else min(retire, h),
         retire=retire,
         life=life,
+        pue=structure_pue(scenario, r.building, design_day=False)[0],
     )
 
 
@@ -154,11 +159,12 @@ def _add_rack(
     if x.retire is not None:  # gone by the last phase: none of what stands
         s.retired += 1
         return
-    s.opex += opex_usd(scenario, x.kw, x.equipment)
+    s.opex += opex_usd(scenario, x.kw, x.equipment, x.pue)
     if x.life is not None and not r.existing:
         s.depreciation += x.equipment / x.life.years
     s.racks += 1
     s.kw += x.kw
+    s.facility_kw += x.kw * x.pue
     s.max_kw = max(s.max_kw, x.kw)
     if r.spare:
         s.spares += 1
@@ -186,7 +192,9 @@ def _add_money(
         residual = x.equipment * max(0.0, 1.0 - (h - x.t0) / life.years)
     if not r.existing:  # its position's build, with a facility life, stays on the books
         residual += left_on_books(build, x.t0, facility_life(scenario, r.building), h)
-    s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment) * flow(x.t0, x.end, rate)
+    s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment, x.pue) * flow(
+        x.t0, x.end, rate
+    )
     s.tco += removal * worth(x.retire or 0.0, rate) - residual * worth(h, rate)
     s.removal += removal
     s.residual += residual
@@ -201,16 +209,19 @@ def _add_money(
         s.capex["facility"] += build
 
 
-def network_kw(scenario: Scenario) -> float:
-    """Planning kW of every pod's network rack (they stand in every plan)."""
+def network_kw(scenario: Scenario) -> tuple[float, float]:
+    """(planning kW, kW × the annual PUE of its building) of every pod's network rack (they stand in
+    every plan)."""
     types = scenario.catalog.by_id()
-    return sum(
-        planning_kw(scenario, types[p.network_rack_type])
-        for b in scenario.site.buildings
-        for hall in b.halls
-        for p in hall.pods
-        if p.network_rack_type is not None and p.network_rack_type in types
-    )
+    it = facility = 0.0
+    for b in scenario.site.buildings:
+        pue = structure_pue(scenario, b.id, design_day=False)[0]
+        for hall in b.halls:
+            for p in hall.pods:
+                if p.network_rack_type is not None and p.network_rack_type in types:
+                    kw = planning_kw(scenario, types[p.network_rack_type])
+                    it, facility = it + kw, facility + kw * pue
+    return it, facility
 
 
 def retrofit_usd(scenario: Scenario, bought: Iterable[tuple[str, str | None]]) -> tuple[float, float, float]:
@@ -290,7 +301,7 @@ def _as_kpis(
         it_kw=it,
         racks_kw=s.kw,
         network_kw=white - fabric_kw,
-        facility_kw=it * scenario.pue,
+        facility_kw=s.facility_kw,
         gpus_per_mw=per(s.gpus, mw),
         pflops_per_mw=per(s.pflops, mw),
         avg_kw_per_rack=per(s.kw, s.racks),
@@ -333,8 +344,11 @@ def _add_white_space(s: _Sums, scenario: Scenario, fabric: list, bought) -> floa
     equipment, energy and maintenance) and the retrofits bought; their kW."""
     fabric_kw = sum(z.kw for z in fabric)
     designed_usd = sum(z.capex_usd for z in fabric)
-    white = network_kw(scenario) + fabric_kw
-    white_opex = opex_usd(scenario, white, designed_usd)
+    net, net_facility = network_kw(scenario)
+    white = net + fabric_kw
+    s.facility_kw += net_facility + fabric_kw * scenario.pue  # designed fabrics at the scenario's PUE
+    white_opex = opex_usd(scenario, net, 0.0, net_facility / net if net else scenario.pue)
+    white_opex += opex_usd(scenario, fabric_kw, designed_usd, scenario.pue)
     retro, retro_npv, retro_kept = retrofit_usd(scenario, bought)
     s.capex["fabric"] += designed_usd
     s.capex["facility"] += facility_usd(scenario, white)

@@ -171,3 +171,20 @@ def structure_rate(scenario: Scenario, building: str | None) -> tuple[float, flo
         if e.kind == "build_structure" and e.building == building and e.facility_usd_per_mw is not None:
             return e.facility_usd_per_mw, (e.life_years if e.life_years is not None else None)
     return None
+
+
+def structure_pue(scenario: Scenario, building: str | None, design_day: bool) -> tuple[float, str]:
+    """(PUE, what it is) of a rack in ``building``: the first structure built as it with a PUE of its
+    own (on the design day its design-day PUE, else its annual one), else the scenario's (on the design
+    day its design-day PUE where stated)."""
+    for x in scenario.retrofits:
+        e = x.effect
+        if e.kind == "build_structure" and e.building == building:
+            if design_day and e.design_day_pue is not None:
+                return e.design_day_pue, f"design-day PUE of structure {building}"
+            if e.pue is not None:
+                return e.pue, f"PUE of structure {building}"
+            break
+    if design_day and scenario.design_day_pue is not None:
+        return scenario.design_day_pue, "design-day PUE"
+    return scenario.pue, "PUE"
