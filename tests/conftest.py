@@ -50,7 +50,8 @@ def tiny_scenario(
 
     Rows default to air zone ``AIR`` (10,000 kW) and pod ``P`` (no limits), whose
     network rack stands at position 0 of an extra row ``NET``; pods draw no network-rack power
-    unless they say so (``network_rack_type``), so hand derivations count only placed racks.
+    unless they say so (``network_rack_type``), and placed racks no back-end network allowance unless
+    the test asks for it (``network_allowance=True``), so hand derivations count only placed racks.
     """
     defaults = {"air_zone": "AIR", "pod": "P", "max_rack_power_kw": 200, "pitch_m": 0.6}
     rows = [{**defaults, **r} for r in rows]
@@ -93,7 +94,13 @@ def tiny_scenario(
             }
         ],
     }
-    data: dict[str, Any] = {"name": "tiny", "site": site, "clusters": clusters, **extra}
+    data: dict[str, Any] = {
+        "name": "tiny",
+        "site": site,
+        "clusters": clusters,
+        "network_allowance": False,
+        **extra,
+    }
     if rack_types is not None:
         data["catalog"] = {"rack_types": rack_types}
     return scenario_from_data(data)

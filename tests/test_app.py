@@ -410,11 +410,12 @@ def test_phases_page_compares_joint_and_rolling() -> None:
     assert (table.loc["joint", "GPUs"], table.loc["rolling", "GPUs"]) == ("2,216", "1,768")
     # by hand from the per-phase GPUs (joint 1,136 + 1,136 + 2,216 + 2,216 = 6,704; rolling 1,136 + 1,264 +
     # 1,768 + 1,768 = 5,936)
-    # and the plans' capex ($153.74M vs $115.88M) and TCO ($172.77M vs $131.54M)
+    # and the plans' capex ($157.20M vs $118.09M) and TCO ($176.89M vs $134.21M), each with its racks'
+    # back-end network (295.52 vs 189.28 kW)
     assert (
         "Regret of rolling against joint: joint places **448 more GPUs** by q4 (+768 GPU-phases); rolling "
-        "spends **$37.9M less** capex; "
-        "rolling spends **$41.2M less** TCO." in [m.value for m in at.markdown]
+        "spends **$39.1M less** capex; "
+        "rolling spends **$42.7M less** TCO." in [m.value for m in at.markdown]
     )
     joint_fig, rolling_fig = (at.get("plotly_chart")[i].proto.spec for i in (-3, -2))
     assert '"joint, B1-H1, end of q4"' in joint_fig

@@ -34,6 +34,7 @@ def scenario(clusters: list[dict], **extra):
             "site": SITE.model_dump(mode="json"),
             "clusters": clusters,
             "solver": {"time_limit_s": 60, "rel_gap": 0},
+            "network_allowance": False,  # hand derivations count the racks alone
             **extra,
         }
     )

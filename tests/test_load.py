@@ -64,7 +64,7 @@ BAD = [
         "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, "
         "budgets, gpu_power_cap_w, power_budget_ratio, pue, design_day_pue, phases, retrofits, backup_power, "
         "power_arrival, lead_phases, supply, switch_supply, service_life, futures, existing, costs, "
-        "fabrics, region_tier, reliability, rack_limit_on, solver)",
+        "fabrics, region_tier, reliability, network_allowance, rack_limit_on, solver)",
     ),
     _case(
         "unknown-row-key",

@@ -36,6 +36,7 @@ def scenario(site: dict | None = None, **extra):
             "site": site or SITE.model_dump(mode="json"),
             "clusters": GROW,
             "solver": {"time_limit_s": 60, "rel_gap": 0},
+            "network_allowance": False,  # hand derivations count the racks alone
             **extra,
         }
     )

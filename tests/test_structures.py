@@ -101,6 +101,7 @@ def region(
                 }
             ],
             **({"costs": costs} if costs else {}),
+            "network_allowance": False,  # hand derivations count the racks alone
             "solver": {"rel_gap": 0},
         }
     )

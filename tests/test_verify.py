@@ -226,9 +226,11 @@ def test_hop_scope(small_data: dict[str, Any]) -> None:
 
 
 def test_exact_demand_and_budgets(small_data: dict[str, Any]) -> None:
-    """Capex of the valid plan: 18 × $650k + 2 × $3.4M racks, 432 GPUs × $4,200 fabric,
-    18 × 16 links + 2 × 72 links at their class cost, and the facility build for 18 × 21.4 + 2 × 132
-    + 2 × 12 (network racks) = 673.2 kW at $11,700 per kW = $7,876,440."""
+    """Capex of the valid plan: 18 × $650k + 2 × $3.4M racks ($18.5M), 432 GPUs × $4,200 fabric
+    ($1,814,400), 18 × 16 links + 2 × 72 links at their class cost ($616,500), and the facility build
+    for 18 × 21.4 + 2 × 132 + 2 × 12 (network racks) = 673.2 kW and the racks' back-end network
+    18 × 16 × 70 W + 2 × 72 × 200 W = 48.96 kW: 721.16 kW at $11,700 per kW = $8,437,572; in all
+    $29,368,472."""
 
     def edit(d):
         d["clusters"][1].update(demand="exact", gpus=72)
@@ -237,6 +239,5 @@ def test_exact_demand_and_budgets(small_data: dict[str, Any]) -> None:
     s = _variant(small_data, edit)
     got = messages(s, valid_spots())
     assert got[0] == "cluster nvl-infer: 144 GPUs placed, exactly 72 wanted"
-    assert got[1].startswith("budgets.capex_usd: capex $28,")
-    assert got[1].endswith("exceeds the budget $10,000,000")
+    assert got[1] == "budgets.capex_usd: capex $29,368,472 exceeds the budget $10,000,000"
     assert got[2] == "budgets.it_power_kw: IT power of the placed racks 649.2 kW exceeds the budget 500 kW"

@@ -82,11 +82,12 @@ def _count_terms(m: Model, key, var, years: dict, e: dict, costs_of: dict) -> No
     in_fabric = designed and rt.gpus and not key.role  # links priced by planner.model.fabric
     link = {c.id: c for c in s.site.fabric.link_classes}[lc] if lc and not in_fabric else None
     kw = s.rack_power_kw(rt)
+    drawn = kw + (0.0 if designed else s.allowance_kw(rt))  # with its back-end network
     per_gpu = 0.0 if designed else s.site.fabric.cost_usd_per_gpu
     life = lifecycle(s, key.rack_type, key.phase, years)
     building = m.ix.rows[key.cls.row].building
     cost = rack_cost(
-        rt, kw, link, per_gpu, costs_of[building], s.pue_in(building), years.get(key.phase, 0.0), **life
+        rt, drawn, link, per_gpu, costs_of[building], s.pue_in(building), years.get(key.phase, 0.0), **life
     )
     until = (
         m.until(key.rack_type, key.phase) if s.service_life else len(m.tl.phases)
@@ -102,7 +103,7 @@ def _count_terms(m: Model, key, var, years: dict, e: dict, costs_of: dict) -> No
     e["capex_usd"].append((var, cost.capex_usd))
     e["tco_usd"].append((var, cost.tco_usd))
     if at_end:
-        e["it_kw"].append((var, kw))
+        e["it_kw"].append((var, kw))  # the racks' own (budgets.it_power_kw)
     e["cable_usd"].append((var, rack_capex_usd(rt, link, 0.0) - rt.capex_usd))
     e["cable_m"].append((var, rt.links * cls.cable_m.get(key.rack_type, 0.0)))
 

@@ -39,7 +39,9 @@ def add_power_arrival_constraints(m: Model) -> None:
 
         Σ_{k,t,G,q ≤ p} PUE(k) · n[k,t,G,q] · p_t + Σ_r PUE(r) · fabric_r ≤ A_p − Σ_r PUE(r) · F_{p,r}
 
-    with p_t the planning power of type t, fabric_r the designed-fabric switches' kW charged to row r,
+    with p_t the planning power of type t with its back-end network allowance (none for a group on
+    a designed fabric: :meth:`planner.schema.Scenario.allowance_kw`), fabric_r the designed-fabric
+    switches' kW charged to row r,
     F_{p,r} the fixed loads standing in row r in p (installed racks, pods' network racks), all kW, and
     PUE(·) the design-day PUE of the building a class or row stands in (a structure's own, else the
     scenario's; the annual one unless stated). Named ``power_arrival(region,q3)``
@@ -50,12 +52,15 @@ def add_power_arrival_constraints(m: Model) -> None:
     types = s.catalog.by_id()
     pue_of = {b.id: s.arrival_pue_in(b.id) for b in s.site.buildings}  # a structure may have its own
     row_pue = {row: pue_of[ref.building] for row, ref in m.ix.rows.items()}
+    drawn = {  # a rack's kW with its back-end network (none on a designed fabric)
+        (t, g): s.rack_power_kw(types[t]) + (0.0 if m.groups[g].head.fabrics else s.allowance_kw(types[t]))
+        for t, g in {(key.rack_type, key.group) for key in m.n}
+    }
     for p in range(m.from_phase, m.horizon + 1):
         available = s.power_available_kw(p)
         fixed = sum(row_pue[row] * kw for row, kw in m.fixed_at(p).items())
         items = [
-            (var, round(row_pue[key.cls.row] * s.rack_power_kw(types[key.rack_type]), 9))
-            for key, var in m.upto(p)
+            (var, round(row_pue[key.cls.row] * drawn[key.rack_type, key.group], 9)) for key, var in m.upto(p)
         ]
         items += [  # designed-fabric switches, charged to rows: single-phase only (checked on input)
             (var, round(row_pue[row] * c, 9)) for row, fab in m.fabric_rows.items() for var, c in fab

@@ -113,6 +113,7 @@ class _FirstFit:
         self.pm0 = power_model(ix)
         self.classes = {c.id: c for c in s.site.fabric.link_classes}
         self.fabric = s.site.fabric.cost_usd_per_gpu
+        self.designed = {c.id for c in s.clusters if c.fabrics}  # no back-end allowance on these
         self.fixed_items: list[tuple[str, RackType, int]] = [
             (row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)
         ]
@@ -225,12 +226,13 @@ class _FirstFit:
         if not self.power.fits(group, kw) or not self.cools(ref.row, air, liquid):
             return False
         link = self.classes[lc.id] if lc else None
-        cost = rack_cost(t, kw, link, self.fabric, self.costs_of[ref.building], s.pue).capex_usd
+        it = kw + (0.0 if cluster in self.designed else s.allowance_kw(t))  # with its back-end network
+        cost = rack_cost(t, it, link, self.fabric, self.costs_of[ref.building], s.pue).capex_usd
         if s.budgets.capex_usd is not None and self.capex + cost > s.budgets.capex_usd + 1e-6:
             return False
         if s.budgets.it_power_kw is not None and self.it_kw + kw > s.budgets.it_power_kw + TOL:
             return False
-        drawn = kw * s.arrival_pue_in(ref.building)  # facility kW
+        drawn = it * s.arrival_pue_in(ref.building)  # facility kW
         if drawn > self.arrival_left + TOL:
             return False
         self.arrival_left -= drawn

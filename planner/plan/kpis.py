@@ -75,6 +75,7 @@ class _Acc:
     optics: int = 0
     retired: int = 0
     racks_kw: float = 0.0
+    allowance_kw: float = 0.0
     facility_kw: float = 0.0
     pflops: float = 0.0
     max_kw: float = 0.0
@@ -155,13 +156,14 @@ def _add_kind(
     t = scenario.catalog.by_id()[tid]
     costs = scenario.costs_in(building)  # a structure may have a rate of its own
     kw = scenario.rack_power_kw(t)
+    net = 0.0 if existing or cluster in designed else scenario.allowance_kw(t)  # its back-end network
     in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's
     link = None if in_fabric else {c.id: c for c in scenario.site.fabric.link_classes}.get(lc or "")
     life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
     per_gpu = 0.0 if cluster in designed else scenario.site.fabric.cost_usd_per_gpu
     start = 0.0 if existing else years.get(phase, 0.0)
     pue = scenario.pue_in(building)  # a structure may have its own
-    cost = rack_cost(t, kw, link, per_gpu, costs, pue, start, existing, **life)
+    cost = rack_cost(t, kw + net, link, per_gpu, costs, pue, start, existing, **life)
     acc.removal += k * cost.removal_usd
     acc.residual += k * cost.residual_usd
     acc.tco += k * cost.tco_usd
@@ -173,14 +175,15 @@ def _add_kind(
         acc.capex_racks += k * t.capex_usd
         acc.capex_fabric += k * fabric_usd(t, per_gpu)
         acc.capex_links += k * links_usd(t, link)
-        acc.facility += k * facility_usd(kw, costs)
+        acc.facility += k * facility_usd(kw + net, costs)
     if life and life["retire"] is not None:  # retired by the last phase: no longer stands
         acc.retired += k
         return
     acc.opex += k * cost.opex_usd_per_year
     if life and not existing:
         acc.depreciation += k * rack_capex_usd(t, link, per_gpu) / life["life_years"]
-    acc.facility_kw += k * kw * pue
+    acc.facility_kw += k * (kw + net) * pue
+    acc.allowance_kw += k * net
     _add_standing(acc, t, k, kw, spare, link)
 
 
@@ -247,7 +250,7 @@ def _as_kpis(
     fabric_racks,
 ) -> Kpis:
     """The sums as KPIs, rounded as a plan states them."""
-    total_kw = acc.racks_kw + (network_kw + fabric_kw)
+    total_kw = acc.racks_kw + (network_kw + acc.allowance_kw + fabric_kw)
     mw = total_kw / 1000.0
     gpus, n, pflops, hbm_tb, tco = acc.gpus, acc.n, acc.pflops, acc.hbm_tb, acc.tco
     capex = acc.capex_racks + acc.capex_fabric + acc.capex_links + acc.facility + retro_capex
@@ -259,6 +262,7 @@ def _as_kpis(
         it_kw=round(total_kw, 6),
         racks_kw=round(acc.racks_kw, 6),
         network_kw=round(network_kw, 6),
+        allowance_kw=round(acc.allowance_kw, 6),
         facility_kw=round(acc.facility_kw, 6),
         gpus_per_mw=round(gpus / mw, 6) if mw else 0.0,
         pflops_per_mw=round(pflops / mw, 6) if mw else 0.0,
@@ -391,7 +395,12 @@ def phase_summaries(
     for i, ph in enumerate(scenario.phases):
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
-        kw = sum(scenario.rack_power_kw(types[r.rack_type]) for r in standing if r.rack_type in types)
+        kw = sum(  # phased scenarios have no designed fabrics: every rack placed has its allowance
+            scenario.rack_power_kw(types[r.rack_type])
+            + (0.0 if r.existing else scenario.allowance_kw(types[r.rack_type]))
+            for r in standing
+            if r.rack_type in types
+        )
         kw += sum(k for on, k in nets if on <= i)  # network racks of the rows online by then
         spent = (backup_usd if i == 0 else 0.0) + facility_usd(
             sum(k for on, k in nets if on == i), scenario.costs
@@ -401,7 +410,7 @@ def phase_summaries(
             if t is not None:
                 spent += rack_cost(
                     t,
-                    scenario.rack_power_kw(t),
+                    scenario.rack_power_kw(t) + scenario.allowance_kw(t),
                     classes.get(r.link_class or ""),
                     scenario.site.fabric.cost_usd_per_gpu,
                     scenario.costs_in(r.building),

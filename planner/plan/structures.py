@@ -155,7 +155,14 @@ def _own_pue_kw(scenario: Scenario, plan: Plan, index: int | None) -> float:
         return 0.0
     types = scenario.catalog.by_id()
     racks = plan.racks if index is None else scenario.standing(plan.racks, index)
-    out = sum((pues[r.building] - base) * scenario.rack_power_kw(types[r.rack_type]) for r in racks)
+    designed = {c.id for c in scenario.clusters if c.fabrics}
+
+    def drawn(r) -> float:  # with its back-end network where it has one
+        t = types[r.rack_type]
+        net = 0.0 if r.existing or r.cluster in designed else scenario.allowance_kw(t)
+        return scenario.rack_power_kw(t) + net
+
+    out = sum((pues[r.building] - base) * drawn(r) for r in racks)
     tl = timeline(scenario)
     building_of = {r.id: b.id for b in scenario.site.buildings for h in b.halls for r in h.rows}
     for _, row, t in network_racks(scenario):

@@ -6,9 +6,11 @@ For ``max_gpus`` (``max_pflops``: per GPU its best PFLOPS), in every phase p (on
 
     GPUs_p ≤ min( E + Σ_c cap_c,p                   when every cluster has a figure (not at-least);
                                                     E: the GPUs of the installed racks
-                  P_p ÷ min_t (kW_t ÷ GPUs_t),       P_p: Σ usable kW of the root power nodes, raised by
-                                                    every root-targeted retrofit, and at most the
-                                                    region's power arrived by p ÷ PUE
+                  P ÷ k,                            P: Σ usable kW of the root power nodes, raised by
+                                                    every root-targeted retrofit; k = min_t kW_t ÷ GPUs_t
+                  E + max(0, A_p ÷ PUE − E · k) ÷ k',  A_p: the region's power arrived by p, PUE the
+                                                    least design-day PUE of any building, k' = min_t
+                                                    (kW_t + network allowance_t) ÷ GPUs_t
                   Σ_rows positions × max_t (GPUs_t ÷ width_t) )
 
 over the GPU rack types t some cluster may use; a phased objective sums the phases. Network racks,
@@ -71,7 +73,9 @@ def capacity_bound(scenario: Scenario) -> float | None:
     if not types:
         return None
     per_gpu = 1.0 if objective == Objective.max_gpus else max(t.pflops_bf16 / t.gpus for t in types)
-    kw_per_gpu = min(scenario.rack_power_kw(t) / t.gpus for t in types)
+    kw_per_gpu = min(scenario.rack_power_kw(t) / t.gpus for t in types)  # on the power tree
+    net = scenario.allowance_kw if not any(c.fabrics for c in scenario.clusters) else (lambda t: 0.0)
+    drawn_per_gpu = min((scenario.rack_power_kw(t) + net(t)) / t.gpus for t in types)  # with its network
     per_position = max(t.gpus / t.width for t in types)
     positions = sum(r.positions for b in scenario.site.buildings for h in b.halls for r in h.rows)
     room = positions * per_position
@@ -80,13 +84,13 @@ def capacity_bound(scenario: Scenario) -> float | None:
     installed = sum(
         every[r.rack_type].gpus for r in scenario.existing if r.rack_type in every and not r.spare
     )
+    least = min((scenario.arrival_pue_in(b.id) for b in scenario.site.buildings), default=1.0)
     total = 0.0
     for p in range(max(1, len(scenario.phases))):
-        kw = root
+        gpus = min(installed + _asked(scenario, p), root / kw_per_gpu, room)
         arrived = scenario.power_available_kw(p)
-        if arrived is not None:
-            least = min((scenario.arrival_pue_in(b.id) for b in scenario.site.buildings), default=1.0)
-            kw = min(kw, arrived / least)  # the building with the least design-day PUE draws least
-        gpus = min(installed + _asked(scenario, p), kw / kw_per_gpu, room)
+        if arrived is not None:  # the building with the least design-day PUE draws least
+            placed = max(0.0, arrived / least - installed * kw_per_gpu) / drawn_per_gpu
+            gpus = min(gpus, installed + placed)
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

@@ -132,8 +132,10 @@ def master(
     prob = pulp.LpProblem("region_master", pulp.LpMaximize)
     x: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
     kw: dict[str, float] = {}
+    designed = {c.id for c in scenario.clusters if c.fabrics}
     for ci, (cid, scope, rack_types, unit) in enumerate(clusters):
-        kw[cid] = min(scenario.rack_power_kw(types[t]) / types[t].gpus for t in rack_types)
+        net = (lambda t: 0.0) if cid in designed else scenario.allowance_kw  # its back-end network
+        kw[cid] = min((scenario.rack_power_kw(types[t]) + net(types[t])) / types[t].gpus for t in rack_types)
         _cluster_steps(prob, tl, scenario, ci, cid, scope, unit, buildings, cap, x)
     on = online_share(scenario, ix)
     for bi, b in enumerate(buildings):

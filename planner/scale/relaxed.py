@@ -153,11 +153,15 @@ def draws_kw(scenario: Scenario, plan: Plan) -> dict[str, list[float]]:
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
     fixed = building_power(scenario, ix)
+    designed = {c.id for c in scenario.clusters if c.fabrics}  # no back-end allowance on these
     out = {b: list(v) for b, v in fixed.items()}
     for i in range(n):
         for r in scenario.standing(plan.racks, i):
             if r.rack_type in types and not r.existing:
-                out[r.building][i] += scenario.rack_power_kw(types[r.rack_type])
+                t = types[r.rack_type]
+                out[r.building][i] += scenario.rack_power_kw(t) + (
+                    0.0 if r.cluster in designed else scenario.allowance_kw(t)
+                )
     return {b: [scenario.arrival_pue_in(b) * kw for kw in v] for b, v in out.items()}
 
 

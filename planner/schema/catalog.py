@@ -69,6 +69,10 @@ class RackType(StrictModel):
     """Link classes the rack accepts."""
     max_cable_m: Float | None = Field(None, gt=0, le=1e5)
     """Longest cable the rack accepts, m; none for the reach of its link classes."""
+    network_w_per_gpu: Float = Field(0, ge=0, le=10_000)
+    """Back-end network outside the rack per GPU, W (the fabric's leaf, spine and core switches and
+    their optics, by the rack's generation): what a plan without a designed fabric draws for its
+    network beyond the pods' network racks (scenario ``network_allowance``)."""
     storage_capacity_pb: Float = Field(0, ge=0, le=1e6)
     """Usable storage capacity, PB (storage racks)."""
     storage_write_gb_per_s: Float = Field(0, ge=0, le=1e7)

@@ -116,12 +116,16 @@ class Kpis(StrictModel):
     pflops_bf16: Float = 0
     """Dense BF16 PFLOPS of all placed GPUs."""
     it_kw: Float = 0
-    """Everything in the white space, kW: the placed racks, every pod's network rack and the designed
-    fabrics' switches and transceivers (racks_kw + network_kw + fabric_kw)."""
+    """Everything in the white space, kW: the placed racks, every pod's network rack, the back-end
+    network allowance and the designed fabrics' switches and transceivers (racks_kw + network_kw +
+    allowance_kw + fabric_kw)."""
     racks_kw: Float = 0
     """Planning power of the placed racks, kW."""
     network_kw: Float = 0
     """Planning power of the pods' network racks, kW."""
+    allowance_kw: Float = 0
+    """Back-end network of the placed racks outside designed fabrics, kW (scenario
+    ``network_allowance``: GPUs × the rack type's ``network_w_per_gpu``)."""
     facility_kw: Float = 0
     """IT kW × PUE, kW."""
     gpus_per_mw: Float = 0
@@ -250,7 +254,8 @@ class PhaseSummary(StrictModel):
     new_racks: Int = 0
     """Racks placed in this phase."""
     it_kw: Float = 0
-    """IT power of the racks standing and the network racks online, kW."""
+    """IT power of the racks standing (with their back-end network allowance) and the network racks
+    online, kW."""
     capex_usd: Float = 0
     """Capex spent in this phase: racks placed, their facility build, retrofits bought (undiscounted)."""
     tightest: list[Text] = Field(default_factory=list, max_length=10)

@@ -376,6 +376,11 @@ class Scenario(StrictModel):
     stay in one building."""
     reliability: Reliability = Reliability()
     """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
+    network_allowance: Bool = True
+    """Every GPU rack the plan places outside a designed fabric draws its type's back-end network
+    (catalog ``network_w_per_gpu``: switches and optics standing in network rows) in power arrival,
+    energy, the facility build and IT kW, at its building's PUE; false: the pods' network racks are
+    the whole network. Installed racks' network is the site's own (its network racks)."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
     """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
     with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when
@@ -517,6 +522,11 @@ class Scenario(StrictModel):
         """Planning power of one rack of this type under this scenario, kW: GPUs at
         min(TDP, gpu_power_cap_w), the whole rack × power_budget_ratio (both optional)."""
         return rack.planning_power_kw(self.gpu_power_cap_w, self.power_budget_ratio)
+
+    def allowance_kw(self, rack: RackType) -> float:
+        """Back-end network power one rack outside a designed fabric draws, kW: GPUs ×
+        ``network_w_per_gpu`` ÷ 1000 (0 with ``network_allowance`` false)."""
+        return rack.gpus * rack.network_w_per_gpu / 1000.0 if self.network_allowance else 0.0
 
     def rack_limit_power_kw(self, rack: RackType) -> float:
         """Power checked against a row's per-rack limit, kW (see :attr:`rack_limit_on`)."""

@@ -16,7 +16,7 @@ import math
 
 from planner.enums import Demand
 from planner.schema import Scenario
-from planner.verifier.rules_recount import structure_pue
+from planner.verifier.rules_recount import network_kw, structure_pue
 
 
 def _gpu_types(scenario: Scenario) -> list:
@@ -64,6 +64,10 @@ def recount_capacity(scenario: Scenario) -> float | None:
         if r.effect.kind == "raise_capacity" and r.effect.target in tops
     )
     least_kw = min(scenario.rack_power_kw(t) / t.gpus for t in kinds)
+    plain = not any(c.fabrics for c in scenario.clusters)  # else no allowance is certain
+    least_drawn = min(
+        (scenario.rack_power_kw(t) + (network_kw(scenario, t) if plain else 0.0)) / t.gpus for t in kinds
+    )
     densest = max(t.gpus / t.width for t in kinds)
     slots = sum(row.positions for b in scenario.site.buildings for h in b.halls for row in h.rows)
     catalog = scenario.catalog.by_id()
@@ -73,7 +77,7 @@ def recount_capacity(scenario: Scenario) -> float | None:
     pflops = 1.0 if scenario.objective == "max_gpus" else max(t.pflops_bf16 / t.gpus for t in kinds)
     out = 0.0
     for i in range(len(scenario.phases) or 1):
-        power = kw
+        most = min(installed + _figures(scenario, i), kw / least_kw, slots * densest)
         if scenario.power_arrival:
             arrived = 1000.0 * sum(
                 s.interconnect_mw + s.generation_mw
@@ -81,8 +85,8 @@ def recount_capacity(scenario: Scenario) -> float | None:
                 if s.phase is None or [p.id for p in scenario.phases].index(s.phase) <= i
             )
             pue = min(structure_pue(scenario, b.id, design_day=True)[0] for b in scenario.site.buildings)
-            power = min(power, arrived / pue)  # at the least design-day PUE of any building
-        most = min(installed + _figures(scenario, i), power / least_kw, slots * densest)
+            # at the least design-day PUE of any building; racks placed draw their back-end network too
+            most = min(most, installed + max(0.0, arrived / pue - installed * least_kw) / least_drawn)
         out += math.floor(most + 1e-9) * pflops
     return out
 

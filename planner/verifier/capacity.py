@@ -8,7 +8,7 @@ from collections import defaultdict
 from planner.enums import LimitKind
 from planner.schema import Plan, Scenario, Usage
 from planner.verifier.report import TOL, VerifyReport, fmt
-from planner.verifier.rules_recount import arrived_kw, planning_kw, standing_racks, structure_pue
+from planner.verifier.rules_recount import arrived_kw, network_kw, planning_kw, standing_racks, structure_pue
 from planner.verifier.site import PhaseState, SiteView, network_load
 
 
@@ -150,15 +150,24 @@ def arrival_checks(
 ) -> None:
     """Region power arrived by the phase (§16): Σ over rows of the design-day PUE of the row's building
     (a structure's own, else the scenario's; the annual one unless stated) × (every load standing in it:
-    racks, installed and network racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
+    racks with the back-end network of those placed outside a designed fabric, installed and network
+    racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
     available = arrived_kw(scenario, st.index)
     if available is None:
         return
+    kinds = scenario.catalog.by_id()
     facility, pues = 0.0, set()
     for row, kw in row_loads(st.racks, scenario, site, st).items():
         pue, which = structure_pue(scenario, site.rows[row][0], design_day=True)
         facility += pue * kw
         pues.add((pue, which))
+    designed = {c.id for c in scenario.clusters if c.fabrics}
+    for r in st.racks:  # a rack placed outside a designed fabric draws its back-end network too
+        t = kinds.get(r.rack_type)
+        if t is not None and not r.existing and r.cluster not in designed and r.row in site.rows:
+            facility += structure_pue(scenario, site.rows[r.row][0], design_day=True)[0] * network_kw(
+                scenario, t
+            )
     how = f"{pues.pop()[1]} {fmt(pue)}" if len(pues) == 1 else "each building's design-day PUE"
     if facility > available + TOL:
         rep.add(

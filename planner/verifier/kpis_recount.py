@@ -37,6 +37,9 @@ from planner.verifier.rules_recount import (
     structure_rate,
     worth,
 )
+from planner.verifier.rules_recount import (
+    network_kw as network_allowance_kw,
+)
 
 
 @dataclass
@@ -49,6 +52,7 @@ class _Sums:
     retired: int = 0
     optics: int = 0
     kw: float = 0.0
+    allowance_kw: float = 0.0
     facility_kw: float = 0.0
     """Σ kW × the annual PUE of its building, of what stands at the end."""
     max_kw: float = 0.0
@@ -119,6 +123,8 @@ class _Rack:
     retire: float | None
     life: object | None
     pue: float
+    net: float
+    """Its back-end network allowance, kW (none installed or on a designed fabric)."""
 
 
 def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]) -> _Rack:
@@ -145,6 +151,7 @@ def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]
         retire=retire,
         life=life,
         pue=structure_pue(scenario, r.building, design_day=False)[0],
+        net=0.0 if r.existing or designed else network_allowance_kw(scenario, t),
     )
 
 
@@ -159,12 +166,13 @@ def _add_rack(
     if x.retire is not None:  # gone by the last phase: none of what stands
         s.retired += 1
         return
-    s.opex += opex_usd(scenario, x.kw, x.equipment, x.pue)
+    s.opex += opex_usd(scenario, x.kw + x.net, x.equipment, x.pue)
     if x.life is not None and not r.existing:
         s.depreciation += x.equipment / x.life.years
     s.racks += 1
     s.kw += x.kw
-    s.facility_kw += x.kw * x.pue
+    s.allowance_kw += x.net
+    s.facility_kw += (x.kw + x.net) * x.pue
     s.max_kw = max(s.max_kw, x.kw)
     if r.spare:
         s.spares += 1
@@ -183,7 +191,7 @@ def _add_money(
 ) -> None:
     """The rack's capex parts, TCO terms (capex, opex to its end, removal, residual) and GPU-hours."""
     h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
-    build = facility_usd(scenario, x.kw, r.building)
+    build = facility_usd(scenario, x.kw + x.net, r.building)
     capex = 0.0 if r.existing else x.equipment + build
     life = x.life
     removal = life.removal_cost_usd if life is not None and x.retire is not None and x.retire < h else 0.0
@@ -192,7 +200,7 @@ def _add_money(
         residual = x.equipment * max(0.0, 1.0 - (h - x.t0) / life.years)
     if not r.existing:  # its position's build, with a facility life, stays on the books
         residual += left_on_books(build, x.t0, facility_life(scenario, r.building), h)
-    s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw, x.equipment, x.pue) * flow(
+    s.tco += capex * worth(x.t0, rate) + opex_usd(scenario, x.kw + x.net, x.equipment, x.pue) * flow(
         x.t0, x.end, rate
     )
     s.tco += removal * worth(x.retire or 0.0, rate) - residual * worth(h, rate)
@@ -287,7 +295,7 @@ def _as_kpis(
     fabric_kw = sum(z.kw for z in fabric)
     backup_usd = sum(c.capex_usd for c in backup)
     tco = s.tco + backup_usd
-    it = s.kw + white
+    it = s.kw + s.allowance_kw + white
     area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
     floor = sum(area.get(x, 0.0) for x in s.halls)
     mw = it / 1000.0
@@ -301,6 +309,7 @@ def _as_kpis(
         it_kw=it,
         racks_kw=s.kw,
         network_kw=white - fabric_kw,
+        allowance_kw=s.allowance_kw,
         facility_kw=s.facility_kw,
         gpus_per_mw=per(s.gpus, mw),
         pflops_per_mw=per(s.pflops, mw),
@@ -414,9 +423,11 @@ def recount_phases(
         every = [r for r in plan.racks if stands(scenario, r, i)]
         up = [r for r in every if r.rack_type in types]
         new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
-        kw = sum(planning_kw(scenario, types[r.rack_type]) for r in up) + sum(
-            planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i
-        )
+        kw = sum(  # a rack placed draws its back-end network too (no designed fabrics when phased)
+            planning_kw(scenario, types[r.rack_type])
+            + (0.0 if r.existing else network_allowance_kw(scenario, types[r.rack_type]))
+            for r in up
+        ) + sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i)
         spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id) + (
             backup_usd if i == 0 else 0
         )
@@ -432,7 +443,9 @@ def recount_phases(
                 t.capex_usd
                 + t.gpus * scenario.site.fabric.cost_usd_per_gpu
                 + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
-                + facility_usd(scenario, planning_kw(scenario, t), r.building)
+                + facility_usd(
+                    scenario, planning_kw(scenario, t) + network_allowance_kw(scenario, t), r.building
+                )
             )
         tight = sorted(
             (u for u in phase_usage.get(ph.id, []) if u.limit > 0),

@@ -188,3 +188,11 @@ def structure_pue(scenario: Scenario, building: str | None, design_day: bool) ->
     if design_day and scenario.design_day_pue is not None:
         return scenario.design_day_pue, "design-day PUE"
     return scenario.pue, "PUE"
+
+
+def network_kw(scenario: Scenario, t: RackType) -> float:
+    """Back-end network kW a rack the plan places outside a designed fabric draws: GPUs × the type's
+    network W per GPU ÷ 1000, none where the scenario turns the allowance off."""
+    if not scenario.network_allowance:
+        return 0.0
+    return t.servers_per_rack * t.gpus_per_server * t.network_w_per_gpu / 1000.0
