@@ -599,7 +599,11 @@ def main() -> None:
         "--full", action="store_true", help="also the per-position, CBC, min_capex and 1M-GPU scale rows"
     )
     ap.add_argument("--worker", nargs=5)
+    ap.add_argument("--readme", action="store_true", help="only the README's what-binds, from RESULTS.md")
     args = ap.parse_args()
+    if args.readme:
+        readme_binds()
+        return
     if args.worker:
         kind, name, mode, solver, tl = args.worker
         print(json.dumps(worker(kind, name, mode, solver, float(tl))))
@@ -1220,6 +1224,29 @@ def write(
         )
     (ROOT / "benchmarks" / "RESULTS.md").write_text("\n".join(L) + "\n")
     print("wrote benchmarks/RESULTS.md", file=sys.stderr)
+    readme_binds()
+
+
+BINDS = "What binds per quarter, decomposed joint plan (from the plan): "
+BEGIN, END = "<!-- what binds: benchmarks/run.py writes this -->", "<!-- end of what binds -->"
+
+
+def readme_binds() -> None:
+    """The README's per-quarter "what binds" for the gigawatt region, between its markers, from the
+    line RESULTS.md states it in (generated from the plan, never typed)."""
+    results = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    line = next((ln for ln in results.splitlines() if ln.startswith(BINDS)), None)
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    if line is None or BEGIN not in text or END not in text:
+        print("README: no what-binds line or markers; left as it was", file=sys.stderr)
+        return
+    quarters = line[len(BINDS) :].rstrip(".").split("; ")
+    body = "\n".join(f"  - {q}" for q in quarters)
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    readme.write_text(f"{head}{BEGIN}\n{body}\n  {END}{tail}")
+    print("wrote README.md: what binds per quarter", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -197,6 +197,20 @@ def test_no_backup_saves_exactly_the_plant_the_facility_rate_holds(solver: str) 
     assert any("capex_backup_usd" in str(v) for v in rep.violations), [str(v) for v in rep.violations]
 
 
+def test_no_backup_saves_the_plant_of_the_racks_back_end_network_too() -> None:
+    """With the racks' back-end network (4 Grand Teton racks × 16 GPUs × 70 W = 4.48 kW) the facility
+    build and its $1.5M per MW of backup plant cover it too: "none" credits −1.5M × (IT + 4.48 kW)."""
+    data = held("none").model_dump(mode="json")
+    data["network_allowance"] = True
+    s = scenario_from_data(data)
+    plan = solved(s, "highs")
+    types = s.catalog.by_id()
+    kw = 4 * s.rack_power_kw(types[GT]) + s.rack_power_kw(types["storage-rack"])
+    assert plan.kpis.allowance_kw == pytest.approx(4.48)
+    assert plan.kpis.capex_backup_usd == pytest.approx(-1_500_000 * (kw + 4.48) / 1000, abs=0.01)
+    assert plan.reliability.backup[0].it_kw == pytest.approx(kw + 4.48)
+
+
 def test_backup_plant_held_by_the_facility_rate_is_checked() -> None:
     """The plant the facility rate holds is part of that rate (no more than it) and needs a built
     facility (a lease has no facility build)."""

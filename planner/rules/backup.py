@@ -39,8 +39,10 @@ MAX_ASSIGNMENTS = 4096
 def _loads(
     scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack]
 ) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
-    """IT kW per building (racks and designed-fabric network racks) and GPUs per building per cluster."""
+    """IT kW per building (racks, with the back-end network allowance of those placed outside a
+    designed fabric, and designed-fabric network racks) and GPUs per building per cluster."""
     types = scenario.catalog.by_id()
+    designed = {c.id for c in scenario.clusters if c.fabrics}
     kw: dict[str, float] = defaultdict(float)
     gpus: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in racks:
@@ -48,6 +50,7 @@ def _loads(
         if t is None:
             continue
         kw[r.building] += scenario.rack_power_kw(t)
+        kw[r.building] += 0.0 if r.existing or r.cluster in designed else scenario.allowance_kw(t)
         if t.gpus and not r.spare:
             gpus[r.building][r.cluster] += t.gpus
     for n in network:

@@ -37,6 +37,7 @@ from planner.schema import (
 from planner.verifier.rules_recount import (
     HOURS,
     flow,
+    network_kw,
     phase_index,
     planning_kw,
     standing_racks,
@@ -266,11 +267,13 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
     gpus: dict[str, int] = defaultdict(int)
     starts, at = start_years(scenario), phase_index(scenario)
     h, rate = scenario.costs.horizon_years, scenario.costs.discount_rate
+    designed = {c.id for c in scenario.clusters if c.fabrics}
     for r in racks:
         t = types.get(r.rack_type)
         if t is None:
             continue
-        kw[r.building] += planning_kw(scenario, t)
+        kw[r.building] += planning_kw(scenario, t)  # with the back-end network of a rack placed
+        kw[r.building] += 0.0 if r.existing or r.cluster in designed else network_kw(scenario, t)
         if t.gpus and not r.spare:
             gpus[r.building] += t.gpus
             t0 = 0.0 if r.existing or r.phase not in at else starts[at[r.phase]]
