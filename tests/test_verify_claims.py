@@ -46,6 +46,8 @@ CORRUPTIONS = [
     ("kpis.gpus", 999_999, "kpis.gpus: plan says 999,999, the racks give 1,080"),
     ("kpis.capex_usd", 1.0, "kpis.capex_usd: plan says 1, the racks give "),
     ("kpis.it_kw", 10.0, "kpis.it_kw: plan says 10, the racks give "),
+    ("kpis.allowance_kw", 0.0, "kpis.allowance_kw: plan says 0, the racks give "),
+    ("kpis.facility_kw", 1.0, "kpis.facility_kw: plan says 1, the racks give "),
     ("kpis.pflops_bf16", 0.0, "kpis.pflops_bf16: plan says 0, the racks give "),
     ("kpis.gpus_per_m2", 99.0, "kpis.gpus_per_m2: plan says 99, the racks give "),
     ("objective_value", 2000.0, "objective_value: plan says 2000.0, the racks give 1,080"),
