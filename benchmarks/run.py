@@ -1241,7 +1241,15 @@ def readme_binds() -> None:
     if line is None or BEGIN not in text or END not in text:
         print("README: no what-binds line or markers; left as it was", file=sys.stderr)
         return
-    quarters = line[len(BINDS) :].rstrip(".").split("; ")
+    quarters, depth, cur = [], 0, ""
+    for ch in line[len(BINDS) :].rstrip("."):  # "; " outside parentheses separates the quarters
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == ";" and depth == 0:
+            quarters.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    quarters.append(cur.strip())
     body = "\n".join(f"  - {q}" for q in quarters)
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]

@@ -89,3 +89,14 @@ def test_a_cluster_on_a_designed_fabric_pays_its_fabric_not_the_allowance() -> N
     k = plan.kpis
     assert (k.gpus, k.allowance_kw) == (256, 0)
     assert k.it_kw == pytest.approx(k.racks_kw + k.network_kw + k.fabric_kw)
+
+
+def test_a_rolling_plan_counts_the_network_of_the_racks_it_placed_before() -> None:
+    """Rolling carries p1's 3 racks into p2 as installed racks: they still draw 22.52 kW each, so p2
+    has 90 − 67.56 = 22.44 kW left, short of a fourth rack (22.52 kW): 3 and 3, verified whole."""
+    from planner.plan.rolling import plan_rolling
+
+    s = _site(True)
+    plan = plan_rolling(s)
+    assert [p.racks for p in plan.phases] == [3, 3]
+    assert verify(plan, s).ok

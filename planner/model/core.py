@@ -143,6 +143,8 @@ class FixedItem:
     rack_type: RackType
     until: int | None = None
     """Phase index from which it no longer stands (retired at the end of its service life); None: never."""
+    net_kw: float = 0.0
+    """Its back-end network allowance, kW: drawn outside its row (power arrival, not the power tree)."""
 
     def stands(self, p: int) -> bool:
         """Whether it stands in phase index p."""
@@ -433,6 +435,14 @@ class Model:
         for it in self.fixed_items:
             if it.stands(p):
                 out[it.row] += it.kw
+        return dict(out)
+
+    def fixed_net_at(self, p: int) -> dict[str, float]:
+        """Back-end network kW of the installed racks standing in phase index p, per row they stand in."""
+        out: dict[str, float] = defaultdict(float)
+        for it in self.fixed_items:
+            if it.net_kw and it.stands(p):
+                out[it.row] += it.net_kw
         return dict(out)
 
     def fixed_heat_at(self, p: int) -> dict[str, float]:

@@ -124,12 +124,14 @@ def _fixed_money(m: Model) -> None:
         0
     ]  # NPV per USD of build at the start
     inst_opex = 0.0
+    designed = {c.id for c in s.clusters if c.fabrics}
     for r in s.existing:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")
         fabric = s.site.fabric.cost_usd_per_gpu
+        net = 0.0 if r.cluster in designed else s.allowance_kw(t)  # with its back-end network
         inst_opex += rack_cost(
-            t, s.rack_power_kw(t), link, fabric, s.costs, s.pue_in(r.building), 0.0, existing=True
+            t, s.rack_power_kw(t) + net, link, fabric, s.costs, s.pue_in(r.building), 0.0, existing=True
         ).tco_usd
     if m.fabric_capex is not None:
         kw = m.fabric_kw if m.fabric_kw is not None else pulp.LpAffineExpression()

@@ -42,7 +42,8 @@ def add_power_arrival_constraints(m: Model) -> None:
     with p_t the planning power of type t with its back-end network allowance (none for a group on
     a designed fabric: :meth:`planner.schema.Scenario.allowance_kw`), fabric_r the designed-fabric
     switches' kW charged to row r,
-    F_{p,r} the fixed loads standing in row r in p (installed racks, pods' network racks), all kW, and
+    F_{p,r} the fixed loads standing in row r in p (installed racks with their back-end network, pods'
+    network racks), all kW, and
     PUE(·) the design-day PUE of the building a class or row stands in (a structure's own, else the
     scenario's; the annual one unless stated). Named ``power_arrival(region,q3)``
     (``power_arrival(region)`` without phases). Nothing when the scenario states no arrival."""
@@ -59,6 +60,7 @@ def add_power_arrival_constraints(m: Model) -> None:
     for p in range(m.from_phase, m.horizon + 1):
         available = s.power_available_kw(p)
         fixed = sum(row_pue[row] * kw for row, kw in m.fixed_at(p).items())
+        fixed += sum(row_pue[row] * kw for row, kw in m.fixed_net_at(p).items())  # installed racks' network
         items = [
             (var, round(row_pue[key.cls.row] * drawn[key.rack_type, key.group], 9)) for key, var in m.upto(p)
         ]

@@ -26,10 +26,12 @@ def add_fixed_loads(m: Model) -> None:
     types = s.catalog.by_id()
     for _, row_id, t in network_racks(s):
         m.fixed_items.append(FixedItem(row_id, s.rack_power_kw(t), m.tl.row_on.get(row_id, 0), t))
+    designed = {c.id for c in s.clusters if c.fabrics}
     for r in s.existing:
         t = types[r.rack_type]
         kw = s.rack_power_kw(t)
         until = m.until(r.rack_type, r.phase)
+        net = 0.0 if r.cluster in designed else s.allowance_kw(t)  # its back-end network
         m.fixed_items.append(
             FixedItem(
                 r.row,
@@ -37,6 +39,7 @@ def add_fixed_loads(m: Model) -> None:
                 m.tl.index.get(r.phase, 0),
                 t,  # from the phase it was placed in (rolling), else always
                 until if until < len(m.tl.phases) else None,
+                net,
             )
         )  # to the end of its service life
         m.existing_kw += kw

@@ -193,6 +193,11 @@ class _FirstFit:
         self.arrival_left = (
             s.power_available_kw(p)
             - sum(kw * s.arrival_pue_in(ix.rows[r].building) for r, kw in fixed_row.items())
+            - sum(  # and the back-end network of every GPU rack standing
+                s.allowance_kw(self.types[r.rack_type]) * s.arrival_pue_in(r.building)
+                for r in (*s.existing, *self.racks)
+                if r.cluster not in self.designed
+            )
             if s.power_arrival
             else math.inf
         )

@@ -156,7 +156,7 @@ def _add_kind(
     t = scenario.catalog.by_id()[tid]
     costs = scenario.costs_in(building)  # a structure may have a rate of its own
     kw = scenario.rack_power_kw(t)
-    net = 0.0 if existing or cluster in designed else scenario.allowance_kw(t)  # its back-end network
+    net = 0.0 if cluster in designed else scenario.allowance_kw(t)  # its back-end network
     in_fabric = cluster in designed and t.gpus and not spare  # its links are the designed fabric's
     link = None if in_fabric else {c.id: c for c in scenario.site.fabric.link_classes}.get(lc or "")
     life = lifecycle(scenario, tid, phase, years) if scenario.service_life else {}
@@ -395,9 +395,8 @@ def phase_summaries(
     for i, ph in enumerate(scenario.phases):
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
-        kw = sum(  # phased scenarios have no designed fabrics: every rack placed has its allowance
-            scenario.rack_power_kw(types[r.rack_type])
-            + (0.0 if r.existing else scenario.allowance_kw(types[r.rack_type]))
+        kw = sum(  # phased scenarios have no designed fabrics: every rack has its back-end network
+            scenario.rack_power_kw(types[r.rack_type]) + scenario.allowance_kw(types[r.rack_type])
             for r in standing
             if r.rack_type in types
         )

@@ -159,7 +159,7 @@ def _own_pue_kw(scenario: Scenario, plan: Plan, index: int | None) -> float:
 
     def drawn(r) -> float:  # with its back-end network where it has one
         t = types[r.rack_type]
-        net = 0.0 if r.existing or r.cluster in designed else scenario.allowance_kw(t)
+        net = 0.0 if r.cluster in designed else scenario.allowance_kw(t)
         return scenario.rack_power_kw(t) + net
 
     out = sum((pues[r.building] - base) * drawn(r) for r in racks)

@@ -39,8 +39,8 @@ MAX_ASSIGNMENTS = 4096
 def _loads(
     scenario: Scenario, racks: list[PlacedRack], network: Iterable[NetworkRack]
 ) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
-    """IT kW per building (racks, with the back-end network allowance of those placed outside a
-    designed fabric, and designed-fabric network racks) and GPUs per building per cluster."""
+    """IT kW per building (racks, with the back-end network allowance of those outside a designed
+    fabric, and designed-fabric network racks) and GPUs per building per cluster."""
     types = scenario.catalog.by_id()
     designed = {c.id for c in scenario.clusters if c.fabrics}
     kw: dict[str, float] = defaultdict(float)
@@ -50,7 +50,7 @@ def _loads(
         if t is None:
             continue
         kw[r.building] += scenario.rack_power_kw(t)
-        kw[r.building] += 0.0 if r.existing or r.cluster in designed else scenario.allowance_kw(t)
+        kw[r.building] += 0.0 if r.cluster in designed else scenario.allowance_kw(t)
         if t.gpus and not r.spare:
             gpus[r.building][r.cluster] += t.gpus
     for n in network:

@@ -74,17 +74,18 @@ def unsupported(scenario: Scenario) -> str | None:
 
 
 def building_power(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
-    """F[b,i]: kW of the pods' network racks (from their row's phase) and installed racks standing in
-    each building in each phase, as the model counts its fixed loads."""
+    """F[b,i]: kW of the pods' network racks (from their row's phase) and installed racks (with their
+    back-end network) standing in each building in each phase, as power arrival counts its fixed loads."""
     tl = timeline(scenario)
     n = len(tl.phases)
     out = {b.id: [0.0] * n for b in scenario.site.buildings}
     items = [(row, scenario.rack_power_kw(t), tl.row_on.get(row, 0)) for _, row, t in network_racks(scenario)]
     types = scenario.catalog.by_id()
-    items += [
-        (r.row, scenario.rack_power_kw(types[r.rack_type]), tl.index.get(r.phase, 0))
-        for r in scenario.existing
-    ]
+    designed = {c.id for c in scenario.clusters if c.fabrics}
+    for r in scenario.existing:
+        t = types[r.rack_type]
+        net = 0.0 if r.cluster in designed else scenario.allowance_kw(t)
+        items.append((r.row, scenario.rack_power_kw(t) + net, tl.index.get(r.phase, 0)))
     for row, kw, on in items:
         for i in range(on, n):
             out[ix.rows[row].building][i] += kw

@@ -377,10 +377,10 @@ class Scenario(StrictModel):
     reliability: Reliability = Reliability()
     """Interruption model for MTBF, checkpoint interval, goodput and spares (§11)."""
     network_allowance: Bool = True
-    """Every GPU rack the plan places outside a designed fabric draws its type's back-end network
-    (catalog ``network_w_per_gpu``: switches and optics standing in network rows) in power arrival,
-    energy, the facility build and IT kW, at its building's PUE; false: the pods' network racks are
-    the whole network. Installed racks' network is the site's own (its network racks)."""
+    """Every GPU rack outside a designed fabric draws its type's back-end network (catalog
+    ``network_w_per_gpu``: switches and optics standing in network rows) in power arrival, energy,
+    the facility build (racks placed) and IT kW, at its building's PUE, installed racks too; false:
+    the pods' network racks are the whole network."""
     rack_limit_on: RackLimitBasis = RackLimitBasis.nameplate
     """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
     with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when

@@ -150,7 +150,7 @@ def arrival_checks(
 ) -> None:
     """Region power arrived by the phase (§16): Σ over rows of the design-day PUE of the row's building
     (a structure's own, else the scenario's; the annual one unless stated) × (every load standing in it:
-    racks with the back-end network of those placed outside a designed fabric, installed and network
+    racks and installed racks with the back-end network of those outside a designed fabric, network
     racks, designed-fabric power) ≤ interconnect + generation arrived, kW."""
     available = arrived_kw(scenario, st.index)
     if available is None:
@@ -162,9 +162,9 @@ def arrival_checks(
         facility += pue * kw
         pues.add((pue, which))
     designed = {c.id for c in scenario.clusters if c.fabrics}
-    for r in st.racks:  # a rack placed outside a designed fabric draws its back-end network too
+    for r in st.racks:  # a rack outside a designed fabric draws its back-end network too
         t = kinds.get(r.rack_type)
-        if t is not None and not r.existing and r.cluster not in designed and r.row in site.rows:
+        if t is not None and r.cluster not in designed and r.row in site.rows:
             facility += structure_pue(scenario, site.rows[r.row][0], design_day=True)[0] * network_kw(
                 scenario, t
             )

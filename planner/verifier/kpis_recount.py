@@ -151,7 +151,7 @@ def _terms(scenario: Scenario, r: PlacedRack, t: RackType, picks: dict[str, str]
         retire=retire,
         life=life,
         pue=structure_pue(scenario, r.building, design_day=False)[0],
-        net=0.0 if r.existing or designed else network_allowance_kw(scenario, t),
+        net=0.0 if designed else network_allowance_kw(scenario, t),
     )
 
 
@@ -423,9 +423,8 @@ def recount_phases(
         every = [r for r in plan.racks if stands(scenario, r, i)]
         up = [r for r in every if r.rack_type in types]
         new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
-        kw = sum(  # a rack placed draws its back-end network too (no designed fabrics when phased)
-            planning_kw(scenario, types[r.rack_type])
-            + (0.0 if r.existing else network_allowance_kw(scenario, types[r.rack_type]))
+        kw = sum(  # with its back-end network (no designed fabrics when phased)
+            planning_kw(scenario, types[r.rack_type]) + network_allowance_kw(scenario, types[r.rack_type])
             for r in up
         ) + sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i)
         spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id) + (

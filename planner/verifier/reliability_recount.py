@@ -272,8 +272,8 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
         t = types.get(r.rack_type)
         if t is None:
             continue
-        kw[r.building] += planning_kw(scenario, t)  # with the back-end network of a rack placed
-        kw[r.building] += 0.0 if r.existing or r.cluster in designed else network_kw(scenario, t)
+        kw[r.building] += planning_kw(scenario, t)  # with its back-end network
+        kw[r.building] += 0.0 if r.cluster in designed else network_kw(scenario, t)
         if t.gpus and not r.spare:
             gpus[r.building] += t.gpus
             t0 = 0.0 if r.existing or r.phase not in at else starts[at[r.phase]]
