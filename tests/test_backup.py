@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
@@ -195,6 +196,56 @@ def test_no_backup_saves_exactly_the_plant_the_facility_rate_holds(solver: str) 
     rep = verify(none_, backed({"B1": "none"}))
     assert not rep.ok
     assert any("capex_backup_usd" in str(v) for v in rep.violations), [str(v) for v in rep.violations]
+
+
+def split(fixed: str):
+    """backed() with the facility rate ($11.7M per MW) split 25 % shell, 40 % electrical, 22 %
+    mechanical, 13 % backup plant, and no ``in_facility_usd_per_mw``: the plant held is the split's."""
+    data = backed({"B1": fixed}).model_dump(mode="json")
+    data["backup_power"].pop("in_facility_usd_per_mw", None)
+    data["costs"]["facility_split"] = {"shell": 0.25, "electrical": 0.40, "mechanical": 0.22, "backup": 0.13}
+    return scenario_from_data(data)
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_the_facility_split_prices_each_part_and_no_backup_removes_its_share(solver: str) -> None:
+    """4 Grand Teton racks and a storage rack (IT kW as above) at $11.7M per MW: the facility build
+    11.7M × IT MW splits into shell 0.25, electrical 0.40, mechanical 0.22, backup 0.13 of it; "none"
+    credits exactly the backup part (−0.13 × 11.7M = −$1.521M per MW), UPS ($2M per MW) pays $0.479M
+    per MW beyond it; the verifier recounts the parts and refuses an edited one."""
+    none_, ups = solved(split("none"), solver), solved(split("ups_generators"), solver)
+    s = backed()
+    types = s.catalog.by_id()
+    kw = 4 * s.rack_power_kw(types[GT]) + s.rack_power_kw(types["storage-rack"])
+    build = 11_700_000 * kw / 1000
+    parts = none_.kpis.capex_facility_parts_usd
+    assert none_.kpis.capex_facility_usd == pytest.approx(build, abs=0.01)
+    want = {
+        "shell": 0.25 * build,
+        "electrical": 0.40 * build,
+        "mechanical": 0.22 * build,
+        "backup": 0.13 * build,
+    }
+    assert parts == pytest.approx(want, abs=0.01)
+    assert sum(parts.values()) == pytest.approx(none_.kpis.capex_facility_usd, abs=0.02)
+    assert none_.kpis.capex_backup_usd == pytest.approx(-parts["backup"], abs=0.01)
+    assert ups.kpis.capex_backup_usd == pytest.approx((2_000_000 - 1_521_000) * kw / 1000, abs=0.01)
+    assert verify(none_, split("none")).ok
+    edited = none_.kpis.model_copy(
+        update={"capex_facility_parts_usd": {**parts, "shell": parts["shell"] + 1000}}
+    )
+    rep = verify(none_.model_copy(update={"kpis": edited}), split("none"))
+    assert [str(v) for v in rep.violations if "capex_facility_parts_usd" in str(v)], rep.violations
+
+
+def test_a_facility_split_that_does_not_add_up_is_refused() -> None:
+    data = backed().model_dump(mode="json")
+    data["costs"]["facility_split"] = {"shell": 0.3, "electrical": 0.4, "mechanical": 0.22, "backup": 0.13}
+    with pytest.raises(InputError) as e:
+        scenario_from_data(data)
+    assert str(e.value.problems[0]) == (
+        "costs.facility_split: shell + electrical + mechanical + backup is 1.05, not 1"
+    )
 
 
 def test_no_backup_saves_the_plant_of_the_racks_back_end_network_too() -> None:

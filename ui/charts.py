@@ -16,10 +16,12 @@ def kpi_table(plans: dict[str, Plan]) -> pd.DataFrame:
     """KPIs of one or more plans, one row per plan and one typed column per KPI."""
     rows = {}
     for name, p in plans.items():
-        k = {
-            key: (round(v, 2) if isinstance(v, float) else v)
-            for key, v in (p.kpis.model_dump() if p.kpis else {}).items()
-        }
+        k = {}
+        for key, v in (p.kpis.model_dump() if p.kpis else {}).items():
+            for col, x in (
+                {f"{key}.{part}": y for part, y in v.items()} if isinstance(v, dict) else {key: v}
+            ).items():
+                k[col] = round(x, 2) if isinstance(x, float) else x
         k.update(
             status=p.status.value,
             gap=None if p.gap is None else round(p.gap, 5),

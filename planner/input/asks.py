@@ -7,7 +7,9 @@ it depends on the schema only. The verifier re-derives the same figures on its o
 
 **Interruptions.** Each cause has a rate per unit (GPU, server, link, rack), its count over the
 reference window divided by (hours × units of the reference cluster); a cluster's rate is
-Σ causes rate × its units, and MTBF = 1 / rate (h). Default: Llama 3 Table 5 (419 unexpected
+Σ causes rate × its units, and MTBF = 1 / rate (h); a server counts its type's
+``server_fault_share`` of the reference's server (a 2-GPU tray carries a fraction of an 8-GPU
+host's parts). Default: Llama 3 Table 5 (419 unexpected
 interruptions in 54 days on 16,384 GPUs), so a 16,384-GPU Grand Teton cluster reproduces the
 paper's 54 · 24 / 419 = 3.09 h.
 
@@ -16,6 +18,19 @@ C = size / write bandwidth of the cluster's storage racks; interval τ = √(2 �
 goodput = 1 − C/τ − (τ/2 + R)/MTBF = 1 − √(2C/MTBF) − R/MTBF (R: restart time). A goodput
 target G therefore needs C ≤ MTBF/2 · (1 − R/MTBF − G)², hence a write bandwidth, hence storage
 racks.
+
+**NVLink domains** (§19): where a rack type states its domain (catalog ``nvlink_domain_gpus``),
+the domain is the failure and repair unit. Each fault that needs repair takes one server of its
+domain out for the cluster's repair time T (a rack-scale fault: the whole domain); a domain with
+s hot-spare trays (cluster ``domain_spare_servers``) stays in the job while at most s trays are
+out, so a domain is out of service with probability
+q = 1 − P(Poisson(λ_s · T) ≤ s) · e^(−λ_w · T) (λ_s: its per-server faults per hour, server-scale
+causes weighted by ``server_fault_share``; λ_w: its share of its rack's rack-scale faults; units
+under repair are Poisson, M/G/∞). Spare racks stand in for domains out: with N domains in the job
+and k on spare racks, the domains short are X ~ Poisson(Σ q) over all N + k, and E[(X − k)⁺] of
+them are missing. The share of the job's GPUs in service is (G − idle − (D − s·g) · E[(X − k)⁺]) / G
+(G: the job's GPUs; idle: the spare trays' GPUs; D − s·g: a domain's working GPUs), and it
+multiplies the cluster's goodput. Rack types without a domain leave it at 1.
 
 **Spares** (Poisson): racks fail independently at the per-rack rate λ and are repaired in T
 hours, so racks down at once ~ Poisson(N · λ · T); the spares are the least s with
@@ -63,13 +78,14 @@ class Units:
     """What can fail in a set of GPU racks."""
 
     gpus: int = 0
-    servers: int = 0
+    servers: float = 0
+    """Servers, each weighted by its type's ``server_fault_share`` (server-scale causes count these)."""
     racks: int = 0
     links: dict[str | None, int] | None = None
 
     def add(self, t: RackType, link_class: str | None, n: int = 1) -> None:
         self.gpus += t.gpus * n
-        self.servers += t.servers_per_rack * n
+        self.servers += t.servers_per_rack * t.server_fault_share * n
         self.racks += n
         links = (t.links_per_server * t.servers_per_rack + t.links_per_rack) * n
         if self.links is None:
@@ -157,6 +173,14 @@ class Goodput:
     checkpoint_h: float | None
     interval_h: float | None
     goodput: float | None
+    in_service: float | None = None
+    """Share of the job's GPUs in service (NVLink domains, module docstring); None: not counted."""
+
+    def with_domains(self, share: float | None) -> Goodput:
+        """These figures with the domains' share in service multiplied into the goodput."""
+        if share is None or self.goodput is None:
+            return self
+        return Goodput(self.mtbf_h, self.checkpoint_h, self.interval_h, self.goodput * share, share)
 
 
 def goodput(
@@ -246,6 +270,74 @@ def goodput_reachable(scenario: Scenario, cluster: Cluster) -> str | None:
             f"alone leaves at most {best:.4f}"
         )
     return None
+
+
+def poisson_cdf(mean: float, s: int) -> float:
+    """P(Poisson(mean) ≤ s)."""
+    term = math.exp(-mean)
+    total = term
+    for x in range(1, s + 1):
+        term *= mean / x
+        total += term
+    return min(1.0, total)
+
+
+def expected_excess(mean: float, k: int) -> float:
+    """E[(X − k)⁺] for X ~ Poisson(mean): mean − k + Σ_{x<k} (k − x) P(X = x)."""
+    term = math.exp(-mean)
+    below = 0.0
+    for x in range(k):
+        below += (k - x) * term
+        term *= mean / (x + 1)
+    return max(0.0, mean - k + below)
+
+
+def _domain_out(rel: Reliability, t: RackType, link_class: str | None, spares: int, repair_h: float) -> float:
+    """q: probability one NVLink domain of rack type t is out of its job (module docstring)."""
+    d = t.nvlink_domain_gpus
+    per_server = d // t.gpus_per_server
+    srv = wide = 0.0
+    repairs = [c.repair for c in rel.causes] if rel.node_failures_per_1000_node_days is None else [True]
+    for (_, scale, classes, rate), repair in zip(unit_rates(rel), repairs, strict=True):
+        if not repair:
+            continue
+        if scale == Scale.gpu:
+            srv += rate * d
+        elif scale == Scale.server:
+            srv += rate * per_server * t.server_fault_share
+        elif scale == Scale.link:
+            srv += rate * t.links / t.domains if classes is None or link_class in classes else 0.0
+        else:
+            wide += rate / t.domains
+    return 1 - poisson_cdf(srv * repair_h, spares) * math.exp(-wide * repair_h)
+
+
+def domain_in_service(scenario: Scenario, cluster: Cluster, racks: Iterable[PlacedRack]) -> float | None:
+    """Share of a cluster's job GPUs in service with NVLink domains as the failure and repair unit
+    (module docstring); None when none of its GPU racks states a domain."""
+    types = scenario.catalog.by_id()
+    kinds: dict[tuple[str, str | None, bool], int] = defaultdict(int)
+    for r in racks:
+        if r.rack_type in types and types[r.rack_type].gpus:
+            kinds[r.rack_type, r.link_class, r.spare] += 1
+    s = cluster.domain_spare_servers
+    gpus = idle = job_domains = spare_domains = working = 0
+    mean = 0.0
+    for (tid, lc, spare), n in kinds.items():
+        t = types[tid]
+        gpus += 0 if spare else n * t.gpus
+        if not t.nvlink_domain_gpus:
+            continue
+        mean += n * t.domains * _domain_out(scenario.reliability, t, lc, s, cluster.repair_hours)
+        if spare:
+            spare_domains += n * t.domains
+        else:
+            job_domains += n * t.domains
+            idle += n * t.domains * s * t.gpus_per_server
+            working = max(working, t.nvlink_domain_gpus - s * t.gpus_per_server)
+    if not job_domains or not gpus:
+        return None
+    return max(0.0, (gpus - idle - working * expected_excess(mean, spare_domains)) / gpus)
 
 
 def poisson_quantile(mean: float, p: float) -> int:

@@ -92,6 +92,14 @@ def _cluster_racks(scenario: Scenario, c, cp: str) -> list[Problem]:
         elif not types[t].gpus:
             what = f"rack type '{t}' holds no GPUs; name GPU rack types here (storage goes in storage_racks)"
             out.append(Problem(f"{cp}.rack_types[{ti}]", what))
+        elif c.domain_spare_servers and types[t].nvlink_domain_gpus:
+            trays = types[t].nvlink_domain_gpus // types[t].gpus_per_server
+            if c.domain_spare_servers >= trays:
+                what = (
+                    f"{c.domain_spare_servers} spare trays leave none of the {trays} in an NVLink domain of "
+                    f"'{t}' for the job; allowed 0..{trays - 1}"
+                )
+                out.append(Problem(f"{cp}.domain_spare_servers", what))
     asks = c.storage_pb is not None or c.storage_write_gb_per_s is not None or c.goodput_target is not None
     if (c.storage_racks or asks) and c.storage_rack_type not in storage:
         what = f"'{c.storage_rack_type}' is not a storage rack type {known(storage)}"
@@ -219,7 +227,7 @@ def check_backup(scenario: Scenario) -> list[Problem]:
             out.append(Problem(f"backup_power.fixed.{b}", f"unknown building '{b}' {known(buildings)}"))
         if d not in ids:
             out.append(Problem(f"backup_power.fixed.{b}", f"unknown design '{d}' {known(ids)}"))
-    held, rate = bp.in_facility_usd_per_mw, scenario.costs.facility_usd_per_mw
+    held, rate = bp.in_facility_usd_per_mw or 0.0, scenario.costs.facility_usd_per_mw
     if held and scenario.costs.colocation_usd_per_kw_month is not None:
         why = (
             "a leased facility (costs.colocation_usd_per_kw_month) has no facility build to hold plant: use 0"

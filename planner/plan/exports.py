@@ -162,6 +162,17 @@ def _sheet_name(name: str, taken: set[str]) -> str:
     return out
 
 
+def _flat(figures: dict) -> dict:
+    """Figures with a mapping of parts (``capex_facility_parts_usd``) as one figure per part."""
+    out: dict = {}
+    for k, v in figures.items():
+        if isinstance(v, dict):
+            out.update({f"{k}.{part}": x for part, x in v.items()})
+        else:
+            out[k] = v
+    return out
+
+
 def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
     import pandas as pd
 
@@ -181,7 +192,7 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
             safe_rows(
                 [
                     {"figure": k, "value": v}
-                    for k, v in {**head, **kpis}.items()
+                    for k, v in {**head, **_flat(kpis)}.items()
                     if not isinstance(v, (dict, list))
                 ]
             )

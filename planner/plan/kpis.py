@@ -86,6 +86,8 @@ class _Acc:
     storage_pb: float = 0.0
     storage_gbs: float = 0.0
     facility: float = 0.0
+    facility_own: float = 0.0
+    """Of ``facility``: the build at structures' own rates."""
     opex: float = 0.0
     tco: float = 0.0
     hours: float = 0.0
@@ -176,6 +178,7 @@ def _add_kind(
         acc.capex_fabric += k * fabric_usd(t, per_gpu)
         acc.capex_links += k * links_usd(t, link)
         acc.facility += k * facility_usd(kw + net, costs)
+        acc.facility_own += k * facility_usd(kw + net, costs) if scenario.own_rate(building) else 0.0
     if life and life["retire"] is not None:  # retired by the last phase: no longer stands
         acc.retired += k
         return
@@ -283,6 +286,7 @@ def _as_kpis(
         capex_fabric_usd=round(acc.capex_fabric, 2),
         capex_links_usd=round(acc.capex_links, 2),
         capex_facility_usd=round(acc.facility, 2),
+        capex_facility_parts_usd=facility_parts(scenario, acc.facility, acc.facility_own),
         capex_retrofits_usd=round(retro_capex, 2),
         capex_usd=round(capex, 2),
         opex_usd_per_year=round(acc.opex, 2),
@@ -297,6 +301,16 @@ def _as_kpis(
         usd_per_useful_gpu_hour=round(tco / acc.useful_npv, 6) if acc.useful_npv else 0.0,
         cable_m=round(cable_m, 6),
     )
+
+
+def facility_parts(scenario: Scenario, facility_usd: float, own_usd: float) -> dict[str, float]:
+    """The facility build by part (``costs.facility_split`` of what is built at the facility rate,
+    and ``structures``: what is built at their own rates), USD; empty without a split."""
+    split = scenario.costs.facility_split
+    if split is None:
+        return {}
+    out = {part: round((facility_usd - own_usd) * share, 2) for part, share in split.parts().items()}
+    return {**out, "structures": round(own_usd, 2)} if own_usd else out
 
 
 CAPEX_PARTS = (

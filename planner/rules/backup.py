@@ -28,7 +28,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 
-from planner.input.asks import cluster_jobs, goodput
+from planner.input.asks import cluster_jobs, domain_in_service, goodput
 from planner.rules.costs import annuity, phase_years
 from planner.schema import BackupChoice, NetworkRack, PlacedRack, Scenario
 
@@ -77,12 +77,14 @@ def outage_rates(
 
 def _cluster_terms(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, tuple]:
     """Per cluster: (GPUs, interruptions per hour, checkpoint GB, write GB/s, restart h, cold
-    restart h after a power loss, in-memory checkpoint stall h or None)."""
+    restart h after a power loss, in-memory checkpoint stall h or None, share of its GPUs its
+    NVLink domains leave in service or None)."""
     out = {}
-    for c, _, u, rate, _, bw, size in cluster_jobs(scenario, racks):
+    for c, mine, u, rate, _, bw, size in cluster_jobs(scenario, racks):
         cold = c.restart_min if c.cold_restart_min is None else c.cold_restart_min
         stall = None if c.checkpoint_s is None else c.checkpoint_s / 3600
-        out[c.id] = (u.gpus, rate, size, bw, c.restart_min / 60, cold / 60, stall)
+        share = domain_in_service(scenario, c, mine)
+        out[c.id] = (u.gpus, rate, size, bw, c.restart_min / 60, cold / 60, stall, share)
     return out
 
 
@@ -109,11 +111,11 @@ def useful_gpu_hours(
     gpus = {b: {c: 1 for c in v} for b, v in hours.items()}
     extra = outage_rates(scenario, assignment, gpus)
     good: dict[str, float] = {}
-    for cid, (n, rate, size, bw, restart, cold, stall) in terms.items():
+    for cid, (n, rate, size, bw, restart, cold, stall, share) in terms.items():
         lost = extra.get(cid, 0.0)
         r = rate + lost
         mean_restart = (rate * restart + lost * cold) / r if r > 0 else restart
-        g = goodput(1 / r, size, bw, mean_restart, stall).goodput if n and r > 0 else None
+        g = goodput(1 / r, size, bw, mean_restart, stall).with_domains(share).goodput if n and r > 0 else None
         good[cid] = 1.0 if g is None else g
     total = 0.0
     for b, by_cluster in hours.items():
@@ -147,12 +149,15 @@ def choose_backup(
     kw, gpus = _loads(scenario, racks, network)
     buildings = sorted(b for b, v in kw.items() if v > 0)
     designs = {d.id: d for d in bp.designs}
-    own = {b: scenario.own_rate(b) for b in buildings}  # a structure's own rate holds no backup plant
+    rate_held = bp.held_usd_per_mw(scenario.costs)
+    held = {
+        b: 0.0 if scenario.own_rate(b) else rate_held for b in buildings
+    }  # a structure's own rate holds none
     terms = _cluster_terms(scenario, racks)
     hours = discounted_hours(scenario, racks)
 
     def capex(assignment: dict[str, str]) -> float:
-        return sum(bp.plant_usd(designs[assignment[b]], kw[b], own[b]) for b in buildings)
+        return sum(bp.plant_usd(designs[assignment[b]], kw[b], held[b]) for b in buildings)
 
     def price(assignment: dict[str, str]) -> float:
         useful = useful_gpu_hours(scenario, terms, hours, assignment)
@@ -188,7 +193,7 @@ def choose_backup(
                 design=d.id,
                 fixed=b in bp.fixed,
                 it_kw=round(kw[b], 6),
-                capex_usd=round(bp.plant_usd(d, kw[b], own[b]), 2),
+                capex_usd=round(bp.plant_usd(d, kw[b], held[b]), 2),
                 ride_through=d.ride_through,
                 outage_interruptions_per_year=0.0 if d.ride_through else rate,
                 gpu_hours_dark_per_year=round(_dark(scenario, d.id, sum(gpus.get(b, {}).values())), 6),

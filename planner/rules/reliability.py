@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from planner.enums import FailoverPolicy
-from planner.input.asks import cluster_jobs, goodput
+from planner.input.asks import cluster_jobs, domain_in_service, goodput
 from planner.input.site_index import SiteIndex, index_site, network_racks
 from planner.rules.backup import _loads as building_gpus
 from planner.rules.backup import choose_backup, outage_rates
@@ -234,6 +234,7 @@ def _per_cluster(scenario: Scenario, racks: list[PlacedRack], extra: dict[str, f
         restart_h = (base * c.restart_min + outages * cold) / rate / 60 if rate > 0 else 0.0
         stall = None if c.checkpoint_s is None else c.checkpoint_s / 3600
         g = goodput(mtbf, size, bw, restart_h, stall) if mtbf is not None else None
+        g = g.with_domains(domain_in_service(scenario, c, mine)) if g is not None else None
         yield c, mine, u, rate, mtbf, store, bw, g
 
 
@@ -308,6 +309,7 @@ def reliability_report(
                 checkpoint_s=_r(g.checkpoint_h * 3600 if g and g.checkpoint_h is not None else None),
                 interval_h=_r(g.interval_h if g else None),
                 goodput=_r(g.goodput if g else None),
+                in_service=_r(g.in_service if g else None),
                 gpu_hours_lost_per_day=_r(
                     u.gpus * 24 * (1 - g.goodput) if g and g.goodput is not None else None
                 ),

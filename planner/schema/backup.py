@@ -44,15 +44,22 @@ class BackupPower(StrictModel):
     designs: list[BackupDesign] = Field(min_length=1, max_length=10)
     fixed: dict[Id, Id] = Field(default_factory=dict, max_length=10_000)
     """Building → design, for buildings whose backup is decided already; the rest are chosen."""
-    in_facility_usd_per_mw: NonNegFloat = 0.0
+    in_facility_usd_per_mw: NonNegFloat | None = None
     """Backup plant the facility rate (``costs.facility_usd_per_mw``) already holds, USD per MW of IT:
     a building's backup capex is its design's ``usd_per_mw`` less this, so a design with less plant
-    than the rate assumes (``none``) is a credit of exactly the plant it leaves out. 0: the facility
-    rate holds no backup plant and every design is paid on top of it."""
+    than the rate assumes (``none``) is a credit of exactly the plant it leaves out. None: the
+    backup share of ``costs.facility_split`` × the facility rate, or 0 without a split (the facility
+    rate holds no backup plant and every design is paid on top of it)."""
 
-    def plant_usd(self, design: BackupDesign, it_kw: float, own_rate: bool = False) -> float:
-        """Backup capex of one building, USD: (usd_per_mw − in_facility_usd_per_mw) × IT MW (negative
-        for a design with less plant than the facility rate holds); a structure priced at a rate of
-        its own (``own_rate``) holds none of that plant: usd_per_mw × IT MW."""
-        held = 0.0 if own_rate else self.in_facility_usd_per_mw
-        return (design.usd_per_mw - held) * it_kw / 1000
+    def held_usd_per_mw(self, costs) -> float:
+        """The backup plant the facility rate holds, USD per MW of IT (field above)."""
+        if self.in_facility_usd_per_mw is not None:
+            return self.in_facility_usd_per_mw
+        split = costs.facility_split
+        return split.backup * costs.facility_usd_per_mw if split is not None else 0.0
+
+    def plant_usd(self, design: BackupDesign, it_kw: float, held_usd_per_mw: float) -> float:
+        """Backup capex of one building, USD: (usd_per_mw − the plant its facility rate holds) × IT
+        MW (negative for a design with less plant than the rate holds); a structure priced at a rate
+        of its own holds none of that plant (``held_usd_per_mw`` 0): usd_per_mw × IT MW."""
+        return (design.usd_per_mw - held_usd_per_mw) * it_kw / 1000

@@ -73,6 +73,16 @@ class RackType(StrictModel):
     """Back-end network outside the rack per GPU, W (the fabric's leaf, spine and core switches and
     their optics, by the rack's generation): what a plan without a designed fabric draws for its
     network beyond the pods' network racks (scenario ``network_allowance``)."""
+    server_fault_share: Float = Field(1.0, gt=0, le=100)
+    """Host faults of one server as a share of the reference cluster's server (Llama 3: an 8-GPU
+    H100 host), for the interruption causes that scale per server (host maintenance, software,
+    the rest): 1 for an 8-GPU host; a smaller tray carries fewer of a host's parts (a 2-GPU
+    Catalina tray: 0.25, an estimate)."""
+    nvlink_domain_gpus: Int | None = Field(None, gt=0, le=100_000)
+    """GPUs in one NVLink domain (72 for an NVL72 rack or a Catalina pod): the unit a fault takes
+    out of a job and that is repaired whole unless a hot-spare tray of the domain stands in
+    (cluster ``domain_spare_servers``). None: the server is the domain (a failed server leaves the
+    job and its repair is not counted in goodput)."""
     storage_capacity_pb: Float = Field(0, ge=0, le=1e6)
     """Usable storage capacity, PB (storage racks)."""
     storage_write_gb_per_s: Float = Field(0, ge=0, le=1e7)
@@ -83,6 +93,21 @@ class RackType(StrictModel):
     The unit's figures (GPUs, power, weight, capex) are its whole."""
     sources: dict[Id, Text] = Field(default_factory=dict, max_length=100)
     """Field name → where its figure comes from."""
+
+    @model_validator(mode="after")
+    def _domain_divides(self):
+        d = self.nvlink_domain_gpus
+        if d is not None and (self.gpus % d or d % max(1, self.gpus_per_server) or not self.gpus):
+            raise ValueError(
+                f"nvlink_domain_gpus: {d} must divide the rack's {self.gpus} GPUs and be whole "
+                f"servers of {self.gpus_per_server} GPUs"
+            )
+        return self
+
+    @property
+    def domains(self) -> int:
+        """NVLink domains per rack (its servers when it states none)."""
+        return self.gpus // self.nvlink_domain_gpus if self.nvlink_domain_gpus else self.servers_per_rack
 
     @model_validator(mode="after")
     def _parts_add_up(self):

@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from planner.schema.base import Float, StrictModel
+from planner.schema.base import Float, StrictModel, Text
+
+
+class FacilitySplit(StrictModel):
+    """What the facility rate buys, as shares of ``facility_usd_per_mw`` that add up to 1 (§19)."""
+
+    shell: Float = Field(ge=0, le=1)
+    """Land, shell and fit-out."""
+    electrical: Float = Field(ge=0, le=1)
+    """Substation share, medium- and low-voltage distribution, busways (no backup plant)."""
+    mechanical: Float = Field(ge=0, le=1)
+    """Chillers, dry coolers, CDUs and air handling."""
+    backup: Float = Field(ge=0, le=1)
+    """UPS, batteries and generators: the plant a backup-power design replaces (``backup_power``)."""
+    source: Text = ""
+    """Where the shares come from (or 'estimate')."""
+
+    @model_validator(mode="after")
+    def _adds_up(self):
+        total = self.shell + self.electrical + self.mechanical + self.backup
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"shell + electrical + mechanical + backup is {total:g}, not 1")
+        return self
+
+    def parts(self) -> dict[str, float]:
+        """Part → share."""
+        return {
+            "shell": self.shell,
+            "electrical": self.electrical,
+            "mechanical": self.mechanical,
+            "backup": self.backup,
+        }
 
 
 class Costs(StrictModel):
@@ -26,6 +57,9 @@ class Costs(StrictModel):
     """TCO horizon from the first phase's start, years (estimate: a GPU generation's service life)."""
     discount_rate: Float = Field(0.08, ge=0, le=1)
     """Yearly discount rate for net present value (estimate)."""
+    facility_split: FacilitySplit | None = None
+    """The facility rate split into shell, electrical, mechanical and backup plant (capex shown by
+    part; the backup share is the plant a backup design replaces); none: shown whole."""
     facility_life_years: Float | None = Field(None, gt=0, le=100)
     """Service life of the facility build (shell and plant), years: its book value at the horizon,
     straight-line, is credited as residual value (none: the build counts whole within the horizon)."""

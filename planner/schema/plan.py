@@ -167,6 +167,10 @@ class Kpis(StrictModel):
     """Σ links × cost per link of their class, USD."""
     capex_facility_usd: Float = 0
     """Facility build for the IT kW (placed racks, network racks, designed fabrics), USD (0 when leased)."""
+    capex_facility_parts_usd: dict[Id, Float] = Field(default_factory=dict, max_length=8)
+    """The facility build split by ``costs.facility_split``: shell, electrical, mechanical and backup
+    of the build at the facility rate, and ``structures`` (builds at a structure's own rate, whole);
+    they add up to capex_facility_usd. Empty without a split."""
     capex_retrofits_usd: Float = 0
     """Retrofits bought, USD."""
     capex_backup_usd: Float = 0
@@ -300,7 +304,10 @@ class ClusterReliability(StrictModel):
     interval_h: Float | None = None
     """Young/Daly checkpoint interval √(2 · MTBF · C), h."""
     goodput: Float | None = None
-    """1 − C/τ − (τ/2 + R)/MTBF."""
+    """(1 − C/τ − (τ/2 + R)/MTBF) × the share of its GPUs in service."""
+    in_service: Float | None = None
+    """Share of its job's GPUs in service with NVLink domains as the failure and repair unit (hot
+    spare trays idle, domains out beyond the spare racks; §19); none: its racks state no domain."""
     gpu_hours_lost_per_day: Float | None = None
     """GPUs × 24 × (1 − goodput)."""
     spare_racks: Int = 0

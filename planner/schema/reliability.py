@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from planner.enums import Scale
-from planner.schema.base import Float, Id, Int, StrictModel, Text
+from planner.schema.base import Bool, Float, Id, Int, StrictModel, Text
 
 
 class Cause(StrictModel):
@@ -20,6 +20,10 @@ class Cause(StrictModel):
     """What its rate scales with: per GPU, per server, per link or per rack."""
     link_classes: list[Id] | None = Field(None, max_length=100)
     """For scale link: the link classes it applies to (none: every class)."""
+    repair: Bool = True
+    """Whether the fault takes its unit out for repair (a hardware fault: the unit's server, or its
+    whole NVLink domain for a rack-scale cause, is out ``repair_hours``) or only restarts the job
+    (software)."""
     source: Text = ""
     """Where the figure comes from."""
 
@@ -44,7 +48,7 @@ def _llama3_causes() -> list[Cause]:
     return [
         Cause(id="faulty-gpu", count=148, scale=Scale.gpu, source=src),
         Cause(id="gpu-hbm3", count=72, scale=Scale.gpu, source=src),
-        Cause(id="software", count=54, scale=Scale.server, source=src),
+        Cause(id="software", count=54, scale=Scale.server, repair=False, source=src),
         Cause(id="network-switch-cable", count=35, scale=Scale.link, source=src),
         Cause(id="host-maintenance", count=32, scale=Scale.server, source=src),
         Cause(id="gpu-sram", count=19, scale=Scale.gpu, source=src),

@@ -105,7 +105,12 @@ class Cluster(StrictModel):
     """Hot spares: place enough spare racks (of its first GPU rack type, in its scope) that the
     racks down at once exceed the spares with at most 1 − this probability (Poisson, §11)."""
     repair_hours: Float = Field(24.0, gt=0, le=100_000)
-    """Time to repair a failed rack, h (estimate: no figure in the shared facts)."""
+    """Time to repair a failed rack, h (estimate: no figure in the shared facts); a failed server
+    of an NVLink domain (catalog ``nvlink_domain_gpus``) is out of its domain as long."""
+    domain_spare_servers: Int = Field(0, ge=0, le=1000)
+    """Servers (compute trays) per NVLink domain held as hot spares: the job runs on the rest of
+    the domain, and a failed tray is replaced by a spare of its own domain, so the domain stays in
+    the job while at most this many of its trays are under repair (goodput, §19)."""
 
     @model_validator(mode="after")
     def _gpus_given(self) -> Cluster:

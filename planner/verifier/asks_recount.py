@@ -17,8 +17,9 @@ from planner.enums import Scale
 from planner.schema import Cluster, Scenario
 
 
-def _planned(scenario: Scenario, c: Cluster) -> tuple[int, int, int, int] | None:
-    """(GPUs, servers, links, racks) of a cluster in whole racks of its first GPU rack type."""
+def _planned(scenario: Scenario, c: Cluster) -> tuple[int, float, int, int] | None:
+    """(GPUs, servers × their fault share, links, racks) of a cluster in whole racks of its first GPU
+    rack type."""
     types = scenario.catalog.by_id()
     need = c.min_hbm_gb_per_gpu
     first = next(
@@ -32,7 +33,12 @@ def _planned(scenario: Scenario, c: Cluster) -> tuple[int, int, int, int] | None
     if first is None or not c.gpus:
         return None
     racks = -(-c.gpus // first.gpus)
-    return racks * first.gpus, racks * first.servers_per_rack, racks * first.links, racks
+    return (
+        racks * first.gpus,
+        racks * first.servers_per_rack * first.server_fault_share,
+        racks * first.links,
+        racks,
+    )
 
 
 def interruptions_per_hour(scenario: Scenario, c: Cluster) -> float:

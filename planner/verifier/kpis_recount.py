@@ -73,6 +73,8 @@ class _Sums:
     residual: float = 0.0
     depreciation: float = 0.0
     halls: set[str] = field(default_factory=set)
+    own_build: float = 0.0
+    """Facility build at structures' own rates, USD."""
 
 
 def facility_usd(scenario: Scenario, kw: float, building: str | None = None) -> float:
@@ -215,6 +217,25 @@ def _add_money(
         s.capex["fabric"] += t.gpus * x.per_gpu
         s.capex["links"] += x.links_usd
         s.capex["facility"] += build
+        s.own_build += build if structure_rate(scenario, r.building) is not None else 0.0
+
+
+def _parts(scenario: Scenario, build: float, own: float) -> dict[str, float]:
+    """Shell, electrical, mechanical and backup shares of the build at the facility rate; structures'
+    own builds whole."""
+    split = scenario.costs.facility_split
+    if split is None:
+        return {}
+    rated = build - own
+    out = {
+        "shell": rated * split.shell,
+        "electrical": rated * split.electrical,
+        "mechanical": rated * split.mechanical,
+        "backup": rated * split.backup,
+    }
+    if own:
+        out["structures"] = own
+    return out
 
 
 def network_kw(scenario: Scenario) -> tuple[float, float]:
@@ -330,6 +351,7 @@ def _as_kpis(
         capex_fabric_usd=s.capex["fabric"],
         capex_links_usd=s.capex["links"],
         capex_facility_usd=s.capex["facility"],
+        capex_facility_parts_usd=_parts(scenario, s.capex["facility"], s.own_build),
         capex_retrofits_usd=s.capex["retrofits"],
         capex_backup_usd=backup_usd,
         capex_usd=capex,

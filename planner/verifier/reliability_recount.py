@@ -3,11 +3,19 @@
 
 - Interruptions per hour of a cluster: Σ over causes of count ÷ (window hours × the reference
   cluster's units of the cause's scale) × the cluster's units (GPUs, servers, racks, links — of
-  the stated classes for a link cause) of its placed GPU racks; or servers × the per-node rate.
+  the stated classes for a link cause) of its placed GPU racks; or servers × the per-node rate
+  (each server weighted by its type's server_fault_share).
   Hot spares stand idle and add none; a utility outage in a building without ride-through adds
   events_per_year ÷ 8,760 to every cluster with racks there.
 - Goodput (Young/Daly): C = checkpoint GB ÷ write GB/s (h), τ = √(2 · MTBF · C),
   goodput = max(0, 1 − C/τ − (τ/2 + restart)/MTBF).
+- NVLink domains (a rack type stating ``nvlink_domain_gpus``): every repairable fault takes its
+  server (a rack-scale fault: its whole domain) out for the cluster's repair hours T; a domain
+  with s spare trays is out when more than s of its trays are under repair or a domain-wide fault
+  is: q = 1 − e^(−a) Σ_{x≤s} aˣ/x! · e^(−w) (a, w: expected trays and domain-wide faults under
+  repair). Spare racks' domains stand in for the job's: with m = Σ q over every domain, the
+  job misses E[max(0, X − k)] domains, X Poisson(m), k spare domains. Its GPUs in service:
+  (job GPUs − spare trays' GPUs − working GPUs per domain × that) ÷ job GPUs; goodput × this.
 - Blast radius: a power node that can fail takes down the racks of rows left with no live feed;
   rows it only hits keep power, their capped and shed clusters' GPUs counted as such; N-1 holds
   when every surviving node carries its load (racks of the rows hit at their policy's power) within
@@ -55,12 +63,90 @@ class _Job:
     """One cluster's placed racks as the reliability model reads them."""
 
     gpus: int = 0
-    servers: int = 0
+    servers: float = 0
+    """Σ servers × their type's server_fault_share."""
     racks: int = 0
     links: dict[str | None, int] = field(default_factory=dict)
     storage_racks: int = 0
     write_gb_per_s: float = 0.0
     spares: int = 0
+    in_service: float | None = None
+
+
+def _per_unit(scenario: Scenario) -> list[tuple[Scale, list[str] | None, float, bool]]:
+    """(scale, link classes or None, faults per unit-hour, needs repair) of every cause."""
+    rel = scenario.reliability
+    if rel.node_failures_per_1000_node_days is not None:
+        return [(Scale.server, None, rel.node_failures_per_1000_node_days / 24_000, True)]
+    ref = rel.reference
+    per = {
+        Scale.gpu: ref.gpus,
+        Scale.server: ref.gpus / ref.gpus_per_server,
+        Scale.rack: ref.gpus / ref.gpus_per_rack,
+        Scale.link: ref.gpus * ref.links_per_gpu,
+    }
+    return [
+        (c.scale, c.link_classes or None, c.count / (ref.days * 24 * per[c.scale]), c.repair)
+        for c in rel.causes
+    ]
+
+
+def _pmf(mean: float, x: int) -> float:
+    """P(Poisson(mean) = x), through logarithms (no overflow at large x)."""
+    if mean <= 0:
+        return 1.0 if x == 0 else 0.0
+    return math.exp(-mean + x * math.log(mean) - math.lgamma(x + 1))
+
+
+def _under_repair(causes, t, link_class: str | None, hours: float) -> tuple[float, float]:
+    """(trays, domain-wide faults) of one NVLink domain of rack type t under repair, expected."""
+    per_rack = t.gpus // t.nvlink_domain_gpus
+    trays = t.nvlink_domain_gpus // t.gpus_per_server
+    links = t.servers_per_rack * t.links_per_server + t.links_per_rack
+    a = w = 0.0
+    for scale, classes, rate, repair in causes:
+        if not repair:
+            continue
+        if scale == Scale.rack:
+            w += rate * hours / per_rack
+        elif scale == Scale.link:
+            a += rate * hours * links / per_rack if classes is None or link_class in classes else 0.0
+        else:
+            a += rate * hours * (t.nvlink_domain_gpus if scale == Scale.gpu else trays * t.server_fault_share)
+    return a, w
+
+
+def _in_service(scenario: Scenario, c, racks: list[PlacedRack]) -> float | None:
+    """Share of a cluster's job GPUs in service with NVLink domains as the repair unit (module docstring)."""
+    types = scenario.catalog.by_id()
+    causes = _per_unit(scenario)
+    s, hours = c.domain_spare_servers, c.repair_hours
+    job_gpus = idle = domains = spare_domains = 0
+    working, m = 0, 0.0
+    for r in racks:
+        t = types.get(r.rack_type)
+        if r.cluster != c.id or t is None or not t.gpus:
+            continue
+        if not r.spare:
+            job_gpus += t.gpus
+        size = t.nvlink_domain_gpus
+        if not size:
+            continue
+        per_rack = t.gpus // size
+        a, w = _under_repair(causes, t, r.link_class, hours)
+        up = sum(_pmf(a, x) for x in range(s + 1)) * math.exp(-w)
+        m += per_rack * (1 - min(1.0, up))
+        if r.spare:
+            spare_domains += per_rack
+        else:
+            domains += per_rack
+            idle += per_rack * s * t.gpus_per_server
+            working = max(working, size - s * t.gpus_per_server)
+    if not domains or not job_gpus:
+        return None
+    k = spare_domains
+    short = m - k + sum((k - x) * _pmf(m, x) for x in range(k))
+    return max(0.0, (job_gpus - idle - working * max(0.0, short)) / job_gpus)
 
 
 def _jobs(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, _Job]:
@@ -76,7 +162,7 @@ def _jobs(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, _Job]:
             continue
         if t.gpus and not r.spare:
             j.gpus += t.gpus
-            j.servers += t.servers_per_rack
+            j.servers += t.servers_per_rack * t.server_fault_share
             j.racks += 1
             j.links[r.link_class] = (
                 j.links.get(r.link_class, 0) + t.links_per_server * t.servers_per_rack + t.links_per_rack
@@ -84,6 +170,11 @@ def _jobs(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, _Job]:
         elif not t.gpus and t.storage_write_gb_per_s > 0:
             j.storage_racks += 1
             j.write_gb_per_s += t.storage_write_gb_per_s
+    mine: dict[str, list[PlacedRack]] = defaultdict(list)
+    for r in racks:
+        mine[r.cluster].append(r)
+    for c in scenario.clusters:
+        jobs[c.id].in_service = _in_service(scenario, c, mine.get(c.id, []))
     return jobs
 
 
@@ -138,6 +229,8 @@ def _figures(scenario: Scenario, jobs: dict[str, _Job], extra: dict[str, float])
             if mtbf is not None
             else (None, None, None)
         )
+        if g[2] is not None and j.in_service is not None:
+            g = (g[0], g[1], g[2] * j.in_service)
         out[c.id] = (j, rate, mtbf, g)
     return out
 
@@ -285,7 +378,13 @@ def _backup(scenario: Scenario, racks: list[PlacedRack], network, tco_usd: float
     jobs = _jobs(scenario, racks)
     events = bp.outage.events_per_year
     # plant the facility rate holds (a design with less is a credit); none in a structure at its own rate
-    held = {b: 0.0 if structure_rate(scenario, b) is not None else bp.in_facility_usd_per_mw for b in kw}
+    split = scenario.costs.facility_split
+    in_rate = (
+        bp.in_facility_usd_per_mw
+        if bp.in_facility_usd_per_mw is not None
+        else (split.backup * scenario.costs.facility_usd_per_mw if split is not None else 0.0)
+    )
+    held = {b: 0.0 if structure_rate(scenario, b) is not None else in_rate for b in kw}
 
     def dark(d) -> float:
         return (
@@ -429,6 +528,7 @@ def _cluster_rows(scenario: Scenario, figures: dict, blasts: list[BlastRow]) -> 
                 checkpoint_s=r6(ck * 3600 if ck is not None else None),
                 interval_h=r6(tau),
                 goodput=r6(g),
+                in_service=r6(j.in_service if g is not None else None),
                 gpu_hours_lost_per_day=r6(j.gpus * 24 * (1 - g) if g is not None else None),
                 spare_racks=j.spares,
                 worst_power_share=round(worst[c.id, "power"], 6),
