@@ -224,6 +224,8 @@ class LimitKind(StrEnum):
     """Region power arrived by a phase (interconnect + on-site generation), facility kW (IT × PUE)."""
     supply = "supply"
     """Racks of a type delivered by a phase (GPU allocations), racks."""
+    region_bandwidth = "region_bandwidth"
+    """Bandwidth between a building and the region tier, Tb/s."""
 
     @property
     def words(self) -> str:
@@ -257,5 +259,6 @@ _KIND_TEXT = {
     LimitKind.budget: ("budget", "Budgets"),
     LimitKind.power_arrival: ("power arrival", "Region power arrived (facility kW, IT × PUE)"),
     LimitKind.supply: ("supply", "Rack and switch supply"),
+    LimitKind.region_bandwidth: ("region bandwidth", "Bandwidth to the region tier (Tb/s)"),
 }
 """(words, chart title) of every limit kind: one table, read by the explainer and the dashboard."""

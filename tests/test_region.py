@@ -249,3 +249,62 @@ def test_region_sizing_agrees_with_the_verifier(mix, ratio: float, hub: str, lar
     )
     if len(a.endpoints_by_building) > 1:
         assert a.per_building == w.per_building
+
+
+def _capped(tbps: float) -> Scenario:
+    """two_buildings(20) with the bandwidth between B2 and the tier (in B1) capped at ``tbps``."""
+    s = two_buildings(20)
+    return s.model_copy(
+        update={"region_tier": s.region_tier.model_copy(update={"building_tbps": {"B2": tbps}})}
+    )
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_the_bandwidth_between_two_buildings_holds_a_spanning_job_back(solver: str) -> None:
+    """4.8 Tb/s between B2 and the tier: 6 links of 800G, each carrying 4.5 × 800 / 400 = 9 endpoints,
+    so B2 sends at most 54 endpoints: 3 Grand Teton racks (48 GPUs, ⌈48/9⌉ = 6 links = 4.8 Tb/s; 4
+    racks would need ⌈64/9⌉ = 8 links, 6.4 Tb/s). The job spans with 64 + 48 = 112 GPUs (128
+    without the limit); the limit is named ``region_bw(B2)``, used 4.8 of 4.8 Tb/s. Unlimited B1 (the
+    tier's own building) keeps its 64."""
+    from tests.test_optimize import solved
+
+    plan = solved(_capped(4.8), solver)
+    assert plan.kpis.gpus == 112
+    by_b = {b: sum(16 for r in plan.racks if r.building == b) for b in ("B1", "B2")}
+    assert by_b == {"B1": 64, "B2": 48}
+    use = {(u.kind, u.id): u for u in plan.utilisation}
+    bw = use["region_bandwidth", "B2"]
+    assert (bw.value, bw.limit, bw.unit) == (pytest.approx(4.8), 4.8, "Tb/s")
+
+
+def test_explain_names_the_bandwidth_to_the_tier() -> None:
+    """The 4.8 Tb/s of B2 is full; +10 % (0.5 Tb/s) is short of a seventh 800G link: no gain."""
+    from planner.explainer import explain_feasible
+    from planner.plan.pipeline import plan_scenario
+
+    s = _capped(4.8)
+    lines = explain_feasible(s, plan_scenario(s)).render().splitlines()
+    assert (
+        "  - region bandwidth B2: 4.8 of 4.8 Tb/s used (100.0%); B2 +0.5 Tb/s to the region tier → +0 GPUs"
+        in lines
+    )
+
+
+def test_the_verifier_refuses_links_beyond_the_bandwidth_to_the_tier() -> None:
+    """The unlimited plan's 4 racks in B2 (⌈64/9⌉ = 8 links = 6.4 Tb/s) against 4.8 Tb/s."""
+    from planner.plan.pipeline import plan_scenario
+    from planner.verifier import verify
+
+    plan = plan_scenario(two_buildings(20))
+    got = [str(v) for v in verify(plan, _capped(4.8)).violations]
+    assert "region bandwidth B2: 6.4 Tb/s of region links from B2, the tier gives it 4.8 Tb/s" in got
+
+
+def test_an_unknown_building_in_the_tier_bandwidth_is_named() -> None:
+    from planner.errors import InputError
+
+    data = _capped(4.8).model_dump(mode="json", exclude_none=True)
+    data["region_tier"]["building_tbps"] = {"B9": 1.0}
+    with pytest.raises(InputError) as err:
+        scenario_from_data(data)
+    assert err.value.lines() == ["region_tier.building_tbps.B9: unknown building 'B9' (known: B1, B2)"]

@@ -189,6 +189,11 @@ def _region_tier(scenario: Scenario) -> list[Problem]:
     elif not any(r.network is not None for h in buildings[rt.building].halls for r in h.rows):
         what = f"building '{rt.building}' has no network rows for the tier's switches to stand in"
         out.append(Problem("region_tier.building", what))
+    for b in rt.building_tbps:
+        if b not in buildings:
+            out.append(
+                Problem(f"region_tier.building_tbps.{b}", f"unknown building '{b}' {known(buildings)}")
+            )
     return out
 
 

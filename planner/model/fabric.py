@@ -27,6 +27,20 @@ from planner.rules.fabric_sizing import (
 )
 
 
+def relax_region_bandwidth(
+    data: dict, scenario, idents: set[str], step: float
+) -> tuple[list[str], float | None]:
+    """Each named building's bandwidth to the region tier × (1 + step). No price: more fibre and
+    tier ports are a network build the planner does not cost here."""
+    tbps = (data.get("region_tier") or {}).get("building_tbps", {})
+    steps = []
+    for b in sorted(idents & set(tbps)):
+        add = tbps[b] * step
+        tbps[b] += add
+        steps.append(f"{b} +{add:,.1f} Tb/s to the region tier")
+    return steps, None
+
+
 def serving(m: Model) -> dict[str, list[str]]:
     """Pod → the network rows that may hold its switches: rows serving that pod, its hall or its
     building (``Row.network``)."""
@@ -93,6 +107,7 @@ def _position_links(
     limits={
         "fabric_size": LimitRows(LimitKind.fabric),
         "space": LimitRows(LimitKind.row_positions, relax_positions),
+        "region_bw": LimitRows(LimitKind.region_bandwidth, relax_region_bandwidth),
     },
 )
 def add_fabric_constraints(m: Model) -> None:
@@ -125,8 +140,10 @@ def add_fabric_constraints(m: Model) -> None:
     serving p, spines and cores of building b in b's rows serving c's pods, tier switches in the
     tier building's network rows: Σ over those rows of s ≥ the need. The links' transceiver kW
     τ[c,k] ≥ 0 with Σ_k τ = the fabric's optics kW; per row Σ_t s·kW_t + τ ≤ row rack kW · Σ r;
-    Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Named
-    ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``, ``region_links(c,d,b)``."""
+    Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Bandwidth to the
+    tier: Σ_{c,d} ℓ_{c,d,b} · g_R / 1000 ≤ the tier's Tb/s for building b, named
+    ``region_bw(b)``. Named ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``,
+    ``region_links(c,d,b)``."""
     if not m.scenario.fabrics:
         return
     f = _Fabrics(m)
@@ -135,6 +152,11 @@ def add_fabric_constraints(m: Model) -> None:
             f.cluster(g)
     for rid, vs in f.in_row.items():
         m.add_limit(LimitKey("space", f"{rid}@net"), pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
+    tier = m.scenario.region_tier
+    for b, links in sorted(f.links_from.items()):
+        if tier is not None and b in tier.building_tbps:
+            tbps = pulp.lpSum(links) * (f.sw[tier.switch].port_gbps / 1000)
+            m.add_limit(LimitKey("region_bw", b), tbps, tier.building_tbps[b], "Tb/s")
     m.fabric_rows = dict(f.rows)
     m.fabric_capex = pulp.lpSum(f.capex)
     m.fabric_kw = pulp.lpSum(f.power)
@@ -177,6 +199,7 @@ class _Fabrics:
         self.in_row: dict[str, list[pulp.LpVariable]] = defaultdict(list)
         self.capex: list = []
         self.power: list = []
+        self.links_from: dict[str, list[pulp.LpVariable]] = defaultdict(list)  # building → its region links
 
     def cluster(self, g) -> None:
         """One cluster group's fabric: its design choice, each design's tiers, its network racks."""
@@ -400,6 +423,7 @@ class _Fabrics:
         one.watts.append(border * (top.power_w / 1000))
         one.optics.append(lk * (self.longest.power_w_per_link / 1000))
         one.region_lk.append(lk)
+        self.links_from[b].append(lk)
         return border
 
     def _region_switches(self, c, one: _Design) -> None:

@@ -307,6 +307,11 @@ class RegionTier(StrictModel):
     """Propagation delay of fibre, µs per km (light in glass: about 5 µs/km)."""
     hops: Int = Field(2, ge=0, le=10)
     """Switch hops the tier adds between two GPUs in different buildings (up into it and down)."""
+    building_tbps: dict[Id, PositiveFloat] = Field(default_factory=dict, max_length=10_000)
+    """Building → the bandwidth between it and the tier, Tb/s (its fibre and the tier's ports for
+    it): the region links of every cluster spanning from that building, each at the tier switch's
+    port speed, fit within it (Meta's BAG: 16–48 Pb/s between regions). A building not named: no
+    limit."""
 
 
 class Scenario(StrictModel):

@@ -64,7 +64,13 @@ from planner.verifier.capacity import (
 )
 from planner.verifier.certificate import check_certificate
 from planner.verifier.claims import budget_checks, claim_checks, hash_checks, scenario_mismatch
-from planner.verifier.clusters import cluster_checks, fabric_checks, spread_checks, switch_supply_checks
+from planner.verifier.clusters import (
+    cluster_checks,
+    fabric_checks,
+    region_bandwidth_checks,
+    spread_checks,
+    switch_supply_checks,
+)
 from planner.verifier.futures import future_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
 from planner.verifier.report import TOL, VerifyReport, Violation
@@ -127,6 +133,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
     spread_checks(plan, scenario, site, rep)
     fabric_checks(plan, scenario, rep, site)
     switch_supply_checks(plan, scenario, rep)
+    region_bandwidth_checks(plan, scenario, rep)
     budget_checks(plan, scenario, rep)
     claim_checks(plan, scenario, rep)
     return rep

@@ -312,3 +312,32 @@ def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> N
                 unit="switches",
             )
         )
+
+
+def region_bandwidth_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
+    """Bandwidth to the region tier (§19): per building with a stated Tb/s, the links every cluster
+    spanning from it sends up, ⌈E_b · g_e / (r · g_R)⌉ each (recounted from the racks), × g_R ≤ it;
+    its use recorded as ``region_bandwidth``."""
+    tier = scenario.region_tier
+    if tier is None or not tier.building_tbps:
+        return
+    sw = scenario.catalog.switch_by_id()
+    designs = {d.id: d for d in scenario.fabrics}
+    g_r = sw[tier.switch].port_gbps
+    gbps: dict[str, float] = defaultdict(float)
+    for z in all_figures(scenario, plan.racks, chosen(plan)).values():
+        if len(z.endpoints_by_building) < 2:
+            continue  # in one building: nothing crosses the tier
+        g_e = sw[designs[z.design].switches[0]].port_gbps
+        for b, ends in z.endpoints_by_building.items():
+            links = -(-round(ends * g_e * 1e6) // round(tier.oversubscription * g_r * 1e6))
+            gbps[b] += links * g_r
+    for b, cap in sorted(tier.building_tbps.items()):
+        used = gbps.get(b, 0.0) / 1000
+        if used > cap + 1e-9:
+            rep.add(
+                f"region bandwidth {b}",
+                "fabric",
+                f"{used:,.1f} Tb/s of region links from {b}, the tier gives it {cap:,.1f} Tb/s",
+            )
+        rep.usage.append(Usage(kind=LimitKind.region_bandwidth, id=b, value=used, limit=cap, unit="Tb/s"))
