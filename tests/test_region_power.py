@@ -205,3 +205,38 @@ def test_a_power_lead_time_without_phases_is_refused() -> None:
         "power_arrival[0].lead_phases: 2 given, but the scenario has no phases to order in; leave it out"
         in e.value.lines()
     ), e.value.lines()
+
+
+def test_the_capacity_bound_weighs_each_cluster_by_its_own_racks() -> None:
+    """100 kW arrived at PUE 1, one phase: 'light' (8 GPUs at 1 kW each, 8 kW racks) wants at most
+    40 GPUs, 'heavy' (8 GPUs at 2 kW, 16 kW racks) as many as fit. Lightest first: light's 40 GPUs
+    draw 40 kW, the 60 kW left carry 30 heavy GPUs: the bound is 70 GPUs (the lightest type alone
+    would say 100). The optimum: 5 light racks (40 kW) and ⌊60/16⌋ = 3 heavy (48 kW), 64 GPUs; the
+    planner and the verifier derive the same bound, and the plan's gap is to it."""
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    light = {
+        "id": "light",
+        "servers_per_rack": 1,
+        "gpus_per_server": 8,
+        "gpu_power_w": 1000,
+        "weight_kg": 300,
+        "capex_usd": 1,
+    }
+    heavy = {**light, "id": "heavy", "gpu_power_w": 2000}
+    s = tiny_scenario(
+        [{"id": "R", "positions": 20, "feeds": ["F"], "max_rack_power_kw": 25}],
+        FEED,
+        [
+            {"id": "a", "demand": "max", "gpus": 40, "rack_types": ["light"]},
+            {"id": "b", "demand": "max", "rack_types": ["heavy"]},
+        ],
+        rack_types=[light, heavy],
+        pue=1.0,
+        power_arrival=[{"interconnect_mw": 0.1}],
+    )
+    assert capacity_bound(s) == 70
+    assert recount_capacity(s) == 70
+    plan = solved(s, "highs")
+    assert plan.kpis.gpus == 64

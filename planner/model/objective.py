@@ -124,7 +124,7 @@ def _fixed_money(m: Model) -> None:
         0
     ]  # NPV per USD of build at the start
     inst_opex = 0.0
-    designed = {c.id for c in s.clusters if c.fabrics}
+    designed = s.designed
     for r in s.existing:
         t = types[r.rack_type]
         link = classes.get(r.link_class or "")

@@ -26,7 +26,7 @@ def add_fixed_loads(m: Model) -> None:
     types = s.catalog.by_id()
     for _, row_id, t in network_racks(s):
         m.fixed_items.append(FixedItem(row_id, s.rack_power_kw(t), m.tl.row_on.get(row_id, 0), t))
-    designed = {c.id for c in s.clusters if c.fabrics}
+    designed = s.designed
     for r in s.existing:
         t = types[r.rack_type]
         kw = s.rack_power_kw(t)

@@ -113,7 +113,7 @@ class _FirstFit:
         self.pm0 = power_model(ix)
         self.classes = {c.id: c for c in s.site.fabric.link_classes}
         self.fabric = s.site.fabric.cost_usd_per_gpu
-        self.designed = {c.id for c in s.clusters if c.fabrics}  # no back-end allowance on these
+        self.designed = s.designed  # no back-end allowance on these
         self.fixed_items: list[tuple[str, RackType, int]] = [
             (row_id, t, tl.row_on.get(row_id, 0)) for _, row_id, t in network_racks(s)
         ]

@@ -155,7 +155,7 @@ def _own_pue_kw(scenario: Scenario, plan: Plan, index: int | None) -> float:
         return 0.0
     types = scenario.catalog.by_id()
     racks = plan.racks if index is None else scenario.standing(plan.racks, index)
-    designed = {c.id for c in scenario.clusters if c.fabrics}
+    designed = scenario.designed
 
     def drawn(r) -> float:  # with its back-end network where it has one
         t = types[r.rack_type]

@@ -42,7 +42,7 @@ def _loads(
     """IT kW per building (racks, with the back-end network allowance of those outside a designed
     fabric, and designed-fabric network racks) and GPUs per building per cluster."""
     types = scenario.catalog.by_id()
-    designed = {c.id for c in scenario.clusters if c.fabrics}
+    designed = scenario.designed
     kw: dict[str, float] = defaultdict(float)
     gpus: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in racks:

@@ -11,6 +11,12 @@ For ``max_gpus`` (``max_pflops``: per GPU its best PFLOPS), in every phase p (on
                   E + max(0, A_p ÷ PUE − E · k) ÷ k',  A_p: the region's power arrived by p, PUE the
                                                     least design-day PUE of any building, k' = min_t
                                                     (kW_t + network allowance_t) ÷ GPUs_t
+                  max Σ_c g_c : Σ_c k_c · g_c ≤ A_p ÷ PUE, 0 ≤ g_c ≤ max(cap_c,p, E_c),
+                                                    k_c the least kW per GPU of c's own rack types
+                                                    (with their allowance unless c is on a designed
+                                                    fabric), E_c its installed GPUs (a fractional
+                                                    knapsack: filled lightest first; installed racks
+                                                    of no listed cluster at k)
                   Σ_rows positions × max_t (GPUs_t ÷ width_t) )
 
 over the GPU rack types t some cluster may use; a phased objective sums the phases. Network racks,
@@ -45,6 +51,35 @@ def _asked(scenario: Scenario, index: int) -> float:
             return math.inf
         total += want
     return total
+
+
+def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float) -> float:
+    """The fractional knapsack of the module docstring: most GPUs whose draw fits ``budget_kw``."""
+    tl = timeline(scenario)
+    every = scenario.catalog.by_id()
+    mine: dict[str, int] = {}
+    for r in scenario.existing:
+        if r.rack_type in every and not r.spare:
+            mine[r.cluster] = mine.get(r.cluster, 0) + every[r.rack_type].gpus
+    items = []
+    for c in scenario.clusters:
+        kinds = [every[t] for t in scenario.gpu_types_for(c) if t in every and every[t].gpus]
+        if not kinds:
+            continue
+        net = 0.0 if c.id in scenario.designed else 1.0
+        weight = min((scenario.rack_power_kw(t) + net * scenario.allowance_kw(t)) / t.gpus for t in kinds)
+        want = tl.demand(c, index)
+        cap = math.inf if c.demand == Demand.at_least or want is None else max(want, mine.pop(c.id, 0))
+        items.append((weight, cap))
+    items.append((k, sum(mine.values())))  # installed racks of clusters not listed
+    gpus = 0.0
+    for weight, cap in sorted(items):
+        take = min(cap, budget_kw / weight)
+        gpus += take
+        budget_kw -= take * weight
+        if budget_kw <= 0:
+            break
+    return gpus
 
 
 def _root_kw(scenario: Scenario) -> float:
@@ -91,6 +126,6 @@ def capacity_bound(scenario: Scenario) -> float | None:
         arrived = scenario.power_available_kw(p)
         if arrived is not None:  # the building with the least design-day PUE draws least
             placed = max(0.0, arrived / least - installed * kw_per_gpu) / drawn_per_gpu
-            gpus = min(gpus, installed + placed)
+            gpus = min(gpus, installed + placed, _by_weight(scenario, p, arrived / least, kw_per_gpu))
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

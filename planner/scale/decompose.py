@@ -34,8 +34,9 @@ Stages (``planner plan --decompose building``), all within one deadline:
 4. **Whole.** The building plans are joined, the objective recomputed from the racks, and the
    plan verified against the whole scenario. The bound is the tightest of the merged
    relaxation (:func:`merged`: clusters alike in rack types as one, capped by their figures or
-   their scope's room; seconds at a million GPUs) and, only when that does not prove the gap,
-   the LP relaxation of the monolithic model; the plan reports its gap to it. Before that LP,
+   their scope's room; seconds at a million GPUs), the capacity bound
+   (:func:`planner.rules.bounds.capacity_bound`: one pass) and, only when those do not prove the
+   gap, the LP relaxation of the monolithic model; the plan reports its gap to it. Before that LP,
    a plan the merged bound does not prove gets pairs of buildings solved again as one
    (:mod:`planner.scale.pairs`), each pair's plan kept only when it beats the two it replaces.
 

@@ -130,8 +130,8 @@ def _join(
     """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
     verified against the whole scenario and its gap measured to the tightest bound proven in time.
     ``improve`` (pairs of buildings solved again, :mod:`planner.scale.pairs`) gets its turn when the
-    merged bound does not prove the gap; should its plans fail verification whole, the plans as they
-    were stand."""
+    merged and capacity bounds do not prove the gap; should its plans fail verification whole, the
+    plans as they were stand."""
     t0 = deadline.t0
     tw = time.perf_counter()
     bounds: list[tuple[float | None, str]] = []
@@ -141,10 +141,13 @@ def _join(
     if relaxed is not None:
         say(f"joined {len(final)} building plans ({value:,.6g}): bound from the merged relaxation")
         bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
+    bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
     stages["merged_bound_s"] = time.perf_counter() - tw
-    first = bounds[0][0] if bounds else None
+    maximise = Objective(scenario.objective).maximise
+    stated = [b for b, _ in bounds if b is not None]
+    first = (min(stated) if maximise else max(stated)) if stated else None
 
-    def proves(plans: dict[str, Plan]) -> bool:  # whether the merged bound proves these plans' gap
+    def proves(plans: dict[str, Plan]) -> bool:  # whether the merged or capacity bound proves their gap
         gap = None if first is None else gap_of(_value(scenario, plans), first)
         return within_gap(gap, scenario.solver.rel_gap)
 
@@ -160,7 +163,6 @@ def _join(
         say(f"bound from the LP relaxation of the whole model, {lp_s:.0f} s at most")
         bounds.append((lp_bound(scenario, lp_s), "the LP relaxation of the whole"))
         stages["lp_bound_s"] = time.perf_counter() - tl
-    bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
     tv = time.perf_counter()
     try:
         plan = finish_plan(_joined_plan(scenario, final, rounds, value, bounds, t0), scenario)

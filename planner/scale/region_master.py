@@ -81,7 +81,7 @@ def building_power(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
     out = {b.id: [0.0] * n for b in scenario.site.buildings}
     items = [(row, scenario.rack_power_kw(t), tl.row_on.get(row, 0)) for _, row, t in network_racks(scenario)]
     types = scenario.catalog.by_id()
-    designed = {c.id for c in scenario.clusters if c.fabrics}
+    designed = scenario.designed
     for r in scenario.existing:
         t = types[r.rack_type]
         net = 0.0 if r.cluster in designed else scenario.allowance_kw(t)
@@ -133,7 +133,7 @@ def master(
     prob = pulp.LpProblem("region_master", pulp.LpMaximize)
     x: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
     kw: dict[str, float] = {}
-    designed = {c.id for c in scenario.clusters if c.fabrics}
+    designed = scenario.designed
     for ci, (cid, scope, rack_types, unit) in enumerate(clusters):
         net = (lambda t: 0.0) if cid in designed else scenario.allowance_kw  # its back-end network
         kw[cid] = min((scenario.rack_power_kw(types[t]) + net(types[t])) / types[t].gpus for t in rack_types)

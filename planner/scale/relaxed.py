@@ -153,7 +153,7 @@ def draws_kw(scenario: Scenario, plan: Plan) -> dict[str, list[float]]:
     ix = index_site(scenario.site)
     types = scenario.catalog.by_id()
     fixed = building_power(scenario, ix)
-    designed = {c.id for c in scenario.clusters if c.fabrics}  # no back-end allowance on these
+    designed = scenario.designed  # no back-end allowance on these
     out = {b: list(v) for b, v in fixed.items()}
     for i in range(n):
         for r in scenario.standing(plan.racks, i):

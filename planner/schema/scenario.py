@@ -533,6 +533,12 @@ class Scenario(StrictModel):
         min(TDP, gpu_power_cap_w), the whole rack × power_budget_ratio (both optional)."""
         return rack.planning_power_kw(self.gpu_power_cap_w, self.power_budget_ratio)
 
+    @property
+    def designed(self) -> frozenset[str]:
+        """IDs of the clusters on a designed fabric (§13): their network is sized, so their racks
+        draw no back-end network allowance and pay no per-GPU fabric cost."""
+        return frozenset(c.id for c in self.clusters if c.fabrics)
+
     def allowance_kw(self, rack: RackType) -> float:
         """Back-end network power one rack outside a designed fabric draws, kW: GPUs ×
         ``network_w_per_gpu`` ÷ 1000 (0 with ``network_allowance`` false)."""

@@ -6,8 +6,11 @@ claim: the verifier checks only that it is on the right side of the plan's objec
 Capacity, for a max objective, summed over the phases (one without phases): per phase the least
 of (installed GPUs + Σ cluster figures, when no cluster is at-least or uncapped), (usable kW of the
 parentless power nodes plus retrofits raising them, capped by the power arrived ÷ PUE) ÷ the
-least kW per GPU, and every position holding the most GPUs a position can; GPUs rounded down,
-× the best PFLOPS per GPU for max_pflops.
+least kW per GPU, every position holding the most GPUs a position can, and with power arrived the
+GPUs the arrived kW ÷ PUE carries when each cluster takes GPUs at its own least kW per GPU (its
+rack types', with their back-end network off a designed fabric) up to its figure (or its
+installed GPUs, if more), the lightest first; GPUs rounded down, × the best PFLOPS per GPU for
+max_pflops.
 """
 
 from __future__ import annotations
@@ -42,6 +45,41 @@ def _figures(scenario: Scenario, phase_index: int) -> float:
             return math.inf
         else:
             total += c.gpus
+    return total
+
+
+def _lightest_first(scenario: Scenario, phase_index: int, kw: float, least_kw: float) -> float:
+    """GPUs ``kw`` carries, clusters taken lightest per GPU first up to their figures (module docstring)."""
+    by_id = scenario.catalog.by_id()
+    order = [p.id for p in scenario.phases]
+    installed: dict[str, int] = {}
+    for r in scenario.existing:
+        if r.rack_type in by_id and not r.spare:
+            installed[r.cluster] = installed.get(r.cluster, 0) + by_id[r.rack_type].gpus
+    listed = {c.id for c in scenario.clusters}
+    rows = [(least_kw, sum(n for cid, n in installed.items() if cid not in listed))]
+    for c in scenario.clusters:
+        ts = [by_id[n] for n in scenario.gpu_types_for(c) if n in by_id and by_id[n].gpus > 0]
+        if not ts:
+            continue
+        off = not c.fabrics  # its back-end network is drawn outside a designed fabric
+        per = min(
+            (scenario.rack_power_kw(t) + (network_kw(scenario, t) if off else 0.0)) / t.gpus for t in ts
+        )
+        if c.demand == Demand.at_least:
+            figure = math.inf
+        elif c.gpus_by_phase:
+            figure = next(
+                (c.gpus_by_phase[p] for p in reversed(order[: phase_index + 1]) if p in c.gpus_by_phase), 0
+            )
+        else:
+            figure = math.inf if c.gpus is None else c.gpus
+        rows.append((per, max(figure, installed.get(c.id, 0))))
+    rows.sort()
+    total, left = 0.0, kw
+    for per, most in rows:
+        n = min(most, left / per)
+        total, left = total + n, left - n * per
     return total
 
 
@@ -86,7 +124,11 @@ def recount_capacity(scenario: Scenario) -> float | None:
             )
             pue = min(structure_pue(scenario, b.id, design_day=True)[0] for b in scenario.site.buildings)
             # at the least design-day PUE of any building; racks placed draw their back-end network too
-            most = min(most, installed + max(0.0, arrived / pue - installed * least_kw) / least_drawn)
+            most = min(
+                most,
+                installed + max(0.0, arrived / pue - installed * least_kw) / least_drawn,
+                _lightest_first(scenario, i, arrived / pue, least_kw),
+            )
         out += math.floor(most + 1e-9) * pflops
     return out
 
