@@ -730,7 +730,7 @@ def region_table(region: dict) -> list[str]:
         "(decomposed joint), "
         "`--mode rolling`, and (`--full`) the whole model joint. Objective max_gpus over the quarters "
         "(GPU-phases); the gap of the "
-        "decomposed plan is to the LP relaxation of the whole model.",
+        "decomposed plan is to its bound (its source on the stages line below).",
         "",
         "| run | status | gap | GPUs by q8 | GPU-phases | capex USD | of which tents | of which backup "
         "power | TCO USD | USD per GPU-hour | "
