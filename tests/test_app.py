@@ -537,6 +537,7 @@ def test_reliability_page_shows_blast_radius_goodput_and_failover_gain() -> None
     assert not any("One line of why" in m.value for m in at.markdown)
     clusters = at.dataframe[0].value
     assert list(clusters["cluster"]) == ["train", "infer"]
+    assert list(clusters.columns).index("in service %") == list(clusters.columns).index("goodput %") + 1
     assert list(clusters["policy"]) == ["keep", "shed"]
     at.selectbox(key="rel_pick").select("power_node UPS-1").run()
     assert not at.exception

@@ -100,7 +100,8 @@ good = [c.goodput for c in rep.clusters if c.goodput is not None]
 cols[3].metric(
     "Lowest goodput",
     f"{min(good):.2%}" if good else "—",
-    help="Clusters with a checkpoint size (checkpoint_gb_per_gpu)",
+    help="Clusters with a checkpoint size (checkpoint_gb_per_gpu) or stall (checkpoint_s); × the share "
+    "of their GPUs in service where their racks' NVLink domain is the repair unit",
     border=True,
 )
 if gain:
@@ -122,6 +123,7 @@ show_table(
                 "checkpoint s": c.checkpoint_s,
                 "interval h": c.interval_h,
                 "goodput %": pct(c.goodput),
+                "in service %": pct(c.in_service),
                 "GPU-h lost / day": c.gpu_hours_lost_per_day,
                 "spares": c.spare_racks,
                 "worst power share %": pct(c.worst_power_share),
