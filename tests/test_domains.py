@@ -184,3 +184,13 @@ def test_a_tray_counts_its_share_of_a_reference_server() -> None:
     assert rep.clusters[0].mtbf_h == pytest.approx(410.256410, abs=1e-6)
     assert rep.clusters[0].in_service == pytest.approx(math.exp(-0.02925), abs=1e-6)
     assert rep.clusters[0].in_service == pytest.approx(0.971174, abs=1e-6)
+
+
+def test_the_expected_shortfall_holds_at_a_million_gpus() -> None:
+    """E[(X − k)⁺] for Poisson(1,000) with k = 1,000 spare domains: √(1000/(2π)) = 12.6157 to first
+    order (the normal approximation, within 0.2 %); e^(−1000) underflows, the logarithms do not."""
+    from planner.input.asks import expected_excess
+
+    assert expected_excess(1000.0, 1000) == pytest.approx(math.sqrt(1000 / (2 * math.pi)), rel=2e-3)
+    assert expected_excess(1000.0, 0) == pytest.approx(1000.0)
+    assert expected_excess(0.0, 3) == 0.0

@@ -283,12 +283,11 @@ def poisson_cdf(mean: float, s: int) -> float:
 
 
 def expected_excess(mean: float, k: int) -> float:
-    """E[(X − k)⁺] for X ~ Poisson(mean): mean − k + Σ_{x<k} (k − x) P(X = x)."""
-    term = math.exp(-mean)
-    below = 0.0
-    for x in range(k):
-        below += (k - x) * term
-        term *= mean / (x + 1)
+    """E[(X − k)⁺] for X ~ Poisson(mean): mean − k + Σ_{x<k} (k − x) P(X = x) (each P(X = x) in
+    logarithms: e^(−mean) underflows beyond a mean of ~745 domains out)."""
+    if mean <= 0:
+        return 0.0
+    below = sum((k - x) * math.exp(x * math.log(mean) - mean - math.lgamma(x + 1)) for x in range(k))
     return max(0.0, mean - k + below)
 
 
