@@ -177,8 +177,9 @@ def _add_kind(
         acc.capex_racks += k * t.capex_usd
         acc.capex_fabric += k * fabric_usd(t, per_gpu)
         acc.capex_links += k * links_usd(t, link)
-        acc.facility += k * facility_usd(kw + net, costs)
-        acc.facility_own += k * facility_usd(kw + net, costs) if scenario.own_rate(building) else 0.0
+        build = k * facility_usd(kw + net, costs)
+        acc.facility += build
+        acc.facility_own += build if scenario.own_rate(building) else 0.0
     if life and life["retire"] is not None:  # retired by the last phase: no longer stands
         acc.retired += k
         return

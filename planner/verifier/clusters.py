@@ -3,6 +3,7 @@ its failure-domain spread, and the size of its fabric design."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from planner.enums import Demand, LimitKind
@@ -330,7 +331,7 @@ def region_bandwidth_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -
             continue  # in one building: nothing crosses the tier
         g_e = sw[designs[z.design].switches[0]].port_gbps
         for b, ends in z.endpoints_by_building.items():
-            links = -(-round(ends * g_e * 1e6) // round(tier.oversubscription * g_r * 1e6))
+            links = math.ceil(ends * g_e / (tier.oversubscription * g_r) - 1e-9)
             gbps[b] += links * g_r
     for b, cap in sorted(tier.building_tbps.items()):
         used = gbps.get(b, 0.0) / 1000

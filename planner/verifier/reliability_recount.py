@@ -179,24 +179,14 @@ def _jobs(scenario: Scenario, racks: list[PlacedRack]) -> dict[str, _Job]:
 
 
 def _rate(scenario: Scenario, j: _Job) -> float:
-    """Interruptions per hour of a job (module docstring)."""
-    rel = scenario.reliability
-    if rel.node_failures_per_1000_node_days is not None:
-        return j.servers * rel.node_failures_per_1000_node_days / 1000 / 24
-    ref = rel.reference
-    reference = {
-        Scale.gpu: ref.gpus,
-        Scale.server: ref.gpus / ref.gpus_per_server,
-        Scale.rack: ref.gpus / ref.gpus_per_rack,
-        Scale.link: ref.gpus * ref.links_per_gpu,
-    }
+    """Interruptions per hour of a job (module docstring): Σ causes faults per unit-hour × its units."""
     total = 0.0
-    for cause in rel.causes:
-        if cause.scale == Scale.link:
-            mine = sum(n for lc, n in j.links.items() if not cause.link_classes or lc in cause.link_classes)
+    for scale, classes, rate, _ in _per_unit(scenario):
+        if scale == Scale.link:
+            mine = sum(n for lc, n in j.links.items() if classes is None or lc in classes)
         else:
-            mine = {Scale.gpu: j.gpus, Scale.server: j.servers, Scale.rack: j.racks}[cause.scale]
-        total += mine * cause.count / (ref.days * 24 * reference[cause.scale])
+            mine = {Scale.gpu: j.gpus, Scale.server: j.servers, Scale.rack: j.racks}[scale]
+        total += mine * rate
     return total
 
 
