@@ -67,7 +67,7 @@ def add_cooling_constraints(m: Model) -> None:
             loop = row.liquid_loop or (loops[row.id].id if row.id in loops else None)
             if liquid > 0 and loop:
                 heat[loop].append((var, round(liquid, 9)))
-        for row, items in m.fabric_rows.items():  # switches are air cooled
+        for row, items in m.fabric_at(p).items():  # switches are air cooled
             heat[m.ix.rows[row].row.air_zone].extend(items)
         offline = m.tl.offline_zones(p)
         fixed = m.fixed_heat_at(p)

@@ -208,16 +208,19 @@ class Model:
     """Rack counts: counts."""
     network_rows: dict[str, list[int]] = field(default_factory=dict)
     """Network row → its free positions, in order: new_model."""
-    network_racks: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
-    """(cluster, design, network row, tier) → network racks holding that tier's switches: fabric."""
-    network_switches: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    network_racks: dict[tuple[str, str, str, int, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design, network row, tier, phase) → network racks holding that tier's switches
+    standing there in that phase ("" without phases): fabric."""
+    network_switches: dict[tuple[str, str, str, int, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design, network row, tier, phase) → switches of that tier standing there then: fabric."""
     switch_need: dict[str, list] = field(default_factory=lambda: defaultdict(list))
-    """Switch model → the expressions counting every switch of it the designed fabrics need (§17 supply)."""
-    """(cluster, design, network row, tier) → switches of that tier standing there: fabric."""
-    network_kw: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
-    """(cluster, network row) → the cluster's transceiver kW charged to that row: fabric."""
-    fabric_rows: dict[str, list[tuple[pulp.LpVariable, float]]] = field(default_factory=dict)
-    """Network row → (variable, kW) terms of the designed fabrics' power drawn there: fabric."""
+    """Switch model → the expressions counting every switch of it the designed fabrics need by the
+    horizon (§17 supply)."""
+    network_kw: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, network row, phase) → the cluster's transceiver kW charged to that row then: fabric."""
+    fabric_rows: dict[int, dict[str, list[tuple[pulp.LpVariable, float]]]] = field(default_factory=dict)
+    """Phase index → network row → (variable, kW) terms of the designed fabrics' power drawn there
+    then (switches and transceivers standing): fabric."""
     fabric_pick: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, design) → 1 when the cluster is built on that design (clusters with a choice): fabric."""
     fabric_capex: pulp.LpAffineExpression | None = None
@@ -357,6 +360,10 @@ class Model:
             r = self.scenario.retire_index(rack_type, phase)
             got = self._until_cache[key] = len(self.tl.phases) if r is None else r
         return got
+
+    def fabric_at(self, p: int) -> dict[str, list[tuple[pulp.LpVariable, float]]]:
+        """Network row → the designed fabrics' (variable, kW) terms standing there in phase index p."""
+        return self.fabric_rows.get(p, {})
 
     def upto(self, p: int):
         """(key, var) of every count standing in phase index p: added then or before, not retired."""

@@ -12,6 +12,7 @@ import pulp
 
 from planner.enums import LimitKind, Scope
 from planner.model.core import Model
+from planner.model.fabric_racks import place_network_racks, serving
 from planner.model.keys import LimitKey, lp_name
 from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
@@ -39,30 +40,6 @@ def relax_region_bandwidth(
         tbps[b] += add
         steps.append(f"{b} +{add:,.1f} Tb/s to the region tier")
     return steps, None
-
-
-def serving(m: Model) -> dict[str, list[str]]:
-    """Pod → the network rows that may hold its switches: rows serving that pod, its hall or its
-    building (``Row.network``)."""
-    out: dict[str, list[str]] = defaultdict(list)
-    pods_of_hall: dict[str, list[str]] = defaultdict(list)
-    pods_of_building: dict[str, list[str]] = defaultdict(list)
-    for pid, hid in m.ix.pod_hall.items():
-        pods_of_hall[hid].append(pid)
-        pods_of_building[m.ix.halls[hid][0]].append(pid)
-    for rid in m.network_rows:
-        ref = m.ix.rows[rid]
-        kind = ref.row.network
-        pods = (
-            [ref.row.pod]
-            if kind == "pod"
-            else pods_of_hall[ref.hall]
-            if kind == "hall"
-            else pods_of_building[ref.building]
-        )
-        for p in pods:
-            out[p].append(rid)
-    return out
 
 
 def _position_links(
@@ -146,18 +123,29 @@ def add_fabric_constraints(m: Model) -> None:
     ``region_links(c,d,b)``."""
     if not m.scenario.fabrics:
         return
-    f = _Fabrics(m)
-    for g in m.groups.values():
-        if g.head.fabrics:
-            f.cluster(g)
-    for rid, vs in f.in_row.items():
-        m.add_limit(LimitKey("space", f"{rid}@net"), pulp.lpSum(vs), len(m.network_rows[rid]), "positions")
+    picks: dict[str, dict[str, pulp.LpVariable]] = {}  # cluster → its design choice, one for all phases
     tier = m.scenario.region_tier
-    for b, links in sorted(f.links_from.items()):
-        if tier is not None and b in tier.building_tbps:
-            tbps = pulp.lpSum(links) * (f.sw[tier.switch].port_gbps / 1000)
-            m.add_limit(LimitKey("region_bw", b), tbps, tier.building_tbps[b], "Tb/s")
-    m.fabric_rows = dict(f.rows)
+    f = None
+    for p in range(m.from_phase, m.horizon + 1):
+        f = _Fabrics(m, p, picks)
+        for g in m.groups.values():
+            if g.head.fabrics:
+                f.cluster(g)
+        for rid, vs in f.in_row.items():
+            m.add_limit(
+                LimitKey("space", f"{rid}@net", phase=m.ph(p)),
+                pulp.lpSum(vs),
+                len(m.network_rows[rid]),
+                "positions",
+            )
+        for b, links in sorted(f.links_from.items()):
+            if tier is not None and b in tier.building_tbps:
+                tbps = pulp.lpSum(links) * (f.sw[tier.switch].port_gbps / 1000)
+                m.add_limit(LimitKey("region_bw", b, phase=m.ph(p)), tbps, tier.building_tbps[b], "Tb/s")
+        m.fabric_rows[p] = dict(f.rows)
+    assert f is not None
+    for model, needs in f.switch_need.items():  # by the horizon: the most that ever stands
+        m.switch_need[model].extend(needs)
     m.fabric_capex = pulp.lpSum(f.capex)
     m.fabric_kw = pulp.lpSum(f.power)
 
@@ -178,9 +166,12 @@ class _Fabrics:
     """The designed-fabric rows of a model (:func:`add_fabric_constraints`), cluster by cluster,
     design by design, building by building, in that order (the rows' order is the model's)."""
 
-    def __init__(self, m: Model):
+    def __init__(self, m: Model, p: int, picks: dict):
         s = m.scenario
-        self.m, self.s = m, s
+        self.m, self.s, self.p, self.picks = m, s, p, picks
+        self.sfx = m.sfx(p)
+        self.last = p == m.horizon
+        self.switch_need: dict[str, list] = defaultdict(list)
         self.types = s.catalog.by_id()
         self.sw = s.catalog.switch_by_id()
         self.by_id = {d.id: d for d in s.fabrics}
@@ -201,13 +192,21 @@ class _Fabrics:
         self.power: list = []
         self.links_from: dict[str, list[pulp.LpVariable]] = defaultdict(list)  # building → its region links
 
+    def name(self, *parts) -> str:
+        """A row or variable name with this phase's suffix."""
+        return lp_name(*parts, *self.sfx)
+
     def cluster(self, g) -> None:
         """One cluster group's fabric: its design choice, each design's tiers, its network racks."""
         m, c = self.m, g.head
         designs = [self.by_id[d] for d in c.fabrics]
         self.keys = [
-            (key, var) for key, var in m.counts_of(g.id) if self.types[key.rack_type].gpus and not key.role
-        ]
+            (key, var)
+            for key, var in m.counts_of(g.id)
+            if self.types[key.rack_type].gpus and not key.role and m.tl.at(key.phase) <= self.p
+        ]  # racks placed by this phase (retired ones keep their switches: they stay to the horizon)
+        if not self.keys:
+            return
         self.kinds = sorted({key.rack_type for key, _ in self.keys})
         here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)  # (type, pod) → counts
         for key, var in self.keys:
@@ -216,7 +215,7 @@ class _Fabrics:
         self.pods = sorted({pod for _, pod in here})
         self.bldgs = sorted({self.building_of_pod[p] for p in self.pods})
         spanning, present = _buildings(
-            m, c.id, g.scope, self.bldgs, here, self.building_of_pod, self.pod_size
+            m, c.id, g.scope, self.bldgs, here, self.building_of_pod, self.pod_size, self.name, self.last
         )
         if not present and len(self.bldgs) > 1 and g.scope in (Scope.pod, Scope.building):
             present = self._homed(g)  # homed by the scope binaries
@@ -231,8 +230,17 @@ class _Fabrics:
             self.capex += one.cost
             self.power += one.watts + one.optics
             optics_c += one.optics
-        _place_network_racks(
-            m, c.id, designs, self.needs, pulp.lpSum(optics_c), self.rows, self.in_row, present, spanning
+        place_network_racks(
+            m,
+            c.id,
+            designs,
+            self.needs,
+            pulp.lpSum(optics_c),
+            self.rows,
+            self.in_row,
+            present,
+            spanning,
+            self.p,
         )
 
     def _homed(self, g) -> dict:
@@ -259,17 +267,22 @@ class _Fabrics:
             for (t, pod), vs in self.here.items():
                 x[designs[0].id, t, pod] = pulp.lpSum(vs)
             return ys, x
-        ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
-        m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
-        m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
+        ys = self.picks.get(c.id) or {}
+        if not ys:  # one choice for every phase
+            ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
+            m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
+            m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
+            self.picks[c.id] = ys
         for (t, pod), vs in self.here.items():
             parts = []
             for d in designs:
-                v = m.var(lp_name("fabric_racks", c.id, d.id, t, pod))
-                m.add(v - self.pod_size[pod] * ys[d.id] <= 0, lp_name("fabric_racks_on", c.id, d.id, t, pod))
+                v = m.var(self.name("fabric_racks", c.id, d.id, t, pod))
+                m.add(
+                    v - self.pod_size[pod] * ys[d.id] <= 0, self.name("fabric_racks_on", c.id, d.id, t, pod)
+                )
                 x[d.id, t, pod] = pulp.LpAffineExpression(v)
                 parts.append(v)
-            m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, lp_name("fabric_racks_sum", c.id, t, pod))
+            m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, self.name("fabric_racks_sum", c.id, t, pod))
         return ys, x
 
     def _design(self, c, d, y) -> _Design:
@@ -290,7 +303,7 @@ class _Fabrics:
         ):
             into.append(
                 _position_links(
-                    self.m, self.keys, per_rack, attr, y, lp_name(name, c.id, d.id), self.total_positions
+                    self.m, self.keys, per_rack, attr, y, self.name(name, c.id, d.id), self.total_positions
                 )
             )
         if d.leaf_in_rack:
@@ -311,9 +324,9 @@ class _Fabrics:
         mine = [(t, pod) for (t, pod) in self.here if self.building_of_pod[pod] == b]
         ends = pulp.lpSum(self.x[d.id, t, pod] * (types[t].gpus * d.nics_per_gpu) for t, pod in mine)
         label = f"{c.id}@{d.id}" if len(self.bldgs) == 1 else f"{c.id}@{d.id}@{b}"
-        m.add_limit(
-            LimitKey("fabric_size", label), ends, float(max_endpoints(d, self.sw, one.leaf_down)), "endpoints"
-        )
+        if self.last:  # racks only add up to the horizon's
+            most = float(max_endpoints(d, self.sw, one.leaf_down))
+            m.add_limit(LimitKey("fabric_size", label), ends, most, "endpoints")
         b_rows = sorted(
             {r for pod in self.pods if self.building_of_pod[pod] == b for r in self.rows_for.get(pod, [])}
         )
@@ -333,7 +346,7 @@ class _Fabrics:
         """Leaves in the GPU racks: one per rack; uplinks ⌈endpoints ÷ first oversubscription⌉."""
         d = one.d
         leaves = pulp.lpSum(self.x[d.id, t, pod] for t, pod in mine)
-        self.m.switch_need[d.switches[0]].append(leaves)
+        self.switch_need[d.switches[0]].append(leaves)
         up1 = pulp.lpSum(self.x[d.id, t, pod] * one.per_rack[t] for t, pod in mine)
         per_leaf_up = max(one.per_rack.values(), default=0)
         return leaves, up1, per_leaf_up, sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
@@ -348,12 +361,12 @@ class _Fabrics:
                 for t in self.kinds
                 if (d.id, t, pod) in self.x
             )
-            q = m.var(lp_name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
-            m.add(e_p - p.down[0] * rail * q <= 0, lp_name("fabric_leaves", c.id, d.id, pod))
+            q = m.var(self.name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
+            m.add(e_p - p.down[0] * rail * q <= 0, self.name("fabric_leaves", c.id, d.id, pod))
             self.needs.append((d.id, 1, self.rows_for.get(pod, []), q * rail))
             groups.append(q * rail)
         leaves = pulp.lpSum(groups)
-        m.switch_need[d.switches[0]].append(leaves)
+        self.switch_need[d.switches[0]].append(leaves)
         leaf = self.sw[d.switches[0]]
         one.cost.append(leaves * (leaf.price_usd + p.up[0] * self.shortest.cost_usd_per_link))
         one.watts.append(leaves * (leaf.power_w / 1000))
@@ -365,22 +378,22 @@ class _Fabrics:
         """Spines S ≥ U / facing ports; for the largest build U = 2^j · u₁, binaries choosing j."""
         m, d, p = self.m, one.d, one.p
         facing = p.radix[1] if d.tiers == 2 else p.down[1]
-        sp = m.var(lp_name("fabric_spines", c.id, d.id, b), 0, None, integer=True)
-        m.add(up1 - facing * sp <= 0, lp_name("fabric_spines", c.id, d.id, b))
+        sp = m.var(self.name("fabric_spines", c.id, d.id, b), 0, None, integer=True)
+        m.add(up1 - facing * sp <= 0, self.name("fabric_spines", c.id, d.id, b))
         if d.spines_for == "largest_build":  # leaves rounded up to a power of two 2^j: binaries pick j
             powers = [1 << j for j in range(max(1, math.ceil(math.log2(max(2, n_leaf_max)))) + 1)]
-            bs = [m.var(lp_name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers]
-            m.add(pulp.lpSum(bs) <= 1, lp_name("fabric_build_one", c.id, d.id, b))
+            bs = [m.var(self.name("fabric_build", c.id, d.id, b, pw), 0, 1, integer=True) for pw in powers]
+            m.add(pulp.lpSum(bs) <= 1, self.name("fabric_build_one", c.id, d.id, b))
             m.add(
                 leaves - pulp.lpSum(pw * bv for pw, bv in zip(powers, bs, strict=True)) <= 0,
-                lp_name("fabric_build", c.id, d.id, b),
+                self.name("fabric_build", c.id, d.id, b),
             )
             spines = pulp.lpSum(
                 math.ceil(pw * per_leaf_up - 1e-9) * bv for pw, bv in zip(powers, bs, strict=True)
             )
-            m.add(facing * sp - spines >= 0, lp_name("fabric_build_spines", c.id, d.id, b))
+            m.add(facing * sp - spines >= 0, self.name("fabric_build_spines", c.id, d.id, b))
         spine = self.sw[d.switches[1]]
-        m.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
+        self.switch_need[d.switches[1]].append(pulp.LpAffineExpression(sp))
         one.cost.append(sp * spine.price_usd)
         one.watts.append(sp * (spine.power_w / 1000))
         return sp
@@ -388,10 +401,10 @@ class _Fabrics:
     def _cores(self, c, one: _Design, b: str, sp, b_rows) -> pulp.LpAffineExpression:
         """Cores C ≥ S · u₂ / k₃, spine-to-core links on the longest class."""
         m, d, p = self.m, one.d, one.p
-        co = m.var(lp_name("fabric_cores", c.id, d.id, b), 0, None, integer=True)
-        m.add(sp * p.up[1] - p.radix[2] * co <= 0, lp_name("fabric_cores", c.id, d.id, b))
+        co = m.var(self.name("fabric_cores", c.id, d.id, b), 0, None, integer=True)
+        m.add(sp * p.up[1] - p.radix[2] * co <= 0, self.name("fabric_cores", c.id, d.id, b))
         core = self.sw[d.switches[2]]
-        m.switch_need[d.switches[2]].append(pulp.LpAffineExpression(co))
+        self.switch_need[d.switches[2]].append(pulp.LpAffineExpression(co))
         one.cost.append(co * core.price_usd + sp * (p.up[1] * self.longest.cost_usd_per_link))
         one.watts.append(co * (core.power_w / 1000))
         one.optics.append(sp * (p.up[1] * self.longest.power_w_per_link / 1000))
@@ -405,18 +418,18 @@ class _Fabrics:
         assert self.spanning is not None
         rate = self.sw[d.switches[0]].port_gbps / (region.oversubscription * self.sw[region.switch].port_gbps)
         km = km_between(self.at[b], self.at[region.building])
-        lk = m.var(lp_name("region_links", c.id, d.id, b), 0, None, integer=True)
+        lk = m.var(self.name("region_links", c.id, d.id, b), 0, None, integer=True)
         most = (
             sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
             * max(types[t].gpus for t in self.kinds)
             * d.nics_per_gpu
         )
         big = math.ceil(most * rate) + 1  # ℓ's largest need in b
-        m.add(lk - rate * ends + big * (1 - self.spanning) >= 0, lp_name("region_links", c.id, d.id, b))
+        m.add(lk - rate * ends + big * (1 - self.spanning) >= 0, self.name("region_links", c.id, d.id, b))
         top = self.sw[d.switches[-1]]
-        border = m.var(lp_name("region_border", c.id, d.id, b), 0, None, integer=True)
-        m.add(top.ports * border - lk >= 0, lp_name("region_border", c.id, d.id, b))
-        m.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
+        border = m.var(self.name("region_border", c.id, d.id, b), 0, None, integer=True)
+        m.add(top.ports * border - lk >= 0, self.name("region_border", c.id, d.id, b))
+        self.switch_need[d.switches[-1]].append(pulp.LpAffineExpression(border))
         one.cost.append(
             border * top.price_usd + lk * (self.longest.cost_usd_per_link + region.fibre_usd_per_km * km)
         )
@@ -431,9 +444,9 @@ class _Fabrics:
         m, d, region = self.m, one.d, self.region
         assert region is not None
         agg = self.sw[region.switch]
-        rv = m.var(lp_name("region_switches", c.id, d.id), 0, None, integer=True)
-        m.add(agg.ports * rv - pulp.lpSum(one.region_lk) >= 0, lp_name("region_switches", c.id, d.id))
-        m.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
+        rv = m.var(self.name("region_switches", c.id, d.id), 0, None, integer=True)
+        m.add(agg.ports * rv - pulp.lpSum(one.region_lk) >= 0, self.name("region_switches", c.id, d.id))
+        self.switch_need[region.switch].append(pulp.LpAffineExpression(rv))
         one.cost.append(rv * agg.price_usd)
         one.watts.append(rv * (agg.power_w / 1000))
         rows = sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building)
@@ -448,115 +461,36 @@ def _buildings(
     here: dict,
     building_of_pod: dict[str, str],
     pod_size: dict[str, int],
+    name,
+    last: bool,
 ) -> tuple[pulp.LpVariable | None, dict]:
     """Which buildings a site-scoped cluster stands in (u[c,b]), held to one without a region tier;
     with one, its spanning indicator σ_c (and its latency budget kept). (None, {}) when it cannot
-    leave one building by its hop budget, or the site has one."""
+    leave one building by its hop budget, or the site has one. ``name`` gives the phase's names;
+    the one-building and latency rows are stated at the horizon (``last``), where the racks are
+    most (racks only add: a cluster in one building then was in one before)."""
     if scope != Scope.site or len(bldgs) < 2:
         return None, {}
     s = m.scenario
     us = {}
     for b in bldgs:
-        u = m.var(lp_name("in_building", cid, b), 0, 1, integer=True)
+        u = m.var(name("in_building", cid, b), 0, 1, integer=True)
         cap = sum(pod_size[p] for p in {pod for _, pod in here if building_of_pod[pod] == b})
         racks_b = pulp.lpSum(v for (_, pod), vs in here.items() if building_of_pod[pod] == b for v in vs)
-        m.add(racks_b - cap * u <= 0, lp_name("in_building", cid, b))
-        m.add(racks_b - u >= 0, lp_name("in_building_some", cid, b))  # u = 1 only where it has racks
+        m.add(racks_b - cap * u <= 0, name("in_building", cid, b))
+        m.add(racks_b - u >= 0, name("in_building_some", cid, b))  # u = 1 only where it has racks
         us[b] = u
     if s.region_tier is None:
-        m.add(pulp.lpSum(us.values()) <= 1, lp_name("one_building", cid))
+        if last:
+            m.add(pulp.lpSum(us.values()) <= 1, name("one_building", cid))
         return None, us
-    sigma = m.var(lp_name("spans", cid), 0, 1, integer=True)
-    m.add(pulp.lpSum(us.values()) - 1 - (len(bldgs) - 1) * sigma <= 0, lp_name("spans", cid))
-    m.add(pulp.lpSum(us.values()) - 2 * sigma >= 0, lp_name("spans_some", cid))  # σ = 1 only when it spans
+    sigma = m.var(name("spans", cid), 0, 1, integer=True)
+    m.add(pulp.lpSum(us.values()) - 1 - (len(bldgs) - 1) * sigma <= 0, name("spans", cid))
+    m.add(pulp.lpSum(us.values()) - 2 * sigma >= 0, name("spans_some", cid))  # σ = 1 only when it spans
     limit = next(c.max_latency_us for c in s.clusters if c.id == cid)
-    if limit is not None:
+    if limit is not None and last:
         for i, b1 in enumerate(bldgs):
             for b2 in bldgs[i + 1 :]:
                 if latency_us(s, [b1, b2]) > limit + 1e-9:
-                    m.add(us[b1] + us[b2] <= 1, lp_name("latency", cid, b1, b2))
+                    m.add(us[b1] + us[b2] <= 1, name("latency", cid, b1, b2))
     return sigma, us
-
-
-def _switch_racks(
-    m: Model, cid: str, designs, allowed: dict, in_row: dict, here_kw: dict, here_racks: dict
-) -> dict:
-    """Per design, tier and allowed row: integer switches s and racks r ≥ s / cap holding them,
-    cap = min(⌊units ÷ height⌋, ⌊row rack kW ÷ switch kW⌋) (rows where no switch fits get none)."""
-    sw = m.scenario.catalog.switch_by_id()
-    region = m.scenario.region_tier
-    s_vars: dict[tuple[str, str, int], pulp.LpVariable] = {}
-    for d in designs:
-        for tier in (1, 2, 3, 4):
-            if not allowed.get((d.id, tier)):
-                continue
-            sm = sw[region.switch] if tier == 4 and region is not None else sw[d.switches[tier - 1]]
-            for rid in sorted(allowed[d.id, tier]):
-                limit = m.ix.rows[rid].row.max_rack_power_kw
-                cap = min(d.rack_units // sm.height_u, math.floor(limit * 1000 / sm.power_w + 1e-9))
-                if cap < 1:
-                    continue
-                sv = m.var(lp_name("net_switches", cid, d.id, tier, rid), 0, None, integer=True)
-                rv = m.var(
-                    lp_name("net_racks", cid, d.id, tier, rid), 0, len(m.network_rows[rid]), integer=True
-                )
-                m.add(sv - cap * rv <= 0, lp_name("net_racks", cid, d.id, tier, rid))
-                s_vars[d.id, rid, tier] = sv
-                m.network_racks[cid, d.id, rid, tier] = rv
-                in_row[rid].append(rv)
-                here_racks[rid].append(rv)
-                here_kw[rid].append((sv, sm.power_w / 1000))
-    return s_vars
-
-
-def _place_network_racks(
-    m: Model,
-    cid: str,
-    designs,
-    needs: list,
-    link_kw: pulp.LpAffineExpression,
-    rows: dict,
-    in_row: dict,
-    present: dict,
-    spanning: pulp.LpVariable | None,
-) -> None:
-    """Network racks of one cluster (see :func:`add_fabric_constraints`): per row and tier the
-    switches standing there and the racks holding them, per row a share of the links'
-    transceiver power; racks only in buildings the cluster stands in (``present``: building → its
-    indicator, when it may stand in several), and the region tier's building when it spans."""
-    region = m.scenario.region_tier
-    allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for did, tier, where, _ in needs:
-        allowed[did, tier].update(where)
-    eligible = sorted({r for where in allowed.values() for r in where})
-    here_kw: dict[str, list] = defaultdict(list)
-    here_racks: dict[str, list] = defaultdict(list)
-    s_vars = _switch_racks(m, cid, designs, allowed, in_row, here_kw, here_racks)
-    hub = region.building if region is not None else None
-    for rid in eligible:
-        b = m.ix.rows[rid].building
-        if b in present:
-            on = present[b] + (spanning if spanning is not None and b == hub else 0)
-            m.add(
-                pulp.lpSum(here_racks[rid]) - len(m.network_rows[rid]) * on <= 0,
-                lp_name("net_in_building", cid, rid),
-            )
-    for k, (did, tier, where, need) in enumerate(needs):
-        mine = [s_vars[did, rid, tier] for rid in where if (did, rid, tier) in s_vars]
-        m.add(pulp.lpSum(mine) - need >= 0, lp_name("net_switches_need", cid, did, tier, k))
-    if not eligible:
-        m.add(link_kw <= 0, lp_name("no_network_rows", cid))
-        return
-    shares = []
-    for rid in eligible:
-        tau = m.var(lp_name("net_optics_kw", cid, rid))
-        m.network_kw[cid, rid] = tau
-        shares.append(tau)
-        load = pulp.LpAffineExpression(here_kw[rid]) + tau
-        m.add(
-            load - m.ix.rows[rid].row.max_rack_power_kw * pulp.lpSum(here_racks[rid]) <= 0,
-            lp_name("net_kw", cid, rid),
-        )
-        rows[rid].extend([*here_kw[rid], (tau, 1.0)])
-    m.network_switches.update({(cid, *k): v for k, v in s_vars.items()})
-    m.add(pulp.lpSum(shares) - link_kw == 0, lp_name("net_optics_kw", cid))

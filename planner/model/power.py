@@ -30,7 +30,7 @@ def add_group_load_definitions(m: Model) -> None:
             terms[m.pm.group_of_row[key.cls.row]].append(
                 (var, round(m.scenario.rack_power_kw(types[key.rack_type]), 9))
             )
-        for row, items in m.fabric_rows.items():  # single-phase only (checked on input)
+        for row, items in m.fabric_at(p).items():  # designed fabrics standing in p
             terms[m.pm.group_of_row[row]].extend(items)
         for g, items in terms.items():
             v = m.var(lp_name("load", g, *m.sfx(p)))
@@ -56,7 +56,7 @@ def add_failover_loads(m: Model) -> None:
                 eff[m.pm.group_of_row[key.cls.row]].append(
                     (var, round(m.scenario.rack_power_kw(types[key.rack_type]) * f, 9))
                 )
-        for row, items in m.fabric_rows.items():  # switches keep power
+        for row, items in m.fabric_at(p).items():  # switches keep power
             eff[m.pm.group_of_row[row]].extend(items)
         for name in [k for k in m.group_kw if not m.tl.phased or k.endswith(f"|{m.ph(p)}")]:
             g = name.rsplit("|", 1)[0] if m.tl.phased else name

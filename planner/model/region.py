@@ -64,8 +64,8 @@ def add_power_arrival_constraints(m: Model) -> None:
         items = [
             (var, round(row_pue[key.cls.row] * drawn[key.rack_type, key.group], 9)) for key, var in m.upto(p)
         ]
-        items += [  # designed-fabric switches, charged to rows: single-phase only (checked on input)
-            (var, round(row_pue[row] * c, 9)) for row, fab in m.fabric_rows.items() for var, c in fab
+        items += [  # designed-fabric switches and transceivers standing in p, charged to rows
+            (var, round(row_pue[row] * c, 9)) for row, fab in m.fabric_at(p).items() for var, c in fab
         ]
         lhs = pulp.LpAffineExpression(items)
         m.add_limit(LimitKey("power_arrival", "region", phase=m.ph(p)), lhs, available - fixed, "kW", fixed)

@@ -53,6 +53,8 @@ class SwitchCount(StrictModel):
     model: Id
     """Switch model (catalog)."""
     count: Int = Field(ge=1, le=1000)
+    phase: Id | None = None
+    """Phase in which these switches are bought and stood (phased plans); they stay to the horizon."""
 
 
 class NetworkRack(StrictModel):
@@ -71,7 +73,13 @@ class NetworkRack(StrictModel):
     switches: list[SwitchCount] = Field(default_factory=list, max_length=100)
     """Switches it holds."""
     kw: Float = Field(ge=0, le=10_000)
-    """Power it draws, kW: its switches and its share of the fabric's transceivers."""
+    """Power it draws, kW: its switches and its share of the fabric's transceivers (at the horizon
+    in phased plans)."""
+    phase: Id | None = None
+    """Phase from which it stands (phased plans): the first its cluster's fabric needs it; it stays."""
+    kw_by_phase: dict[Id, Float] = Field(default_factory=dict, max_length=100)
+    """Phased plans: phase → what it draws then, kW, from its first phase (its switches bought by
+    then and its share of the transceivers of the links standing then)."""
 
 
 class Usage(StrictModel):

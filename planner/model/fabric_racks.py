@@ -1,0 +1,141 @@
+"""Designed fabrics' network racks (§13) in the optimiser: per phase, the switches of each tier
+standing in each network row and the racks holding them, a share of the links' transceiver power
+per row; switches and racks once stood stay (``s[p] ≥ s[p − 1]``, ``r[p] ≥ r[p − 1]``)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pulp
+
+from planner.model.core import Model
+from planner.model.keys import lp_name
+
+
+def serving(m: Model) -> dict[str, list[str]]:
+    """Pod → the network rows that may hold its switches: rows serving that pod, its hall or its
+    building (``Row.network``)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    pods_of_hall: dict[str, list[str]] = defaultdict(list)
+    pods_of_building: dict[str, list[str]] = defaultdict(list)
+    for pid, hid in m.ix.pod_hall.items():
+        pods_of_hall[hid].append(pid)
+        pods_of_building[m.ix.halls[hid][0]].append(pid)
+    for rid in m.network_rows:
+        ref = m.ix.rows[rid]
+        kind = ref.row.network
+        pods = (
+            [ref.row.pod]
+            if kind == "pod"
+            else pods_of_hall[ref.hall]
+            if kind == "hall"
+            else pods_of_building[ref.building]
+        )
+        for p in pods:
+            out[p].append(rid)
+    return out
+
+
+def _keep(m: Model, key: tuple, var: pulp.LpVariable, store: dict, name: str, p: int) -> None:
+    """What stood in the phase before stays: var ≥ its value then (named ``name`` with the phase)."""
+    if p <= m.from_phase:
+        return
+    before = store.get((*key, m.ph(p - 1)))
+    if before is not None:
+        m.add(var - before >= 0, lp_name(name + "_kept", *key[:4], *m.sfx(p)))
+
+
+def _switch_racks(
+    m: Model, cid: str, designs, allowed: dict, in_row: dict, here_kw: dict, here_racks: dict, p: int
+) -> dict:
+    """Per design, tier and allowed row online in phase p: integer switches s and racks r ≥ s / cap
+    holding them, cap = min(⌊units ÷ height⌋, ⌊row rack kW ÷ switch kW⌋) (rows where no switch fits
+    get none); both at least what stood there in the phase before."""
+    sw = m.scenario.catalog.switch_by_id()
+    region = m.scenario.region_tier
+    s_vars: dict[tuple[str, str, int], pulp.LpVariable] = {}
+    for d in designs:
+        for tier in (1, 2, 3, 4):
+            if not allowed.get((d.id, tier)):
+                continue
+            sm = sw[region.switch] if tier == 4 and region is not None else sw[d.switches[tier - 1]]
+            for rid in sorted(allowed[d.id, tier]):
+                limit = m.ix.rows[rid].row.max_rack_power_kw
+                cap = min(d.rack_units // sm.height_u, math.floor(limit * 1000 / sm.power_w + 1e-9))
+                if cap < 1 or m.tl.row_on.get(rid, 0) > p:
+                    continue
+                sfx = m.sfx(p)
+                sv = m.var(lp_name("net_switches", cid, d.id, tier, rid, *sfx), 0, None, integer=True)
+                rv = m.var(
+                    lp_name("net_racks", cid, d.id, tier, rid, *sfx),
+                    0,
+                    len(m.network_rows[rid]),
+                    integer=True,
+                )
+                m.add(sv - cap * rv <= 0, lp_name("net_racks", cid, d.id, tier, rid, *sfx))
+                key = (cid, d.id, rid, tier)
+                _keep(m, key, sv, m.network_switches, "net_switches", p)
+                _keep(m, key, rv, m.network_racks, "net_racks", p)
+                s_vars[d.id, rid, tier] = sv
+                m.network_switches[(*key, m.ph(p))] = sv
+                m.network_racks[(*key, m.ph(p))] = rv
+                in_row[rid].append(rv)
+                here_racks[rid].append(rv)
+                here_kw[rid].append((sv, sm.power_w / 1000))
+    return s_vars
+
+
+def place_network_racks(
+    m: Model,
+    cid: str,
+    designs,
+    needs: list,
+    link_kw: pulp.LpAffineExpression,
+    rows: dict,
+    in_row: dict,
+    present: dict,
+    spanning: pulp.LpVariable | None,
+    p: int,
+) -> None:
+    """Network racks of one cluster in phase index p (see :func:`planner.model.fabric.
+    add_fabric_constraints`): per row and tier the switches standing there and the racks holding
+    them, per row a share of the links' transceiver power; racks only in buildings the cluster
+    stands in (``present``: building → its indicator, when it may stand in several), and the region
+    tier's building when it spans."""
+    region = m.scenario.region_tier
+    allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for did, tier, where, _ in needs:
+        allowed[did, tier].update(where)
+    here_kw: dict[str, list] = defaultdict(list)
+    here_racks: dict[str, list] = defaultdict(list)
+    s_vars = _switch_racks(m, cid, designs, allowed, in_row, here_kw, here_racks, p)
+    eligible = sorted({rid for (_, rid, _) in s_vars})
+    hub = region.building if region is not None else None
+    sfx = m.sfx(p)
+    for rid in eligible:
+        b = m.ix.rows[rid].building
+        if b in present:
+            on = present[b] + (spanning if spanning is not None and b == hub else 0)
+            m.add(
+                pulp.lpSum(here_racks[rid]) - len(m.network_rows[rid]) * on <= 0,
+                lp_name("net_in_building", cid, rid, *sfx),
+            )
+    for k, (did, tier, where, need) in enumerate(needs):
+        mine = [s_vars[did, rid, tier] for rid in where if (did, rid, tier) in s_vars]
+        m.add(pulp.lpSum(mine) - need >= 0, lp_name("net_switches_need", cid, did, tier, k, *sfx))
+    if not eligible:
+        m.add(link_kw <= 0, lp_name("no_network_rows", cid, *sfx))
+        return
+    shares = []
+    for rid in eligible:
+        tau = m.var(lp_name("net_optics_kw", cid, rid, *sfx))
+        m.network_kw[cid, rid, m.ph(p)] = tau
+        shares.append(tau)
+        load = pulp.LpAffineExpression(here_kw[rid]) + tau
+        m.add(
+            load - m.ix.rows[rid].row.max_rack_power_kw * pulp.lpSum(here_racks[rid]) <= 0,
+            lp_name("net_kw", cid, rid, *sfx),
+        )
+        rows[rid].extend([*here_kw[rid], (tau, 1.0)])
+    m.add(pulp.lpSum(shares) - link_kw == 0, lp_name("net_optics_kw", cid, *sfx))
