@@ -113,7 +113,7 @@ def _cluster_racks(scenario: Scenario, c, cp: str) -> list[Problem]:
 
 def check_fabrics(scenario: Scenario) -> list[Problem]:
     """Fabric designs name catalog switches of their kind; leaves in racks have the ports the racks
-    need; clusters name designs that exist; designs are for single-phase scenarios."""
+    need; clusters name designs that exist."""
     out: list[Problem] = []
     switches = scenario.catalog.switch_by_id()
     ids: set[str] = set()
@@ -162,9 +162,6 @@ def _cluster_fabrics(scenario: Scenario, ci: int, c) -> list[Problem]:
                     f"has {k}"
                 )
                 out.append(Problem(f"clusters[{ci}].fabrics[{j}]", what))
-    if c.fabrics and scenario.phases:
-        what = "fabric designs are sized for single-phase scenarios (this one has phases)"
-        out.append(Problem(f"clusters[{ci}].fabrics", what))
     if c.max_latency_us is not None and scenario.region_tier is None:
         what = (
             "a latency budget needs a region tier (region_tier:): without one a cluster "

@@ -388,11 +388,14 @@ def phase_summaries(
     bought: Iterable[tuple[str, str | None]],
     phase_usage: dict,
     backup_usd: float = 0.0,
+    chosen: dict[str, str] | None = None,
 ) -> list:
-    """Per phase: GPUs, racks (all standing, new), IT kW (standing racks and network racks online),
-    capex spent in it (racks placed with their facility build, the pods' network racks' facility
-    build in the phase their row comes online, retrofits bought, and ``backup_usd``, the backup
-    power chosen, in the first phase), tightest limits: the phases' capex adds up to capex_usd."""
+    """Per phase: GPUs, racks (all standing, new), IT kW (standing racks, network racks online and
+    the designed fabrics of the racks placed by then), capex spent in it (racks placed with their
+    facility build, the pods' network racks' facility build in the phase their row comes online,
+    what each designed fabric grows by then — switches, links and their facility build —,
+    retrofits bought, and ``backup_usd``, the backup power chosen, in the first phase), tightest
+    limits: the phases' capex adds up to capex_usd."""
     if not scenario.phases:
         return []
     types = scenario.catalog.by_id()
@@ -406,30 +409,32 @@ def phase_summaries(
     bought = list(bought)
     by_id = {r.id: r for r in scenario.retrofits}
     nets = [(row_on.get(row, 0), scenario.rack_power_kw(t)) for _, row, t in network_racks(scenario)]
+    designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
+    fabric_before = (0.0, 0.0)  # the designed fabrics' (capex, kW) by the phase before
     out = []
     for i, ph in enumerate(scenario.phases):
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
-        kw = sum(  # phased scenarios have no designed fabrics: every rack has its back-end network
-            scenario.rack_power_kw(types[r.rack_type]) + scenario.allowance_kw(types[r.rack_type])
+        sizes = fabric_sizes(
+            scenario, [r for r in racks if r.existing or order.get(r.phase, 0) <= i], chosen or {}
+        )
+        fabric = (sum(z.capex_usd for z in sizes.values()), sum(z.kw for z in sizes.values()))
+        kw = sum(  # a rack outside a designed fabric with its back-end network
+            scenario.rack_power_kw(types[r.rack_type])
+            + (0.0 if r.cluster in designed else scenario.allowance_kw(types[r.rack_type]))
             for r in standing
             if r.rack_type in types
         )
-        kw += sum(k for on, k in nets if on <= i)  # network racks of the rows online by then
+        kw += sum(k for on, k in nets if on <= i) + fabric[1]  # network racks of the rows online by then
         spent = (backup_usd if i == 0 else 0.0) + facility_usd(
             sum(k for on, k in nets if on == i), scenario.costs
         )
+        spent += fabric[0] - fabric_before[0] + facility_usd(fabric[1] - fabric_before[1], scenario.costs)
+        fabric_before = fabric
         for r in new:
             t = types.get(r.rack_type)
             if t is not None:
-                spent += rack_cost(
-                    t,
-                    scenario.rack_power_kw(t) + scenario.allowance_kw(t),
-                    classes.get(r.link_class or ""),
-                    scenario.site.fabric.cost_usd_per_gpu,
-                    scenario.costs_in(r.building),
-                    scenario.pue,
-                ).capex_usd
+                spent += _rack_capex(scenario, r, t, r.cluster in designed, classes)
         spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
         usage = sorted(
             (u for u in phase_usage.get(ph.id, []) if u.limit > 0),
@@ -448,6 +453,20 @@ def phase_summaries(
             )
         )
     return out
+
+
+def _rack_capex(scenario: Scenario, r: PlacedRack, t, designed: bool, classes: dict) -> float:
+    """A placed rack's capex with its facility build: outside a designed fabric with its back-end
+    network (kW and the site's fabric cost per GPU) and its links; on one, its links are the fabric's."""
+    in_fabric = designed and t.gpus and not r.spare
+    return rack_cost(
+        t,
+        scenario.rack_power_kw(t) + (0.0 if designed else scenario.allowance_kw(t)),
+        None if in_fabric else classes.get(r.link_class or ""),
+        0.0 if designed else scenario.site.fabric.cost_usd_per_gpu,
+        scenario.costs_in(r.building),
+        scenario.pue,
+    ).capex_usd
 
 
 STRANDED_ORDER = ("space", "ports", "cooling", "rack limits", "N-1")

@@ -57,7 +57,9 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
             "kpis": kpis,
             "utilisation": rep.usage,
             "reliability": reliability,
-            "phases": phase_summaries(scenario, plan.racks, bought, rep.phase_usage, kpis.capex_backup_usd),
+            "phases": phase_summaries(
+                scenario, plan.racks, bought, rep.phase_usage, kpis.capex_backup_usd, chosen
+            ),
             "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
         }
     ), rep

@@ -10,6 +10,7 @@ import time
 
 from planner.clock import MIN_SOLVE_S, Deadline, TimeUp
 from planner.enums import Demand, Status
+from planner.errors import InputError, Problem
 from planner.model import build
 from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.plan.fill import fill
@@ -37,6 +38,7 @@ def plan_rolling(
     tl_phases = [p.id for p in scenario.phases]
     if not tl_phases:
         return plan_scenario(scenario, progress, deadline=deadline)
+    _no_fabrics(scenario)
     placed: list[PlacedRack] = []
     buys: list[tuple[str, str | None]] = []
     notes: list[str] = []
@@ -98,6 +100,16 @@ def plan_rolling(
     if progress:
         progress(Progress("rolling: filling positions and verifying the plan", deadline.elapsed()))
     return with_known_bound(finish_plan(plan, scenario), scenario)
+
+
+def _no_fabrics(scenario: Scenario) -> None:
+    """Rolling steps cannot size a designed fabric: each would size one for its own racks only."""
+    for ci, c in enumerate(scenario.clusters):
+        if c.fabrics:
+            what = (
+                "a designed fabric grows with racks the whole horizon decides: plan it jointly (mode joint)"
+            )
+            raise InputError(Problem(f"clusters[{ci}].fabrics", what))
 
 
 def _rest_first_fit(s_i: Scenario, deadline: Deadline, keep: float) -> tuple[list[PlacedRack], bool]:

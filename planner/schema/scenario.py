@@ -174,8 +174,8 @@ class Supply(StrictModel):
 
 
 class SwitchSupply(StrictModel):
-    """Switches of a catalog model deliverable for the designed fabrics (§17). Designed fabrics are
-    sized for single-phase scenarios: the count is what can be had for the whole build."""
+    """Switches of a catalog model deliverable for the designed fabrics (§17): the count is what
+    can be had for the whole build (every switch that stands by the horizon)."""
 
     switch: Id
     """Catalog switch model."""

@@ -11,7 +11,7 @@ from planner.schema import Plan, Scenario, Usage
 from planner.verifier.asks_recount import spares_wanted, storage_wanted
 from planner.verifier.fabric_recount import all_figures, chosen
 from planner.verifier.report import VerifyReport
-from planner.verifier.site import PhaseState, SiteView, served_pods, site_view
+from planner.verifier.site import PhaseState, SiteView, network_at, placed_by, served_pods, site_view
 
 
 def hops_between(scenario: Scenario, site: SiteView, racks) -> tuple[int, str, int]:
@@ -178,10 +178,16 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
     site = site or site_view(scenario)
     served = served_pods(site)
     designs = {d.id: d for d in scenario.fabrics}
-    for cid, z in all_figures(scenario, plan.racks, picks).items():
-        _fabric_size_checks(cid, z, scenario, rep)
-        mine = [nr for nr in plan.network_racks if nr.cluster == cid]
-        _fabric_switch_checks(cid, z, designs[z.design], mine, served, scenario, rep)
+    final = all_figures(scenario, plan.racks, picks)
+    for cid, z in final.items():
+        _fabric_size_checks(cid, z, scenario, rep)  # racks only add: the horizon's fabric is the largest
+    for i in range(len(scenario.phases)) if scenario.phases else [0]:
+        where = f" in phase {scenario.phases[i].id}" if scenario.phases else ""
+        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks) if where else final
+        standing = network_at(scenario, plan.network_racks, i)
+        for cid, z in figs.items():
+            mine = [nr for nr in standing if nr.cluster == cid]
+            _fabric_switch_checks(f"cluster {cid}{where}", z, designs[z.design], mine, served, scenario, rep)
 
 
 def _fabric_size_checks(cid: str, z, scenario: Scenario, rep: VerifyReport) -> None:
@@ -206,11 +212,11 @@ def _fabric_size_checks(cid: str, z, scenario: Scenario, rep: VerifyReport) -> N
 
 
 def _fabric_switch_checks(
-    cid: str, z, d, mine: list, served: dict, scenario: Scenario, rep: VerifyReport
+    name: str, z, d, mine: list, served: dict, scenario: Scenario, rep: VerifyReport
 ) -> None:
-    """The cluster's network racks hold the switches its fabric needs: per tier, per building's
-    tree, the region tier in its building, each pod's leaves in rows serving it; and draw its power."""
-    name = f"cluster {cid}"
+    """The cluster's network racks (standing in a phase, with the switches bought by then) hold the
+    switches its fabric (of the racks placed by then) needs: per tier, per building's tree, the
+    region tier in its building, each pod's leaves in rows serving it; and draw its power."""
     per_tier, leaves_in, in_building = _switch_tally(mine, served)
     for b, counts in z.per_building.items():
         for t_no in range(2, d.tiers + 1):
@@ -318,7 +324,8 @@ def switch_supply_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> N
 def region_bandwidth_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     """Bandwidth to the region tier (§19): per building with a stated Tb/s, the links every cluster
     spanning from it sends up, ⌈E_b · g_e / (r · g_R)⌉ each (recounted from the racks), × g_R ≤ it;
-    its use recorded as ``region_bandwidth``."""
+    its use recorded as ``region_bandwidth``. In phased plans the racks placed by the last phase:
+    links only grow as racks are placed, so the last phase's is the most any phase sends."""
     tier = scenario.region_tier
     if tier is None or not tier.building_tbps:
         return

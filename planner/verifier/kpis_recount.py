@@ -23,7 +23,7 @@ from planner.schema import (
     RackType,
     Scenario,
 )
-from planner.verifier.fabric_recount import all_figures, design_for
+from planner.verifier.fabric_recount import all_figures, chosen, design_for
 from planner.verifier.rules_recount import (
     HOURS,
     flow,
@@ -40,6 +40,7 @@ from planner.verifier.rules_recount import (
 from planner.verifier.rules_recount import (
     network_kw as network_allowance_kw,
 )
+from planner.verifier.site import placed_by
 
 
 @dataclass
@@ -419,12 +420,13 @@ def recount_objective(
 def recount_phases(
     scenario: Scenario, plan: Plan, phase_usage: dict, backup_usd: float = 0.0
 ) -> list[PhaseSummary]:
-    """Per phase: GPUs and racks standing, racks new in it, IT kW (standing racks and the network
-    racks of rows online), capex spent in it (racks placed: equipment at the site's fabric cost per
-    GPU and facility; the network racks' facility as their row comes online; retrofits bought; the
-    backup power chosen, ``backup_usd``, in the first), and its three tightest limits."""
+    """Per phase: GPUs and racks standing, racks new in it, IT kW (standing racks, the network
+    racks of rows online and the designed fabrics of the racks placed by then), capex spent in it
+    (racks placed: equipment — at the site's fabric cost per GPU outside a designed fabric — and
+    facility; the network racks' facility as their row comes online; what each designed fabric
+    grows by in it: its switches, links and their facility; retrofits bought; the backup power
+    chosen, ``backup_usd``, in the first), and its three tightest limits."""
     types = scenario.catalog.by_id()
-    link = {c.id: c for c in scenario.site.fabric.link_classes}
     at = phase_index(scenario)
     online = {
         r.id: max(at.get(hall.online_phase or "", 0), at.get(r.online_phase or "", 0))
@@ -440,34 +442,33 @@ def recount_phases(
         if p.network_rack_type is not None and p.network_rack_type in types
     ]
     cost = {x.id: x.cost_usd for x in scenario.retrofits}
+    picks = chosen(plan)
+    fabric_then = (0.0, 0.0)  # (capex, kW) of the designed fabrics by the phase before
     out = []
     for i, ph in enumerate(scenario.phases):
         every = [r for r in plan.racks if stands(scenario, r, i)]
         up = [r for r in every if r.rack_type in types]
         new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
-        kw = sum(  # with its back-end network (no designed fabrics when phased)
-            planning_kw(scenario, types[r.rack_type]) + network_allowance_kw(scenario, types[r.rack_type])
+        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks).values()
+        fabric_now = (sum(z.capex_usd for z in figs), sum(z.kw for z in figs))
+        kw = sum(
+            planning_kw(scenario, types[r.rack_type]) + _terms(scenario, r, types[r.rack_type], picks).net
             for r in up
-        ) + sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i)
+        )
+        kw += sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) <= i) + fabric_now[1]
         spent = sum(cost.get(b.id, 0.0) for b in plan.retrofits if b.phase == ph.id) + (
             backup_usd if i == 0 else 0
         )
         spent += facility_usd(
             scenario, sum(planning_kw(scenario, t) for row, t in pods if online.get(row, 0) == i)
         )
+        spent += fabric_now[0] - fabric_then[0] + facility_usd(scenario, fabric_now[1] - fabric_then[1])
+        fabric_then = fabric_now
         for r in new:
             t = types.get(r.rack_type)
-            if t is None:
-                continue
-            lc = link.get(r.link_class or "")
-            spent += (
-                t.capex_usd
-                + t.gpus * scenario.site.fabric.cost_usd_per_gpu
-                + (t.links * lc.cost_usd_per_link if lc and t.links else 0.0)
-                + facility_usd(
-                    scenario, planning_kw(scenario, t) + network_allowance_kw(scenario, t), r.building
-                )
-            )
+            if t is not None:
+                x = _terms(scenario, r, t, picks)
+                spent += x.equipment + facility_usd(scenario, x.kw + x.net, r.building)
         tight = sorted(
             (u for u in phase_usage.get(ph.id, []) if u.limit > 0),
             key=lambda u: (-u.worst_share, u.kind, u.id),

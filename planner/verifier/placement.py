@@ -344,6 +344,7 @@ def network_rack_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: Ver
             continue
         _network_rack_building(name, nr, ref, scenario, buildings_of, rep)
         _network_rack_switches(name, nr, ref[2], d, scenario, rep)
+        _network_rack_phases(name, nr, ref[2], scenario, site, rep)
 
 
 def _network_rack_position(name: str, nr, ref, taken: set, site: SiteView, rep: VerifyReport) -> None:
@@ -405,6 +406,57 @@ def _network_rack_switches(name: str, nr, row, d, scenario: Scenario, rep: Verif
         rep.add(name, "network racks", f"draws {fmt(nr.kw)} kW, less than its switches' {fmt(kw)} kW")
     if nr.kw > row.max_rack_power_kw + TOL:
         rep.add(name, "rack power", f"draws {fmt(nr.kw)} kW, row limit {fmt(row.max_rack_power_kw)} kW")
+
+
+def _network_rack_phases(name: str, nr, row, scenario: Scenario, site: SiteView, rep: VerifyReport) -> None:
+    """Phased plans: a known phase its row is online in, switches bought in it or later, its kW
+    stated for every phase it stands in (the last one's is ``kw``), each at least the switches
+    bought by then and at most the row's rack limit. Without phases: no phase is stated."""
+    ids = [p.id for p in scenario.phases]
+    at = {p: i for i, p in enumerate(ids)}
+    stated = [p for p in [nr.phase, *(sc.phase for sc in nr.switches), *nr.kw_by_phase] if p is not None]
+    if not ids or any(p not in at for p in stated):
+        if stated:
+            bad = next(p for p in stated if p not in at)
+            what = f"unknown phase '{bad}'" if ids else "states a phase, but the scenario has none"
+            rep.add(name, "network racks", what)
+        return
+    first = at.get(nr.phase, 0)
+    if site.on.get(nr.row, 0) > first:
+        what = (
+            f"row '{nr.row}' is online from phase {ids[site.on[nr.row]]}, the rack stands from {ids[first]}"
+        )
+        rep.add(name, "placement", what)
+    if any(at.get(sc.phase, 0) < first for sc in nr.switches):
+        rep.add(name, "network racks", f"holds switches bought before it stands ({ids[first]})")
+    if sorted(at[p] for p in nr.kw_by_phase) != list(range(first, len(ids))):
+        what = (
+            f"states its kW for {', '.join(nr.kw_by_phase) or 'no phase'}, not for {ids[first]} to {ids[-1]}"
+        )
+        rep.add(name, "network racks", what)
+        return
+    if abs(nr.kw_by_phase[ids[-1]] - nr.kw) > TOL:
+        rep.add(
+            name,
+            "network racks",
+            f"draws {fmt(nr.kw)} kW, its last phase's {fmt(nr.kw_by_phase[ids[-1]])} kW",
+        )
+    sw = scenario.catalog.switch_by_id()
+    for ph, kw in nr.kw_by_phase.items():
+        need = sum(
+            sc.count * sw[sc.model].power_w / 1000
+            for sc in nr.switches
+            if at.get(sc.phase, 0) <= at[ph] and sc.model in sw
+        )
+        if kw < need - 1e-6:
+            rep.add(
+                name,
+                "network racks",
+                f"draws {fmt(kw)} kW in phase {ph}, less than its switches' {fmt(need)} kW",
+            )
+        if kw > row.max_rack_power_kw + TOL:
+            what = f"draws {fmt(kw)} kW in phase {ph}, row limit {fmt(row.max_rack_power_kw)} kW"
+            rep.add(name, "rack power", what)
 
 
 def existing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:

@@ -6,7 +6,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from planner.schema import CoolingZone, LinkClass, Plan, Pod, PowerNode, RackType, Row, Scenario
+from planner.schema import (
+    CoolingZone,
+    LinkClass,
+    NetworkRack,
+    PlacedRack,
+    Plan,
+    Pod,
+    PowerNode,
+    RackType,
+    Row,
+    Scenario,
+    SwitchCount,
+)
 from planner.verifier.rules_recount import standing_racks
 
 
@@ -166,6 +178,35 @@ def network_load(scenario: Scenario, site: SiteView) -> list[tuple[str, RackType
     ]
 
 
+def placed_by(scenario: Scenario, racks, index: int) -> list[PlacedRack]:
+    """GPU racks placed in phase ``index`` or before, retired or not (a designed fabric's switches
+    are bought for them and stay to the horizon); every rack without phases."""
+    if not scenario.phases:
+        return list(racks)
+    at = {p.id: i for i, p in enumerate(scenario.phases)}
+    return [r for r in racks if r.existing or at.get(r.phase, 0) <= index]
+
+
+def network_at(scenario: Scenario, racks: list[NetworkRack], index: int) -> list[NetworkRack]:
+    """The designed fabrics' network racks standing in phase ``index`` with the switches bought by
+    then and the kW they draw then (as stated for that phase; their ``kw`` without phases)."""
+    if not scenario.phases:
+        return list(racks)
+    at = {p.id: i for i, p in enumerate(scenario.phases)}
+    ph = scenario.phases[index].id
+    out = []
+    for nr in racks:
+        if at.get(nr.phase, 0) > index:
+            continue
+        kept = [
+            SwitchCount(**{**sc.model_dump(), "phase": None})
+            for sc in nr.switches
+            if at.get(sc.phase, 0) <= index
+        ]
+        out.append(nr.model_copy(update={"switches": kept, "kw": nr.kw_by_phase.get(ph, nr.kw)}))
+    return out
+
+
 @dataclass
 class PhaseState:
     """What stands and what is in effect in one phase."""
@@ -195,16 +236,14 @@ def phase_states(plan: Plan, scenario: Scenario, site: SiteView) -> list[PhaseSt
     retrofits in effect (bought lead_phases before or earlier), designed-fabric power."""
     ids: list[str | None] = [p.id for p in scenario.phases] or [None]
     by_id = {r.id: r for r in scenario.retrofits}
-    network: dict[str, float] = defaultdict(float)
-    for nr in plan.network_racks:
-        network[nr.row] += nr.kw
     out = []
     for i, ph in enumerate(ids):
         racks = (
             standing_racks(scenario, plan.racks, i) if scenario.phases else list(plan.racks)
         )  # retired racks gone (§17)
         st = PhaseState(i, ph, racks, {e for e, on in site.on.items() if on > i})
-        st.fabric_kw = dict(network)  # designed fabrics are single-phase: their racks stand throughout
+        for nr in network_at(scenario, plan.network_racks, i):  # designed fabrics standing then
+            st.fabric_kw[nr.row] = st.fabric_kw.get(nr.row, 0.0) + nr.kw
         for b in plan.retrofits:
             r = by_id.get(b.id)
             if r is None or site.phase_index.get(b.phase, 0) + r.lead_phases > i:

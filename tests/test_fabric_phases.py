@@ -1,0 +1,102 @@
+"""Designed fabrics in phased plans (§13, §16): each phase's fabric is sized from the racks placed
+by then, switches are bought when first needed and stay, their power counts in that phase's
+arrival, and their capex lands in the phase that buys them; hand-derived, both solvers, and the
+verifier's phase-by-phase checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import InputError
+from planner.input.loader import scenario_from_data
+from planner.plan.rolling import plan_rolling
+from planner.schema import Scenario
+from planner.verifier import verify
+from tests.test_fabric import IB2, net_site
+from tests.test_optimize import SOLVERS, solved
+from tests.test_phases import PHASES
+
+
+def phased(interconnect_mw: float) -> Scenario:
+    """One pod of 8 Grand Teton positions (21.4 kW, 16 GPUs, 16 links each) on QM9700 2-tier
+    (1.1 kW, $43,000, 1 U; every link DAC at $100, drawing nothing), its switches in network row N1
+    (3 positions, 10 kW a rack); 128 GPUs wanted; phases p1, p2; PUE 1.25; ``interconnect_mw``
+    from the start and 0.2 MW of generation from p2."""
+    pod = [{"id": "P1", "gpu": 8, "net": [("N1", 100, 10, 3)]}]
+    data = net_site(pod, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}).model_dump(
+        mode="json"
+    )
+    data["phases"] = [{"id": p["id"], "start": p["start"].isoformat()} for p in PHASES]
+    data["pue"] = 1.25
+    data["power_arrival"] = [{"interconnect_mw": interconnect_mw}, {"phase": "p2", "generation_mw": 0.2}]
+    return scenario_from_data(data)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_phased_fabric_grows_with_its_racks_and_its_power_binds_arrival(solver: str) -> None:
+    """p1 with 111 kW arrived: 4 racks (64 GPUs) need ⌈64/32⌉ = 2 leaves and 2 × 32 / 64 = 1 spine,
+    (4 × 21.4 + 3 × 1.1) × 1.25 = 111.125 kW > 111 — without the switches' power 4 × 21.4 × 1.25 =
+    107 kW would fit; 3 racks (48 GPUs) need the same 3 switches: 67.5 kW × 1.25 = 84.375 kW. p2
+    (311 kW): 8 racks, 4 leaves and 2 spines, 177.8 kW × 1.25 = 222.25. GPU-phases 48 + 128 = 176.
+    The switches of p1 stay, p2 buys 2 leaves and 1 spine more: the leaf rack (9 fit its 10 kW)
+    draws 2.2 kW in p1 and 4.4 in p2, the spine rack 1.1 and 2.2.
+    Capex by phase, each GT $650,000 + 21.4 kW × $11,700 facility = $900,380: p1 3 racks
+    $2,701,140 + 3 switches $129,000 + links (3 × 16 GPU links + 2 × 32 leaf uplinks) × $100
+    = $11,200 + the switches' 3.3 kW of facility $38,610 = $2,879,950; p2 5 racks $4,501,900 +
+    $129,000 + (5 × 16 + 2 × 32) × $100 + $38,610 = $4,683,910; together the plan's $7,563,860.
+    With 112 kW arrived the 4 racks fit in p1 (111.125 ≤ 112): 192 GPU-phases."""
+    plan = solved(phased(0.111), solver)
+    assert [(p.phase, p.racks, p.gpus) for p in plan.phases] == [("p1", 3, 48), ("p2", 8, 128)]
+    assert plan.objective_value == 176
+    assert [p.it_kw for p in plan.phases] == [pytest.approx(67.5), pytest.approx(177.8)]
+    assert [p.capex_usd for p in plan.phases] == [pytest.approx(2_879_950), pytest.approx(4_683_910)]
+    assert plan.kpis.capex_usd == pytest.approx(7_563_860)
+    assert (plan.fabric[0].switches, plan.kpis.capex_fabric_usd) == ([4, 2], pytest.approx(283_600))
+    got = sorted(
+        (nr.phase, [(c.tier, c.count, c.phase) for c in nr.switches], nr.kw_by_phase, nr.kw)
+        for nr in plan.network_racks
+    )
+    assert got == [
+        ("p1", [(1, 2, "p1"), (1, 2, "p2")], {"p1": 2.2, "p2": 4.4}, 4.4),
+        ("p1", [(2, 1, "p1"), (2, 1, "p2")], {"p1": 1.1, "p2": 2.2}, 2.2),
+    ]
+    assert solved(phased(0.112), solver).objective_value == 192
+
+
+def test_the_verifier_checks_a_phased_fabric_phase_by_phase() -> None:
+    """Leaves bought a phase late leave p1's fabric short; a rack's p1 kW edited down no longer
+    carries p1's fabric power; a kW stated for only some phases is refused."""
+    s = phased(0.111)
+    plan = solved(s, "highs").model_copy(update={"scenario_hash": None})
+    leaf = next(i for i, nr in enumerate(plan.network_racks) if nr.switches[0].tier == 1)
+    late = plan.network_racks[leaf]
+    late = late.model_copy(update={"switches": [c.model_copy(update={"phase": "p2"}) for c in late.switches]})
+    bad = [
+        str(v)
+        for v in verify(
+            plan.model_copy(update={"network_racks": [late, plan.network_racks[1 - leaf]]}), s
+        ).violations
+    ]
+    assert "cluster c1 in phase p1: its network racks hold 0 tier-1 switches, its fabric needs 2" in bad, bad
+    assert (
+        "cluster c1 in phase p1: pod P1 needs 2 leaves in rows serving it, its network racks there hold 0"
+        in bad
+    )
+    low = plan.network_racks[leaf].model_copy(update={"kw_by_phase": {"p1": 1.1, "p2": 4.4}})
+    nets = [low if i == leaf else nr for i, nr in enumerate(plan.network_racks)]
+    bad = [str(v) for v in verify(plan.model_copy(update={"network_racks": nets}), s).violations]
+    assert "network_racks[0] (N1/0): draws 1.1 kW in phase p1, less than its switches' 2.2 kW" in bad, bad
+    assert "cluster c1 in phase p1: its network racks draw 2.200 kW, its fabric draws 3.300 kW" in bad
+    part = plan.network_racks[leaf].model_copy(update={"kw_by_phase": {"p2": 4.4}})
+    nets = [part if i == leaf else nr for i, nr in enumerate(plan.network_racks)]
+    bad = [str(v) for v in verify(plan.model_copy(update={"network_racks": nets}), s).violations]
+    assert "network_racks[0] (N1/0): states its kW for p2, not for p1 to p2" in bad, bad
+
+
+def test_rolling_planning_refuses_a_designed_fabric() -> None:
+    with pytest.raises(InputError) as e:
+        plan_rolling(phased(0.111))
+    assert e.value.lines() == [
+        "clusters[0].fabrics: a designed fabric grows with racks the whole horizon decides: plan it jointly "
+        "(mode joint)"
+    ]
