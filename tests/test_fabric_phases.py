@@ -100,3 +100,41 @@ def test_rolling_planning_refuses_a_designed_fabric() -> None:
         "clusters[0].fabrics: a designed fabric grows with racks the whole horizon decides: plan it jointly "
         "(mode joint)"
     ]
+
+
+def two_buildings_phased() -> Scenario:
+    """tests.test_region's two buildings 3 km apart (a region tier of 432 × 800G chassis at 4.5:1 in
+    B1, a 128-GPU job on QM9700 2-tier, max 20 µs), B2 online from p2, 4.8 Tb/s between B2 and the
+    tier."""
+    from tests.test_region import two_buildings
+
+    data = two_buildings(20).model_dump(mode="json", exclude_none=True)
+    data["phases"] = [{"id": p["id"], "start": p["start"].isoformat()} for p in PHASES]
+    for b in data["site"]["buildings"]:
+        for h in b["halls"] if b["id"] == "B2" else []:
+            h["online_phase"] = "p2"
+    data["region_tier"]["building_tbps"] = {"B2": 4.8}
+    return scenario_from_data(data)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_job_spanning_by_the_horizon_is_joined_by_the_region_tier_from_its_first_racks(solver: str) -> None:
+    """p1: only B1 is online, the job stands there whole (4 racks, 64 GPUs). p2: B2 comes online and
+    its 4.8 Tb/s to the tier lets it send ⌊4.8 / 0.8⌋ = 6 links of 9 endpoints each: 3 racks, 48
+    GPUs (112 in all). The job spans by the horizon, so the tier joins it from its first racks: B1's
+    ⌈64 × 400 / (4.5 × 800)⌉ = 8 region links, the border spine that takes them and the tier's
+    chassis are bought in p1; p2 adds B2's 6 (14 in all, one 432-port chassis)."""
+    plan = solved(two_buildings_phased(), solver)
+    assert [(p.phase, p.gpus) for p in plan.phases] == [("p1", 64), ("p2", 112)]
+    f = plan.fabric[0]
+    assert (f.endpoints_by_building, f.region_links, f.region_switches) == ({"B1": 64, "B2": 48}, 14, 1)
+    bought = sorted(
+        (nr.building, c.tier, c.phase)
+        for nr in plan.network_racks
+        for c in nr.switches
+        for _ in range(c.count)
+    )
+    assert [x for x in bought if x[1] == 4] == [("B1", 4, "p1")]
+    assert {x[2] for x in bought if x[0] == "B2"} == {"p2"}
+    use = next(u for u in plan.utilisation if u.kind == "region_bandwidth" and u.id == "B2")
+    assert (use.value, use.limit) == (pytest.approx(4.8), 4.8)

@@ -162,6 +162,9 @@ def _cluster_fabrics(scenario: Scenario, ci: int, c) -> list[Problem]:
                     f"has {k}"
                 )
                 out.append(Problem(f"clusters[{ci}].fabrics[{j}]", what))
+    if c.region_share_km is not None and (scenario.region_tier is None or not c.fabrics):
+        what = "a share of a job spanning the region needs a region tier (region_tier:) and a fabric design"
+        out.append(Problem(f"clusters[{ci}].region_share_km", what))
     if c.max_latency_us is not None and scenario.region_tier is None:
         what = (
             "a latency budget needs a region tier (region_tier:): without one a cluster "

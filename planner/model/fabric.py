@@ -120,14 +120,24 @@ def add_fabric_constraints(m: Model) -> None:
     Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Bandwidth to the
     tier: Σ_{c,d} ℓ_{c,d,b} · g_R / 1000 ≤ the tier's Tb/s for building b, named
     ``region_bw(b)``. Named ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``,
-    ``region_links(c,d,b)``."""
+    ``region_links(c,d,b)``.
+
+    Phases: all of the above once per phase p this model decides (names end in the phase), over
+    the racks placed by p (retired ones keep their switches); the design choice y and the buildings
+    u, σ are one for every phase, from the horizon's racks (a job spanning by then is joined by the
+    tier from its first racks); network switches and racks stay once stood (s_p ≥ s_{p−1},
+    r_p ≥ r_{p−1}); each phase's switch and transceiver kW load that phase's feeds, zones and power
+    arrival; the largest build, latency and switch supply are stated at the horizon, where the
+    fabric is largest; capex and kW in the objective are the horizon's. A building's share of a job
+    spanning the region (``region_share_km``) has σ = 1, that fibre, and no tier switches here."""
     if not m.scenario.fabrics:
         return
     picks: dict[str, dict[str, pulp.LpVariable]] = {}  # cluster → its design choice, one for all phases
+    spans: dict[str, tuple] = {}  # cluster → (σ, building → u) at the horizon, one for all phases
     tier = m.scenario.region_tier
     f = None
     for p in range(m.from_phase, m.horizon + 1):
-        f = _Fabrics(m, p, picks)
+        f = _Fabrics(m, p, picks, spans)
         for g in m.groups.values():
             if g.head.fabrics:
                 f.cluster(g)
@@ -166,9 +176,9 @@ class _Fabrics:
     """The designed-fabric rows of a model (:func:`add_fabric_constraints`), cluster by cluster,
     design by design, building by building, in that order (the rows' order is the model's)."""
 
-    def __init__(self, m: Model, p: int, picks: dict):
+    def __init__(self, m: Model, p: int, picks: dict, spans: dict):
         s = m.scenario
-        self.m, self.s, self.p, self.picks = m, s, p, picks
+        self.m, self.s, self.p, self.picks, self.spans = m, s, p, picks, spans
         self.sfx = m.sfx(p)
         self.last = p == m.horizon
         self.switch_need: dict[str, list] = defaultdict(list)
@@ -214,11 +224,7 @@ class _Fabrics:
         self.here = here
         self.pods = sorted({pod for _, pod in here})
         self.bldgs = sorted({self.building_of_pod[p] for p in self.pods})
-        spanning, present = _buildings(
-            m, c.id, g.scope, self.bldgs, here, self.building_of_pod, self.pod_size, self.name, self.last
-        )
-        if not present and len(self.bldgs) > 1 and g.scope in (Scope.pod, Scope.building):
-            present = self._homed(g)  # homed by the scope binaries
+        spanning, present = self._where(g)
         self.spanning = spanning
         ys, self.x = self._choice(c, designs)
         self.needs: list[
@@ -243,7 +249,29 @@ class _Fabrics:
             self.p,
         )
 
-    def _homed(self, g) -> dict:
+    def _where(self, g) -> tuple:
+        """(σ, building → u) of the cluster at the horizon, made once for every phase: a job that
+        spans buildings by the horizon sends region links up from its first racks. One building's
+        share of a spanning job (``region_share_km``) spans: σ = 1."""
+        c = g.head
+        if c.id in self.spans:
+            return self.spans[c.id]
+        if c.region_share_km is not None and self.region is not None:
+            self.spans[c.id] = (1, {})
+            return self.spans[c.id]
+        m = self.m
+        here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)
+        for key, var in m.counts_of(g.id):
+            if self.types[key.rack_type].gpus and not key.role:
+                here[key.rack_type, m.ix.rows[key.cls.row].row.pod].append(var)
+        bldgs = sorted({self.building_of_pod[pod] for _, pod in here})
+        spanning, present = _buildings(m, c.id, g.scope, bldgs, here, self.building_of_pod, self.pod_size)
+        if not present and len(bldgs) > 1 and g.scope in (Scope.pod, Scope.building):
+            present = self._homed(g, bldgs)  # homed by the scope binaries
+        self.spans[c.id] = (spanning, present)
+        return spanning, present
+
+    def _homed(self, g, bldgs: list[str]) -> dict:
         """Building → the members of a pod- or building-scoped group homed there."""
         return {
             b: pulp.lpSum(
@@ -254,7 +282,7 @@ class _Fabrics:
                     key.scope == b if g.scope == Scope.building else self.building_of_pod.get(key.scope) == b
                 )
             )
-            for b in self.bldgs
+            for b in bldgs
         }
 
     def _choice(self, c, designs) -> tuple[dict, dict]:
@@ -314,7 +342,7 @@ class _Fabrics:
         rail = rail_width(d, (types[t] for t in kinds))
         for b in self.bldgs:
             self._building(c, one, b, rail)
-        if one.region_lk:
+        if one.region_lk and c.region_share_km is None:  # a share's tier switches come with the region
             self._region_switches(c, one)
         return one
 
@@ -417,7 +445,11 @@ class _Fabrics:
         assert region is not None
         assert self.spanning is not None
         rate = self.sw[d.switches[0]].port_gbps / (region.oversubscription * self.sw[region.switch].port_gbps)
-        km = km_between(self.at[b], self.at[region.building])
+        km = (
+            c.region_share_km
+            if c.region_share_km is not None
+            else km_between(self.at[b], self.at[region.building])
+        )
         lk = m.var(self.name("region_links", c.id, d.id, b), 0, None, integer=True)
         most = (
             sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
@@ -461,36 +493,32 @@ def _buildings(
     here: dict,
     building_of_pod: dict[str, str],
     pod_size: dict[str, int],
-    name,
-    last: bool,
 ) -> tuple[pulp.LpVariable | None, dict]:
     """Which buildings a site-scoped cluster stands in (u[c,b]), held to one without a region tier;
     with one, its spanning indicator σ_c (and its latency budget kept). (None, {}) when it cannot
-    leave one building by its hop budget, or the site has one. ``name`` gives the phase's names;
-    the one-building and latency rows are stated at the horizon (``last``), where the racks are
-    most (racks only add: a cluster in one building then was in one before)."""
+    leave one building by its hop budget, or the site has one; over every rack the model may place
+    (the horizon's: a cluster in one building then was in one before)."""
     if scope != Scope.site or len(bldgs) < 2:
         return None, {}
     s = m.scenario
     us = {}
     for b in bldgs:
-        u = m.var(name("in_building", cid, b), 0, 1, integer=True)
+        u = m.var(lp_name("in_building", cid, b), 0, 1, integer=True)
         cap = sum(pod_size[p] for p in {pod for _, pod in here if building_of_pod[pod] == b})
         racks_b = pulp.lpSum(v for (_, pod), vs in here.items() if building_of_pod[pod] == b for v in vs)
-        m.add(racks_b - cap * u <= 0, name("in_building", cid, b))
-        m.add(racks_b - u >= 0, name("in_building_some", cid, b))  # u = 1 only where it has racks
+        m.add(racks_b - cap * u <= 0, lp_name("in_building", cid, b))
+        m.add(racks_b - u >= 0, lp_name("in_building_some", cid, b))  # u = 1 only where it has racks
         us[b] = u
     if s.region_tier is None:
-        if last:
-            m.add(pulp.lpSum(us.values()) <= 1, name("one_building", cid))
+        m.add(pulp.lpSum(us.values()) <= 1, lp_name("one_building", cid))
         return None, us
-    sigma = m.var(name("spans", cid), 0, 1, integer=True)
-    m.add(pulp.lpSum(us.values()) - 1 - (len(bldgs) - 1) * sigma <= 0, name("spans", cid))
-    m.add(pulp.lpSum(us.values()) - 2 * sigma >= 0, name("spans_some", cid))  # σ = 1 only when it spans
+    sigma = m.var(lp_name("spans", cid), 0, 1, integer=True)
+    m.add(pulp.lpSum(us.values()) - 1 - (len(bldgs) - 1) * sigma <= 0, lp_name("spans", cid))
+    m.add(pulp.lpSum(us.values()) - 2 * sigma >= 0, lp_name("spans_some", cid))  # σ = 1 only when it spans
     limit = next(c.max_latency_us for c in s.clusters if c.id == cid)
-    if limit is not None and last:
+    if limit is not None:
         for i, b1 in enumerate(bldgs):
             for b2 in bldgs[i + 1 :]:
                 if latency_us(s, [b1, b2]) > limit + 1e-9:
-                    m.add(us[b1] + us[b2] <= 1, name("latency", cid, b1, b2))
+                    m.add(us[b1] + us[b2] <= 1, lp_name("latency", cid, b1, b2))
     return sigma, us

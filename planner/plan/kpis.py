@@ -42,7 +42,7 @@ from planner.rules.costs import (
     rack_cost,
     structure_life,
 )
-from planner.rules.fabric_sizing import design_of, fabric_sizes
+from planner.rules.fabric_sizing import design_of, fabric_sizes, spanning_clusters
 from planner.rules.reliability import cluster_goodput
 from planner.schema import BackupChoice, Kpis, NetworkRack, PhaseSummary, PlacedRack, Scenario
 
@@ -411,13 +411,13 @@ def phase_summaries(
     nets = [(row_on.get(row, 0), scenario.rack_power_kw(t)) for _, row, t in network_racks(scenario)]
     designed = {c.id for c in scenario.clusters if design_of(scenario, c, chosen or {}) is not None}
     fabric_before = (0.0, 0.0)  # the designed fabrics' (capex, kW) by the phase before
+    span = spanning_clusters(fabric_sizes(scenario, racks, chosen or {})) if designed else set()
     out = []
     for i, ph in enumerate(scenario.phases):
         standing = scenario.standing(racks, i)
         new = [r for r in racks if not r.existing and r.phase == ph.id]
-        sizes = fabric_sizes(
-            scenario, [r for r in racks if r.existing or order.get(r.phase, 0) <= i], chosen or {}
-        )
+        placed = [r for r in racks if r.existing or order.get(r.phase, 0) <= i]
+        sizes = fabric_sizes(scenario, placed, chosen or {}, span) if designed else {}
         fabric = (sum(z.capex_usd for z in sizes.values()), sum(z.kw for z in sizes.values()))
         kw = sum(  # a rack outside a designed fabric with its back-end network
             scenario.rack_power_kw(types[r.rack_type])

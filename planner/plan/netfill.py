@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from planner.errors import SolverFailure
 from planner.model import Model
 from planner.model.fabric_racks import serving
-from planner.rules.fabric_sizing import fabric_sizes, tier_switch
+from planner.rules.fabric_sizing import fabric_sizes, spanning_clusters, tier_switch
 from planner.schema import NetworkRack, PlacedRack, SwitchCount
 
 TOL = 1e-9
@@ -83,7 +83,8 @@ def fill_network(
     free = {rid: list(pos) for rid, pos in m.network_rows.items()}
     used: dict[str, int] = defaultdict(int)
     phases = list(range(m.from_phase, m.horizon + 1))
-    sizes = {p: fabric_sizes(s, placed_by(s, racks, p), picks) for p in phases}
+    span = spanning_clusters(fabric_sizes(s, racks, picks))  # a job spanning at the horizon spans throughout
+    sizes = {p: fabric_sizes(s, placed_by(s, racks, p), picks, span) for p in phases}
     out: list[NetworkRack] = []
     for cid in sizes[phases[-1]]:
         d = by_id[sizes[phases[-1]][cid].design]

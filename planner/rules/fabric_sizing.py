@@ -180,9 +180,15 @@ def size(
     design: FabricDesign,
     racks: list[PlacedRack],
     pod_of_row: dict[str, str] | None = None,
+    spans: bool | None = None,
+    share_km: float | None = None,
 ) -> Size:
     """Exact sizing of a design for the GPU racks of one cluster (module docstring): one block per
-    building when the cluster stands in several and the scenario has a region tier, joined by it."""
+    building when the cluster spans buildings and the scenario has a region tier, joined by it.
+    ``spans``: whether it spans (None: when its racks stand in several buildings; a phased plan
+    passes what the horizon's racks say, so a spanning job's region links grow from its first
+    racks); ``share_km``: one building's share of a spanning job (its fibre to the tier's building,
+    km; the tier's switches are counted with the whole region)."""
     types = scenario.catalog.by_id()
     if pod_of_row is None:
         pod_of_row = scenario.site.row_pods()
@@ -190,7 +196,8 @@ def size(
     by_building: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in gpu_racks:
         by_building[r.building].append(r)
-    if len(by_building) <= 1 or scenario.region_tier is None:
+    spanning = share_km is not None or (len(by_building) > 1 if spans is None else spans)
+    if not spanning or not by_building or scenario.region_tier is None:
         out = _block(scenario, design, gpu_racks, pod_of_row)
         out.endpoints_by_building = {
             b: sum(types[r.rack_type].gpus for r in rs) * design.nics_per_gpu
@@ -200,7 +207,7 @@ def size(
             out.per_building = {next(iter(by_building)): list(out.switches)}
         return out
     blocks = {b: _block(scenario, design, rs, pod_of_row) for b, rs in sorted(by_building.items())}
-    return _joined(scenario, design, blocks)
+    return _joined(scenario, design, blocks, share_km)
 
 
 def tier_switch(scenario: Scenario, design: FabricDesign, tier: int) -> SwitchModel:
@@ -245,10 +252,13 @@ def latency_us(scenario: Scenario, buildings: Iterable[str]) -> float:
     return max(to_tier[a] + to_tier[b] for i, a in enumerate(bs) for b in bs[i + 1 :]) * tier.us_per_km
 
 
-def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -> Size:
+def _joined(
+    scenario: Scenario, design: FabricDesign, blocks: dict[str, Size], share_km: float | None = None
+) -> Size:
     """Building blocks joined by the region tier: per building ℓ_b region links (fibre of the
     building's distance to the tier's building, optics of the longest class) and ⌈ℓ_b / k_top⌉ more
-    top-tier switches for their ports; ⌈Σ ℓ_b / k_R⌉ tier switches; hops the blocks' + the tier's."""
+    top-tier switches for their ports; ⌈Σ ℓ_b / k_R⌉ tier switches (none for one building's share,
+    ``share_km`` its fibre); hops the blocks' + the tier's."""
     tier = scenario.region_tier
     assert tier is not None
     sw = scenario.catalog.switch_by_id()
@@ -271,7 +281,7 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
         out.max_hops = max(out.max_hops, z.max_hops)
         n = region_links(scenario, design, z.endpoints)
         border = math.ceil(n / top.ports - 1e-9)
-        km = km_between(at[b], at[tier.building])
+        km = share_km if share_km is not None else km_between(at[b], at[tier.building])
         out.region_links += n
         out.border_switches[b] = border
         out.switches[-1] += border
@@ -280,7 +290,7 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
         links[longest.id] += n
         out.capex_usd += border * top.price_usd + n * (longest.cost_usd_per_link + tier.fibre_usd_per_km * km)
         out.kw += (border * top.power_w + n * longest.power_w_per_link) / 1000
-    out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9)
+    out.region_switches = 0 if share_km is not None else math.ceil(out.region_links / agg.ports - 1e-9)
     out.network_racks += math.ceil(
         (sum(out.border_switches.values()) * top.height_u + out.region_switches * agg.height_u)
         / design.rack_units
@@ -291,7 +301,7 @@ def _joined(scenario: Scenario, design: FabricDesign, blocks: dict[str, Size]) -
     out.links = dict(links)
     out.optics = sum(2 * n for c, n in links.items() if classes[c].optical)
     out.max_hops += tier.hops
-    out.latency_us = latency_us(scenario, blocks)
+    out.latency_us = 0.0 if share_km is not None else latency_us(scenario, blocks)
     return out
 
 
@@ -391,8 +401,14 @@ def design_of(scenario: Scenario, cluster: Cluster, chosen: dict[str, str]) -> F
     return by_id.get(pick) if pick else None
 
 
-def fabric_sizes(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[str, str]) -> dict[str, Size]:
-    """Cluster → exact size on its design, for every cluster built on a design."""
+def fabric_sizes(
+    scenario: Scenario,
+    racks: Iterable[PlacedRack],
+    chosen: dict[str, str],
+    spanning: set[str] | None = None,
+) -> dict[str, Size]:
+    """Cluster → exact size on its design, for every cluster built on a design; ``spanning``: the
+    clusters that span buildings (None: those whose racks stand in several)."""
     by_cluster: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:
         by_cluster[r.cluster].append(r)
@@ -401,8 +417,14 @@ def fabric_sizes(scenario: Scenario, racks: Iterable[PlacedRack], chosen: dict[s
     for c in scenario.clusters:
         d = design_of(scenario, c, chosen)
         if d is not None:
-            out[c.id] = size(scenario, d, by_cluster.get(c.id, []), pod_of_row)
+            spans = None if spanning is None else c.id in spanning
+            out[c.id] = size(scenario, d, by_cluster.get(c.id, []), pod_of_row, spans, c.region_share_km)
     return out
+
+
+def spanning_clusters(sizes: dict[str, Size]) -> set[str]:
+    """Clusters whose fabric is joined by the region tier (region links sent up)."""
+    return {cid for cid, z in sizes.items() if z.region_links}
 
 
 def placed_by_pod(

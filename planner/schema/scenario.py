@@ -77,6 +77,11 @@ class Cluster(StrictModel):
     max_latency_us: Float | None = Field(None, gt=0, le=1e6)
     """Longest one-way propagation delay between two of its GPUs, µs: with a region tier, the fibre
     between the buildings it stands in (5 µs per km) must stay within it. None: no limit."""
+    region_share_km: Float | None = Field(None, ge=0, le=100_000)
+    """This cluster is one building's share of a job that spans the region (a decomposition sets it
+    for each building's part of a spanning cluster): its fabric sends region links up from every
+    building it stands in, over this many km of fibre to the region tier's building, whose switches
+    are placed with the whole region's plan (none here). None: it spans only where its racks do."""
     on_power_failure: FailoverPolicy = FailoverPolicy.keep
     """keep (default, strict N-1), cap (its racks in rows a failure hits draw at most
     ``cap_ratio`` of planning power) or shed (they may lose power): SPEC §4, after Flex (ISCA 2021)."""

@@ -181,9 +181,12 @@ def fabric_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, site: SiteV
     final = all_figures(scenario, plan.racks, picks)
     for cid, z in final.items():
         _fabric_size_checks(cid, z, scenario, rep)  # racks only add: the horizon's fabric is the largest
+    span = {
+        cid for cid, z in final.items() if z.region_links
+    }  # spanning at the horizon: from its first racks
     for i in range(len(scenario.phases)) if scenario.phases else [0]:
         where = f" in phase {scenario.phases[i].id}" if scenario.phases else ""
-        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks) if where else final
+        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks, span) if where else final
         standing = network_at(scenario, plan.network_racks, i)
         for cid, z in figs.items():
             mine = [nr for nr in standing if nr.cluster == cid]

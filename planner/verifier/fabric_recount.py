@@ -87,17 +87,25 @@ def largest_build(design: FabricDesign, scenario: Scenario, leaf_endpoints: int 
 
 
 def figures(
-    scenario: Scenario, design: FabricDesign, racks: list[PlacedRack], row_pod: dict[str, str]
+    scenario: Scenario,
+    design: FabricDesign,
+    racks: list[PlacedRack],
+    row_pod: dict[str, str],
+    spans: bool | None = None,
+    share_km: float | None = None,
 ) -> FabricFigures:
     """The cluster's fabric: one tree per building it stands in when a region tier joins them
     (each building's tree sends E_b·g/(r·g_tier) links, rounded up, to the tier over fibre from the
     building to the tier's, on ports of extra top-tier switches; the tier has enough switches for
-    all of them), else one tree."""
+    all of them), else one tree. It is joined when it spans: ``spans`` says so (None: when its racks
+    stand in two buildings or more), or it is one building's share of a spanning job (``share_km``
+    of fibre to the tier, whose switches are not counted here)."""
     types = scenario.catalog.by_id()
     mine = [r for r in racks if r.rack_type in types and types[r.rack_type].gpus and not r.spare]
     where = sorted({r.building for r in mine})
     tier = scenario.region_tier
-    if tier is None or len(where) < 2:
+    joined = share_km is not None or (len(where) >= 2 if spans is None else spans)
+    if tier is None or not joined or not where:
         out = _tree(scenario, design, mine, row_pod)
         for b in where:
             out.endpoints_by_building[b] = sum(
@@ -107,7 +115,7 @@ def figures(
     sw = scenario.catalog.switch_by_id()
     far = max(scenario.site.fabric.link_classes, key=lambda c: c.max_length_m)
     spot = {b.id: b.location_km for b in scenario.site.buildings}
-    hub = spot[tier.building]
+    hub = spot[tier.building] if share_km is None else (0.0, 0.0)
     top, agg = sw[design.switches[-1]], sw[tier.switch]
     trees = {b: _tree(scenario, design, [r for r in mine if r.building == b], row_pod) for b in where}
     out = FabricFigures(
@@ -116,7 +124,9 @@ def figures(
     links: dict[str, int] = defaultdict(int)
     extra_units = 0
     for b, t in trees.items():
-        km = ((spot[b][0] - hub[0]) ** 2 + (spot[b][1] - hub[1]) ** 2) ** 0.5
+        km = (
+            ((spot[b][0] - hub[0]) ** 2 + (spot[b][1] - hub[1]) ** 2) ** 0.5 if share_km is None else share_km
+        )
         up = math.ceil(
             t.endpoints * sw[design.switches[0]].port_gbps / tier.oversubscription / agg.port_gbps - 1e-9
         )
@@ -139,7 +149,7 @@ def figures(
         )
         out.network_racks += t.network_racks
         out.max_hops = max(out.max_hops, t.max_hops + tier.hops)
-    out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9)
+    out.region_switches = math.ceil(out.region_links / agg.ports - 1e-9) if share_km is None else 0
     out.kw += out.region_switches * agg.power_w / 1000
     out.capex_usd += out.region_switches * agg.price_usd
     out.network_racks += math.ceil(
@@ -152,7 +162,8 @@ def figures(
         if next(x for x in scenario.site.fabric.link_classes if x.id == c).optical
     )
     hop = {b: ((spot[b][0] - hub[0]) ** 2 + (spot[b][1] - hub[1]) ** 2) ** 0.5 for b in where}
-    out.latency_us = max(hop[a] + hop[b] for a in where for b in where if a < b) * tier.us_per_km
+    pairs = [hop[a] + hop[b] for a in where for b in where if a < b]
+    out.latency_us = max(pairs) * tier.us_per_km if pairs and share_km is None else 0.0
     return out
 
 
@@ -257,9 +268,10 @@ def _priced(out: FabricFigures, design: FabricDesign, sw, by_id) -> None:
 
 
 def all_figures(
-    scenario: Scenario, racks: Iterable[PlacedRack], picks: dict[str, str]
+    scenario: Scenario, racks: Iterable[PlacedRack], picks: dict[str, str], spanning: set[str] | None = None
 ) -> dict[str, FabricFigures]:
-    """Cluster → its fabric figures, for every cluster built on a design."""
+    """Cluster → its fabric figures, for every cluster built on a design; ``spanning``: the clusters
+    that span buildings (None: those whose racks stand in two or more)."""
     mine: dict[str, list[PlacedRack]] = defaultdict(list)
     for r in racks:
         mine[r.cluster].append(r)
@@ -268,5 +280,6 @@ def all_figures(
     for c in scenario.clusters:
         d = design_for(scenario, c.id, picks)
         if d is not None:
-            out[c.id] = figures(scenario, d, mine.get(c.id, []), row_pod)
+            spans = None if spanning is None else c.id in spanning
+            out[c.id] = figures(scenario, d, mine.get(c.id, []), row_pod, spans, c.region_share_km)
     return out

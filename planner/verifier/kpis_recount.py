@@ -443,13 +443,14 @@ def recount_phases(
     ]
     cost = {x.id: x.cost_usd for x in scenario.retrofits}
     picks = chosen(plan)
+    span = {cid for cid, z in all_figures(scenario, plan.racks, picks).items() if z.region_links}
     fabric_then = (0.0, 0.0)  # (capex, kW) of the designed fabrics by the phase before
     out = []
     for i, ph in enumerate(scenario.phases):
         every = [r for r in plan.racks if stands(scenario, r, i)]
         up = [r for r in every if r.rack_type in types]
         new = [r for r in plan.racks if not r.existing and r.phase == ph.id]
-        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks).values()
+        figs = all_figures(scenario, placed_by(scenario, plan.racks, i), picks, span).values()
         fabric_now = (sum(z.capex_usd for z in figs), sum(z.kw for z in figs))
         kw = sum(
             planning_kw(scenario, types[r.rack_type]) + _terms(scenario, r, types[r.rack_type], picks).net
