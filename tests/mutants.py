@@ -217,7 +217,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "phase capex leaves out the retrofits",
         (kpis, "phase_summaries"),
-        lambda f: lambda s, r, b, u, backup=0.0: f(s, r, [], u, backup),
+        lambda f: lambda s, r, b, u, backup=0.0, chosen=None: f(s, r, [], u, backup, chosen),
         "fleet-expansion",
     ),
     Mutant(
