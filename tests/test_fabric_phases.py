@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from planner.enums import SolverName
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan.rolling import plan_rolling
@@ -138,3 +139,101 @@ def test_a_job_spanning_by_the_horizon_is_joined_by_the_region_tier_from_its_fir
     assert {x[2] for x in bought if x[0] == "B2"} == {"p2"}
     use = next(u for u in plan.utilisation if u.kind == "region_bandwidth" and u.id == "B2")
     assert (use.value, use.limit) == (pytest.approx(4.8), 4.8)
+
+
+def three_buildings_hub(interconnect_mw: float | None) -> Scenario:
+    """Three buildings 3 km apart (generated: per building one pod of 2 rows × 4 Grand Teton
+    positions, 64 GPU ports, its 12 kW pod network rack, a pod and a building network row); B1 is
+    the region tier's building and holds network rows only, B3 comes online in p2; one 128-GPU job
+    on QM9700 2-tier that may span the region; no back-end allowance; ``interconnect_mw`` in p1
+    and 0.2 MW more in p2 (None: no limit)."""
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+
+    site = generate_site(
+        SiteSpec(
+            id="three",
+            building_spacing_km=3,
+            buildings=[
+                BuildingSpec(
+                    count=3,
+                    rows_per_pod=2,
+                    positions_per_row=4,
+                    pod_max_gpus=64,
+                    network_rows_per_pod=1,
+                    network_row_positions=4,
+                    network_row_kw=100,
+                    network_rack_max_kw=40,
+                    building_network_rows=1,
+                )
+            ],
+        )
+    ).model_dump(mode="json", exclude_none=True)
+    hub = site["buildings"][0]["halls"][0]
+    hub["rows"] = [r for r in hub["rows"] if r.get("network")]
+    for h in site["buildings"][2]["halls"]:
+        h["online_phase"] = "p2"
+    job = {"id": "job", "demand": "max", "gpus": 128, "rack_types": ["grand-teton-h100"], "max_hops": 7}
+    data = {
+        "name": "three",
+        "site": site,
+        "fabrics": [IB2],
+        "clusters": [{**job, "fabrics": ["ib2"]}],
+        "region_tier": {"switch": "bag-chassis", "building": "B1"},
+        "phases": [{"id": p["id"], "start": p["start"].isoformat()} for p in PHASES],
+        "network_allowance": False,
+        "solver": {"time_limit_s": 60},
+    }
+    if interconnect_mw is not None:
+        data["power_arrival"] = [
+            {"interconnect_mw": interconnect_mw},
+            {"phase": "p2", "interconnect_mw": 0.2},
+        ]
+    return scenario_from_data(data)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(("interconnect_mw", "gpu_phases"), [(None, 192), (0.1, 144)])
+def test_a_phased_region_with_a_designed_fabric_decomposes_by_building(
+    solver: str, interconnect_mw: float | None, gpu_phases: int
+) -> None:
+    """Each building plans its share of the job with its region links; the tier's chassis stand in
+    B1 from the job's first racks. Unlimited: p1 only B2 is online (64 GPU ports), p2 adds B3's 64:
+    64 + 128 = 192 GPU-phases. With 100 kW in p1: one rack (16 GPUs), since two racks with both
+    pods' network racks, the tier's 24 kW chassis and at least a leaf and a spine draw
+    (2 × 21.4 + 2 × 12 + 24 + 2 × 1.1) × 1.08 = 100.44 kW; the master's per-GPU estimate of the tier
+    allowed 48 GPUs there, its share counts the whole chassis. p2 (300 kW): 128. 16 + 128 = 144.
+    The whole model agrees."""
+    from planner.scale.decompose import plan_decomposed
+    from tests.test_optimize import available_solvers
+
+    if solver not in available_solvers():
+        pytest.skip(f"{solver} not installed")
+    s = three_buildings_hub(interconnect_mw)
+    s = s.model_copy(
+        update={"solver": s.solver.model_copy(update={"name": SolverName(solver), "rel_gap": 0.0})}
+    )
+    plan = plan_decomposed(s, polish=False).plan
+    assert verify(plan, s).ok
+    assert not plan.notes[0].startswith("decomposition handed over"), plan.notes[0]
+    assert plan.objective_value == gpu_phases
+    assert [(p.phase, p.gpus) for p in plan.phases] == [("p1", (gpu_phases - 128)), ("p2", 128)]
+    tier = [(nr.building, c.phase) for nr in plan.network_racks for c in nr.switches if c.tier == 4]
+    assert tier == [("B1", "p1")]
+    assert {c.phase for nr in plan.network_racks if nr.building == "B3" for c in nr.switches} == {"p2"}
+    assert solved(s, solver).objective_value == gpu_phases
+
+
+def test_a_region_tier_in_a_building_of_gpu_rows_goes_to_the_whole_model() -> None:
+    """The tier's chassis stand after the buildings are planned, in room no building plan takes:
+    with GPU rows in the tier's building the decomposition hands over and says why."""
+    from planner.scale.decompose import plan_decomposed
+
+    data = two_buildings_phased().model_dump(mode="json", exclude_none=True)
+    del data["clusters"][0]["max_latency_us"]
+    s = scenario_from_data(data)
+    plan = plan_decomposed(s, polish=False).plan
+    assert plan.notes[0] == (
+        "decomposition handed over to the whole model: the region tier's building B1 holds GPU rows "
+        "(its switches need room of their own)"
+    )
+    assert plan.objective_value == 64 + 112

@@ -46,6 +46,11 @@ it and its installed racks (a cluster with racks installed stays in their buildi
 racks and retrofits are joined. With site budgets or clusters spanning buildings they couple the
 buildings over time, and the whole model plans them.
 
+Designed fabrics decompose in a phased region: each building plans its share of a cluster with
+its own tree, and a share of a job the master spreads over buildings with its region links up to
+the tier (``region_share_km``); the tier's switches stand after the join, in the tier's building
+(:mod:`planner.plan.regionfill`), which then holds network rows only.
+
 Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
 over time (above), the whole model answers in the time left and the plan's first note says why; only it may
 say
@@ -229,8 +234,9 @@ def _plan_region(
         )
         return _whole(scenario, deadline, stages, 1, why, say)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
+    spans = _spanning(scenario, shares)
     jobs = [
-        (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b])))
+        (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b], spans)))
         for b in buildings
         if shares[b].gpus
     ]
@@ -265,17 +271,43 @@ def _plan_region(
     )
 
 
-def _region_share(scenario: Scenario, data: dict, bdata: dict, share) -> dict:
+def _spanning(scenario: Scenario, shares: dict) -> set[str]:
+    """Clusters on a designed fabric the master spreads over two buildings or more by the horizon."""
+    if scenario.region_tier is None:
+        return set()
+    designed = {c.id for c in scenario.clusters if c.fabrics}
+    count: dict[str, int] = {}
+    for sh in shares.values():
+        for cid, steps in sh.gpus.items():
+            if cid in designed and steps[-1] > 0:
+                count[cid] = count.get(cid, 0) + 1
+    return {cid for cid, n in count.items() if n > 1}
+
+
+def _region_share(scenario: Scenario, data: dict, bdata: dict, share, spans: set[str] = frozenset()) -> dict:
     """A building's scenario data for its share: its clusters' GPUs per phase and its part of the
-    power arriving as its own ``power_arrival`` (MW, rounded down to the watt)."""
+    power arriving as its own ``power_arrival`` (MW, rounded down to the watt). A share of a job
+    the master spreads over buildings (``spans``) is planned as spanning: region links up over the
+    building's fibre to the tier (``region_share_km``), the tier's switches left to the region
+    (:mod:`planner.plan.regionfill`); the tier then stands for this building alone."""
     phases = [p.id for p in scenario.phases]
     by_id = {c["id"]: c for c in data["clusters"]}
+    tier = scenario.region_tier
+    at = {b.id: b.location_km for b in scenario.site.buildings}
     mine = []
     for cid, steps in share.gpus.items():
         c = {k: v for k, v in by_id[cid].items() if k not in ("gpus", "gpus_by_phase")}
         c.update({"gpus_by_phase": dict(zip(phases, steps, strict=True))} if phases else {"gpus": steps[0]})
+        if cid in spans and tier is not None:
+            here, hub = at[bdata["id"]], at[tier.building]
+            c["region_share_km"] = round(math.hypot(here[0] - hub[0], here[1] - hub[1]), 9)
         mine.append(c)
     sub = building_data(data, bdata, mine, f"{scenario.name}-{bdata['id']}")
+    sub.pop("region_tier", None)
+    if tier is not None and any("region_share_km" in c for c in mine):
+        rt = data["region_tier"]
+        mbps = {k: v for k, v in (rt.get("building_tbps") or {}).items() if k == bdata["id"]}
+        sub["region_tier"] = {**rt, "building": bdata["id"], "building_tbps": mbps}
     if scenario.power_arrival:
         cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]
         sub["power_arrival"] = [

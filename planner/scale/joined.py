@@ -14,10 +14,11 @@ from planner.clock import Deadline
 from planner.enums import Demand, Objective, Status
 from planner.errors import InputError, SolverFailure
 from planner.input.loader import scenario_from_data
-from planner.plan import Plan
+from planner.plan import ClusterFabric, Plan
 from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario
+from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
 from planner.schema import Scenario
@@ -166,9 +167,11 @@ def _join(
     tv = time.perf_counter()
     try:
         plan = finish_plan(_joined_plan(scenario, final, rounds, value, bounds, t0), scenario)
-    except SolverFailure:
-        if final is before:
-            raise
+    except SolverFailure as e:
+        if final is before:  # the master's estimates let the buildings overdraw a shared limit
+            return _whole(
+                scenario, deadline, stages, rounds, f"the joined plan fails verification ({e})", say
+            )
         plan = finish_plan(
             _joined_plan(scenario, before, rounds, _value(scenario, before), bounds, t0), scenario
         )
@@ -198,6 +201,7 @@ def _joined_plan(
     racks = sorted(
         (r for p in final.values() for r in p.racks), key=lambda r: (r.building, r.hall, r.row, r.position)
     )
+    network, fabric = _joined_fabrics(scenario, final, racks)
     maximise = Objective(scenario.objective).maximise
     slack = 1e-6 * max(1.0, abs(value))
     found = [
@@ -226,6 +230,8 @@ def _joined_plan(
         build_time_s=0.0,
         solve_time_s=round(time.perf_counter() - t0, 4),
         racks=racks,
+        network_racks=network,
+        fabric=fabric,
         retrofits=[b for p in final.values() for b in p.retrofits],
         notes=[
             f"decomposed by building: {len(final)} building plans joined after {rounds} master round(s); "
@@ -236,6 +242,23 @@ def _joined_plan(
             )
         ],
     )
+
+
+def _joined_fabrics(scenario: Scenario, final: dict[str, Plan], racks: list) -> tuple[list, list | None]:
+    """The building plans' network racks and fabric choices, and the region tier's switches for the
+    clusters that span buildings (:func:`planner.plan.regionfill.fill_region_tier`)."""
+    if not scenario.fabrics:
+        return [], None
+    network = [nr for p in final.values() for nr in p.network_racks]
+    picks = {f.cluster: f.design for p in final.values() for f in (p.fabric or [])}
+    fabric = [
+        ClusterFabric(cluster=c.id, design=picks.get(c.id, c.fabrics[0]))
+        for c in scenario.clusters
+        if c.fabrics
+    ]
+    taken = {(nr.row, nr.position) for nr in network}
+    network += fill_region_tier(scenario, racks, {f.cluster: f.design for f in fabric}, taken)
+    return network, fabric
 
 
 def first_fit_repair(

@@ -54,8 +54,9 @@ def unsupported(scenario: Scenario) -> str | None:
         return "site budgets over phases couple the buildings"
     if scenario.existing:
         return "installed racks in a phased region"
-    if any(c.fabrics for c in scenario.clusters):
-        return "designed fabrics (a region tier is sized over the buildings together)"
+    why = _fabrics_unsupported(scenario)
+    if why is not None:
+        return why
     for c in scenario.clusters:
         if c.demand != Demand.max:
             return (
@@ -71,6 +72,71 @@ def unsupported(scenario: Scenario) -> str | None:
         ):
             return f"cluster {c.id} asks for storage or spares, which a split would ask in every building"
     return None
+
+
+def _fabrics_unsupported(scenario: Scenario) -> str | None:
+    """Designed fabrics split by building: one design per cluster, no latency budget or switch
+    supply (they couple the buildings), and a region tier in a building of network rows only (its
+    switches stand after the buildings are planned, in room no building plan takes)."""
+    designed = [c for c in scenario.clusters if c.fabrics]
+    if not designed:
+        return None
+    for c in designed:
+        if len(c.fabrics or []) > 1:
+            return f"cluster {c.id} chooses among designs (the region decomposition plans one a cluster)"
+        if c.max_latency_us is not None:
+            return f"cluster {c.id} has a latency budget (kept over the buildings together)"
+    if scenario.switch_supply:
+        return "switch supply is shared by the buildings' fabrics"
+    tier = scenario.region_tier
+    if tier is not None:
+        hub = next(b for b in scenario.site.buildings if b.id == tier.building)
+        if any(r.network is None for h in hub.halls for r in h.rows):
+            return f"the region tier's building {hub.id} holds GPU rows (its switches need room of their own)"
+    return None
+
+
+def fabric_kw_per_gpu(scenario: Scenario, cid: str, t) -> tuple[float, float]:
+    """(kW per GPU in its own building, kW per GPU at the region tier's building) a cluster's back-end
+    network draws, as the master counts it: the rack type's network allowance (the catalog's
+    estimate of a fabric's W per GPU) outside a designed fabric and for one (an estimate: each
+    building plan sizes its fabric exactly); a designed cluster that may span the region adds per
+    GPU its region links, ℓ = NICs · g_e / (r · g_R) per GPU, each with the longest class's
+    transceivers and a top-tier border port, and at the tier's building a tier port per link."""
+    c = next(x for x in scenario.clusters if x.id == cid)
+    here = t.network_w_per_gpu / 1000 if scenario.network_allowance else 0.0
+    tier = scenario.region_tier
+    if not c.fabrics or tier is None or scenario.scope_of(c) != Scope.site:
+        return here, 0.0
+    d = next(x for x in scenario.fabrics if x.id == c.fabrics[0])
+    sw = scenario.catalog.switch_by_id()
+    top, agg = sw[d.switches[-1]], sw[tier.switch]
+    far = max(scenario.site.fabric.link_classes, key=lambda lk: lk.max_length_m)
+    per = d.nics_per_gpu * sw[d.switches[0]].port_gbps / (tier.oversubscription * agg.port_gbps)
+    return here + per * (
+        far.power_w_per_link + top.power_w / top.ports
+    ) / 1000, per * agg.power_w / agg.ports / 1000
+
+
+def tier_kw(scenario: Scenario, gpus_by_building: list[tuple[str, dict[str, int]]], spans: set[str]) -> float:
+    """kW of the region tier's switches for the GPUs per building (one dict a cluster) of the
+    clusters in ``spans`` (those standing in two buildings or more by the horizon: the tier joins
+    them from their first racks): ⌈Σ_b ⌈E_b · g_e / (r · g_R)⌉ / k_R⌉ switches each."""
+    tier = scenario.region_tier
+    if tier is None:
+        return 0.0
+    sw = scenario.catalog.switch_by_id()
+    agg = sw[tier.switch]
+    total = 0.0
+    for cid, by_b in gpus_by_building:
+        c = next(x for x in scenario.clusters if x.id == cid)
+        if not c.fabrics or cid not in spans:
+            continue
+        d = next(x for x in scenario.fabrics if x.id == c.fabrics[0])
+        rate = sw[d.switches[0]].port_gbps / (tier.oversubscription * agg.port_gbps)
+        links = sum(math.ceil(g * d.nics_per_gpu * rate - 1e-9) for g in by_b.values())
+        total += math.ceil(links / agg.ports - 1e-9) * agg.power_w / 1000
+    return total
 
 
 def building_power(scenario: Scenario, ix: SiteIndex) -> dict[str, list[float]]:
@@ -133,10 +199,11 @@ def master(
     prob = pulp.LpProblem("region_master", pulp.LpMaximize)
     x: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
     kw: dict[str, float] = {}
-    designed = scenario.designed
+    hub_kw: dict[str, float] = {}
     for ci, (cid, scope, rack_types, unit) in enumerate(clusters):
-        net = (lambda t: 0.0) if cid in designed else scenario.allowance_kw  # its back-end network
-        kw[cid] = min((scenario.rack_power_kw(types[t]) + net(types[t])) / types[t].gpus for t in rack_types)
+        per = {t: fabric_kw_per_gpu(scenario, cid, types[t]) for t in rack_types}  # its back-end network
+        kw[cid] = min(scenario.rack_power_kw(types[t]) / types[t].gpus + per[t][0] for t in rack_types)
+        hub_kw[cid] = min(v[1] for v in per.values())
         _cluster_steps(prob, tl, scenario, ci, cid, scope, unit, buildings, cap, x)
     on = online_share(scenario, ix)
     for bi, b in enumerate(buildings):
@@ -153,6 +220,13 @@ def master(
                 for cid, *_ in clusters
                 for b in buildings
                 if (cid, b, i) in x
+            )
+            hub = scenario.region_tier.building if scenario.region_tier is not None else None
+            load += pulp.lpSum(  # the tier's switches, at its building
+                x[cid, b, i] * (scenario.arrival_pue_in(hub) * hub_kw[cid])
+                for cid, *_ in clusters
+                for b in buildings
+                if (cid, b, i) in x and hub_kw[cid]
             )
             fixed_kw = sum(scenario.arrival_pue_in(b) * f[i] for b, f in fixed.items())
             prob += load <= available - fixed_kw, f"arrival_{i}"
@@ -200,8 +274,11 @@ def _cluster_steps(
 
 def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: int) -> dict[str, Share]:
     """Each building's GPUs per cluster and phase, and its facility power: its load plus an even
-    part of what the rounding left of each phase's arrival (the suffix minimum keeps every
-    building's series non-decreasing and their sum within the arrival of every phase)."""
+    part of what the rounding left of each phase's arrival after the region tier's switches
+    (whole chassis, :func:`tier_kw`) and the fixed loads of buildings without a plan; where the
+    master's per-GPU estimates overdraw a phase, the planned buildings' loads are scaled to fit
+    (they then place fewer GPUs). The suffix minimum keeps every building's series
+    non-decreasing and their sum within the arrival of every phase."""
     out: dict[str, Share] = {}
     loads: dict[str, list[float]] = {}
     for b in buildings:
@@ -216,11 +293,34 @@ def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: in
                 load = [load[i] + kw[cid] * steps[i] for i in range(n)]
         out[b] = Share(gpus, [])
         loads[b] = [scenario.arrival_pue_in(b) * (load[i] + fixed[b][i]) for i in range(n)]
-    spare = [0.0] * n
+    spare, fit = [0.0] * n, [1.0] * n
+    spanning = {cid for cid, *_ in clusters if sum(1 for b in buildings if cid in out[b].gpus) > 1}
     for i in range(n):
         available = scenario.power_available_kw(i)
-        spare[i] = math.inf if available is None else max(0.0, available - sum(v[i] for v in loads.values()))
+        if available is None:
+            spare[i] = math.inf
+            continue
+        room = available - _hub_kw(scenario, clusters, buildings, out, spanning, i)
+        room -= sum(loads[b][i] for b in buildings if not out[b].gpus)  # fixed loads, no plan of their own
+        flex = sum(loads[b][i] for b in buildings if out[b].gpus)
+        spare[i] = max(0.0, room - flex)
+        fit[i] = 1.0 if flex <= room else max(0.0, room) / flex  # the master's estimates overdrew
     for i in range(n - 2, -1, -1):
         spare[i] = min(spare[i], spare[i + 1])
     extra = [0.0 if math.isinf(v) else v / len(buildings) for v in spare]
-    return {b: Share(out[b].gpus, [loads[b][i] + extra[i] for i in range(n)]) for b in buildings}
+    shares = {}
+    for b in buildings:
+        kw = [loads[b][i] * (fit[i] if out[b].gpus else 1.0) + extra[i] for i in range(n)]
+        for i in range(n - 2, -1, -1):  # non-decreasing: what arrived stays
+            kw[i] = min(kw[i], kw[i + 1])
+        shares[b] = Share(out[b].gpus, kw)
+    return shares
+
+
+def _hub_kw(scenario: Scenario, clusters, buildings, out: dict, spanning: set[str], i: int) -> float:
+    """Facility kW of the region tier's switches in phase i for the shares ``out`` (0 without a tier)."""
+    tier = scenario.region_tier
+    if tier is None:
+        return 0.0
+    by_b = [(cid, {b: out[b].gpus[cid][i] for b in buildings if cid in out[b].gpus}) for cid, *_ in clusters]
+    return scenario.arrival_pue_in(tier.building) * tier_kw(scenario, by_b, spanning)

@@ -367,10 +367,14 @@ def _network_rack_position(name: str, nr, ref, taken: set, site: SiteView, rep: 
 def _network_rack_building(
     name: str, nr, ref, scenario: Scenario, buildings_of: dict, rep: VerifyReport
 ) -> None:
-    """Region-tier switches in the tier's building; the rest where the cluster has GPU racks."""
+    """Region-tier switches in the tier's building; the rest where the cluster has GPU racks (in the
+    tier's building also a rack of the region links' optics alone, no switch)."""
     building, _, row = ref
     region = scenario.region_tier
-    if {sc.tier for sc in nr.switches} == {4}:
+    tiers = {sc.tier for sc in nr.switches}
+    if region is not None and building == region.building and tiers <= {4}:
+        return
+    if tiers == {4}:
         if region is None or building != region.building:
             theirs = region.building if region else "no region tier"
             what = f"region-tier switches in building {building}, not the tier's ({theirs})"
