@@ -168,7 +168,7 @@ def test_superpod_h100_table(units: int, leaves: int, spines_now: int, spines_la
         (
             {"switches": ["qm9700", "qm9700", "nope"]},
             "fabrics[0].switches[2]: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, "
-            "qm9700, sn5600)",
+            "minipack3, qm9700, sn5600)",
         ),
         (
             {"switches": ["qm9700", "qm9700", "sn5600"]},

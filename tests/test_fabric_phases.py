@@ -237,3 +237,119 @@ def test_a_region_tier_in_a_building_of_gpu_rows_goes_to_the_whole_model() -> No
         "(its switches need room of their own)"
     )
     assert plan.objective_value == 64 + 112
+
+
+def test_the_capacity_bound_counts_the_least_a_designed_fabric_adds() -> None:
+    """A Grand Teton rack (16 GPUs, 21.4 kW) on QM9700 2-tier adds at least 16 / 32 leaves ×
+    1.1 kW + 16 uplinks / 64 ports × 1.1 kW of spines = 0.825 kW (its DAC links draw nothing):
+    (21.4 + 0.825) / 16 = 1.3890625 kW per GPU. p1: 111 kW arrived ÷ PUE 1.25 = 88.8 kW → 63.93
+    GPUs (66.39 without the fabric); p2: 128 asked. Bound 63 + 128 = 191 (was 194); optimum 176."""
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    s = phased(0.111)
+    assert capacity_bound(s) == 191
+    assert recount_capacity(s) == 191
+
+
+def shared_row_site(phased_pods: bool) -> Scenario:
+    """One building, one hall, three pods of 2 rows × 5 Grand Teton positions (the middle row keeps
+    the pod's network rack spot: 9 usable, 64 GPU ports a pod), each pod with a network row of its
+    own (4 positions, 40 kW racks) and one building network row serving every pod; a job of 128
+    GPUs on QM9700 2-tier that may use pods P1 and P2 (P3 is reserved); with ``phased_pods`` P2's
+    rows come online in p2."""
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+
+    site = generate_site(
+        SiteSpec(
+            id="shared",
+            buildings=[
+                BuildingSpec(
+                    pods_per_hall=3,
+                    rows_per_pod=2,
+                    positions_per_row=5,
+                    pod_max_gpus=64,
+                    network_rows_per_pod=1,
+                    network_row_positions=4,
+                    network_row_kw=100,
+                    network_rack_max_kw=40,
+                    building_network_rows=1,
+                )
+            ],
+        )
+    ).model_dump(mode="json", exclude_none=True)
+    for r in site["buildings"][0]["halls"][0]["rows"]:
+        if r["id"].startswith("B1-H1-P3-R"):
+            r["reserved"] = list(range(r["positions"]))
+        if r["id"] in ("B1-H1-P1-N1", "B1-H1-P2-N1"):
+            r["reserved"] = [1, 2, 3]  # the pods' own rows hold only their network rack
+        if phased_pods and r["id"].startswith("B1-H1-P2-R"):
+            r["online_phase"] = "p2"
+    job = {"id": "job", "demand": "max", "gpus": 128, "rack_types": ["grand-teton-h100"], "max_hops": 5}
+    data = {
+        "name": "shared",
+        "site": site,
+        "fabrics": [IB2],
+        "clusters": [{**job, "fabrics": ["ib2"]}],
+        "network_allowance": False,
+    }
+    if phased_pods:
+        data["phases"] = [{"id": p["id"], "start": p["start"].isoformat()} for p in PHASES]
+    return scenario_from_data(data)
+
+
+def _leaves_in(plan, row: str) -> list[tuple[int, str | None]]:
+    return sorted(
+        (c.count, c.phase) for nr in plan.network_racks if nr.row == row for c in nr.switches if c.tier == 1
+    )
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("phased_pods", [False, True], ids=["one phase", "P2 in p2"])
+def test_a_network_row_serving_several_pods_holds_every_pods_leaves(solver: str, phased_pods: bool) -> None:
+    """Pods P1 and P2 take 4 racks each (64 GPU ports): ⌈64 / 32⌉ = 2 leaves a pod, all in the
+    building's network row, the one row serving both: 4 leaves there, not 2 counted for each pod;
+    4 × 32 uplinks / 64 = 2 spines. Phased: p1 buys P1's 2 leaves (and 1 spine), p2 P2's 2 and 1."""
+    plan = solved(shared_row_site(phased_pods), solver)
+    assert plan.objective_value == (64 + 128 if phased_pods else 128)
+    assert plan.fabric[0].switches == [4, 2]
+    if phased_pods:
+        assert _leaves_in(plan, "B1-H1-BN1") == [(2, "p1"), (2, "p2")]
+    else:
+        assert _leaves_in(plan, "B1-H1-BN1") == [(4, None)]
+
+
+def test_the_verifier_assigns_each_leaf_to_one_pod() -> None:
+    """3 leaves in the building row and 1 in pod P3's own row: 4 leaves as the fabric needs, and
+    each of P1 and P2 sees 3 in rows serving it, but only 3 can serve them (P3's serves P3 alone)."""
+    from planner.input.site_index import index_site
+
+    s = shared_row_site(False)
+    plan = solved(s, "highs").model_copy(update={"scenario_hash": None})
+    nets = list(plan.network_racks)
+    i = next(i for i, nr in enumerate(nets) if nr.row == "B1-H1-BN1" and nr.switches[0].tier == 1)
+    leaf = nets[i]
+    nets[i] = leaf.model_copy(
+        update={
+            "switches": [leaf.switches[0].model_copy(update={"count": 3})],
+            "kw": round(leaf.kw - 1.1, 6),
+        }
+    )
+    x, y = index_site(s.site).rows["B1-H1-P3-N1"].row.position_xy(1)
+    nets.append(
+        leaf.model_copy(
+            update={
+                "row": "B1-H1-P3-N1",
+                "position": 1,
+                "x_m": x,
+                "y_m": y,
+                "kw": 1.1,
+                "switches": [leaf.switches[0].model_copy(update={"count": 1})],
+            }
+        )
+    )
+    bad = [str(v) for v in verify(plan.model_copy(update={"network_racks": nets}), s).violations]
+    assert (
+        "cluster job: its pods need 4 leaves in rows serving them, rows serving several pods let only 3 be "
+        "assigned (a leaf serves one pod)"
+    ) in bad, bad

@@ -197,3 +197,25 @@ def test_prometheus_shape_prefixes_online_phases_and_tents() -> None:
     assert usable == pytest.approx(
         design + 12 * 200, abs=19 * 0.1
     )  # each utility rounded up to 0.1 kW of rating
+
+
+def test_a_building_of_network_rows_only() -> None:
+    """rows_per_pod 0 with network rows: a building for the region tier's switches, no GPU row; 0
+    network rows as well is refused with the rule."""
+    from planner.errors import InputError
+    from planner.input.loader import validate_model
+
+    site = generate_site(
+        SiteSpec(buildings=[BuildingSpec(rows_per_pod=0, network_rows_per_pod=2, network_row_positions=8)])
+    )
+    rows = [r for h in site.buildings[0].halls for r in h.rows]
+    assert [(r.id, r.network, r.positions) for r in rows] == [
+        ("B1-H1-P1-N1", "pod", 8),
+        ("B1-H1-P1-N2", "pod", 8),
+    ]
+    with pytest.raises(InputError) as err:
+        validate_model(SiteSpec, {"buildings": [{"rows_per_pod": 0}]}, "", "spec.yaml")
+    assert err.value.lines() == [
+        "buildings[0]: rows_per_pod 0 makes a building of network rows only: it needs "
+        "network_rows_per_pod of 1 or more"
+    ]

@@ -148,8 +148,8 @@ def test_region_tier_errors_name_the_field() -> None:
     with pytest.raises(InputError) as err:
         scenario_from_data(data)
     assert err.value.lines() == [
-        "region_tier.switch: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, qm9700, "
-        "sn5600)",
+        "region_tier.switch: unknown switch 'nope' (known: arista-7800, bag-chassis, minipack2, minipack3, "
+        "qm9700, sn5600)",
         "region_tier.building: unknown building 'B9' (known: B1, B2)",
     ]
     data.pop("region_tier")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from planner.input.fleetgen import FleetSpec
 from planner.schema import (
@@ -67,8 +67,9 @@ class BuildingSpec(StrictModel):
     """Halls per building."""
     pods_per_hall: Int = Field(1, ge=1, le=64)
     """Network pods per hall."""
-    rows_per_pod: Int = Field(4, ge=1, le=200)
-    """Rows per pod."""
+    rows_per_pod: Int = Field(4, ge=0, le=200)
+    """GPU rows per pod (0: a building of network rows only, e.g. the region tier's, which needs
+    ``network_rows_per_pod`` ≥ 1)."""
     positions_per_row: Int = Field(20, ge=2, le=500)
     """Rack positions per row."""
     power_design: Literal["2n", "dr"] = "2n"
@@ -110,6 +111,15 @@ class BuildingSpec(StrictModel):
     building_network_rows: Int = Field(0, ge=0, le=16)
     """Network rows serving the whole building (``network: building``; e.g. for a region tier),
     in its first hall beyond the pods, sized like the pods' network rows, in their own air zone."""
+
+    @model_validator(mode="after")
+    def _rows(self) -> BuildingSpec:
+        if self.rows_per_pod == 0 and self.network_rows_per_pod == 0:
+            raise ValueError(
+                "rows_per_pod 0 makes a building of network rows only: "
+                "it needs network_rows_per_pod of 1 or more"
+            )
+        return self
 
 
 class SiteSpec(StrictModel):

@@ -218,6 +218,9 @@ class Model:
     horizon (§17 supply)."""
     network_kw: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, network row, phase) → the cluster's transceiver kW charged to that row then: fabric."""
+    network_share: dict[tuple[str, str, int, str, str, str], pulp.LpVariable] = field(default_factory=dict)
+    """(cluster, design, tier, pod, network row, phase) → that pod's share of the row's switches of
+    the tier, for a row serving several pods (kept once given): fabric."""
     fabric_rows: dict[int, dict[str, list[tuple[pulp.LpVariable, float]]]] = field(default_factory=dict)
     """Phase index → network row → (variable, kW) terms of the designed fabrics' power drawn there
     then (switches and transceivers standing): fabric."""

@@ -114,9 +114,10 @@ def add_fabric_constraints(m: Model) -> None:
 
     Network racks: integer s[d,k,t] tier-t switches in network row k and racks r[d,k,t] ≥ s / cap,
     cap(k,t) = min(⌊units ÷ height_t⌋, ⌊row rack kW ÷ switch kW_t⌋); leaves of pod p in rows
-    serving p, spines and cores of building b in b's rows serving c's pods, tier switches in the
-    tier building's network rows: Σ over those rows of s ≥ the need. The links' transceiver kW
-    τ[c,k] ≥ 0 with Σ_k τ = the fabric's optics kW; per row Σ_t s·kW_t + τ ≤ row rack kW · Σ r;
+    serving p (a row serving several pods splits its leaves between them, a[p,k] ≥ 0,
+    Σ_p a[p,k] ≤ s[k]), spines and cores of building b in b's rows serving c's pods, tier switches
+    in the tier building's network rows: Σ over those rows of s ≥ the need. The links' transceiver kW
+    τ[c,k] ≥ 0 with Σ_k τ ≥ the fabric's optics kW; per row Σ_t s·kW_t + τ ≤ row rack kW · Σ r;
     Σ r ≤ positions of row k. Switch kW and τ load row k's feeds and air zone. Bandwidth to the
     tier: Σ_{c,d} ℓ_{c,d,b} · g_R / 1000 ≤ the tier's Tb/s for building b, named
     ``region_bw(b)``. Named ``fabric_leaves(c,d,pod)``, ``net_racks(c,d,t,row)``, ``space(row@net)``,
@@ -125,11 +126,12 @@ def add_fabric_constraints(m: Model) -> None:
     Phases: all of the above once per phase p this model decides (names end in the phase), over
     the racks placed by p (retired ones keep their switches); the design choice y and the buildings
     u, σ are one for every phase, from the horizon's racks (a job spanning by then is joined by the
-    tier from its first racks); network switches and racks stay once stood (s_p ≥ s_{p−1},
-    r_p ≥ r_{p−1}); each phase's switch and transceiver kW load that phase's feeds, zones and power
-    arrival; the largest build, latency and switch supply are stated at the horizon, where the
-    fabric is largest; capex and kW in the objective are the horizon's. A building's share of a job
-    spanning the region (``region_share_km``) has σ = 1, that fibre, and no tier switches here."""
+    tier from its first racks); network switches, racks and each row's optics share stay once stood
+    (s_p ≥ s_{p−1}, r_p ≥ r_{p−1}, τ_p ≥ τ_{p−1}: a row's load only grows); each phase's switch
+    and transceiver kW load that phase's feeds, zones and power arrival; the largest build, latency
+    and switch supply are stated at the horizon, where the fabric is largest; capex and kW in the
+    objective are the horizon's. A building's share of a job spanning the region (``region_share_km``) has
+    σ = 1, that fibre, and no tier switches here."""
     if not m.scenario.fabrics:
         return
     picks: dict[str, dict[str, pulp.LpVariable]] = {}  # cluster → its design choice, one for all phases
@@ -228,8 +230,8 @@ class _Fabrics:
         self.spanning = spanning
         ys, self.x = self._choice(c, designs)
         self.needs: list[
-            tuple[str, int, list[str], pulp.LpAffineExpression]
-        ] = []  # (design, tier, rows, need)
+            tuple[str, int, list[str], pulp.LpAffineExpression, str]
+        ] = []  # (design, tier, rows, need, what: a pod for leaves, else a building or the region)
         optics_c: list = []
         for d in designs:
             one = self._design(c, d, ys.get(d.id))
@@ -368,7 +370,7 @@ class _Fabrics:
             tops = self._cores(c, one, b, sp, b_rows)
         if self.spanning is not None:  # region links from b's top tier, on border switches there
             tops += self._region_links(c, one, b, mine, ends)
-        self.needs.append((d.id, d.tiers, b_rows, tops))
+        self.needs.append((d.id, d.tiers, b_rows, tops, b))
 
     def _leaves_in_racks(self, one: _Design, mine):
         """Leaves in the GPU racks: one per rack; uplinks ⌈endpoints ÷ first oversubscription⌉."""
@@ -391,7 +393,7 @@ class _Fabrics:
             )
             q = m.var(self.name("fabric_leaves", c.id, d.id, pod), 0, None, integer=True)
             m.add(e_p - p.down[0] * rail * q <= 0, self.name("fabric_leaves", c.id, d.id, pod))
-            self.needs.append((d.id, 1, self.rows_for.get(pod, []), q * rail))
+            self.needs.append((d.id, 1, self.rows_for.get(pod, []), q * rail, pod))
             groups.append(q * rail)
         leaves = pulp.lpSum(groups)
         self.switch_need[d.switches[0]].append(leaves)
@@ -436,7 +438,7 @@ class _Fabrics:
         one.cost.append(co * core.price_usd + sp * (p.up[1] * self.longest.cost_usd_per_link))
         one.watts.append(co * (core.power_w / 1000))
         one.optics.append(sp * (p.up[1] * self.longest.power_w_per_link / 1000))
-        self.needs.append((d.id, 2, b_rows, pulp.LpAffineExpression(sp)))
+        self.needs.append((d.id, 2, b_rows, pulp.LpAffineExpression(sp), b))
         return pulp.LpAffineExpression(co)
 
     def _region_links(self, c, one: _Design, b: str, mine, ends) -> pulp.LpVariable:
@@ -482,7 +484,7 @@ class _Fabrics:
         one.cost.append(rv * agg.price_usd)
         one.watts.append(rv * (agg.power_w / 1000))
         rows = sorted(r for r in m.network_rows if m.ix.rows[r].building == region.building)
-        self.needs.append((d.id, 4, rows, pulp.LpAffineExpression(rv)))
+        self.needs.append((d.id, 4, rows, pulp.LpAffineExpression(rv), "region"))
 
 
 def _buildings(

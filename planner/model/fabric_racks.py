@@ -1,6 +1,8 @@
 """Designed fabrics' network racks (§13) in the optimiser: per phase, the switches of each tier
-standing in each network row and the racks holding them, a share of the links' transceiver power
-per row; switches and racks once stood stay (``s[p] ≥ s[p − 1]``, ``r[p] ≥ r[p − 1]``)."""
+standing in each network row and the racks holding them, a share τ of the links' transceiver power
+per row (Σ_k τ ≥ the links' kW); switches, racks and each row's share once stood stay
+(``s[p] ≥ s[p − 1]``, ``r[p] ≥ r[p − 1]``, ``τ[p] ≥ τ[p − 1]``): every row's load then only
+grows, so the limits stated where capacity changes hold in every phase between."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def _keep(m: Model, key: tuple, var: pulp.LpVariable, store: dict, name: str, p:
         return
     before = store.get((*key, m.ph(p - 1)))
     if before is not None:
-        m.add(var - before >= 0, lp_name(name + "_kept", *key[:4], *m.sfx(p)))
+        m.add(var - before >= 0, lp_name(name + "_kept", *key, *m.sfx(p)))
 
 
 def _switch_racks(
@@ -105,7 +107,7 @@ def place_network_racks(
     tier's building when it spans."""
     region = m.scenario.region_tier
     allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for did, tier, where, _ in needs:
+    for did, tier, where, *_ in needs:
         allowed[did, tier].update(where)
     here_kw: dict[str, list] = defaultdict(list)
     here_racks: dict[str, list] = defaultdict(list)
@@ -121,15 +123,14 @@ def place_network_racks(
                 pulp.lpSum(here_racks[rid]) - len(m.network_rows[rid]) * on <= 0,
                 lp_name("net_in_building", cid, rid, *sfx),
             )
-    for k, (did, tier, where, need) in enumerate(needs):
-        mine = [s_vars[did, rid, tier] for rid in where if (did, rid, tier) in s_vars]
-        m.add(pulp.lpSum(mine) - need >= 0, lp_name("net_switches_need", cid, did, tier, k, *sfx))
+    _cover_needs(m, cid, needs, s_vars, p)
     if not eligible:
         m.add(link_kw <= 0, lp_name("no_network_rows", cid, *sfx))
         return
     shares = []
     for rid in eligible:
         tau = m.var(lp_name("net_optics_kw", cid, rid, *sfx))
+        _keep(m, (cid, rid), tau, m.network_kw, "net_optics_kw", p)
         m.network_kw[cid, rid, m.ph(p)] = tau
         shares.append(tau)
         load = pulp.LpAffineExpression(here_kw[rid]) + tau
@@ -138,4 +139,39 @@ def place_network_racks(
             lp_name("net_kw", cid, rid, *sfx),
         )
         rows[rid].extend([*here_kw[rid], (tau, 1.0)])
-    m.add(pulp.lpSum(shares) - link_kw == 0, lp_name("net_optics_kw", cid, *sfx))
+    m.add(pulp.lpSum(shares) - link_kw >= 0, lp_name("net_optics_kw", cid, *sfx))
+
+
+def _cover_needs(m: Model, cid: str, needs: list, s_vars: dict, p: int) -> None:
+    """Each need (design, tier, rows, switches, what) met by the switches of its rows. A row several
+    needs of one design and tier may use (a hall's or building's network row serving several pods'
+    leaves) splits its switches between them: a[k,row] ≥ 0, Σ_k a[k,row] ≤ s[row], need_k ≤ Σ of
+    its own rows' s + Σ_row a[k,row] (a transportation split: integral needs and s make it exact);
+    a share once given stays (a[k,row,p] ≥ a[k,row,p − 1]: leaves are not moved between pods)."""
+    sfx = m.sfx(p)
+    users: dict[tuple[str, int, str], list[int]] = defaultdict(list)
+    for k, (did, tier, where, *_) in enumerate(needs):
+        for rid in where:
+            if (did, rid, tier) in s_vars:
+                users[did, tier, rid].append(k)
+    share: dict[tuple[str, int, str], list] = defaultdict(list)
+    for did, tier, where, need, what in needs:
+        mine = []
+        for rid in where:
+            if (did, rid, tier) not in s_vars:
+                continue
+            if len(users[did, tier, rid]) == 1:
+                mine.append(s_vars[did, rid, tier])
+                continue
+            key = (cid, did, tier, what, rid)
+            a = m.var(lp_name("net_share", *key, *sfx))
+            _keep(m, key, a, m.network_share, "net_share", p)
+            m.network_share[(*key, m.ph(p))] = a
+            share[did, tier, rid].append(a)
+            mine.append(a)
+        m.add(pulp.lpSum(mine) - need >= 0, lp_name("net_switches_need", cid, did, tier, what, *sfx))
+    for (did, tier, rid), parts in sorted(share.items()):
+        m.add(
+            pulp.lpSum(parts) - s_vars[did, rid, tier] <= 0,
+            lp_name("net_share_row", cid, did, tier, rid, *sfx),
+        )

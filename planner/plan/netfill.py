@@ -8,7 +8,8 @@ positions within what the solve allowed per row, tier and phase (:mod:`planner.m
   rows), each row up to the switches the solve stood there in that phase; switches once bought
   stay to the horizon;
 - a rack holds one tier's switches, at most min(⌊units ÷ height⌋, ⌊row rack kW ÷ switch kW⌋) of
-  them; new switches fill the row's last rack of their tier before another rack is stood;
+  them; new switches fill the row's last rack of their tier, then a rack that held transceivers
+  only, before another rack is stood;
 - in each phase the links' transceiver power spread over the rows as the solve spread it then
   (scaled to the exact figure), and within a row over its racks in proportion to their room,
   standing another rack in the row where the switches' racks cannot carry it (never more racks
@@ -90,12 +91,13 @@ def fill_network(
         d = by_id[sizes[phases[-1]][cid].design]
         stood: list[_Rack] = []
         put: dict[tuple[str, int], int] = defaultdict(int)
+        taken: dict[tuple[str, str], int] = defaultdict(int)  # (pod, shared row) → its leaves there
         before = None
         for p in phases:
             z = sizes[p].get(cid)
             if z is None or not z.endpoints:
                 continue
-            _Phase(m, values, cid, d, p).grow(z, before, put, stood)
+            _Phase(m, values, cid, d, p).grow(z, before, put, stood, taken)
             before = z
         out += [_record(m, cid, d, r, free, used) for r in stood]
     return out
@@ -123,11 +125,16 @@ class _Phase:
             self.charged[rid] += round(val(v)) * tier_switch(self.s, d, tier).power_w / 1000
         for rid in self.rows:
             self.charged[rid] += max(0.0, val(m.network_kw.get((cid, rid, ph))))
+        self.share = {  # (pod, row) → the pod's share of a row serving several pods (the solve's split)
+            (pod, rid): round(val(v))
+            for (c, did, tier, pod, rid, q), v in m.network_share.items()
+            if c == cid and did == d.id and tier == 1 and q == ph
+        }
 
-    def grow(self, z, before, put: dict, stood: list[_Rack]) -> None:
+    def grow(self, z, before, put: dict, stood: list[_Rack], taken: dict) -> None:
         """Buy what the phase's fabric needs beyond what stands, rack it, and spread its transceivers."""
         was = dict(put)
-        self._switches(z, before, put)
+        self._switches(z, before, put, taken)
         for (rid, tier), n in sorted(put.items()):
             self._rack(rid, tier, n - was.get((rid, tier), 0), stood)
         switch_kw = sum(n * tier_switch(self.s, self.d, tier).power_w / 1000 for (_, tier), n in put.items())
@@ -135,10 +142,11 @@ class _Phase:
         for rid in self.rows:
             self._stand(rid, share.get(rid, 0.0), [r for r in stood if r.row == rid], stood)
 
-    def _switches(self, z, before, put: dict) -> None:
+    def _switches(self, z, before, put: dict, taken: dict) -> None:
         """(row, tier) → switches standing: what stood, plus what this phase's fabric needs beyond it,
-        each pod's leaves in rows serving it, each building's upper tiers in its rows, the region
-        tier in the tier building's rows, within what the solve stood in this phase."""
+        each pod's leaves in rows serving it (in a row serving several pods, up to the pod's share
+        the solve gave it), each building's upper tiers in its rows, the region tier in the tier
+        building's rows, within what the solve stood in this phase."""
         m, cid, d = self.m, self.cid, self.d
 
         def more(now: int, then: int) -> int:
@@ -148,7 +156,7 @@ class _Phase:
             rows_for = serving(m)
             for pod, n in z.leaves_per_pod.items():
                 was = before.leaves_per_pod.get(pod, 0) if before else 0
-                _take(put, self.room, 1, more(n, was), rows_for.get(pod, []), f"{cid}: leaves of pod {pod}")
+                self._leaves(pod, more(n, was), rows_for.get(pod, []), put, taken)
         first = 1 if d.leaf_in_rack else 0
         for b, counts in sorted(z.per_building.items()):
             mine = [rid for rid in self.rows if m.ix.rows[rid].building == b]
@@ -162,8 +170,26 @@ class _Phase:
             n = more(z.region_switches, before.region_switches if before else 0)
             _take(put, self.room, 4, n, hub, f"{cid}: region-tier switches")
 
+    def _leaves(self, pod: str, n: int, rows: list[str], put: dict, taken: dict) -> None:
+        """n more leaves of a pod: its own rows first, then rows serving several pods, each up to the
+        pod's share there (kept from phase to phase: a leaf once a pod's stays that pod's)."""
+        own = [rid for rid in rows if (pod, rid) not in self.share]
+        for rid in [*own, *(rid for rid in rows if (pod, rid) in self.share)]:
+            k = min(n, self.room.get((rid, 1), 0) - put[rid, 1])
+            if (pod, rid) in self.share:
+                k = min(k, self.share[pod, rid] - taken[pod, rid])
+                taken[pod, rid] += max(0, k)
+            if k > 0:
+                put[rid, 1] += k
+                n -= k
+        if n > 0:
+            raise SolverFailure(
+                f"network racks of {self.cid}: leaves of pod {pod}: {n} have no place the solve left"
+            )
+
     def _rack(self, rid: str, tier: int, n: int, stood: list[_Rack]) -> None:
-        """n more switches of a tier in a row: the row's last rack of that tier first, then new racks."""
+        """n more switches of a tier in a row: the row's last rack of that tier first, then a rack
+        that held transceivers only (it takes switches now), then new racks."""
         if n <= 0:
             return
         sm = tier_switch(self.s, self.d, tier)
@@ -172,8 +198,12 @@ class _Phase:
         last = next((r for r in reversed(stood) if r.row == rid and r.tier == tier), None)
         while n > 0:
             if last is None or last.switches >= last.cap:
-                last = _Rack(rid, tier, cap, self.p)
-                stood.append(last)
+                last = next((r for r in stood if r.row == rid and r.tier == 0), None)
+                if last is not None:
+                    last.tier, last.cap = tier, cap
+                else:
+                    last = _Rack(rid, tier, cap, self.p)
+                    stood.append(last)
             k = min(n, last.cap - last.switches)
             last.bought.append((self.p, k))
             n -= k

@@ -13,8 +13,9 @@ For ``max_gpus`` (``max_pflops``: per GPU its best PFLOPS), in every phase p (on
                                                     (kW_t + network allowance_t) ÷ GPUs_t
                   max Σ_c g_c : Σ_c k_c · g_c ≤ A_p ÷ PUE, 0 ≤ g_c ≤ max(cap_c,p, E_c),
                                                     k_c the least kW per GPU of c's own rack types
-                                                    (with their allowance unless c is on a designed
-                                                    fabric), E_c its installed GPUs (a fractional
+                                                    with their back-end network: the allowance, or
+                                                    on a designed fabric the least it adds per rack
+                                                    (fabric_floor_kw), E_c its installed GPUs (a fractional
                                                     knapsack: filled lightest first; installed racks
                                                     of no listed cluster at k)
                   Σ_rows positions × max_t (GPUs_t ÷ width_t) )
@@ -29,6 +30,7 @@ import math
 
 from planner.enums import Demand, Objective
 from planner.input.timeline import timeline
+from planner.rules.fabric_sizing import fabric_floor_kw
 from planner.schema import Scenario
 
 CAPACITY = "power, positions and demands"
@@ -53,6 +55,15 @@ def _asked(scenario: Scenario, index: int) -> float:
     return total
 
 
+def _network_floor_kw(scenario: Scenario, cluster, rack) -> float:
+    """The least back-end network one rack of the cluster draws: its allowance outside a designed
+    fabric, else the least the cluster's designs add per rack (:func:`fabric_floor_kw`)."""
+    if cluster.id not in scenario.designed:
+        return scenario.allowance_kw(rack)
+    by_id = {d.id: d for d in scenario.fabrics}
+    return min(fabric_floor_kw(scenario, by_id[d], rack) for d in cluster.fabrics or [])
+
+
 def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float) -> float:
     """The fractional knapsack of the module docstring: most GPUs whose draw fits ``budget_kw``."""
     tl = timeline(scenario)
@@ -66,8 +77,7 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float) -> fl
         kinds = [every[t] for t in scenario.gpu_types_for(c) if t in every and every[t].gpus]
         if not kinds:
             continue
-        net = 0.0 if c.id in scenario.designed else 1.0
-        weight = min((scenario.rack_power_kw(t) + net * scenario.allowance_kw(t)) / t.gpus for t in kinds)
+        weight = min((scenario.rack_power_kw(t) + _network_floor_kw(scenario, c, t)) / t.gpus for t in kinds)
         want = tl.demand(c, index)
         cap = math.inf if c.demand == Demand.at_least or want is None else max(want, mine.pop(c.id, 0))
         items.append((weight, cap))

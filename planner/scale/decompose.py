@@ -309,7 +309,9 @@ def _region_share(scenario: Scenario, data: dict, bdata: dict, share, spans: set
         mbps = {k: v for k, v in (rt.get("building_tbps") or {}).items() if k == bdata["id"]}
         sub["region_tier"] = {**rt, "building": bdata["id"], "building_tbps": mbps}
     if scenario.power_arrival:
-        cumulative = [math.floor(kw * 1000) / 1e6 for kw in share.power_kw]
+        cumulative = [
+            math.floor(round(kw * 1000, 6)) / 1e6 for kw in share.power_kw
+        ]  # to the watt, no float noise
         sub["power_arrival"] = [
             {
                 **({"phase": phases[i]} if i else {}),

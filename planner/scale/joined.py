@@ -273,8 +273,8 @@ def first_fit_repair(
     """When a decomposition ends without a plan: the buildings whose share solved (``kept``) keep
     their plans and first-fit (demands first) places everything else around them; the joined plan
     when that meets every demand, breaks no spread limit and verifies (the whole model then gets its
-    turn to polish it), else None."""
-    if not kept or deadline.left() <= 0:
+    turn to polish it), else None. Not with designed fabrics: first-fit stands no network racks."""
+    if not kept or deadline.left() <= 0 or scenario.designed:
         return None
     placed = [r for p in kept.values() for r in p.racks if not r.existing]
     installed = [r.model_copy(update={"existing": True}) for r in placed]

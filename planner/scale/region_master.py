@@ -273,14 +273,15 @@ def _cluster_steps(
 
 
 def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: int) -> dict[str, Share]:
-    """Each building's GPUs per cluster and phase, and its facility power: its load plus an even
-    part of what the rounding left of each phase's arrival after the region tier's switches
-    (whole chassis, :func:`tier_kw`) and the fixed loads of buildings without a plan; where the
-    master's per-GPU estimates overdraw a phase, the planned buildings' loads are scaled to fit
-    (they then place fewer GPUs). The suffix minimum keeps every building's series
+    """Each building's GPUs per cluster and phase, and its facility power: its fixed loads, its
+    racks' load, and an even part of what is left of each phase's arrival after every building's
+    load and the region tier's switches (whole chassis, :func:`tier_kw`); where the master's
+    per-GPU estimates overdraw a phase, the racks' loads are scaled to fit (those buildings then
+    place fewer GPUs; fixed loads are never cut). The suffix minimum keeps every building's series
     non-decreasing and their sum within the arrival of every phase."""
     out: dict[str, Share] = {}
-    loads: dict[str, list[float]] = {}
+    flex: dict[str, list[float]] = {}  # facility kW of the racks the master gives each building
+    base: dict[str, list[float]] = {}  # facility kW of its fixed loads
     for b in buildings:
         gpus: dict[str, list[int]] = {}
         load = [0.0] * n
@@ -292,7 +293,9 @@ def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: in
                 gpus[cid] = steps
                 load = [load[i] + kw[cid] * steps[i] for i in range(n)]
         out[b] = Share(gpus, [])
-        loads[b] = [scenario.arrival_pue_in(b) * (load[i] + fixed[b][i]) for i in range(n)]
+        pue = scenario.arrival_pue_in(b)
+        flex[b] = [pue * load[i] for i in range(n)]
+        base[b] = [pue * fixed[b][i] for i in range(n)]
     spare, fit = [0.0] * n, [1.0] * n
     spanning = {cid for cid, *_ in clusters if sum(1 for b in buildings if cid in out[b].gpus) > 1}
     for i in range(n):
@@ -301,19 +304,19 @@ def _shares(scenario: Scenario, clusters, buildings, x, kw, fixed, values, n: in
             spare[i] = math.inf
             continue
         room = available - _hub_kw(scenario, clusters, buildings, out, spanning, i)
-        room -= sum(loads[b][i] for b in buildings if not out[b].gpus)  # fixed loads, no plan of their own
-        flex = sum(loads[b][i] for b in buildings if out[b].gpus)
-        spare[i] = max(0.0, room - flex)
-        fit[i] = 1.0 if flex <= room else max(0.0, room) / flex  # the master's estimates overdrew
+        room -= sum(base[b][i] for b in buildings)
+        racks = sum(flex[b][i] for b in buildings)
+        spare[i] = max(0.0, room - racks)
+        fit[i] = 1.0 if racks <= room else max(0.0, room) / racks  # the master's estimates overdrew
     for i in range(n - 2, -1, -1):
         spare[i] = min(spare[i], spare[i + 1])
     extra = [0.0 if math.isinf(v) else v / len(buildings) for v in spare]
     shares = {}
     for b in buildings:
-        kw = [loads[b][i] * (fit[i] if out[b].gpus else 1.0) + extra[i] for i in range(n)]
+        kw_b = [base[b][i] + flex[b][i] * fit[i] + extra[i] for i in range(n)]
         for i in range(n - 2, -1, -1):  # non-decreasing: what arrived stays
-            kw[i] = min(kw[i], kw[i + 1])
-        shares[b] = Share(out[b].gpus, kw)
+            kw_b[i] = min(kw_b[i], kw_b[i + 1])
+        shares[b] = Share(out[b].gpus, kw_b)
     return shares
 
 

@@ -354,6 +354,14 @@ def _start_meets(
     return value if (value >= known[0] - tol if maximise else value <= known[0] + tol) else None
 
 
+def _better_primary(result: SolveResult, held: float) -> None:
+    """A tie-break stage's values whose primary objective beats the one stated: the result states
+    theirs, and its gap to the same bound (the status stays: a gap only narrows)."""
+    result.objective = held
+    if result.bound is not None:
+        result.gap = gap_of(held, result.bound)
+
+
 def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression, maximise: bool) -> None:
     """Hold the primary at its value, minimise cable cost, hold it, minimise cable length."""
     m = run.m
@@ -387,5 +395,7 @@ def _tie_breaks(run: _Run, result: SolveResult, primary: pulp.LpAffineExpression
         val = evaluate(expr, res.values)
         result.counts = counts_from(m, res.values)
         result.values = res.values
+        if (held > result.objective) if maximise else (held < result.objective):
+            _better_primary(result, held)  # the hold is one-sided: a stage may find more
         result.stages.append(f"min {name}: {val:,.1f} {unit}")
         holds.append((f"hold_{name}", expr, "<=", val + 1e-6 * max(1.0, abs(val))))

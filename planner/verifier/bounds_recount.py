@@ -8,7 +8,8 @@ of (installed GPUs + Σ cluster figures, when no cluster is at-least or uncapped
 parentless power nodes plus retrofits raising them, capped by the power arrived ÷ PUE) ÷ the
 least kW per GPU, every position holding the most GPUs a position can, and with power arrived the
 GPUs the arrived kW ÷ PUE carries when each cluster takes GPUs at its own least kW per GPU (its
-rack types', with their back-end network off a designed fabric) up to its figure (or its
+rack types', with their back-end network: the allowance off a designed fabric, on one the least
+share of its fabric a rack adds) up to its figure (or its
 installed GPUs, if more), the lightest first; GPUs rounded down, × the best PFLOPS per GPU for
 max_pflops.
 """
@@ -48,6 +49,50 @@ def _figures(scenario: Scenario, phase_index: int) -> float:
     return total
 
 
+def _least_network_kw(scenario: Scenario, cluster, rack) -> float:
+    """kW of back-end network a rack of the cluster draws at least: its allowance off a designed
+    fabric; on one, the least of its designs' shares per rack (:func:`_fabric_share_kw`)."""
+    if not cluster.fabrics:
+        return network_kw(scenario, rack)
+    designs = {d.id: d for d in scenario.fabrics}
+    return min(_fabric_share_kw(scenario, designs[d], rack) for d in cluster.fabrics)
+
+
+def _fabric_share_kw(scenario: Scenario, design, rack) -> float:
+    """A rack's share of a design's fabric power with no count rounded up: e = GPUs × NICs ports; a
+    switch of k ports below the top splits them d = ⌊k·r ÷ (1 + r)⌋ down, k − d up; links at the
+    least power of a class the rack takes (its uplinks when the leaf is in the rack, else its GPU
+    links), leaf-spine links (leaves in network racks) on the shortest class, spine-core links on
+    the longest."""
+    switches = scenario.catalog.switch_by_id()
+    links = {c.id: c for c in scenario.site.fabric.link_classes}
+    by_reach = sorted(links.values(), key=lambda c: c.max_length_m)
+    own = [links[c].power_w_per_link for c in rack.link_classes if c in links]
+    cheapest = min(own) if own else min(c.power_w_per_link for c in links.values())
+    models = [switches[m] for m in design.switches]
+
+    def split(i: int) -> tuple[float, float]:
+        k, r = models[i].ports, design.oversubscription[i]
+        down = math.floor(k * r / (1 + r))
+        return down, k - down
+
+    e = rack.gpus * design.nics_per_gpu
+    if design.leaf_in_rack:
+        up = math.ceil(e / design.oversubscription[0] - 1e-9)
+        w = rack.links * links[design.in_rack_link].power_w_per_link + up * cheapest
+    else:
+        d1, u1 = split(0)
+        up = e / d1 * u1
+        w = rack.links * cheapest + e / d1 * models[0].power_w + up * by_reach[0].power_w_per_link
+    spine_ports = models[1].ports if design.tiers == 2 else split(1)[0]
+    spines = up / spine_ports
+    w += spines * models[1].power_w
+    if design.tiers == 3:
+        to_cores = spines * split(1)[1]
+        w += to_cores * by_reach[-1].power_w_per_link + to_cores / models[2].ports * models[2].power_w
+    return w / 1000
+
+
 def _lightest_first(scenario: Scenario, phase_index: int, kw: float, least_kw: float) -> float:
     """GPUs ``kw`` carries, clusters taken lightest per GPU first up to their figures (module docstring)."""
     by_id = scenario.catalog.by_id()
@@ -62,10 +107,7 @@ def _lightest_first(scenario: Scenario, phase_index: int, kw: float, least_kw: f
         ts = [by_id[n] for n in scenario.gpu_types_for(c) if n in by_id and by_id[n].gpus > 0]
         if not ts:
             continue
-        off = not c.fabrics  # its back-end network is drawn outside a designed fabric
-        per = min(
-            (scenario.rack_power_kw(t) + (network_kw(scenario, t) if off else 0.0)) / t.gpus for t in ts
-        )
+        per = min((scenario.rack_power_kw(t) + _least_network_kw(scenario, c, t)) / t.gpus for t in ts)
         if c.demand == Demand.at_least:
             figure = math.inf
         elif c.gpus_by_phase:

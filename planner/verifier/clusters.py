@@ -238,18 +238,88 @@ def _fabric_switch_checks(
                 f"{z.switches[tier - 1]:,}"
             )
             rep.add(name, "network racks", what)
-    for pod, want in z.leaves_per_pod.items():
-        if leaves_in.get(pod, 0) < want:
-            what = (
-                f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there hold "
-                f"{leaves_in.get(pod, 0):,}"
-            )
-            rep.add(name, "network racks", what)
+    _leaf_checks(name, z, mine, served, leaves_in, rep)
     kw = sum(nr.kw for nr in mine)
     if abs(kw - z.kw) > 1e-6 * max(1.0, z.kw) + 1e-4:
         rep.add(
             name, "network racks", f"its network racks draw {kw:,.3f} kW, its fabric draws {z.kw:,.3f} kW"
         )
+
+
+def _leaf_checks(name: str, z, mine: list, served: dict, leaves_in: dict, rep: VerifyReport) -> None:
+    """Each pod's leaves in rows serving it; where rows serve several pods, every leaf serves one."""
+    short = False
+    for pod, want in z.leaves_per_pod.items():
+        if leaves_in.get(pod, 0) < want:
+            short = True
+            what = (
+                f"pod {pod} needs {want:,} leaves in rows serving it, its network racks there hold "
+                f"{leaves_in.get(pod, 0):,}"
+            )
+            rep.add(name, "network racks", what)
+    if not short and z.leaves_per_pod:
+        got, want = leaves_assignable(z.leaves_per_pod, mine, served)
+        if got < want:
+            what = (
+                f"its pods need {want:,} leaves in rows serving them, rows serving several pods let only "
+                f"{got:,} be assigned (a leaf serves one pod)"
+            )
+            rep.add(name, "network racks", what)
+
+
+def leaves_assignable(need: dict[str, int], mine: list, served: dict) -> tuple[int, int]:
+    """(leaves that can be assigned to pods, leaves the pods need): a maximum flow from the network
+    rows' leaves to the pods each row serves, each pod taking at most its need (augmenting paths)."""
+    cap: dict[str, int] = defaultdict(int)
+    for nr in mine:
+        cap[nr.row] += sum(sc.count for sc in nr.switches if sc.tier == 1)
+    rows = {r: [p for p in served.get(r, ()) if p in need] for r, n in cap.items() if n > 0}
+    flow: dict[tuple[str, str], int] = defaultdict(int)  # (row, pod) → leaves assigned
+    left = dict(cap)
+    taken = {p: 0 for p in need}
+    for pod in sorted(need):
+        while taken[pod] < need[pod]:
+            path = _augmenting(pod, need, taken, rows, left, flow)
+            if path is None:
+                break
+            amount = min(need[pod] - taken[pod], path[0])
+            _push(path[1], amount, left, flow)
+            taken[pod] += amount
+    return sum(taken.values()), sum(need.values())
+
+
+def _augmenting(pod: str, need: dict, taken: dict, rows: dict, left: dict, flow: dict):
+    """(bottleneck, [(row, pod), ...] alternating edges) from a row with leaves left to ``pod``,
+    through rows whose leaves other pods hold and may move (breadth first), or None."""
+    serves: dict[str, list[str]] = defaultdict(list)
+    for r, pods in rows.items():
+        for p in pods:
+            serves[p].append(r)
+    seen_rows: set[str] = set()
+    frontier = [(r, [(r, pod)]) for r in sorted(serves[pod])]
+    while frontier:
+        nxt = []
+        for r, path in frontier:
+            if r in seen_rows:
+                continue
+            seen_rows.add(r)
+            if left.get(r, 0) > 0:
+                moves = [flow[e] for e in path[1::2]] if len(path) > 1 else []
+                return min([left[r], *moves]), path
+            for p2 in rows[r]:  # a pod holding this row's leaves takes them from another row
+                if flow[r, p2] > 0:
+                    nxt += [
+                        (r2, [(r2, p2), (r, p2), *path]) for r2 in sorted(serves[p2]) if r2 not in seen_rows
+                    ]
+        frontier = nxt
+    return None
+
+
+def _push(path: list, amount: int, left: dict, flow: dict) -> None:
+    """Move ``amount`` along an augmenting path: the first row gives, each middle pod swaps rows."""
+    left[path[0][0]] -= amount
+    for i, e in enumerate(path):
+        flow[e] += amount if i % 2 == 0 else -amount
 
 
 def _switch_tally(mine: list, served: dict):
