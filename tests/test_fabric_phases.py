@@ -353,3 +353,39 @@ def test_the_verifier_assigns_each_leaf_to_one_pod() -> None:
         "cluster job: its pods need 4 leaves in rows serving them, rows serving several pods let only 3 be "
         "assigned (a leaf serves one pod)"
     ) in bad, bad
+
+
+def test_the_capacity_bound_takes_the_pods_network_rack_and_the_nearest_cable_class() -> None:
+    """One generated pod: 2 rows × 5 Grand Teton positions, its 12 kW network rack at the head of its
+    network row (y 4.8 m); the nearest GPU position (row 2, y 2.4 m, x 0) cables 2.4 + 3 m tray
+    allowance = 5.4 m to it: multimode, 24 W a link (copper reaches 5 m). A rack's least fabric on
+    QM9700 2-tier: 16 links × 24 W + 16 / 32 × 1.1 kW leaves + 16 / 64 × 1.1 kW spines = 1.209 kW
+    (its DAC uplinks draw nothing); (21.4 + 1.209) / 16 = 1.4130625 kW per GPU. 100 kW arrived at
+    PUE 1, less the standing network rack's 12 kW: 88 / 1.4130625 = 62.3 → 62 GPUs (71 with the
+    cheapest class a rack accepts and no network rack, 74 without the fabric)."""
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    site = generate_site(
+        SiteSpec(
+            buildings=[
+                BuildingSpec(
+                    rows_per_pod=2, positions_per_row=5, network_rows_per_pod=1, network_row_positions=4
+                )
+            ]
+        )
+    )
+    job = {"id": "job", "demand": "max", "gpus": 128, "rack_types": ["grand-teton-h100"], "max_hops": 3}
+    s = scenario_from_data(
+        {
+            "name": "one-pod",
+            "site": site.model_dump(mode="json", exclude_none=True),
+            "fabrics": [IB2],
+            "clusters": [{**job, "fabrics": ["ib2"]}],
+            "pue": 1.0,
+            "power_arrival": [{"interconnect_mw": 0.1}],
+        }
+    )
+    assert capacity_bound(s) == 62
+    assert recount_capacity(s) == 62

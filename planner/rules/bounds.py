@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 
-from planner.enums import Demand, Objective
+from planner.enums import Demand, Objective, RetrofitKind
+from planner.input.site_index import index_site
 from planner.input.timeline import timeline
 from planner.rules.fabric_sizing import fabric_floor_kw
 from planner.schema import Scenario
@@ -55,16 +56,53 @@ def _asked(scenario: Scenario, index: int) -> float:
     return total
 
 
-def _network_floor_kw(scenario: Scenario, cluster, rack) -> float:
+def _network_floor_kw(scenario: Scenario, cluster, rack, link_w: dict[str, float]) -> float:
     """The least back-end network one rack of the cluster draws: its allowance outside a designed
-    fabric, else the least the cluster's designs add per rack (:func:`fabric_floor_kw`)."""
+    fabric, else the least the cluster's designs add per rack (:func:`fabric_floor_kw`) with its
+    cabled links at the least power of any position it may stand at (``link_w``)."""
     if cluster.id not in scenario.designed:
         return scenario.allowance_kw(rack)
     by_id = {d.id: d for d in scenario.fabrics}
-    return min(fabric_floor_kw(scenario, by_id[d], rack) for d in cluster.fabrics or [])
+    return min(fabric_floor_kw(scenario, by_id[d], rack, link_w.get(rack.id)) for d in cluster.fabrics or [])
 
 
-def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float) -> float:
+def least_link_w(scenario: Scenario, racks) -> dict[str, float]:
+    """Rack type → the least W per cabled link of any GPU position it may stand at (the class its
+    cable to the pod's network rack needs there); types no position reaches are left out."""
+    ix = index_site(scenario.site)
+    out: dict[str, float] = {}
+    for rid, ref in ix.rows.items():
+        if ref.row.network is not None:
+            continue
+        for i in range(ref.row.positions):
+            length = ix.cable_length_m(rid, i)
+            for t in racks:
+                lc = ix.link_class_for(t, length)
+                if lc is not None and lc.power_w_per_link < out.get(t.id, math.inf):
+                    out[t.id] = lc.power_w_per_link
+    return out
+
+
+def fixed_facility_kw(scenario: Scenario, index: int) -> float:
+    """Facility kW (design-day PUE of their building) of the pods' network racks standing in phase
+    ``index`` whatever the plan: in rows online by then, outside buildings a retrofit builds."""
+    tl = timeline(scenario)
+    built = {r.effect.building for r in scenario.retrofits if r.effect.kind == RetrofitKind.build_structure}
+    types = scenario.catalog.by_id()
+    rows = {r.id: b.id for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    total = 0.0
+    for b in scenario.site.buildings:
+        for h in b.halls:
+            for pod in h.pods:
+                t = types.get(pod.network_rack_type) if pod.network_rack_type else None
+                row = pod.network_rack.row
+                if t is None or b.id in built or rows.get(row) != b.id or tl.row_on.get(row, 0) > index:
+                    continue
+                total += scenario.arrival_pue_in(b.id) * scenario.rack_power_kw(t)
+    return total
+
+
+def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_w: dict[str, float]) -> float:
     """The fractional knapsack of the module docstring: most GPUs whose draw fits ``budget_kw``."""
     tl = timeline(scenario)
     every = scenario.catalog.by_id()
@@ -77,7 +115,9 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float) -> fl
         kinds = [every[t] for t in scenario.gpu_types_for(c) if t in every and every[t].gpus]
         if not kinds:
             continue
-        weight = min((scenario.rack_power_kw(t) + _network_floor_kw(scenario, c, t)) / t.gpus for t in kinds)
+        weight = min(
+            (scenario.rack_power_kw(t) + _network_floor_kw(scenario, c, t, link_w)) / t.gpus for t in kinds
+        )
         want = tl.demand(c, index)
         cap = math.inf if c.demand == Demand.at_least or want is None else max(want, mine.pop(c.id, 0))
         items.append((weight, cap))
@@ -130,12 +170,14 @@ def capacity_bound(scenario: Scenario) -> float | None:
         every[r.rack_type].gpus for r in scenario.existing if r.rack_type in every and not r.spare
     )
     least = min((scenario.arrival_pue_in(b.id) for b in scenario.site.buildings), default=1.0)
+    link_w = least_link_w(scenario, types) if scenario.designed and scenario.power_arrival else {}
     total = 0.0
     for p in range(max(1, len(scenario.phases))):
         gpus = min(installed + _asked(scenario, p), root / kw_per_gpu, room)
         arrived = scenario.power_available_kw(p)
         if arrived is not None:  # the building with the least design-day PUE draws least
-            placed = max(0.0, arrived / least - installed * kw_per_gpu) / drawn_per_gpu
-            gpus = min(gpus, installed + placed, _by_weight(scenario, p, arrived / least, kw_per_gpu))
+            budget = max(0.0, arrived - fixed_facility_kw(scenario, p)) / least
+            placed = max(0.0, budget - installed * kw_per_gpu) / drawn_per_gpu
+            gpus = min(gpus, installed + placed, _by_weight(scenario, p, budget, kw_per_gpu, link_w))
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

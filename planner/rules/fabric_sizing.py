@@ -392,20 +392,25 @@ def _price(out: Size, design: FabricDesign, sw, classes) -> None:
     out.network_racks = math.ceil(sum(n * s.height_u for n, s in housed) / design.rack_units)
 
 
-def fabric_floor_kw(scenario: Scenario, design: FabricDesign, rack: RackType) -> float:
+def fabric_floor_kw(
+    scenario: Scenario, design: FabricDesign, rack: RackType, link_w: float | None = None
+) -> float:
     """Least kW one GPU rack of type ``rack`` adds to ``design``'s fabric, however many stand: every
     count of :func:`size` at its linear share, before rounding up (a bound, never more than the
     exact fabric). With e = GPUs × NICs endpoints and ℓ the least power of a link class the rack
-    accepts: leaves in the rack — its links in-rack copper, u = ⌈e ÷ r₁⌉ uplinks at ℓ; else its
-    links at ℓ, e ÷ d₁ leaves and u = e · u₁ ÷ d₁ uplinks on the shortest class; then u ÷ f spines
-    (f: k₂, or d₂ with 3 tiers) and, with 3 tiers, u · u₂ ÷ d₂ links on the longest class to
-    u · u₂ ÷ (d₂ · k₃) cores."""
+    accepts (``link_w``, W per link, instead: an estimate at a given cable reach): leaves in the
+    rack — its links in-rack copper, u = ⌈e ÷ r₁⌉ uplinks at ℓ; else its links at ℓ, e ÷ d₁
+    leaves and u = e · u₁ ÷ d₁ uplinks on the shortest class; then u ÷ f spines (f: k₂, or d₂ with
+    3 tiers) and, with 3 tiers, u · u₂ ÷ d₂ links on the longest class to u · u₂ ÷ (d₂ · k₃)
+    cores."""
     sw = scenario.catalog.switch_by_id()
     classes, shortest, longest = _classes(scenario)
     e = rack.gpus * design.nics_per_gpu
     p = ports(design, sw, leaf_down_of(design, rack))
     accepted = [classes[c].power_w_per_link for c in rack.link_classes if c in classes]
     least = min(accepted, default=min(c.power_w_per_link for c in classes.values()))
+    if link_w is not None:
+        least = link_w
     if design.leaf_in_rack:
         u = math.ceil(e / design.oversubscription[0] - 1e-9)
         watts = rack.links * classes[design.in_rack_link].power_w_per_link + u * least

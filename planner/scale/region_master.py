@@ -33,6 +33,7 @@ import pulp
 from planner.enums import Demand, Objective, RetrofitKind, Scope
 from planner.input.site_index import SiteIndex, network_racks
 from planner.input.timeline import timeline
+from planner.rules.fabric_sizing import fabric_floor_kw
 from planner.schema import Scenario
 from planner.solving.backends import SolveRequest, from_name
 from planner.solving.core import evaluate
@@ -96,15 +97,34 @@ def _fabrics_unsupported(scenario: Scenario) -> str | None:
     return None
 
 
-def fabric_kw_per_gpu(scenario: Scenario, cid: str, t) -> tuple[float, float]:
+def typical_link_w(scenario: Scenario, ix: SiteIndex, t) -> float:
+    """W per cabled link of a rack of type t at the median GPU position of the site (by cable
+    length to its pod's network rack): the master's estimate of where racks stand."""
+    watts = sorted(
+        lc.power_w_per_link
+        for rid, ref in ix.rows.items()
+        if ref.row.network is None
+        for i in range(ref.row.positions)
+        if (lc := ix.link_class_for(t, ix.cable_length_m(rid, i))) is not None
+    )
+    return watts[len(watts) // 2] if watts else 0.0
+
+
+def fabric_kw_per_gpu(scenario: Scenario, cid: str, t, link_w: float | None = None) -> tuple[float, float]:
     """(kW per GPU in its own building, kW per GPU at the region tier's building) a cluster's back-end
     network draws, as the master counts it: the rack type's network allowance (the catalog's
-    estimate of a fabric's W per GPU) outside a designed fabric and for one (an estimate: each
-    building plan sizes its fabric exactly); a designed cluster that may span the region adds per
-    GPU its region links, ℓ = NICs · g_e / (r · g_R) per GPU, each with the longest class's
-    transceivers and a top-tier border port, and at the tier's building a tier port per link."""
+    estimate of a fabric's W per GPU) outside a designed fabric; on one, its design's share per
+    rack before rounding (:func:`planner.rules.fabric_sizing.fabric_floor_kw`) with its cabled links
+    at ``link_w`` W each (:func:`typical_link_w`; an estimate: each building plan sizes its fabric
+    exactly); a
+    designed cluster that may span the region adds per GPU its region links, ℓ = NICs · g_e /
+    (r · g_R) per GPU, each with the longest class's transceivers and a top-tier border port, and
+    at the tier's building a tier port per link."""
     c = next(x for x in scenario.clusters if x.id == cid)
     here = t.network_w_per_gpu / 1000 if scenario.network_allowance else 0.0
+    if c.fabrics:
+        d = next(x for x in scenario.fabrics if x.id == c.fabrics[0])
+        here = fabric_floor_kw(scenario, d, t, link_w) / t.gpus
     tier = scenario.region_tier
     if not c.fabrics or tier is None or scenario.scope_of(c) != Scope.site:
         return here, 0.0
@@ -200,8 +220,15 @@ def master(
     x: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
     kw: dict[str, float] = {}
     hub_kw: dict[str, float] = {}
+    link_w: dict[str, float] = {}  # rack type → W per cabled link at the median position
+    designed_types = {t: True for c in scenario.clusters if c.fabrics for t in c.rack_types}
     for ci, (cid, scope, rack_types, unit) in enumerate(clusters):
-        per = {t: fabric_kw_per_gpu(scenario, cid, types[t]) for t in rack_types}  # its back-end network
+        for t in rack_types:
+            if t not in link_w and designed_types.get(t):
+                link_w[t] = typical_link_w(scenario, ix, types[t])
+        per = {
+            t: fabric_kw_per_gpu(scenario, cid, types[t], link_w.get(t)) for t in rack_types
+        }  # its network
         kw[cid] = min(scenario.rack_power_kw(types[t]) / types[t].gpus + per[t][0] for t in rack_types)
         hub_kw[cid] = min(v[1] for v in per.values())
         _cluster_steps(prob, tl, scenario, ci, cid, scope, unit, buildings, cap, x)

@@ -21,6 +21,7 @@ import math
 from planner.enums import Demand
 from planner.schema import Scenario
 from planner.verifier.rules_recount import network_kw, structure_pue
+from planner.verifier.site import cable_m, site_view
 
 
 def _gpu_types(scenario: Scenario) -> list:
@@ -49,26 +50,77 @@ def _figures(scenario: Scenario, phase_index: int) -> float:
     return total
 
 
-def _least_network_kw(scenario: Scenario, cluster, rack) -> float:
+def _least_network_kw(scenario: Scenario, cluster, rack, cabled_w: dict[str, float]) -> float:
     """kW of back-end network a rack of the cluster draws at least: its allowance off a designed
     fabric; on one, the least of its designs' shares per rack (:func:`_fabric_share_kw`)."""
     if not cluster.fabrics:
         return network_kw(scenario, rack)
     designs = {d.id: d for d in scenario.fabrics}
-    return min(_fabric_share_kw(scenario, designs[d], rack) for d in cluster.fabrics)
+    return min(_fabric_share_kw(scenario, designs[d], rack, cabled_w.get(rack.id)) for d in cluster.fabrics)
 
 
-def _fabric_share_kw(scenario: Scenario, design, rack) -> float:
+def _cheapest_cable_w(scenario: Scenario, kinds: list) -> dict[str, float]:
+    """Rack type → the least W per link of the class its cable needs at any GPU position it reaches
+    (the shortest-reach class it takes that covers the cable to the pod's network rack)."""
+    site = site_view(scenario)
+    out: dict[str, float] = {}
+    for row_id, (_, _, row) in site.rows.items():
+        if row.network is not None:
+            continue
+        for i in range(row.positions):
+            length = cable_m(site, scenario, row_id, i)
+            for t in kinds:
+                if t.max_cable_m is not None and length > t.max_cable_m + 1e-9:
+                    continue
+                fit = [
+                    site.links[c]
+                    for c in t.link_classes
+                    if c in site.links and site.links[c].max_length_m + 1e-9 >= length
+                ]
+                if fit:
+                    w = min(fit, key=lambda c: (c.max_length_m, c.cost_usd_per_link, c.id)).power_w_per_link
+                    out[t.id] = min(out.get(t.id, math.inf), w)
+    return out
+
+
+def _pods_network_kw(scenario: Scenario, phase_index: int) -> float:
+    """Facility kW (their building's design-day PUE) of the pods' network racks standing in the phase
+    whatever is placed: rows online by then, in buildings no retrofit has to build."""
+    order = [p.id for p in scenario.phases]
+    built = {r.effect.building for r in scenario.retrofits if r.effect.kind == "build_structure"}
+    kinds = scenario.catalog.by_id()
+
+    def since(*phases) -> int:
+        return max((order.index(p) for p in phases if p in order), default=0)
+
+    kw = 0.0
+    for b in scenario.site.buildings:
+        if b.id in built:
+            continue
+        for h in b.halls:
+            rows = {r.id: r for r in h.rows}
+            for pod in h.pods:
+                row = rows.get(pod.network_rack.row)
+                t = kinds.get(pod.network_rack_type) if pod.network_rack_type else None
+                if t is None or row is None or since(h.online_phase, row.online_phase) > phase_index:
+                    continue
+                kw += structure_pue(scenario, b.id, design_day=True)[0] * scenario.rack_power_kw(t)
+    return kw
+
+
+def _fabric_share_kw(scenario: Scenario, design, rack, cabled_w: float | None = None) -> float:
     """A rack's share of a design's fabric power with no count rounded up: e = GPUs × NICs ports; a
-    switch of k ports below the top splits them d = ⌊k·r ÷ (1 + r)⌋ down, k − d up; links at the
-    least power of a class the rack takes (its uplinks when the leaf is in the rack, else its GPU
-    links), leaf-spine links (leaves in network racks) on the shortest class, spine-core links on
-    the longest."""
+    switch of k ports below the top splits them d = ⌊k·r ÷ (1 + r)⌋ down, k − d up; links at
+    ``cabled_w`` (else the least power of a class the rack takes) for its uplinks when the leaf is in
+    the rack, else its GPU links; leaf-spine links (leaves in network racks) on the shortest class,
+    spine-core links on the longest."""
     switches = scenario.catalog.switch_by_id()
     links = {c.id: c for c in scenario.site.fabric.link_classes}
     by_reach = sorted(links.values(), key=lambda c: c.max_length_m)
     own = [links[c].power_w_per_link for c in rack.link_classes if c in links]
     cheapest = min(own) if own else min(c.power_w_per_link for c in links.values())
+    if cabled_w is not None:
+        cheapest = cabled_w
     models = [switches[m] for m in design.switches]
 
     def split(i: int) -> tuple[float, float]:
@@ -93,7 +145,9 @@ def _fabric_share_kw(scenario: Scenario, design, rack) -> float:
     return w / 1000
 
 
-def _lightest_first(scenario: Scenario, phase_index: int, kw: float, least_kw: float) -> float:
+def _lightest_first(
+    scenario: Scenario, phase_index: int, kw: float, least_kw: float, cabled_w: dict[str, float]
+) -> float:
     """GPUs ``kw`` carries, clusters taken lightest per GPU first up to their figures (module docstring)."""
     by_id = scenario.catalog.by_id()
     order = [p.id for p in scenario.phases]
@@ -107,7 +161,9 @@ def _lightest_first(scenario: Scenario, phase_index: int, kw: float, least_kw: f
         ts = [by_id[n] for n in scenario.gpu_types_for(c) if n in by_id and by_id[n].gpus > 0]
         if not ts:
             continue
-        per = min((scenario.rack_power_kw(t) + _least_network_kw(scenario, c, t)) / t.gpus for t in ts)
+        per = min(
+            (scenario.rack_power_kw(t) + _least_network_kw(scenario, c, t, cabled_w)) / t.gpus for t in ts
+        )
         if c.demand == Demand.at_least:
             figure = math.inf
         elif c.gpus_by_phase:
@@ -155,6 +211,8 @@ def recount_capacity(scenario: Scenario) -> float | None:
         catalog[r.rack_type].gpus for r in scenario.existing if r.rack_type in catalog and not r.spare
     )
     pflops = 1.0 if scenario.objective == "max_gpus" else max(t.pflops_bf16 / t.gpus for t in kinds)
+    designed = any(c.fabrics for c in scenario.clusters)
+    cabled_w = _cheapest_cable_w(scenario, kinds) if designed and scenario.power_arrival else {}
     out = 0.0
     for i in range(len(scenario.phases) or 1):
         most = min(installed + _figures(scenario, i), kw / least_kw, slots * densest)
@@ -165,11 +223,13 @@ def recount_capacity(scenario: Scenario) -> float | None:
                 if s.phase is None or [p.id for p in scenario.phases].index(s.phase) <= i
             )
             pue = min(structure_pue(scenario, b.id, design_day=True)[0] for b in scenario.site.buildings)
-            # at the least design-day PUE of any building; racks placed draw their back-end network too
+            # at the least design-day PUE of any building, after the pods' network racks standing;
+            # racks placed draw their back-end network too
+            left = max(0.0, arrived - _pods_network_kw(scenario, i)) / pue
             most = min(
                 most,
-                installed + max(0.0, arrived / pue - installed * least_kw) / least_drawn,
-                _lightest_first(scenario, i, arrived / pue, least_kw),
+                installed + max(0.0, left - installed * least_kw) / least_drawn,
+                _lightest_first(scenario, i, left, least_kw, cabled_w),
             )
         out += math.floor(most + 1e-9) * pflops
     return out
