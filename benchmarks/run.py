@@ -480,16 +480,16 @@ def measure(kind: str, name: str, mode: str = "cold", solver: str = "highs", tim
 
 
 def explain_region(limit_s: float = 120) -> dict:
-    """``planner explain datasets/prometheus-1gw.yaml --decompose building --time-limit LIMIT`` in its
-    own process: wall seconds from start to exit, and the relaxation lines it prints (a limit and
+    """``planner explain datasets/prometheus-1gw-allowance.yaml --decompose building --time-limit LIMIT``
+    in its own process: wall seconds from start to exit, and the relaxation lines it prints (a limit and
     what raising it gains)."""
-    cmd = [str(ROOT / ".venv" / "bin" / "planner"), "explain", "datasets/prometheus-1gw.yaml"]
+    cmd = [str(ROOT / ".venv" / "bin" / "planner"), "explain", "datasets/prometheus-1gw-allowance.yaml"]
     cmd += ["--decompose", "building", "--time-limit", f"{limit_s:g}"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=limit_s * 4 + 300)
     wall = time.perf_counter() - t0
     gains = [ln.strip(" -") for ln in proc.stdout.splitlines() if "→" in ln]
-    print(f"  explain prometheus-1gw: exit {proc.returncode}, {wall:.1f} s", file=sys.stderr)
+    print(f"  explain prometheus-1gw-allowance: exit {proc.returncode}, {wall:.1f} s", file=sys.stderr)
     return {"exit": proc.returncode, "total_s": wall, "gains": gains, "limit_s": limit_s}
 
 
@@ -625,8 +625,10 @@ def main() -> None:
     growth = {n: measure("joint", f"meta-24k-{n}phases") for n in (1, 2, 4)}
     region = {
         m: measure("region", "prometheus-1gw", m, time_limit=600)
-        for m in ("decomposed", "rolling", *(("joint",) if args.full else ()))
+        for m in ("decomposed", *(("joint",) if args.full else ()))
     }
+    for m in ("decomposed", "rolling"):  # with the back-end allowance: rolling does not size designed fabrics
+        region[f"allowance {m}"] = measure("region", "prometheus-1gw-allowance", m, time_limit=600)
     region["explain"] = explain_region()
     reliab = {
         "strict": measure("policy", "dr-hall-flex", "strict"),
@@ -724,13 +726,16 @@ def region_table(region: dict) -> list[str]:
     model joint."""
     L = [
         "",
-        "## Gigawatt region: prometheus-1gw (19 structures, 8 quarters, power arriving from 120 MW to 1 GW)",
+        "## Gigawatt region: prometheus-1gw (19 structures and a BAG building, 8 quarters, power arriving "
+        "from 120 MW to 1 GW)",
         "",
         "`planner plan datasets/prometheus-1gw.yaml --decompose building --executor process --workers 2` "
-        "(decomposed joint), "
-        "`--mode rolling`, and (`--full`) the whole model joint. Objective max_gpus over the quarters "
-        "(GPU-phases); the gap of the "
-        "decomposed plan is to its bound (its source on the stages line below).",
+        "(decomposed joint: every training job on a designed fabric, the region tier joining the buildings) "
+        "and (`--full`) the whole model joint; `allowance`: datasets/prometheus-1gw-allowance.yaml, the "
+        "same region with each rack's back-end network as the catalog's allowance per GPU, decomposed and "
+        "`--mode rolling` (rolling planning does not size designed fabrics). Objective max_gpus over the "
+        "quarters (GPU-phases); the gap of a decomposed plan is to its bound (its source on the stages "
+        "line below).",
         "",
         "| run | status | gap | GPUs by q8 | GPU-phases | capex USD | of which tents | of which backup "
         "power | TCO USD | USD per GPU-hour | "
@@ -751,14 +756,16 @@ def region_table(region: dict) -> list[str]:
             f"{_f(x.get('usd_per_useful_gpu_hour'), '{:.3f}')} | "
             f"{', '.join(x.get('tents') or []) or '-'} | {backup} | {_f(x.get('total_s'))} |"
         )
-    d, r = region.get("decomposed", {}), region.get("rolling", {})
-    if d.get("objective") is not None and r.get("objective") is not None:
+    a, r = region.get("allowance decomposed", {}), region.get("allowance rolling", {})
+    d = region.get("decomposed", {})
+    if a.get("objective") is not None and r.get("objective") is not None:
         L += [
             "",
-            f"Regret of rolling against the decomposed joint plan: {d['gpus'] - r['gpus']:+,} GPUs by q8 and "
-            f"{d['objective'] - r['objective']:+,.0f} GPU-phases; capex "
-            f"{r['capex_usd'] - d['capex_usd']:+,.0f} USD, TCO "
-            f"{r['tco_usd'] - d['tco_usd']:+,.0f} USD (rolling minus joint).",
+            f"Regret of rolling against the decomposed joint plan (allowance region): "
+            f"{a['gpus'] - r['gpus']:+,} GPUs by q8 and "
+            f"{a['objective'] - r['objective']:+,.0f} GPU-phases; capex "
+            f"{r['capex_usd'] - a['capex_usd']:+,.0f} USD, TCO "
+            f"{r['tco_usd'] - a['tco_usd']:+,.0f} USD (rolling minus joint).",
         ]
     if d.get("binds"):
         L += [
@@ -777,7 +784,7 @@ def region_table(region: dict) -> list[str]:
     if ex.get("gains"):
         L += [
             "",
-            f"`planner explain datasets/prometheus-1gw.yaml --decompose building --time-limit "
+            f"`planner explain datasets/prometheus-1gw-allowance.yaml --decompose building --time-limit "
             f"{ex['limit_s']:g}` ({ex['total_s']:.1f} s wall; each relaxation re-planned from the base "
             "plan): " + "; ".join(ex["gains"][:6]) + ".",
         ]
@@ -1135,8 +1142,9 @@ def write(
     ex = region.get("explain", {})
     first = (ex.get("gains") or ["no limit with a gain"])[0]
     t(
-        "prometheus-1gw explain through the decomposition (`planner explain ... --decompose building "
-        "--time-limit 120`): binding limits and a real gain (a re-plan that found more) in ≤ 2 min (2 cores)",
+        "prometheus-1gw-allowance explain through the decomposition (`planner explain ... --decompose "
+        "building --time-limit 120`): binding limits and a real gain (a re-plan that found more) "
+        "in ≤ 2 min (2 cores)",
         f"exit {ex.get('exit')}, {_f(ex.get('total_s'))} s wall; {len(ex.get('gains') or [])} gains, "
         f"first: {first}",
         ex.get("exit") == 0

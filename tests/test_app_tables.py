@@ -20,7 +20,7 @@ BAD = re.compile(r"\bnan\b|\bNone\b|\bNaN\b|\d[eE][+-]?\d|\d\.\d{3,}")
 """What no cell may show: missing values, exponents, more than two decimals."""
 SMALL = {"small-hall", "dr-hall", "dr-hall-flex", "fleet-expansion"}
 """Scenarios small enough to explain and compare in a test (the others: plan, phases, reliability)."""
-REGIONS = {"prometheus-1gw"}
+REGIONS = {"prometheus-1gw", "prometheus-1gw-allowance"}
 """Scenarios solved on the Region page only, building by building (the whole model takes minutes)."""
 
 

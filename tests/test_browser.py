@@ -424,9 +424,11 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "16-region.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
-        assert (
-            page.get_by_text("469,448").count() >= 1
-        )  # GPUs by q8 (benchmarks/RESULTS.md, "Gigawatt region")
+        gpus = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs by q8")
+        by_q8 = int(re.sub(r"\D", "", gpus.locator('[data-testid="stMetricValue"]').inner_text()))
+        # proven within 1 % of its bound in GPU-phases; by q8 about 472,600 (benchmarks/RESULTS.md)
+        assert 465_000 <= by_q8 <= 479_167, by_q8  # 479,167: the capacity bound of q8 alone
+        assert page.get_by_text("optimal", exact=True).count() >= 1
         browser.close()
 
 

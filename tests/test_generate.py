@@ -16,7 +16,9 @@ from planner.verifier import verify
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
 
 
-@pytest.mark.parametrize("name", ["meta-24k-building", "region-100k", "prometheus-1gw"])
+@pytest.mark.parametrize(
+    "name", ["meta-24k-building", "region-100k", "prometheus-1gw", "prometheus-1gw-allowance"]
+)
 def test_shipped_site_matches_generator(tmp_path: Path, name: str) -> None:
     out = tmp_path / "site.yaml"
     assert main(["generate-site", "--spec", f"datasets/{name}.gen.yaml", "-o", str(out)]) == 0
@@ -176,27 +178,32 @@ def test_generate_site_bad_flag() -> None:
 
 
 def test_prometheus_shape_prefixes_online_phases_and_tents() -> None:
-    """prometheus-1gw.gen.yaml: B1-B13 and T1-T6; B5-B6 online from q3 … B13 from q7; tents' pods
-    have no network rack drawing power. IT design: 4 × 2 × 4 × (12 × 17 − 1) × 21.4 + 9 × 4 × 4 × (12 × 18 −
-    1)
-    × 21.4 + 6 × 4 × (12 × 18 − 1) × 21.4 kW (one position per pod holds its network rack; 42,616
-    positions) = 912.0 MW of racks, and 12 kW per pod's switches: 914.4 MW, ~988 MW at PUE 1.08."""
+    """prometheus-1gw.gen.yaml: B1-B4, BAG1 (network rows only), B5-B13 and T1-T6; B5-B6 online from
+    q3 … B13 from q7; tents' pods have no network rack drawing power. Every pod has a network row
+    (480 kW), so every GPU row position is usable: 4 × 2 × 4 × 12 × 17 + 9 × 4 × 4 × 12 × 18 +
+    6 × 4 × 12 × 18 = 42,816 positions × 21.4 kW = 916,262.4 kW; network rows (480 kW each; BAG1's
+    960): B1-B4 4 × (8 + 1) × 480, BAG1 8 × 960, B5-B13 9 × (16 + 6) × 480, tents 6 × (4 + 2) × 480
+    = 137,280 kW."""
     site = load_site(DATASETS / "prometheus-1gw.site.yaml")
     ids = [b.id for b in site.buildings]
-    assert ids == [f"B{i}" for i in range(1, 14)] + [f"T{i}" for i in range(1, 7)]
+    assert ids == [f"B{i}" for i in range(1, 5)] + ["BAG1"] + [f"B{i}" for i in range(5, 14)] + [
+        f"T{i}" for i in range(1, 7)
+    ]
     online = {b.id: {h.online_phase for h in b.halls} for b in site.buildings}
     assert [online[f"B{i}"] for i in range(1, 14)] == [{None}] * 4 + [{"q3"}] * 2 + [{"q4"}] * 2 + [
         {"q5"}
     ] * 2 + [{"q6"}] * 2 + [{"q7"}]
+    hub = next(b for b in site.buildings if b.id == "BAG1")
+    assert {r.network for h in hub.halls for r in h.rows} == {"pod"}
     tents = [p for b in site.buildings if b.id.startswith("T") for h in b.halls for p in h.pods]
     assert len(tents) == 24
     assert all(p.network_rack_type is None for p in tents)
-    design = 21.4 * (4 * 2 * 4 * (12 * 17 - 1) + 9 * 4 * 4 * (12 * 18 - 1) + 6 * 4 * (12 * 18 - 1))
-    assert design == pytest.approx(911_982.4)
+    positions = sum(r.positions for b in site.buildings for h in b.halls for r in h.rows if r.network is None)
+    assert positions == 42_816
+    design = 21.4 * positions
+    assert design == pytest.approx(916_262.4)
     usable = sum(n.usable_kw for b in site.buildings for n in b.power_nodes)
-    assert usable == pytest.approx(
-        design + 12 * 200, abs=19 * 0.1
-    )  # each utility rounded up to 0.1 kW of rating
+    assert usable == pytest.approx(design + 137_280, abs=20 * 0.1)  # each utility rounded up to 0.1 kW
 
 
 def test_a_building_of_network_rows_only() -> None:
