@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from planner.enums import SolverName
-from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan.rolling import plan_rolling
 from planner.schema import Scenario
@@ -94,12 +93,24 @@ def test_the_verifier_checks_a_phased_fabric_phase_by_phase() -> None:
     assert "network_racks[0] (N1/0): states its kW for p2, not for p1 to p2" in bad, bad
 
 
-def test_rolling_planning_refuses_a_designed_fabric() -> None:
-    with pytest.raises(InputError) as e:
-        plan_rolling(phased(0.111))
-    assert e.value.lines() == [
-        "clusters[0].fabrics: a designed fabric grows with racks the whole horizon decides: plan it jointly "
-        "(mode joint)"
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_rolling_planning_grows_a_designed_fabric_from_what_stands(solver: str) -> None:
+    """Rolling on phased(0.111): p1 alone sees 111 kW and places 3 racks (4 would draw 111.125 kW
+    with their 2 leaves and 1 spine), p2 grows from them to 8 racks: 2 leaves and 1 spine more in
+    the racks that stand — the joint plan's fabric, 176 GPU-phases, verified."""
+    s = phased(0.111)
+    s = s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName(solver)})})
+    plan = plan_rolling(s)
+    assert verify(plan, s).ok
+    assert [(p.phase, p.racks, p.gpus) for p in plan.phases] == [("p1", 3, 48), ("p2", 8, 128)]
+    assert plan.objective_value == 176
+    got = sorted(
+        (nr.phase, [(c.tier, c.count, c.phase) for c in nr.switches], nr.kw_by_phase, nr.kw)
+        for nr in plan.network_racks
+    )
+    assert got == [
+        ("p1", [(1, 2, "p1"), (1, 2, "p2")], {"p1": 2.2, "p2": 4.4}, 4.4),
+        ("p1", [(2, 1, "p1"), (2, 1, "p2")], {"p1": 1.1, "p2": 2.2}, 2.2),
     ]
 
 
@@ -221,6 +232,23 @@ def test_a_phased_region_with_a_designed_fabric_decomposes_by_building(
     assert tier == [("B1", "p1")]
     assert {c.phase for nr in plan.network_racks if nr.building == "B3" for c in nr.switches} == {"p2"}
     assert solved(s, solver).objective_value == gpu_phases
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_rolling_job_whose_network_stands_in_one_building_stays_there(solver: str) -> None:
+    """Rolling on two_buildings_phased: p1 sees only B1 online, the job stands there whole (64 GPU
+    ports) with no region links (it does not span); in p2 joining B2 would need region links from
+    its first racks, which stand already without them, so it stays in B1: 64 + 64 = 128 GPU-phases
+    against the joint plan's 64 + 112 = 176 (regret 48 GPU-phases)."""
+    data = two_buildings_phased().model_dump(mode="json", exclude_none=True)
+    data["solver"] = {"name": solver}
+    s = scenario_from_data(data)
+    plan = plan_rolling(s)
+    assert verify(plan, s).ok
+    assert [(p.phase, p.gpus) for p in plan.phases] == [("p1", 64), ("p2", 64)]
+    assert {r.building for r in plan.racks} == {"B1"}
+    assert plan.fabric[0].design == "ib2"
+    assert solved(s, solver).objective_value == 176
 
 
 def test_a_region_tier_in_a_building_of_gpu_rows_goes_to_the_whole_model() -> None:

@@ -104,6 +104,7 @@ def new_model(
     fixed_buys: tuple = (),
     to_phase: int = -1,
     deadline: Deadline | None = None,
+    installed_network: tuple = (),
 ) -> Model:
     """An empty model of a validated scenario: its position classes, cluster groups and power
     models, no families yet (arguments as for :func:`build`)."""
@@ -128,6 +129,7 @@ def new_model(
         from_phase=from_phase,
         fixed_buys=tuple(fixed_buys),
         to_phase=to_phase,
+        installed_network=tuple(installed_network),
     )
     m.deadline = deadline
     if deadline is not None:
@@ -202,6 +204,7 @@ def build(
     to_phase: int = -1,
     deadline: Deadline | None = None,
     families: tuple[Family, ...] = FAMILIES,
+    installed_network: tuple = (),
 ) -> Model:
     """Build stage: the MILP of a validated scenario, family by family (:data:`FAMILIES`).
 
@@ -212,8 +215,20 @@ def build(
     racks are in ``scenario.existing``, their retrofits in ``fixed_buys``).
     ``deadline``: checked before each family; past it the build stops with :class:`~planner.clock.TimeUp`.
     ``families``: the families to add, in order (:data:`FAMILIES`; a test adds a toy one).
+    ``installed_network``: network racks standing already (rolling planning with designed fabrics:
+    the earlier phases' switches stay and the fabric grows from them).
     """
-    m = new_model(scenario, aggregate, elastic, group_clusters, from_phase, fixed_buys, to_phase, deadline)
+    m = new_model(
+        scenario,
+        aggregate,
+        elastic,
+        group_clusters,
+        from_phase,
+        fixed_buys,
+        to_phase,
+        deadline,
+        installed_network,
+    )
     for family in families:
         if deadline is not None:
             deadline.check("building the model", build_until(deadline))

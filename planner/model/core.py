@@ -218,6 +218,9 @@ class Model:
     horizon (§17 supply)."""
     network_kw: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, network row, phase) → the cluster's transceiver kW charged to that row then: fabric."""
+    installed_network: tuple = ()
+    """Network racks standing already (a rolling plan's earlier phases): their switches stay, new
+    ones join them (:mod:`planner.model.fabric_racks`, :mod:`planner.plan.netfill`)."""
     network_share: dict[tuple[str, str, int, str, str, str], pulp.LpVariable] = field(default_factory=dict)
     """(cluster, design, tier, pod, network row, phase) → that pod's share of the row's switches of
     the tier, for a row serving several pods (kept once given): fabric."""

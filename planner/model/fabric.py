@@ -217,13 +217,19 @@ class _Fabrics:
             for key, var in m.counts_of(g.id)
             if self.types[key.rack_type].gpus and not key.role and m.tl.at(key.phase) <= self.p
         ]  # racks placed by this phase (retired ones keep their switches: they stay to the horizon)
-        if not self.keys:
+        self.installed = self._installed(c)
+        if not self.keys and not self.installed:
             return
-        self.kinds = sorted({key.rack_type for key, _ in self.keys})
-        here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)  # (type, pod) → counts
+        self.kinds = sorted({key.rack_type for key, _ in self.keys} | {t for t, _ in self.installed})
+        here: dict[tuple[str, str], list] = defaultdict(list)  # (type, pod) → counts (installed: numbers)
         for key, var in self.keys:
             here[key.rack_type, m.ix.rows[key.cls.row].row.pod].append(var)
+        for (t, pod), n in self.installed.items():
+            here[t, pod].append(n)
         self.here = here
+        self.size = dict(self.pod_size)  # racks a pod may hold: free positions and installed racks
+        for (_, pod), n in self.installed.items():
+            self.size[pod] = self.size.get(pod, 0) + n
         self.pods = sorted({pod for _, pod in here})
         self.bldgs = sorted({self.building_of_pod[p] for p in self.pods})
         spanning, present = self._where(g)
@@ -251,6 +257,25 @@ class _Fabrics:
             self.p,
         )
 
+    def _installed(self, c) -> dict[tuple[str, str], int]:
+        """(type, pod) → the cluster's GPU racks installed there (a rolling plan's earlier phases, or
+        a brownfield plan's): its fabric is sized for them too."""
+        out: dict[tuple[str, str], int] = defaultdict(int)
+        for r in self.s.existing:
+            if r.cluster == c.id and not r.spare and self.types[r.rack_type].gpus and r.row in self.m.ix.rows:
+                out[r.rack_type, self.m.ix.rows[r.row].row.pod] += 1
+        return out
+
+    def _installed_links(self, c, per_rack: dict[str, int], attr: str) -> float:
+        """Cost (USD) or power (kW) of the installed racks' cabled links, each at its rack's class."""
+        scale = 1.0 if attr == "cost_usd_per_link" else 0.001
+        total = 0.0
+        for r in self.s.existing:
+            if r.cluster == c.id and not r.spare and r.rack_type in per_rack:
+                lk = self.lcs_by.get(r.link_class or "", self.longest)
+                total += per_rack[r.rack_type] * getattr(lk, attr)
+        return total * scale
+
     def _where(self, g) -> tuple:
         """(σ, building → u) of the cluster at the horizon, made once for every phase: a job that
         spans buildings by the horizon sends region links up from its first racks. One building's
@@ -262,16 +287,31 @@ class _Fabrics:
             self.spans[c.id] = (1, {})
             return self.spans[c.id]
         m = self.m
-        here: dict[tuple[str, str], list[pulp.LpVariable]] = defaultdict(list)
+        here: dict[tuple[str, str], list] = defaultdict(list)
         for key, var in m.counts_of(g.id):
             if self.types[key.rack_type].gpus and not key.role:
                 here[key.rack_type, m.ix.rows[key.cls.row].row.pod].append(var)
+        for (t, pod), n in self.installed.items():
+            here[t, pod].append(n)
         bldgs = sorted({self.building_of_pod[pod] for _, pod in here})
-        spanning, present = _buildings(m, c.id, g.scope, bldgs, here, self.building_of_pod, self.pod_size)
+        spanning, present = _buildings(m, c.id, g.scope, bldgs, here, self.building_of_pod, self.size)
         if not present and len(bldgs) > 1 and g.scope in (Scope.pod, Scope.building):
             present = self._homed(g, bldgs)  # homed by the scope binaries
+        self._stay_home(c, present)
         self.spans[c.id] = (spanning, present)
         return spanning, present
+
+    def _stay_home(self, c, present: dict) -> None:
+        """A cluster whose network stands already (a rolling plan's earlier phases) in one building
+        stays there: spanning later would need region links from its first racks, which stand."""
+        if not any(nr.cluster == c.id for nr in self.m.installed_network):
+            return
+        home = {self.building_of_pod[pod] for _, pod in self.installed}
+        if len(home) != 1:
+            return
+        for b, u in present.items():
+            if b not in home and isinstance(u, pulp.LpVariable):
+                self.m.add(u <= 0, lp_name("stays_home", c.id, b))
 
     def _homed(self, g, bldgs: list[str]) -> dict:
         """Building → the members of a pod- or building-scoped group homed there."""
@@ -302,14 +342,17 @@ class _Fabrics:
             ys = {d.id: m.var(lp_name("fabric_pick", c.id, d.id), 0, 1, integer=True) for d in designs}
             m.fabric_pick.update({(c.id, d): y for d, y in ys.items()})
             m.add(pulp.lpSum(ys.values()) == 1, lp_name("fabric_one", c.id))
+            for nr in m.installed_network:  # a design already standing is the one built on
+                if nr.cluster == c.id and nr.design in ys:
+                    m.add(ys[nr.design] >= 1, lp_name("fabric_standing", c.id, nr.design))
+                    break
             self.picks[c.id] = ys
         for (t, pod), vs in self.here.items():
             parts = []
+            room = self.size.get(pod, 0)
             for d in designs:
                 v = m.var(self.name("fabric_racks", c.id, d.id, t, pod))
-                m.add(
-                    v - self.pod_size[pod] * ys[d.id] <= 0, self.name("fabric_racks_on", c.id, d.id, t, pod)
-                )
+                m.add(v - room * ys[d.id] <= 0, self.name("fabric_racks_on", c.id, d.id, t, pod))
                 x[d.id, t, pod] = pulp.LpAffineExpression(v)
                 parts.append(v)
             m.add(pulp.lpSum(parts) - pulp.lpSum(vs) == 0, self.name("fabric_racks_sum", c.id, t, pod))
@@ -335,6 +378,7 @@ class _Fabrics:
                 _position_links(
                     self.m, self.keys, per_rack, attr, y, self.name(name, c.id, d.id), self.total_positions
                 )
+                + self._installed_links(c, per_rack, attr)
             )
         if d.leaf_in_rack:
             inrack = self.lcs_by[d.in_rack_link]
@@ -379,7 +423,7 @@ class _Fabrics:
         self.switch_need[d.switches[0]].append(leaves)
         up1 = pulp.lpSum(self.x[d.id, t, pod] * one.per_rack[t] for t, pod in mine)
         per_leaf_up = max(one.per_rack.values(), default=0)
-        return leaves, up1, per_leaf_up, sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
+        return leaves, up1, per_leaf_up, sum(self.size.get(pod, 0) for pod in {pod for _, pod in mine})
 
     def _leaf_groups(self, c, one: _Design, mine, rail: int):
         """Leaves in network racks: per pod integer groups q of the rail width with w·q ≥ E_p / d₁."""
@@ -401,7 +445,7 @@ class _Fabrics:
         one.cost.append(leaves * (leaf.price_usd + p.up[0] * self.shortest.cost_usd_per_link))
         one.watts.append(leaves * (leaf.power_w / 1000))
         one.optics.append(leaves * (p.up[0] * self.shortest.power_w_per_link / 1000))
-        n_leaf_max = sum(self.pod_size[pod] for pod in {pod for _, pod in mine}) + len(groups) * rail
+        n_leaf_max = sum(self.size.get(pod, 0) for pod in {pod for _, pod in mine}) + len(groups) * rail
         return leaves, leaves * p.up[0], p.up[0], n_leaf_max
 
     def _spines(self, c, one: _Design, b: str, leaves, up1, per_leaf_up, n_leaf_max) -> pulp.LpVariable:
@@ -454,7 +498,7 @@ class _Fabrics:
         )
         lk = m.var(self.name("region_links", c.id, d.id, b), 0, None, integer=True)
         most = (
-            sum(self.pod_size[pod] for pod in {pod for _, pod in mine})
+            sum(self.size.get(pod, 0) for pod in {pod for _, pod in mine})
             * max(types[t].gpus for t in self.kinds)
             * d.nics_per_gpu
         )

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import pulp
 
+from planner.errors import SolverFailure
 from planner.model.core import Model
 from planner.model.keys import lp_name
 
@@ -109,9 +110,14 @@ def place_network_racks(
     allowed: dict[tuple[str, int], set[str]] = defaultdict(set)
     for did, tier, where, *_ in needs:
         allowed[did, tier].update(where)
+    standing = _standing(m, cid)
+    for did, rid, tier in standing[0]:
+        if did in {d.id for d in designs}:
+            allowed[did, tier].add(rid)
     here_kw: dict[str, list] = defaultdict(list)
     here_racks: dict[str, list] = defaultdict(list)
     s_vars = _switch_racks(m, cid, designs, allowed, in_row, here_kw, here_racks, p)
+    _keep_standing(m, cid, s_vars, here_racks, standing, p)
     eligible = sorted({rid for (_, rid, _) in s_vars})
     hub = region.building if region is not None else None
     sfx = m.sfx(p)
@@ -140,6 +146,44 @@ def place_network_racks(
         )
         rows[rid].extend([*here_kw[rid], (tau, 1.0)])
     m.add(pulp.lpSum(shares) - link_kw >= 0, lp_name("net_optics_kw", cid, *sfx))
+
+
+def _standing(m: Model, cid: str) -> tuple[dict, dict, dict]:
+    """The cluster's network racks standing already (``m.installed_network``): (design, row, tier) →
+    switches, (design, row, tier) → racks holding them, row → every rack of it there (transceivers
+    only too)."""
+    switches: dict[tuple[str, str, int], int] = defaultdict(int)
+    racks: dict[tuple[str, str, int], int] = defaultdict(int)
+    in_row: dict[str, int] = defaultdict(int)
+    for nr in m.installed_network:
+        if nr.cluster != cid:
+            continue
+        in_row[nr.row] += 1
+        tiers = {sc.tier for sc in nr.switches}
+        for sc in nr.switches:
+            switches[nr.design, nr.row, sc.tier] += sc.count
+        for tier in tiers:
+            racks[nr.design, nr.row, tier] += 1
+    return switches, racks, in_row
+
+
+def _keep_standing(m: Model, cid: str, s_vars: dict, here_racks: dict, standing: tuple, p: int) -> None:
+    """What stands already stays: s ≥ its switches, r ≥ its racks per tier, and in each row at least
+    as many racks as stand there (a rack of transceivers only among them)."""
+    switches, racks, in_row = standing
+    sfx = m.sfx(p)
+    for (did, rid, tier), n in sorted(switches.items()):
+        sv = s_vars.get((did, rid, tier))
+        if sv is None:
+            raise SolverFailure(
+                f"network racks of {cid}: {n} tier-{tier} switches stand in {rid}, a row they no longer fit"
+            )
+        m.add(sv >= n, lp_name("net_switches_standing", cid, did, tier, rid, *sfx))
+        rv = m.network_racks.get((cid, did, rid, tier, m.ph(p)))
+        if rv is not None:
+            m.add(rv >= racks[did, rid, tier], lp_name("net_racks_standing", cid, did, tier, rid, *sfx))
+    for rid, n in sorted(in_row.items()):
+        m.add(pulp.lpSum(here_racks.get(rid, [])) >= n, lp_name("net_row_standing", cid, rid, *sfx))
 
 
 def _cover_needs(m: Model, cid: str, needs: list, s_vars: dict, p: int) -> None:

@@ -48,6 +48,7 @@ class _Rack:
     first: int
     bought: list[tuple[int, int]] = field(default_factory=list)  # (phase index, switches)
     kw: dict[int, float] = field(default_factory=dict)
+    position: int | None = None  # where it stands already (None: the row's next free position)
 
     @property
     def switches(self) -> int:
@@ -81,7 +82,8 @@ def fill_network(
     if not s.fabrics:
         return []
     by_id = {d.id: d for d in s.fabrics}
-    free = {rid: list(pos) for rid, pos in m.network_rows.items()}
+    held = {(nr.row, nr.position) for nr in m.installed_network}
+    free = {rid: [i for i in pos if (rid, i) not in held] for rid, pos in m.network_rows.items()}
     used: dict[str, int] = defaultdict(int)
     phases = list(range(m.from_phase, m.horizon + 1))
     span = spanning_clusters(fabric_sizes(s, racks, picks))  # a job spanning at the horizon spans throughout
@@ -89,10 +91,14 @@ def fill_network(
     out: list[NetworkRack] = []
     for cid in sizes[phases[-1]]:
         d = by_id[sizes[phases[-1]][cid].design]
-        stood: list[_Rack] = []
+        stood = [_standing(m, d, nr) for nr in m.installed_network if nr.cluster == cid]
         put: dict[tuple[str, int], int] = defaultdict(int)
+        for r in stood:
+            put[r.row, r.tier] += r.switches if r.tier else 0
         taken: dict[tuple[str, str], int] = defaultdict(int)  # (pod, shared row) → its leaves there
-        before = None
+        before = (  # the fabric the standing racks hold: of the GPU racks installed before this model
+            fabric_sizes(s, [r for r in racks if r.existing], picks, span).get(cid) if stood else None
+        )
         for p in phases:
             z = sizes[p].get(cid)
             if z is None or not z.endpoints:
@@ -101,6 +107,27 @@ def fill_network(
             before = z
         out += [_record(m, cid, d, r, free, used) for r in stood]
     return out
+
+
+def _standing(m: Model, d, nr: NetworkRack) -> _Rack:
+    """A network rack standing already (``m.installed_network``), as the fill grows racks."""
+    at = m.tl.index
+    tiers = sorted({sc.tier for sc in nr.switches})
+    tier = tiers[0] if tiers else 0
+    cap = 0
+    if tier:
+        sm = tier_switch(m.scenario, d, tier)
+        limit = m.ix.rows[nr.row].row.max_rack_power_kw
+        cap = min(d.rack_units // sm.height_u, math.floor(limit * 1000 / sm.power_w + 1e-9))
+    return _Rack(
+        nr.row,
+        tier,
+        cap,
+        at.get(nr.phase, 0),
+        bought=[(at.get(sc.phase, 0), sc.count) for sc in nr.switches],
+        kw={at[ph]: kw for ph, kw in nr.kw_by_phase.items() if ph in at},
+        position=nr.position,
+    )
 
 
 class _Phase:
@@ -262,10 +289,13 @@ class _Phase:
 def _record(m: Model, cid: str, d, r: _Rack, free: dict, used: dict) -> NetworkRack:
     """The plan's record of a stood rack, at its row's next free position."""
     ref = m.ix.rows[r.row]
-    if used[r.row] >= len(free[r.row]):
+    if r.position is not None:
+        pos = r.position
+    elif used[r.row] >= len(free[r.row]):
         raise SolverFailure(f"network row {r.row} has no free position left for {cid}'s racks")
-    pos = free[r.row][used[r.row]]
-    used[r.row] += 1
+    else:
+        pos = free[r.row][used[r.row]]
+        used[r.row] += 1
     x, y = ref.row.position_xy(pos)
     phased = m.tl.phased
     model = tier_switch(m.scenario, d, r.tier).id if r.tier else ""
