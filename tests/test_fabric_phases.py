@@ -417,3 +417,18 @@ def test_the_capacity_bound_takes_the_pods_network_rack_and_the_nearest_cable_cl
     )
     assert capacity_bound(s) == 62
     assert recount_capacity(s) == 62
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_building_scoped_job_on_a_designed_fabric_stands_in_one_of_several_buildings(solver: str) -> None:
+    """tests.test_region's two buildings, the 128-GPU job held to one building (max_hops 5): its
+    network racks may stand only where it is homed, which the fabric learns from the cluster's home
+    binaries (built before it): one building's 64 GPU ports, 64 GPUs, every rack and switch there
+    (it placed none while the fabric was built before the homes)."""
+    from tests.test_region import two_buildings
+
+    data = two_buildings().model_dump(mode="json", exclude_none=True)
+    data["clusters"][0]["max_hops"] = 5
+    plan = solved(scenario_from_data(data), solver)
+    assert plan.objective_value == 64
+    assert len({r.building for r in plan.racks} | {nr.building for nr in plan.network_racks}) == 1

@@ -14,6 +14,7 @@ from planner.enums import LimitKind, Scope
 from planner.model.core import Model
 from planner.model.fabric_racks import place_network_racks, serving
 from planner.model.keys import LimitKey, lp_name
+from planner.model.network import add_cluster_constraints
 from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
 from planner.model.space import relax_positions
@@ -80,7 +81,7 @@ def _position_links(
 
 @declare(
     "fabric",
-    needs=(add_count_variables,),
+    needs=(add_count_variables, add_cluster_constraints),  # a scoped cluster's homes (z) say where it stands
     limits={
         "fabric_size": LimitRows(LimitKind.fabric),
         "space": LimitRows(LimitKind.row_positions, relax_positions),

@@ -14,6 +14,7 @@ import pulp
 from planner.errors import SolverFailure
 from planner.model.core import Model
 from planner.model.keys import lp_name
+from planner.rules.fabric_sizing import fabric_sizes
 
 
 def serving(m: Model) -> dict[str, list[str]]:
@@ -186,6 +187,38 @@ def _keep_standing(m: Model, cid: str, s_vars: dict, here_racks: dict, standing:
         m.add(pulp.lpSum(here_racks.get(rid, [])) >= n, lp_name("net_row_standing", cid, rid, *sfx))
 
 
+def standing_shares(m: Model, cid: str) -> dict[tuple[str, str], int]:
+    """(pod, row) → the cluster's standing leaves (``m.installed_network``) in a row serving several
+    pods that serve that pod: the installed racks' leaves per pod, each pod's own rows first, then
+    the rows serving fewer pods (most specific first: exact for the site's pod ⊂ hall ⊂ building
+    rows). The model keeps these shares and the fill starts from them."""
+    mine = [nr for nr in m.installed_network if nr.cluster == cid]
+    if not mine:
+        return {}
+    racks = [r for r in m.scenario.existing if r.cluster == cid]
+    z = fabric_sizes(m.scenario, racks, {cid: mine[0].design}).get(cid)
+    if z is None or not z.leaves_per_pod:
+        return {}
+    leaves: dict[str, int] = defaultdict(int)
+    for nr in mine:
+        leaves[nr.row] += sum(sc.count for sc in nr.switches if sc.tier == 1)
+    rows_for = serving(m)
+    pods_of: dict[str, int] = defaultdict(int)
+    for rows in rows_for.values():
+        for rid in rows:
+            pods_of[rid] += 1
+    out: dict[tuple[str, str], int] = {}
+    for pod, n in sorted(z.leaves_per_pod.items()):
+        for rid in sorted(rows_for.get(pod, []), key=lambda r: (pods_of[r], r)):
+            k = min(n, leaves[rid])
+            if k > 0:
+                leaves[rid] -= k
+                n -= k
+                if pods_of[rid] > 1:
+                    out[pod, rid] = k
+    return out
+
+
 def _cover_needs(m: Model, cid: str, needs: list, s_vars: dict, p: int) -> None:
     """Each need (design, tier, rows, switches, what) met by the switches of its rows. A row several
     needs of one design and tier may use (a hall's or building's network row serving several pods'
@@ -193,6 +226,7 @@ def _cover_needs(m: Model, cid: str, needs: list, s_vars: dict, p: int) -> None:
     its own rows' s + Σ_row a[k,row] (a transportation split: integral needs and s make it exact);
     a share once given stays (a[k,row,p] ≥ a[k,row,p − 1]: leaves are not moved between pods)."""
     sfx = m.sfx(p)
+    standing = standing_shares(m, cid) if p == m.from_phase else {}
     users: dict[tuple[str, int, str], list[int]] = defaultdict(list)
     for k, (did, tier, where, *_) in enumerate(needs):
         for rid in where:
@@ -208,7 +242,7 @@ def _cover_needs(m: Model, cid: str, needs: list, s_vars: dict, p: int) -> None:
                 mine.append(s_vars[did, rid, tier])
                 continue
             key = (cid, did, tier, what, rid)
-            a = m.var(lp_name("net_share", *key, *sfx))
+            a = m.var(lp_name("net_share", *key, *sfx), standing.get((what, rid), 0) if tier == 1 else 0)
             _keep(m, key, a, m.network_share, "net_share", p)
             m.network_share[(*key, m.ph(p))] = a
             share[did, tier, rid].append(a)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from planner.errors import SolverFailure
 from planner.model import Model
-from planner.model.fabric_racks import serving
+from planner.model.fabric_racks import serving, standing_shares
 from planner.rules.fabric_sizing import fabric_sizes, spanning_clusters, tier_switch
 from planner.schema import NetworkRack, PlacedRack, SwitchCount
 
@@ -95,7 +95,9 @@ def fill_network(
         put: dict[tuple[str, int], int] = defaultdict(int)
         for r in stood:
             put[r.row, r.tier] += r.switches if r.tier else 0
-        taken: dict[tuple[str, str], int] = defaultdict(int)  # (pod, shared row) → its leaves there
+        taken: dict[tuple[str, str], int] = defaultdict(
+            int, standing_shares(m, cid)
+        )  # (pod, shared row) → its leaves there
         before = (  # the fabric the standing racks hold: of the GPU racks installed before this model
             fabric_sizes(s, [r for r in racks if r.existing], picks, span).get(cid) if stood else None
         )
