@@ -112,9 +112,10 @@ def place_network_racks(
     for did, tier, where, *_ in needs:
         allowed[did, tier].update(where)
     standing = _standing(m, cid)
-    for did, rid, tier in standing[0]:
-        if did in {d.id for d in designs}:
-            allowed[did, tier].add(rid)
+    for d in designs:  # rows with racks standing may hold racks of any tier the design houses
+        for rid in standing[2]:
+            for tier in range(2 if d.leaf_in_rack else 1, d.tiers + 1):
+                allowed[d.id, tier].add(rid)
     here_kw: dict[str, list] = defaultdict(list)
     here_racks: dict[str, list] = defaultdict(list)
     s_vars = _switch_racks(m, cid, designs, allowed, in_row, here_kw, here_racks, p)
