@@ -625,10 +625,11 @@ def main() -> None:
     growth = {n: measure("joint", f"meta-24k-{n}phases") for n in (1, 2, 4)}
     region = {
         m: measure("region", "prometheus-1gw", m, time_limit=600)
-        for m in ("decomposed", *(("joint",) if args.full else ()))
+        for m in ("decomposed", "rolling", *(("joint",) if args.full else ()))
     }
-    for m in ("decomposed", "rolling"):  # with the back-end allowance: rolling does not size designed fabrics
-        region[f"allowance {m}"] = measure("region", "prometheus-1gw-allowance", m, time_limit=600)
+    region["allowance decomposed"] = measure(
+        "region", "prometheus-1gw-allowance", "decomposed", time_limit=600
+    )
     region["explain"] = explain_region()
     reliab = {
         "strict": measure("policy", "dr-hall-flex", "strict"),
@@ -730,12 +731,11 @@ def region_table(region: dict) -> list[str]:
         "from 120 MW to 1 GW)",
         "",
         "`planner plan datasets/prometheus-1gw.yaml --decompose building --executor process --workers 2` "
-        "(decomposed joint: every training job on a designed fabric, the region tier joining the buildings) "
-        "and (`--full`) the whole model joint; `allowance`: datasets/prometheus-1gw-allowance.yaml, the "
-        "same region with each rack's back-end network as the catalog's allowance per GPU, decomposed and "
-        "`--mode rolling` (rolling planning does not size designed fabrics). Objective max_gpus over the "
-        "quarters (GPU-phases); the gap of a decomposed plan is to its bound (its source on the stages "
-        "line below).",
+        "(decomposed joint: every training job on a designed fabric, the region tier joining the buildings), "
+        "`--mode rolling` and (`--full`) the whole model joint; `allowance decomposed`: "
+        "datasets/prometheus-1gw-allowance.yaml, the same region with each rack's back-end network as the "
+        "catalog's allowance per GPU instead of designed fabrics. Objective max_gpus over the quarters "
+        "(GPU-phases); the gap of a plan is to its bound (its source on the stages line below).",
         "",
         "| run | status | gap | GPUs by q8 | GPU-phases | capex USD | of which tents | of which backup "
         "power | TCO USD | USD per GPU-hour | "
@@ -756,12 +756,12 @@ def region_table(region: dict) -> list[str]:
             f"{_f(x.get('usd_per_useful_gpu_hour'), '{:.3f}')} | "
             f"{', '.join(x.get('tents') or []) or '-'} | {backup} | {_f(x.get('total_s'))} |"
         )
-    a, r = region.get("allowance decomposed", {}), region.get("allowance rolling", {})
-    d = region.get("decomposed", {})
+    a, r = region.get("decomposed", {}), region.get("rolling", {})
+    d = a
     if a.get("objective") is not None and r.get("objective") is not None:
         L += [
             "",
-            f"Regret of rolling against the decomposed joint plan (allowance region): "
+            "Regret of rolling against the decomposed joint plan: "
             f"{a['gpus'] - r['gpus']:+,} GPUs by q8 and "
             f"{a['objective'] - r['objective']:+,.0f} GPU-phases; capex "
             f"{r['capex_usd'] - a['capex_usd']:+,.0f} USD, TCO "
