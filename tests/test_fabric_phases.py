@@ -432,3 +432,49 @@ def test_a_building_scoped_job_on_a_designed_fabric_stands_in_one_of_several_bui
     plan = solved(scenario_from_data(data), solver)
     assert plan.objective_value == 64
     assert len({r.building for r in plan.racks} | {nr.building for nr in plan.network_racks}) == 1
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_two_stage_plan_shares_its_first_phase_fabric(solver: str) -> None:
+    """phased(0.111) with two equally likely futures for p2, 64 or 128 GPUs: p1 has power for 3
+    racks in both (48 GPUs, 2 leaves and 1 spine, bought once for both futures); p2 grows to 4 racks
+    (64, the same leaves and spine) or 8 (128: 2 leaves and 1 spine more). GPU-phases 112 and 176,
+    expected 144; the plans that knew their future do no better (EVPI 0)."""
+    from planner.plan.stochastic import plan_stochastic
+
+    data = phased(0.111).model_dump(mode="json", exclude_none=True)
+    data["futures"] = [
+        {"id": "low", "probability": 0.5, "gpus_by_phase": {"c1": {"p1": 128, "p2": 64}}},
+        {"id": "high", "probability": 0.5, "gpus_by_phase": {"c1": {"p1": 128, "p2": 128}}},
+    ]
+    data["solver"] = {"name": solver, "rel_gap": 0.0}
+    s = scenario_from_data(data)
+    plan = plan_stochastic(s)
+    assert verify(plan, s).ok
+    st = plan.stochastic
+    assert [(o.id, o.objective_value) for o in st.futures] == [("low", 112), ("high", 176)]
+    assert (st.expected_objective, st.evpi) == (144, 0)
+    first = [
+        sorted(
+            (nr.row, nr.position, c.tier, c.count)
+            for nr in o.plan.network_racks
+            for c in nr.switches
+            if c.phase == "p1"
+        )
+        for o in st.futures
+    ]
+    assert first[0] == first[1]
+    assert sorted((t, n) for *_, t, n in first[0]) == [(1, 2), (2, 1)]
+    high = next(o.plan for o in st.futures if o.id == "high")
+    assert high.fabric[0].switches == [4, 2]
+    nets = list(high.network_racks)
+    i = next(i for i, nr in enumerate(nets) if nr.switches[0].tier == 2)
+    nets[i] = nets[i].model_copy(update={"position": nets[i].position + 1})  # the spine one position on
+    moved = high.model_copy(update={"network_racks": nets})
+    futures = [o.model_copy(update={"plan": moved}) if o.id == "high" else o for o in st.futures]
+    edited = plan.model_copy(update={"stochastic": st.model_copy(update={"futures": futures})})
+    bad = [str(v) for v in verify(edited, s).violations]
+    assert (
+        "future high: its first phase ('p1') differs from future 'low''s: a two-stage plan "
+        "decides the first phase once for every future"
+    ) in bad, bad

@@ -14,7 +14,8 @@ positions within what the solve allowed per row, tier and phase (:mod:`planner.m
   (scaled to the exact figure), and within a row over its racks in proportion to their room,
   standing another rack in the row where the switches' racks cannot carry it (never more racks
   than the solve stood there then);
-- positions: the row's free positions in the order the racks are stood;
+- positions: the row's free positions in the order the racks are stood, phase by phase (a phase's
+  racks stand where they would whatever later phases add);
 - each rack's kW rounded down to the watt's thousandth, so rounding never lifts a row over what
   the solve charged to it.
 
@@ -88,7 +89,7 @@ def fill_network(
     phases = list(range(m.from_phase, m.horizon + 1))
     span = spanning_clusters(fabric_sizes(s, racks, picks))  # a job spanning at the horizon spans throughout
     sizes = {p: fabric_sizes(s, placed_by(s, racks, p), picks, span) for p in phases}
-    out: list[NetworkRack] = []
+    stands: list[tuple[str, object, _Rack]] = []
     for cid in sizes[phases[-1]]:
         d = by_id[sizes[phases[-1]][cid].design]
         stood = [_standing(m, d, nr) for nr in m.installed_network if nr.cluster == cid]
@@ -107,8 +108,10 @@ def fill_network(
                 continue
             _Phase(m, values, cid, d, p).grow(z, before, put, stood, taken)
             before = z
-        out += [_record(m, cid, d, r, free, used) for r in stood]
-    return out
+        stands += [(cid, d, r) for r in stood]
+    # positions phase by phase: a phase's racks stand where they would whatever later phases add
+    stands.sort(key=lambda x: x[2].first)
+    return [_record(m, cid, d, r, free, used) for cid, d, r in stands]
 
 
 def _standing(m: Model, d, nr: NetworkRack) -> _Rack:

@@ -97,7 +97,7 @@ def plan_rolling(
         if status.has_plan
         else [],
         network_racks=network,
-        fabric=_picks(scenario, network),
+        fabric=designs_of(scenario, network),
         retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
         notes=["rolling: each phase solved with the earlier ones fixed; no bound for the whole", *notes],
     )
@@ -106,7 +106,7 @@ def plan_rolling(
     return with_known_bound(finish_plan(plan, scenario), scenario)
 
 
-def _picks(scenario: Scenario, network: list[NetworkRack]) -> list[ClusterFabric] | None:
+def designs_of(scenario: Scenario, network: list[NetworkRack]) -> list[ClusterFabric] | None:
     """Each designed cluster's design: the one its standing network racks are of (else its first)."""
     if not scenario.fabrics:
         return None
@@ -195,7 +195,7 @@ def _rolling_step(
                 racks = fill(m, r.counts, r.values)
                 new = [x for x in racks if not x.existing]
                 bought = [(k.retrofit, k.phase) for k, v in m.buy.items() if r.values.get(v.name, 0.0) > 0.5]
-                grown = _grown(m, r.values, racks) if s_i.fabrics else network
+                grown = grown_network(m, r.values, racks) if s_i.fabrics else network
                 return (
                     new,
                     bought,
@@ -224,7 +224,7 @@ def _rolling_step(
     )
 
 
-def _grown(m, values: dict, racks: list[PlacedRack]) -> list[NetworkRack]:
+def grown_network(m, values: dict, racks: list[PlacedRack]) -> list[NetworkRack]:
     """The designed fabrics' network racks after a rolling step: those standing, grown, and new."""
     picked = {c: d for (c, d), y in m.fabric_pick.items() if values.get(y.name, 0.0) > 0.5}
     chosen = {c.id: picked.get(c.id, c.fabrics[0]) for c in m.scenario.clusters if c.fabrics}

@@ -45,7 +45,8 @@ from planner.plan import BoughtRetrofit, PlacedRack, Plan
 from planner.plan.fill import fill
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario, to_plan
-from planner.schema import Scenario
+from planner.plan.rolling import designs_of, grown_network
+from planner.schema import NetworkRack, Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.schema.plan import FutureOutcome, StochasticReport
 from planner.solving.core import Progress, ProgressFn, SolveResult, evaluate, solve
@@ -61,8 +62,6 @@ def unsupported(scenario: Scenario) -> list[str]:
     out = []
     if not scenario.futures:
         out.append("the scenario lists no futures (give futures: with probabilities)")
-    if scenario.fabrics or scenario.region_tier is not None:
-        out.append("designed fabrics and a region tier are planned for known demand only")
     return out
 
 
@@ -136,10 +135,17 @@ def extensive(scenario: Scenario, deadline: Deadline | None = None) -> Extensive
 
 def _tie_first_phase(prob: pulp.LpProblem, copies: list[Model], first: str) -> None:
     """Every copy's racks and retrofits of the first phase equal the first copy's (a key one copy
-    lacks counts 0 there)."""
+    lacks counts 0 there); so do the designed fabrics' choices and first-phase network racks:
+    switches and racks per row and tier, each row's transceiver share and each pod's share of a
+    row serving several pods."""
     ties = 0
-    for kind in ("n", "buy"):
-        keys = sorted({k for m in copies for k in getattr(m, kind) if k.phase == first}, key=str)
+    kinds = [(kind, lambda k: k.phase == first) for kind in ("n", "buy")]
+    kinds += [
+        (kind, lambda k: k[-1] == first) for kind in ("network_switches", "network_racks", "network_kw")
+    ]
+    kinds += [("network_share", lambda k: k[-1] == first), ("fabric_pick", lambda k: True)]
+    for kind, in_first in kinds:
+        keys = sorted({k for m in copies for k in getattr(m, kind) if in_first(k)}, key=str)
         for k in keys:
             base = getattr(copies[0], kind).get(k)
             for i, m in enumerate(copies[1:], start=1):
@@ -172,20 +178,23 @@ def adapt(
     time_limit_s: float,
     label: str,
     first_orders: dict[str, int] | None = None,
+    first_network: list[NetworkRack] | None = None,
 ) -> Plan:
     """A plan of ``scenario`` (no futures) whose first phase is given: those racks and retrofits
     fixed, and the first phase's orders of rack types with a lead time (``first_orders``: racks of
     the type standing first in the phase the lead reaches), the later phases solved jointly.
     Verified; status at best feasible (no bound for the whole); ``infeasible`` when the first phase
     cannot be completed. What the first phase ordered is not re-decided in hindsight, so the
-    mean-demand plan scored this way is a plan of the two-stage model and VSS ≥ 0 (up to gaps)."""
+    mean-demand plan scored this way is a plan of the two-stage model and VSS ≥ 0 (up to gaps).
+    ``first_network``: the designed fabrics' network racks of the first phase, standing (the later
+    phases grow from them)."""
     fixed = [r.model_copy(update={"existing": True}) for r in first_racks]
     leads = {
         t: max(0, lead - 1) for t, lead in scenario.lead_phases.items()
     }  # counted from the second phase, the first this model decides
     s1 = scenario.model_copy(update={"existing": [*scenario.existing, *fixed], "lead_phases": leads})
     t0 = time.perf_counter()
-    m = build(s1, from_phase=1, fixed_buys=tuple(first_buys))
+    m = build(s1, from_phase=1, fixed_buys=tuple(first_buys), installed_network=tuple(first_network or ()))
     _fix_orders(m, scenario, first_orders)
     build_s = time.perf_counter() - t0
     r = solve(m, None, time_limit_s, tie_breaks=False)
@@ -201,7 +210,9 @@ def adapt(
             objective=scenario.objective,
             notes=[f"{label}: the later phases could not be planned ({r.status.value})"],
         )
-    new = [x for x in fill(m, r.counts, r.values) if not x.existing]
+    filled = fill(m, r.counts, r.values)
+    new = [x for x in filled if not x.existing]
+    network = grown_network(m, r.values, filled) if scenario.fabrics else []
     racks = sorted(
         [*scenario.existing, *first_racks, *new], key=lambda x: (x.building, x.hall, x.row, x.position)
     )
@@ -222,10 +233,24 @@ def adapt(
         build_time_s=round(build_s, 4),
         solve_time_s=round(r.solve_time_s, 4),
         racks=racks,
+        network_racks=network,
+        fabric=designs_of(scenario, network),
         retrofits=[BoughtRetrofit(id=a, phase=b) for a, b in buys],
         notes=[f"{label}: first phase fixed, later phases {r.status.value} given it"],
     )
     return finish_plan(plan, scenario)
+
+
+def first_network(plan: Plan, first: str) -> list[NetworkRack]:
+    """The designed fabrics' network racks standing in the first phase, with what they hold then."""
+    out = []
+    for nr in plan.network_racks:
+        if nr.phase != first:
+            continue
+        switches = [sc for sc in nr.switches if sc.phase == first]
+        kw = nr.kw_by_phase.get(first, nr.kw)
+        out.append(nr.model_copy(update={"switches": switches, "kw": kw, "kw_by_phase": {first: kw}}))
+    return out
 
 
 def _fix_orders(m: Model, scenario: Scenario, first_orders: dict[str, int] | None) -> None:
@@ -316,10 +341,11 @@ def plan_stochastic(
     if mean_plan.status.has_plan:
         racks, buys = first_phase(mean_plan, first)
         orders = first_orders(mean_plan, scenario)
+        network = first_network(mean_plan, first)
         for f in futures:
             say(f"the mean-demand first phase in future {f.id}")
             label = f"mean-demand plan in future {f.id}"
-            mean_runs.append(adapt(scenario.in_future(f.id), racks, buys, each, label, orders))
+            mean_runs.append(adapt(scenario.in_future(f.id), racks, buys, each, label, orders, network))
     else:
         mean_runs = [None for _ in futures]
     return _report(scenario, res, plans, perfect, mean_plan, mean_runs)

@@ -51,14 +51,22 @@ def expected_figures(scenario: Scenario, report: StochasticReport) -> Stochastic
     )
 
 
-def _first(plan: Plan, first: str) -> tuple[Counter, Counter]:
+def _first(plan: Plan, first: str) -> tuple[Counter, Counter, Counter]:
+    """What the first phase places: GPU racks, retrofits bought, and network switches bought then."""
     racks = Counter(
         (r.row, r.position, r.rack_type, r.cluster, r.spare)
         for r in plan.racks
         if not r.existing and r.phase == first
     )
     buys = Counter(b.id for b in plan.retrofits if b.phase == first)
-    return racks, buys
+    switches = Counter(
+        (nr.row, nr.position, nr.cluster, sc.tier, sc.model)
+        for nr in plan.network_racks
+        for sc in nr.switches
+        for _ in range(sc.count)
+        if sc.phase == first
+    )
+    return racks, buys, switches
 
 
 def future_checks(
