@@ -6,6 +6,8 @@ to exit, CPU of the process and its workers, peak memory of the whole process tr
 resident sets, sampled every 0.5 s), then ``planner verify``. Writes benchmarks/REGION-5GW.md.
 
     .venv/bin/python benchmarks/region5gw.py          # about 25 minutes on 2 cores
+    .venv/bin/python benchmarks/region5gw.py --spec hyperion-5gw-fabrics   # the region on designed
+        # fabrics and the BAG tier (specs/hyperion-5gw-fabrics*.yaml) → benchmarks/REGION-5GW-FABRICS.md
 """
 
 from __future__ import annotations
@@ -31,13 +33,18 @@ LIMIT_S = 600.0
 PLANNER = str(ROOT / ".venv" / "bin" / "planner")
 
 
-def generate() -> Path:
-    """The site from its spec beside a copy of the scenario (inputs stay in their folder)."""
+def generate(name: str) -> Path:
+    """The site from its spec beside a copy of the scenario (inputs stay in their folder); the copy
+    names the site ``hyperion-5gw.site.yaml`` as the specs do, so each spec is generated alone."""
     GEN.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(SPECS / "hyperion-5gw.yaml", GEN / "hyperion-5gw.yaml")
-    cmd = [PLANNER, "generate-site", "--spec", str(SPECS / "hyperion-5gw.gen.yaml")]
-    subprocess.run([*cmd, "-o", str(GEN / "hyperion-5gw.site.yaml")], check=True, capture_output=True)
-    return GEN / "hyperion-5gw.yaml"
+    shutil.copyfile(SPECS / f"{name}.yaml", GEN / f"{name}.yaml")
+    text = (
+        (GEN / f"{name}.yaml").read_text().replace("site: hyperion-5gw.site.yaml", f"site: {name}.site.yaml")
+    )
+    (GEN / f"{name}.yaml").write_text(text)
+    cmd = [PLANNER, "generate-site", "--spec", str(SPECS / f"{name}.gen.yaml")]
+    subprocess.run([*cmd, "-o", str(GEN / f"{name}.site.yaml")], check=True, capture_output=True)
+    return GEN / f"{name}.yaml"
 
 
 def _tree_rss(p: psutil.Process) -> int:
@@ -81,7 +88,7 @@ def run(scenario: Path, executor: str) -> dict:
     verified, phases, binds = False, "-", "-"
     if out.exists():
         plan = yaml.load(out.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        phases = f"{plan.get('objective_value', 0):,.0f}"
+        phases = f"{plan.get('objective_value') or 0:,.0f}"
         binds = _power_binds(plan, yaml.safe_load(scenario.read_text()))
         v = subprocess.run([PLANNER, "verify", str(out), str(scenario)], cwd=ROOT, capture_output=True)
         verified = v.returncode == 0
@@ -119,8 +126,9 @@ def _power_binds(plan: dict, scenario: dict) -> str:
 
 
 def main() -> None:
+    name = sys.argv[sys.argv.index("--spec") + 1] if "--spec" in sys.argv else "hyperion-5gw"
     t_all = time.perf_counter()
-    scen = generate()
+    scen = generate(name)
     rows = [(ex, run(scen, ex)) for ex in ("process", "dask")]
     for ex, g in rows:
         print(ex, g, file=sys.stderr, flush=True)
@@ -128,11 +136,12 @@ def main() -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     proc_wall = rows[0][1]["wall"]
     L = [
-        "# A 5 GW region: the decomposition at Hyperion scale",
+        "# A 5 GW region: the decomposition at Hyperion scale"
+        + (" on designed fabrics and the BAG tier" if name != "hyperion-5gw" else ""),
         "",
         f"Written by `.venv/bin/python benchmarks/region5gw.py` on {when} in "
         f"{(time.perf_counter() - t_all) / 60:.1f} minutes; machine: {machine}. Each row: `planner plan "
-        "benchmarks/generated/hyperion-5gw.yaml --decompose building --executor EXECUTOR --workers 2 "
+        f"benchmarks/generated/{name}.yaml --decompose building --executor EXECUTOR --workers 2 "
         f"--time-limit {LIMIT_S:.0f}` in its own process, then `planner verify`. Memory: the peak of the "
         "process tree's summed resident sets. Gap: to the plan's own stated bound. Targets: within 1 % "
         "in ≤ 600 s and ≤ 8 GB; Dask within 10 % of the process executor's wall time.",
@@ -147,8 +156,9 @@ def main() -> None:
             f"{g['verified']} | {g['wall']:.1f} | "
             f"{g['cpu']:.1f} | {g['peak_gb']:.2f} | {g['wall'] / LIMIT_S:.2f} | {g['wall'] / proc_wall:.2f} |"
         )
-    (ROOT / "benchmarks" / "REGION-5GW.md").write_text("\n".join(L) + "\n")
-    print("wrote benchmarks/REGION-5GW.md", file=sys.stderr)
+    out = "REGION-5GW.md" if name == "hyperion-5gw" else "REGION-5GW-FABRICS.md"
+    (ROOT / "benchmarks" / out).write_text("\n".join(L) + "\n")
+    print(f"wrote benchmarks/{out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -266,9 +266,54 @@ def _plan_region(
             return repaired
         return _whole(scenario, deadline, stages, 1, why, say)
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
-    return _join(
-        scenario, {b: p for b, p in solved.items() if p is not None}, 1, deadline, stages, say, polish
-    )
+    final = {b: p for b, p in solved.items() if p is not None}
+    final = _respan(scenario, data, shares, spans, final, solves, run, say)
+    return _join(scenario, final, 1, deadline, stages, say, polish)
+
+
+def _respan(
+    scenario: Scenario,
+    data: dict,
+    shares: dict,
+    spans: set[str],
+    final: dict[str, Plan],
+    solves: Deadline,
+    run: dict,
+    say: Callable[[str], None],
+) -> dict[str, Plan]:
+    """A job planned as spanning (its shares sent region links up) that stands in one building after
+    all: that building plans again with it as its own (no region links, whose switches the joined
+    fabric would not need); twice at most (a plan that still differs fails verification whole)."""
+    bdata = {b["id"]: b for b in data["site"]["buildings"]}
+    for _ in range(2):
+        where: dict[str, set[str]] = {}
+        for b, p in final.items():
+            for r in p.racks:
+                where.setdefault(r.cluster, set()).add(b)
+        lone = {cid for cid in spans if len(where.get(cid, ())) < 2}
+        if not lone or solves.left() <= 0:
+            return final
+        spans = spans - lone
+        again = sorted({b for cid in lone for b in where.get(cid, ())})
+        if not again:
+            return final
+        say(
+            f"{', '.join(sorted(lone))} stand(s) in one building: {', '.join(again)} planned again "
+            "without region links"
+        )
+        each = _job_limit(solves, len(again), run["executor"], run["workers"])
+        jobs = [
+            (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b], spans)), each) for b in again
+        ]
+
+        def done(r: dict) -> None:
+            if "plan" in r:
+                plan = Plan.model_validate(r["plan"])
+                if plan.status.has_plan:
+                    final[r["part"]] = plan
+
+        run_jobs(solve_part, jobs, done, **run)
+    return final
 
 
 def _spanning(scenario: Scenario, shares: dict) -> set[str]:
