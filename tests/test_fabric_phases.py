@@ -32,6 +32,21 @@ def phased(interconnect_mw: float) -> Scenario:
     return scenario_from_data(data)
 
 
+GROWN = [
+    ("p1", [(1, 2, "p1"), (1, 2, "p2")], {"p1": 2.2, "p2": 4.4}, 4.4),
+    ("p1", [(2, 1, "p1"), (2, 1, "p2")], {"p1": 1.1, "p2": 2.2}, 2.2),
+]
+"""phased(0.111)'s network racks: the leaf rack (2 leaves in p1, 2 more in p2) and the spine rack."""
+
+
+def network_racks(plan) -> list:
+    """(first phase, [(tier, switches, phase bought)], kW by phase, kW) of each network rack."""
+    return sorted(
+        (nr.phase, [(c.tier, c.count, c.phase) for c in nr.switches], nr.kw_by_phase, nr.kw)
+        for nr in plan.network_racks
+    )
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_phased_fabric_grows_with_its_racks_and_its_power_binds_arrival(solver: str) -> None:
     """p1 with 111 kW arrived: 4 racks (64 GPUs) need ⌈64/32⌉ = 2 leaves and 2 × 32 / 64 = 1 spine,
@@ -52,14 +67,7 @@ def test_a_phased_fabric_grows_with_its_racks_and_its_power_binds_arrival(solver
     assert [p.capex_usd for p in plan.phases] == [pytest.approx(2_879_950), pytest.approx(4_683_910)]
     assert plan.kpis.capex_usd == pytest.approx(7_563_860)
     assert (plan.fabric[0].switches, plan.kpis.capex_fabric_usd) == ([4, 2], pytest.approx(283_600))
-    got = sorted(
-        (nr.phase, [(c.tier, c.count, c.phase) for c in nr.switches], nr.kw_by_phase, nr.kw)
-        for nr in plan.network_racks
-    )
-    assert got == [
-        ("p1", [(1, 2, "p1"), (1, 2, "p2")], {"p1": 2.2, "p2": 4.4}, 4.4),
-        ("p1", [(2, 1, "p1"), (2, 1, "p2")], {"p1": 1.1, "p2": 2.2}, 2.2),
-    ]
+    assert network_racks(plan) == GROWN
     assert solved(phased(0.112), solver).objective_value == 192
 
 
@@ -104,14 +112,7 @@ def test_rolling_planning_grows_a_designed_fabric_from_what_stands(solver: str) 
     assert verify(plan, s).ok
     assert [(p.phase, p.racks, p.gpus) for p in plan.phases] == [("p1", 3, 48), ("p2", 8, 128)]
     assert plan.objective_value == 176
-    got = sorted(
-        (nr.phase, [(c.tier, c.count, c.phase) for c in nr.switches], nr.kw_by_phase, nr.kw)
-        for nr in plan.network_racks
-    )
-    assert got == [
-        ("p1", [(1, 2, "p1"), (1, 2, "p2")], {"p1": 2.2, "p2": 4.4}, 4.4),
-        ("p1", [(2, 1, "p1"), (2, 1, "p2")], {"p1": 1.1, "p2": 2.2}, 2.2),
-    ]
+    assert network_racks(plan) == GROWN
 
 
 def two_buildings_phased() -> Scenario:
@@ -152,33 +153,32 @@ def test_a_job_spanning_by_the_horizon_is_joined_by_the_region_tier_from_its_fir
     assert (use.value, use.limit) == (pytest.approx(4.8), 4.8)
 
 
+def small_site(site_id: str, building_spacing_km: float = 0.0, **building) -> dict:
+    """A generated site of pods of 2 Grand Teton rows (64 GPU ports a pod), each pod with a network
+    row of 4 positions (100 kW, 40 kW racks) and a building network row, as data."""
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+
+    spec = dict(
+        rows_per_pod=2,
+        pod_max_gpus=64,
+        network_rows_per_pod=1,
+        network_row_positions=4,
+        network_row_kw=100,
+        network_rack_max_kw=40,
+        building_network_rows=1,
+    )
+    spec.update(building)
+    site = SiteSpec(id=site_id, building_spacing_km=building_spacing_km, buildings=[BuildingSpec(**spec)])
+    return generate_site(site).model_dump(mode="json", exclude_none=True)
+
+
 def three_buildings_hub(interconnect_mw: float | None) -> Scenario:
     """Three buildings 3 km apart (generated: per building one pod of 2 rows × 4 Grand Teton
     positions, 64 GPU ports, its 12 kW pod network rack, a pod and a building network row); B1 is
     the region tier's building and holds network rows only, B3 comes online in p2; one 128-GPU job
     on QM9700 2-tier that may span the region; no back-end allowance; ``interconnect_mw`` in p1
     and 0.2 MW more in p2 (None: no limit)."""
-    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
-
-    site = generate_site(
-        SiteSpec(
-            id="three",
-            building_spacing_km=3,
-            buildings=[
-                BuildingSpec(
-                    count=3,
-                    rows_per_pod=2,
-                    positions_per_row=4,
-                    pod_max_gpus=64,
-                    network_rows_per_pod=1,
-                    network_row_positions=4,
-                    network_row_kw=100,
-                    network_rack_max_kw=40,
-                    building_network_rows=1,
-                )
-            ],
-        )
-    ).model_dump(mode="json", exclude_none=True)
+    site = small_site("three", building_spacing_km=3, count=3, positions_per_row=4)
     hub = site["buildings"][0]["halls"][0]
     hub["rows"] = [r for r in hub["rows"] if r.get("network")]
     for h in site["buildings"][2]["halls"]:
@@ -286,26 +286,7 @@ def shared_row_site(phased_pods: bool) -> Scenario:
     own (4 positions, 40 kW racks) and one building network row serving every pod; a job of 128
     GPUs on QM9700 2-tier that may use pods P1 and P2 (P3 is reserved); with ``phased_pods`` P2's
     rows come online in p2."""
-    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
-
-    site = generate_site(
-        SiteSpec(
-            id="shared",
-            buildings=[
-                BuildingSpec(
-                    pods_per_hall=3,
-                    rows_per_pod=2,
-                    positions_per_row=5,
-                    pod_max_gpus=64,
-                    network_rows_per_pod=1,
-                    network_row_positions=4,
-                    network_row_kw=100,
-                    network_rack_max_kw=40,
-                    building_network_rows=1,
-                )
-            ],
-        )
-    ).model_dump(mode="json", exclude_none=True)
+    site = small_site("shared", pods_per_hall=3, positions_per_row=5)
     for r in site["buildings"][0]["halls"][0]["rows"]:
         if r["id"].startswith("B1-H1-P3-R"):
             r["reserved"] = list(range(r["positions"]))
