@@ -101,6 +101,16 @@ def _normal_loads(loads: dict[str, float], gone: set[str], site: SiteView, rep: 
     return normal
 
 
+class _Both:
+    """Membership in either of two sets (the failed node's subtree, the nodes not online yet)."""
+
+    def __init__(self, a: set[str], b: set[str]):
+        self.a, self.b = a, b
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.a or x in self.b
+
+
 def _worst_failures(scenario, site: SiteView, rep: VerifyReport, st: PhaseState, loads, normal, gone):
     """Node → (its worst load under a single failure, the failed node; None: normal is the worst)."""
     hit_loads = row_loads(st.racks, scenario, site, st, policy=True)
@@ -112,7 +122,7 @@ def _worst_failures(scenario, site: SiteView, rep: VerifyReport, st: PhaseState,
     for fid, fnode in site.nodes.items():
         if not fnode.can_fail or fid in gone:
             continue
-        dead = site.down(fid) | gone
+        dead = _Both(site.down(fid), gone)  # failed and offline, without copying the offline set
         hit = sorted({r for f in site.down(fid) for r in rows_of_feed.get(f, [])})
         for v, d in _failure_change(fid, hit, loads, hit_loads, gone, dead, site, rep, st).items():
             if v in dead or d <= TOL:

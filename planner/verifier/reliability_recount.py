@@ -278,8 +278,11 @@ def _spread(site: SiteView, kw: float, feeds, dead: set[str], into: dict[str, fl
     return bool(live)
 
 
-def _node_blast(scenario, site: SiteView, fid: str, loads, normal: dict[str, float]) -> BlastRow:
-    """What a power node's failure takes down, caps and sheds, and whether N-1 holds."""
+def _node_blast(
+    scenario, site: SiteView, fid: str, loads, normal: dict[str, float], rows_of_feed: dict[str, list[str]]
+) -> BlastRow:
+    """What a power node's failure takes down, caps and sheds, and whether N-1 holds
+    (``rows_of_feed``: feed → the rows hanging from it)."""
     full, hit, gpus = loads
     policy = {c.id: c.on_power_failure for c in scenario.clusters}
     dead = site.down(fid)
@@ -288,7 +291,7 @@ def _node_blast(scenario, site: SiteView, fid: str, loads, normal: dict[str, flo
     shed: dict[str, int] = defaultdict(int)
     holds = True
     change: dict[str, float] = defaultdict(float)
-    for rid in sorted(r for r, (_, _, row) in site.rows.items() if set(row.feeds) & dead):
+    for rid in sorted({r for f in dead for r in rows_of_feed.get(f, ())}):
         row = site.rows[rid][2]
         _spread(site, full.get(rid, 0.0), row.feeds, set(), change, -1.0)
         if not _spread(site, hit.get(rid, 0.0), row.feeds, dead, change, 1.0):
@@ -321,7 +324,15 @@ def _blasts(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network
     normal: dict[str, float] = defaultdict(float)
     for rid, kw in loads[0].items():
         _spread(site, kw, site.rows[rid][2].feeds, set(), normal, 1.0)
-    out = [_node_blast(scenario, site, fid, loads, normal) for fid, n in site.nodes.items() if n.can_fail]
+    rows_of_feed: dict[str, list[str]] = defaultdict(list)
+    for rid, (_, _, row) in site.rows.items():
+        for f in row.feeds:
+            rows_of_feed[f].append(rid)
+    out = [
+        _node_blast(scenario, site, fid, loads, normal, rows_of_feed)
+        for fid, n in site.nodes.items()
+        if n.can_fail
+    ]
     domains: dict[tuple[str, str], list[str]] = defaultdict(list)
     for rid, (_, _, row) in site.rows.items():
         domains["cooling_zone", row.air_zone].append(rid)
