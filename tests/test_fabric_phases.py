@@ -459,3 +459,21 @@ def test_a_two_stage_plan_shares_its_first_phase_fabric(solver: str) -> None:
         "future high: its first phase ('p1') differs from future 'low''s: a two-stage plan "
         "decides the first phase once for every future"
     ) in bad, bad
+
+
+def test_a_designed_fabric_solve_starts_from_the_racks_with_its_counts_relaxed() -> None:
+    """HiGHS can solve the fabric's switch, rack and link counts as continuous: the racks of that
+    solve are the start, and the plan is the same optimum (176 GPU-phases) the tests above derive;
+    CBC cannot relax chosen variables and gets no such start."""
+    from planner.plan.pipeline import plan_scenario
+
+    seen: list[str] = []
+    plan = plan_scenario(phased(0.111), lambda p: seen.append(p.stage))
+    assert "start (fabric relaxed): handed to the solver" in seen
+    assert plan.objective_value == 176
+    s = phased(0.111)
+    cbc = s.model_copy(update={"solver": s.solver.model_copy(update={"name": SolverName("cbc")})})
+    seen.clear()
+    assert plan_scenario(cbc, lambda p: seen.append(p.stage)).objective_value == 176
+    assert "start (fabric relaxed): none in time" not in seen
+    assert not any(x.startswith("start: the racks") for x in seen)

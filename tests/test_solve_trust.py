@@ -240,7 +240,9 @@ def test_unknown_solver_lists_what_is_installed() -> None:
 
 
 def test_backends_state_their_capabilities() -> None:
-    assert from_name("highs").capabilities == Capabilities(mip_start=True, callbacks=True, threads=True)
+    assert from_name("highs").capabilities == Capabilities(
+        mip_start=True, callbacks=True, threads=True, continuous=True
+    )
     if "cbc" in available():
         assert from_name("cbc").capabilities == Capabilities(mip_start=True, callbacks=False, threads=True)
 

@@ -45,6 +45,8 @@ class Capabilities:
     """Reports incumbent and bound while it runs."""
     threads: bool
     """Honours a thread count."""
+    continuous: bool = False
+    """Solves chosen integer variables as continuous (``SolveRequest.continuous``)."""
 
 
 @dataclass
@@ -66,6 +68,8 @@ class SolveRequest:
     on_progress: ProgressHook | None = None
     relax_integrality: bool = False
     """Solve the LP relaxation (every integer variable continuous) and report row duals."""
+    continuous: frozenset[str] = frozenset()
+    """Integer variables solved as continuous (by name): a partial relaxation, e.g. for a start."""
 
 
 @dataclass
@@ -228,7 +232,7 @@ class HighsBackend(Backend):
     """
 
     name = "highs"
-    capabilities = Capabilities(mip_start=True, callbacks=True, threads=True)
+    capabilities = Capabilities(mip_start=True, callbacks=True, threads=True, continuous=True)
 
     @classmethod
     def _probe(cls) -> bool:
@@ -264,6 +268,10 @@ class HighsBackend(Backend):
                 {} if ok else None, const, const, ok, infeasible=not ok, message="empty model"
             )
         integer = [0] * len(arrays.names) if req.relax_integrality else arrays.integer
+        if req.continuous:
+            integer = [
+                0 if name in req.continuous else i for name, i in zip(arrays.names, integer, strict=True)
+            ]
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("log_to_console", False)

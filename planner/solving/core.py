@@ -301,9 +301,7 @@ def solve(
         )
         run.say(notes[-1])
     else:
-        run.say(
-            f"solving {name} with {run.backend.name}" + (" from the first-fit start" if named_start else "")
-        )
+        run.say(f"solving {name} with {run.backend.name}" + (" from its start" if named_start else ""))
         res = run.run(name, objective, maximise, start=named_start)
         j = judge(res, objective, maximise, rel_gap)
     if j.doubt and named_start and run.left() > 0.05:
@@ -352,6 +350,36 @@ def _start_meets(
     value = evaluate(objective, start)
     tol = OBJ_TOL * max(1.0, abs(known[0]))
     return value if (value >= known[0] - tol if maximise else value <= known[0] + tol) else None
+
+
+def can_relax(m: Model) -> bool:
+    """Whether the model's solver can solve chosen integer variables as continuous and take a start."""
+    caps = from_name(m.scenario.solver.name).capabilities
+    return caps.continuous and caps.mip_start
+
+
+def relaxed_start(m: Model, names: frozenset[str], limit_s: float, t0: float) -> dict | None:
+    """A start for the model: its count variables' values in the model solved with the variables
+    ``names`` continuous (a partial relaxation the solver settles sooner), within ``limit_s``; none
+    when the backend cannot relax some variables or finds nothing in time. A start only: the
+    solve that follows judges and may improve it."""
+    run = _Run(m, None, limit_s, t0)
+    if not run.backend.capabilities.continuous or not run.backend.capabilities.mip_start:
+        return None
+    objective = m.prob.objective if m.prob.objective is not None else pulp.LpAffineExpression()
+    req = SolveRequest(
+        prob=m.prob,
+        objective=objective,
+        maximise=m.prob.sense == pulp.LpMaximize,
+        time_limit_s=max(limit_s, 0.01),
+        rel_gap=m.scenario.solver.rel_gap,
+        threads=m.scenario.solver.threads,
+        continuous=names,
+    )
+    res = run.backend.solve(req)
+    if res.values is None:
+        return None
+    return {v: round(res.values.get(v.name, 0.0)) for v in m.n.values()}
 
 
 def _better_primary(result: SolveResult, held: float) -> None:
