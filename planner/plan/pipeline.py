@@ -326,7 +326,7 @@ def plan_scenario(
 
 FABRIC_COUNTS = ("net_switches", "net_racks", "fabric_leaves", "fabric_spines", "fabric_cores", "region_")
 """Variables counting a designed fabric's switches, racks and links (its choices stay integer)."""
-RELAXED_SHARE = 0.4
+RELAXED_SHARE = 0.6
 """Share of the solve's time the fabric-relaxed start may take."""
 
 

@@ -242,20 +242,8 @@ def _plan_region(
     ]
     shared = sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings)
     say(f"region master: {shared:,} GPUs shared over {len(jobs)} buildings in {stages['master_s']:.1f} s")
-    each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
-    solved: dict[str, Plan | None] = {}
-
-    def done(r: dict) -> None:
-        solved[r["part"]] = Plan.model_validate(r["plan"]) if "plan" in r else None
-
     tb = time.perf_counter()
-    run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
-    late = [b for b, p in solved.items() if p is not None and p.status == Status.time_limit]
-    if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
-        again = _job_limit(solves, len(late), run["executor"], run["workers"])
-        say(f"{len(late)} building(s) without an answer in time: solving their shares again, {again:.0f} s")
-        texts = dict(jobs)
-        run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
+    solved = _solve_buildings(scenario, jobs, solves, deadline, run, say)
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
     if bad:
@@ -269,6 +257,44 @@ def _plan_region(
     final = {b: p for b, p in solved.items() if p is not None}
     final = _respan(scenario, data, shares, spans, final, solves, run, say)
     return _join(scenario, final, 1, deadline, stages, say, polish)
+
+
+def _solve_buildings(
+    scenario: Scenario,
+    jobs: list,
+    solves: Deadline,
+    deadline: Deadline,
+    run: dict,
+    say: Callable[[str], None],
+) -> dict[str, Plan | None]:
+    """Each building's plan for its share (``jobs``: building, scenario JSON) on the executor; the
+    buildings without a proven answer are solved again while a third of the limit is left, the
+    better of their two plans kept."""
+    each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
+    solved: dict[str, Plan | None] = {}
+
+    def done(r: dict) -> None:  # a second answer for a building stands only when it is better
+        new = Plan.model_validate(r["plan"]) if "plan" in r else None
+        old = solved.get(r["part"])
+        if old is None or (new is not None and _better_share(scenario, new, old)):
+            solved[r["part"]] = new
+
+    run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
+    late = [b for b, p in solved.items() if p is not None and p.status != Status.optimal]
+    if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
+        again = _job_limit(solves, len(late), run["executor"], run["workers"])
+        say(f"{len(late)} building(s) without a proven answer: solving their shares again, {again:.0f} s")
+        texts = dict(jobs)
+        run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
+    return solved
+
+
+def _better_share(scenario: Scenario, new: Plan, old: Plan) -> bool:
+    """Whether a building's second plan beats its first: one with a plan against one without, else
+    the higher objective (the region decomposition plans max_gpus)."""
+    if not old.status.has_plan:
+        return new.status.has_plan
+    return new.status.has_plan and (new.objective_value or 0.0) > (old.objective_value or 0.0)
 
 
 def _respan(
