@@ -116,7 +116,7 @@ def test_solve_matches_cli_engine() -> None:
     assert labels[:3] == [
         "Placement, one row per rack (CSV)",
         "Placement by hall (XLSX)",
-        "NetBox device import (CSV)",
+        "NetBox bundle (ZIP of import CSVs)",
     ]
 
 

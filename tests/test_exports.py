@@ -1,4 +1,5 @@
-"""Exports (planner/plan/exports.py): placement CSV and XLSX, one row per rack; NetBox device import CSV."""
+"""Exports (planner/plan/exports.py): placement CSV and XLSX, one row per rack; the NetBox bundle's
+devices (tests/test_netbox_bundle.py has the rest)."""
 
 from __future__ import annotations
 
@@ -121,12 +122,14 @@ def test_xlsx_has_a_sheet_per_hall_and_the_kpis(small, tmp_path: Path) -> None:
 
 def test_netbox_csv_uses_netbox_import_fields_and_a_row_by_hand(small, tmp_path: Path) -> None:
     s, plan, path = small
-    text = _export(tmp_path, path, "netbox", "nb.csv").read_text()
+    text = (_export(tmp_path, path, "netbox", "nb") / "10-devices.csv").read_text()
     rows = list(csv.DictReader(text.splitlines()))
-    assert NETBOX_COLUMNS == list(rows[0])
+    assert NETBOX_COLUMNS == list(rows[0])[: len(NETBOX_COLUMNS)]
+    custom = [c for c in rows[0] if c not in NETBOX_COLUMNS]
+    assert custom == ["cf_planner_cluster", "cf_planner_phase", "cf_planner_rack_type"]
     assert set(NETBOX_COLUMNS) <= set(NETBOX_DEVICE_IMPORT_FIELDS)
     assert set(NETBOX_REQUIRED) <= set(NETBOX_COLUMNS)
-    assert len(rows) == len(plan.racks)
+    assert len(rows) == len(plan.racks) + 2  # and the two pods' network racks
     assert len({r["name"] for r in rows}) == len(rows)  # NetBox device names are unique per site
     r = next(x for x in rows if x["name"] == "R02-01")
     assert r == {
@@ -135,12 +138,15 @@ def test_netbox_csv_uses_netbox_import_fields_and_a_row_by_hand(small, tmp_path:
         "manufacturer": "generic",
         "device_type": "grand-teton-h100",
         "status": "planned",
-        "site": "B1",
+        "site": "small-hall",
         "location": "H1",
         "rack": "R02-01",
         "position": "1",
         "face": "front",
         "description": "cluster train-gt",
+        "cf_planner_cluster": "train-gt",
+        "cf_planner_phase": "",
+        "cf_planner_rack_type": "grand-teton-h100",
     }
     assert {x["face"] for x in rows} == {"front"}
     assert {x["status"] for x in rows} <= {"planned", "active"}  # NetBox DeviceStatusChoices values
@@ -160,7 +166,7 @@ def test_a_plan_for_another_scenario_is_not_exported(
         main(["export", str(path), str(DATASETS / "small-hall.yaml"), "--format", "pdf", "-o", str(out)]) == 2
     )
     assert (
-        "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox')"
+        "argument --format: invalid choice: 'pdf' (choose from 'csv', 'xlsx', 'netbox', 'netbox-api')"
         in capsys.readouterr().err
     )
 
@@ -207,11 +213,12 @@ def test_a_formula_in_free_text_is_neutralised_in_every_export(tmp_path: Path) -
     types = [t.model_copy(update={"manufacturer": evil}) for t in s.catalog.rack_types]
     s = s.model_copy(update={"catalog": s.catalog.model_copy(update={"rack_types": types})})
     plan = plan_scenario(s)
-    export_plan(plan, s, "netbox", tmp_path / "nb.csv")
-    text = (tmp_path / "nb.csv").read_text()
+    export_plan(plan, s, "netbox", tmp_path / "nb")
+    text = (tmp_path / "nb" / "10-devices.csv").read_text()
     assert "\x1b" not in text
     assert "\r" not in text
     rows = list(csv.DictReader(text.splitlines()))
+    rows = [r for r in rows if r["role"] != "network"]
     assert len(rows) == len(plan.racks)
     assert {r["manufacturer"] for r in rows} == {'\'=HYPERLINK("http://example.invalid","x")   [2J'}
     export_plan(plan, s, "xlsx", tmp_path / "p.xlsx")

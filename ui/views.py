@@ -247,7 +247,7 @@ def explain_table(binding: dict) -> None:
 
 def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
     """Plan YAML, scenario YAML and KPI CSV downloads; with the scenario, the placement table
-    (CSV, XLSX: a sheet per hall plus KPIs) and the NetBox device import CSV, made on click."""
+    (CSV, XLSX: a sheet per hall plus KPIs) and the NetBox bundle (a ZIP of import CSVs), made on click."""
     if scenario is not None and plan.racks:
         from planner.plan.exports import to_bytes
 
@@ -269,10 +269,10 @@ def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
             on_click="ignore",
         )
         e3.download_button(
-            "NetBox device import (CSV)",
+            "NetBox bundle (ZIP of import CSVs)",
             lambda: to_bytes(plan, scenario, "netbox"),
-            file_name=f"{name}.netbox.csv",
-            mime="text/csv",
+            file_name=f"{name}.netbox.zip",
+            mime="application/zip",
             key="dl_netbox",
             on_click="ignore",
         )

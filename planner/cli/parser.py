@@ -13,6 +13,7 @@ from planner.cli.commands import (
     cmd_plan,
     cmd_validate,
 )
+from planner.cli.dcim import cmd_import_netbox, cmd_netbox_push
 from planner.cli.plans import (
     EXIT_BAD_INPUT,
     cmd_blast_radius,
@@ -62,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_validate(sub)
     _add_verify(sub)
     _add_export(sub)
+    _add_netbox(sub)
+    _add_import(sub)
     _add_blast_radius(sub)
     _add_generate_site(sub)
     _add_plan(sub)
@@ -94,21 +97,63 @@ def _add_export(sub) -> None:
     """The ``export`` command's flags."""
     xp = sub.add_parser(
         "export",
-        help="a verified plan's racks for other tools: placement CSV or XLSX, NetBox device import CSV",
+        help="a verified plan's racks for other tools: placement CSV or XLSX, a NetBox bundle",
     )
     xp.add_argument("plan", help="plan YAML (planner plan -o)")
     xp.add_argument("scenario", help="the scenario it was made for (gives each rack's power and feeds)")
     xp.add_argument(
         "--format",
-        choices=["csv", "xlsx", "netbox"],
+        choices=["csv", "xlsx", "netbox", "netbox-api"],
         default="csv",
         help=(
-            "csv: one row per rack; xlsx: one sheet per hall plus KPIs; netbox: NetBox device bulk-import CSV"
+            "csv: one row per rack; xlsx: one sheet per hall plus KPIs; netbox: a folder (or .zip) of "
+            "NetBox bulk-import CSVs in import order, overlay.yaml and the API payload; netbox-api: the "
+            "REST API payload (JSON)"
         ),
     )
-    xp.add_argument("-o", "--output", required=True, help="file to write (a regular file or a new path)")
+    xp.add_argument("-o", "--output", required=True, help="file (or, for netbox, folder) to write")
+    xp.add_argument(
+        "--prefix", default="", help="prefix of every NetBox name (keeps plans of one site apart)"
+    )
+    xp.add_argument(
+        "--site-level",
+        choices=["campus", "building"],
+        default="campus",
+        help="NetBox site = the campus (buildings and halls are locations) or each building",
+    )
     _data_root_flag(xp)
     xp.set_defaults(func=cmd_export)
+
+
+def _add_netbox(sub) -> None:
+    """``netbox push``: load a bundle into a running NetBox."""
+    nb = sub.add_parser("netbox", help="load a NetBox bundle into a running NetBox (create or update)")
+    nsub = nb.add_subparsers(dest="netbox_command", required=True, parser_class=_Parser)
+    push = nsub.add_parser("push", help="create or update every object of a bundle through the REST API")
+    push.add_argument("payload", help="netbox-api.json (planner export --format netbox-api, or a bundle's)")
+    push.add_argument("--url", required=True, help="NetBox address, e.g. http://127.0.0.1:8000")
+    push.add_argument(
+        "--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token"
+    )
+    push.set_defaults(func=cmd_netbox_push)
+
+
+def _add_import(sub) -> None:
+    """``import netbox``: a site YAML from NetBox."""
+    im = sub.add_parser("import", help="a site YAML (and installed racks) from a DCIM")
+    isub = im.add_subparsers(dest="import_source", required=True, parser_class=_Parser)
+    n = isub.add_parser("netbox", help="from NetBox's REST API or a folder of its import-column CSVs")
+    src = n.add_mutually_exclusive_group(required=True)
+    src.add_argument("--url", help="NetBox address (token in $NETBOX_TOKEN or --token-env)")
+    src.add_argument("--csv", help="folder of CSVs named by kind (racks.csv or 07-racks.csv …)")
+    n.add_argument("--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token")
+    n.add_argument("--overlay", help="YAML of what NetBox cannot hold (a bundle's overlay.yaml)")
+    n.add_argument("--prefix", default="", help="only objects named with this prefix (stripped)")
+    n.add_argument("-o", "--output", required=True, help="site YAML to write")
+    n.add_argument(
+        "--existing", help="also write the installed racks (a YAML list for a scenario's existing:)"
+    )
+    n.set_defaults(func=cmd_import_netbox)
 
 
 def _add_blast_radius(sub) -> None:

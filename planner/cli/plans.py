@@ -153,15 +153,16 @@ def rack_changes(racks_a: list, racks_b: list) -> tuple[set, list, list, list]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write a verified plan's placement as CSV, XLSX or a NetBox device import CSV."""
+    """Write a verified plan's placement as CSV, XLSX or a NetBox bundle."""
     from planner.fileio import check_writable
     from planner.plan import load_plan
     from planner.plan.exports import export_plan
 
-    check_writable(args.output)
+    if args.format != "netbox":
+        check_writable(args.output)
     scenario = scenario_of(args)
     plan = load_plan(args.plan)
-    n = export_plan(plan, scenario, args.format, args.output)
+    n = export_plan(plan, scenario, args.format, args.output, args.prefix, args.site_level)
     print(f"wrote {args.output}: {n:,} racks ({args.format})")
     return EXIT_OK
 

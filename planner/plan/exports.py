@@ -9,12 +9,11 @@ multi-rack unit takes from there), x_m, y_m, rack_type,
 kind (gpu, storage, network), cluster, phase, kw (the rack's power as the scenario counts it; a
 network rack's switches and optics), feeds (the row's feeds, ``+``-joined), link_class, existing.
 
-NetBox (:data:`NETBOX_COLUMNS`, a subset of the fields NetBox's device import form accepts): one
-device per rack, named ``<row>-<position>``, in a NetBox rack of the same name, at U1 on the front
-face, status ``planned``; site = building, location = hall, role = the rack's kind, device type =
-the rack type's ID (or the network design), manufacturer = the catalog's (``generic`` when it names
-none); the description names the cluster and phase. Device types, roles, sites, locations and
-racks must exist in NetBox before the import (NetBox looks them up by name).
+NetBox (``netbox``): a folder (or a ``.zip``) of the CSV files NetBox's bulk import forms take, one
+per object kind in import order, beside ``overlay.yaml`` (what NetBox cannot hold, for ``planner
+import netbox``) and ``netbox-api.json``; ``netbox-api`` writes only the REST API payload. The
+objects, names and conventions: :mod:`planner.plan.netbox`. :data:`NETBOX_COLUMNS` are the first
+columns of the devices file (a subset of NetBox's device import fields).
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ NETBOX_COLUMNS = [
     "face",
     "description",
 ]
-FORMATS = ("csv", "xlsx", "netbox")
+FORMATS = ("csv", "xlsx", "netbox", "netbox-api")
 
 
 def placement_rows(plan: Plan, scenario: Scenario) -> list[dict]:
@@ -114,33 +113,10 @@ def placement_rows(plan: Plan, scenario: Scenario) -> list[dict]:
 
 
 def netbox_rows(plan: Plan, scenario: Scenario) -> list[dict]:
-    """The placement as NetBox device import rows (module docstring)."""
-    types = scenario.catalog.by_id()
-    out = []
-    for p in placement_rows(plan, scenario):
-        t = types.get(p["rack_type"])
-        name = f"{p['row']}-{p['position']:02d}"
-        what = (
-            f"cluster {p['cluster']}"
-            + (f", phase {p['phase']}" if p["phase"] else "")
-            + (", installed" if p["existing"] else "")
-        )
-        out.append(
-            {
-                "name": name,
-                "role": p["kind"],
-                "manufacturer": (t.manufacturer if t is not None else "") or "generic",
-                "device_type": p["rack_type"],
-                "status": "active" if p["existing"] else "planned",
-                "site": p["building"],
-                "location": p["hall"],
-                "rack": name,
-                "position": 1,
-                "face": "front",
-                "description": what,
-            }
-        )
-    return out
+    """The NetBox bundle's devices (one per position taken; :mod:`planner.plan.netbox`)."""
+    from planner.plan.netbox import bundle
+
+    return bundle(plan, scenario).objects["devices"]
 
 
 def _csv(rows: list[dict], columns: list[str]) -> str:
@@ -206,9 +182,51 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
             )
 
 
-def export_plan(plan: Plan, scenario: Scenario, fmt: str, path: str | Path) -> int:
-    """Write ``plan`` as ``fmt`` (csv, xlsx, netbox) to ``path``; the rows written. A plan the
-    verifier rejects against the scenario is refused (InputError naming the first violation)."""
+def netbox_files(plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus") -> dict[str, str]:
+    """File name → text of the NetBox bundle (module docstring)."""
+    from planner.input.netbox_site import overlay_of
+    from planner.plan.netbox import api_json, bundle, csv_files
+    from planner.yamlio import dump
+
+    b = bundle(plan, scenario, prefix, level)
+    head = "# What NetBox cannot hold of this site: planner import netbox --overlay overlay.yaml\n"
+    return {
+        **csv_files(b),
+        "overlay.yaml": head + dump(overlay_of(scenario.site)),
+        "netbox-api.json": api_json(b),
+    }
+
+
+def _write_folder(path: str | Path, files: dict[str, str]) -> None:
+    """Each file atomically into folder ``path`` (made if new; an existing one must be a real
+    folder), or all of them into one ``.zip`` file."""
+    p = Path(path)
+    if p.suffix == ".zip":
+        import zipfile
+
+        def write(tmp: str) -> None:
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+                for name, text in files.items():
+                    z.writestr(name, text)
+
+        atomic_write_with(p, write)
+        return
+    if p.is_symlink() or (p.exists() and not p.is_dir()):
+        raise InputError(f"-o {p}: not a folder (a NetBox bundle is a folder or a .zip)")
+    if not p.exists():
+        if not (p.parent if str(p.parent) else Path(".")).is_dir():
+            raise InputError(f"-o {p}: folder {p.parent} does not exist")
+        p.mkdir()
+    for name, text in files.items():
+        atomic_write(p / name, text)
+
+
+def export_plan(
+    plan: Plan, scenario: Scenario, fmt: str, path: str | Path, prefix: str = "", level: str = "campus"
+) -> int:
+    """Write ``plan`` as ``fmt`` (csv, xlsx, netbox, netbox-api) to ``path``; the racks written. A
+    plan the verifier rejects against the scenario is refused (InputError naming the first
+    violation). ``prefix`` and ``level`` name NetBox objects (:mod:`planner.plan.netbox`)."""
     if fmt not in FORMATS:
         raise InputError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}")
     if not plan.status.has_plan:
@@ -224,7 +242,11 @@ def export_plan(plan: Plan, scenario: Scenario, fmt: str, path: str | Path) -> i
     if fmt == "csv":
         atomic_write(path, _csv(rows, PLACEMENT_COLUMNS))
     elif fmt == "netbox":
-        atomic_write(path, _csv(netbox_rows(plan, scenario), NETBOX_COLUMNS))
+        _write_folder(path, netbox_files(plan, scenario, prefix, level))
+    elif fmt == "netbox-api":
+        from planner.plan.netbox import api_json, bundle
+
+        atomic_write(path, api_json(bundle(plan, scenario, prefix, level)))
     else:
         atomic_write_with(path, lambda tmp: _xlsx(plan, scenario, rows, tmp))
     return len(rows)
@@ -235,6 +257,7 @@ def to_bytes(plan: Plan, scenario: Scenario, fmt: str) -> bytes:
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / f"plan.{'xlsx' if fmt == 'xlsx' else 'csv'}"
+        ext = {"xlsx": "xlsx", "netbox": "zip", "netbox-api": "json"}.get(fmt, "csv")
+        out = Path(folder) / f"plan.{ext}"
         export_plan(plan, scenario, fmt, out)
         return out.read_bytes()

@@ -1,0 +1,68 @@
+"""DCIM commands: ``planner netbox push`` (a bundle into a running NetBox) and ``planner import
+netbox`` (a site YAML from one). Tokens come from the environment, never the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from planner.cli.plans import EXIT_OK
+from planner.errors import InputError
+
+
+def _token(args: argparse.Namespace) -> str:
+    token = os.environ.get(args.token_env, "")
+    if not token:
+        raise InputError(f"--token-env: environment variable {args.token_env} holds no NetBox API token")
+    return token
+
+
+def cmd_netbox_push(args: argparse.Namespace) -> int:
+    """Create or update every object of a NetBox API payload (by natural key), kind by kind."""
+    from planner.plan.netbox_push import NetBox, push
+
+    try:
+        with open(args.payload, encoding="utf-8") as f:
+            payload = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{args.payload}: not a NetBox payload ({e})") from None
+    if not isinstance(payload, dict) or not {"order", "endpoints", "objects"} <= set(payload):
+        raise InputError(f"{args.payload}: not a NetBox payload (needs order, endpoints and objects)")
+    done = push(payload, NetBox(args.url, _token(args)), say=lambda s: print(s, flush=True))
+    made = sum(v["created"] for v in done.values())
+    kept = sum(v["updated"] for v in done.values())
+    print(f"NetBox at {args.url}: {made:,} objects created, {kept:,} updated")
+    return EXIT_OK
+
+
+def cmd_import_netbox(args: argparse.Namespace) -> int:
+    """A site YAML (and installed racks) from NetBox; everything unmapped is listed."""
+    from planner.fileio import atomic_write, check_writable
+    from planner.input.loader import read_yaml_file, validate_model
+    from planner.input.netbox_site import rows_from_api, rows_from_folder, site_from_rows
+    from planner.plan.netbox_push import NetBox
+    from planner.schema.site import Site
+    from planner.yamlio import dump
+
+    check_writable(args.output)
+    if args.existing:
+        check_writable(args.existing, "--existing")
+    overlay = read_yaml_file(args.overlay) if args.overlay else {}
+    if overlay is None or not isinstance(overlay, dict):
+        raise InputError(f"--overlay {args.overlay}: expected a mapping")
+    rows = rows_from_folder(args.csv) if args.csv else rows_from_api(NetBox(args.url, _token(args)))
+    got = site_from_rows(rows, overlay, args.prefix)
+    site = validate_model(Site, got.site, "site", args.url or args.csv)
+    atomic_write(args.output, dump(site.model_dump(mode="json", exclude_defaults=True)))
+    if args.existing:
+        atomic_write(args.existing, dump({"existing": got.existing}))
+    halls = sum(len(b.halls) for b in site.buildings)
+    rows_n = sum(len(h.rows) for b in site.buildings for h in b.halls)
+    print(
+        f"wrote {args.output}: {len(site.buildings)} building(s), {halls} hall(s), {rows_n} rows; "
+        f"{len(got.existing)} installed rack(s)"
+    )
+    for line in got.unmapped:
+        print(f"unmapped: {line}")
+    return EXIT_OK

@@ -1,0 +1,398 @@
+"""A site from NetBox (SPEC §20): ``planner import netbox`` reads a NetBox — its REST API or a
+folder of CSV files in its import columns (the bundle ``planner export --format netbox`` writes) —
+and builds a site YAML plus the installed racks, by these conventions:
+
+- sites and locations: with ``campus`` level a site is the campus, its top locations buildings and
+  their child locations halls; with ``building`` level each site is a building and its locations
+  halls. A ``prefix`` given at export is stripped from every name.
+- racks are positions: custom field ``planner_row`` names the row, ``planner_position`` the index,
+  ``planner_x_m``/``planner_y_m`` the centre; a row's origin, pitch and direction come from its
+  positions 0 and 1; status ``reserved`` reserves a position; ``max_weight`` (kg) is the row's
+  weight limit; ``planner_pod``, ``planner_air_zone``, ``planner_liquid_loop``, ``planner_max_kw``,
+  ``planner_feeds`` and ``planner_redundant`` are the row's.
+- power panels are power nodes (``planner_kind``, ``planner_capacity_kw``, ``planner_derate``,
+  ``planner_parent``, ``planner_can_fail``); power feeds are the nodes rows draw from, under their
+  panel; a node's capacity is its ``planner_capacity_kw``, else its feed's V·A·(√3 for three-phase)
+  ·utilisation, else (a panel) the sum of its feeds'.
+- devices with status ``active`` are installed racks (``planner_rack_type``, ``planner_cluster``,
+  ``planner_part`` 0 or none).
+- an overlay YAML holds what NetBox cannot: ``site`` (id, description, fabric, source),
+  ``buildings: {id: {location_km, online_phase}}``, ``halls: {id: {floor_area_m2, online_phase,
+  cooling_zones, pods}}``, ``rows: {id: {...}}`` and ``power_nodes: {id: {...}}`` (fields to set
+  or override).
+
+Whatever cannot be mapped (a rack without ``planner_row``, a row whose racks disagree, a device in
+no known position, a node with no capacity) is listed in :attr:`Imported.unmapped`, never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planner.errors import InputError
+
+ROW_FIELDS = {
+    "planner_pod": "pod",
+    "planner_air_zone": "air_zone",
+    "planner_liquid_loop": "liquid_loop",
+    "planner_max_kw": "max_rack_power_kw",
+    "planner_feeds": "feeds",
+    "planner_redundant": "redundant",
+}
+"""Rack custom field → the row field it carries (every rack of a row states the same)."""
+
+KINDS = ("sites", "locations", "racks", "power-panels", "power-feeds", "devices")
+
+
+@dataclass
+class Imported:
+    """What the import made: the site mapping, installed racks, and what it could not map."""
+
+    site: dict
+    existing: list[dict] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+
+
+def _text(v) -> str:
+    return "" if v is None else str(v)
+
+
+def _flat_api(kind: str, o: dict) -> dict:
+    """An API object as the bundle's flat row: references by name, choices by value, custom fields
+    as ``cf_<name>``."""
+    out: dict = {}
+    for k, v in o.items():
+        if k == "custom_fields":
+            out.update({f"cf_{c}": x for c, x in (v or {}).items()})
+        elif isinstance(v, dict) and "value" in v and "label" in v:
+            out[k] = v["value"]
+        elif isinstance(v, dict):
+            out[k] = v.get("name", v.get("model", v.get("display")))
+        else:
+            out[k] = v
+    return out
+
+
+def rows_from_api(nb) -> dict[str, list[dict]]:
+    """Every object of the kinds the import reads, from a :class:`planner.plan.netbox_push.NetBox`."""
+    from planner.plan.netbox import ENDPOINTS
+
+    return {k: [_flat_api(k, o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
+
+
+def rows_from_folder(folder: str | Path) -> dict[str, list[dict]]:
+    """Rows per kind from CSV files named after their kind (``07-racks.csv`` or ``racks.csv``)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"--csv: '{folder}' is not a folder")
+    out: dict[str, list[dict]] = {k: [] for k in KINDS}
+    for f in sorted(folder.glob("*.csv")):
+        kind = f.stem.split("-", 1)[1] if f.stem[:2].isdigit() and "-" in f.stem else f.stem
+        if kind in out and f.is_file() and not f.is_symlink():
+            out[kind] = list(csv.DictReader(io.StringIO(f.read_text(encoding="utf-8"))))
+    if not out["racks"]:
+        raise InputError(f"--csv: '{folder}' holds no racks CSV (racks.csv or NN-racks.csv)")
+    return out
+
+
+def _num(v, what: str) -> float | None:
+    if v in (None, ""):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: '{v}' is not a number") from None
+
+
+def _bool(v) -> bool | None:
+    if v in (None, ""):
+        return None
+    return v if isinstance(v, bool) else str(v).strip().lower() in ("true", "1", "yes")
+
+
+class _Reader:
+    def __init__(self, rows: dict[str, list[dict]], overlay: dict, prefix: str) -> None:
+        self.rows, self.ov, self.p = rows, overlay or {}, prefix
+        self.unmapped: list[str] = []
+        self.row_hall: dict[str, str] = {}
+        self._halls: dict[str, dict] = {}
+
+    def name(self, v) -> str:
+        v = _text(v)
+        return v[len(self.p) :] if self.p and v.startswith(self.p) else v
+
+    def mine(self, v) -> bool:
+        return not self.p or _text(v).startswith(self.p)
+
+    def places(self) -> tuple[dict[str, str], dict[str, dict]]:
+        """hall → building, and the buildings (id → mapping with halls)."""
+        locs = [r for r in self.rows["locations"] if self.mine(r.get("name"))]
+        has_parent = any(_text(r.get("parent")) for r in locs)
+        hall_of: dict[str, str] = {}
+        if has_parent:  # campus: top locations are buildings
+            for r in locs:
+                if _text(r.get("parent")):
+                    hall_of[self.name(r["name"])] = self.name(r["parent"])
+        else:  # building level: the site is the building
+            for r in locs:
+                hall_of[self.name(r["name"])] = self.name(r["site"])
+        buildings: dict[str, dict] = {}
+        for hall, b in hall_of.items():
+            bo = buildings.setdefault(b, {"id": b, "power_nodes": [], "halls": []})
+            bo["halls"].append({"id": hall, "power_nodes": [], "cooling_zones": [], "pods": [], "rows": []})
+        return hall_of, buildings
+
+    def rows_of(self, halls: dict[str, dict]) -> dict[str, dict]:
+        by_row: dict[str, list[dict]] = {}
+        for r in self.rows["racks"]:
+            if not self.mine(r.get("name")):
+                continue
+            row = _text(r.get("cf_planner_row"))
+            if not row or r.get("cf_planner_position") in (None, ""):
+                self.unmapped.append(f"rack '{r.get('name')}': no planner_row/planner_position custom field")
+                continue
+            by_row.setdefault(row, []).append(r)
+        out = {}
+        for row_id, racks in by_row.items():
+            made = self._row(row_id, racks, halls)
+            if made is not None:
+                out[row_id] = made
+        return out
+
+    def _row(self, row_id: str, racks: list[dict], halls: dict[str, dict]) -> dict | None:
+        at = {int(float(r["cf_planner_position"])): r for r in racks}
+        hall = self.name(racks[0].get("location"))
+        if hall not in halls:
+            self.unmapped.append(f"row '{row_id}': its racks stand in no known hall location ('{hall}')")
+            return None
+        n = max(at) + 1
+        if sorted(at) != list(range(n)):
+            self.unmapped.append(f"row '{row_id}': positions {sorted(set(range(n)) - set(at))} have no rack")
+        x0, y0 = (_num(at[min(at)].get(f"cf_planner_{a}_m"), f"rack {row_id} {a}") or 0.0 for a in "xy")
+        out: dict = {"id": row_id, "positions": n, "origin_x_m": x0, "origin_y_m": y0}
+        if 1 in at and 0 in at:
+            x1 = _num(at[1].get("cf_planner_x_m"), "x") or 0.0
+            y1 = _num(at[1].get("cf_planner_y_m"), "y") or 0.0
+            dx, dy = x1 - x0, y1 - y0
+            out["pitch_m"] = round(math.hypot(dx, dy), 6)
+            out["direction"] = (
+                ("+x" if dx > 0 else "-x") if abs(dx) >= abs(dy) else ("+y" if dy > 0 else "-y")
+            )
+        self._row_fields(row_id, racks, out)
+        reserved = sorted(k for k, r in at.items() if _text(r.get("status")) == "reserved")
+        if reserved:
+            out["reserved"] = reserved
+        out.update((self.ov.get("rows") or {}).get(row_id, {}))
+        halls[hall]["rows"].append(out)
+        self.row_hall[row_id] = hall
+        return out
+
+    def _row_fields(self, row_id: str, racks: list[dict], out: dict) -> None:
+        """The row's weight limit and the fields its racks carry (:data:`ROW_FIELDS`)."""
+        weights = {_num(r.get("max_weight"), "max_weight") for r in racks} - {None}
+        if len(weights) == 1:
+            out["max_rack_weight_kg"] = weights.pop()
+        elif weights:
+            self.unmapped.append(f"row '{row_id}': racks state different max_weight {sorted(weights)}")
+        for cf, key in ROW_FIELDS.items():
+            seen = {_text(r.get(f"cf_{cf}")) for r in racks}
+            if len(seen) > 1:
+                self.unmapped.append(f"row '{row_id}': racks disagree on {cf} ({sorted(seen)})")
+            v = seen.pop() if len(seen) == 1 else ""
+            if key == "feeds":
+                out[key] = [f.strip() for f in v.split(",") if f.strip()]
+            elif key == "redundant":
+                out[key] = bool(_bool(v))
+            elif key == "max_rack_power_kw":
+                out[key] = _num(v, f"row {row_id} planner_max_kw")
+            elif v:
+                out[key] = v
+
+    def power(self, hall_of: dict[str, str], buildings: dict, rows: dict[str, dict]) -> None:
+        panels = {self.name(r["name"]): r for r in self.rows["power-panels"] if self.mine(r.get("name"))}
+        feeds = {self.name(r["name"]): r for r in self.rows["power-feeds"] if self.mine(r.get("name"))}
+        feed_hall = {f: self._hall_of_row(r, hall_of) for r in rows.values() for f in r.get("feeds", [])}
+        nodes: dict[str, dict] = {}
+        where: dict[str, str] = {}
+        for n, r in panels.items():
+            if n in feeds:
+                continue
+            nodes[n] = self._node(n, r, None)
+            where[n] = self.name(r.get("location"))
+        for n, r in feeds.items():
+            panel = self.name(r.get("power_panel"))
+            nodes[n] = self._node(n, panels.get(n, {}), r)
+            if panel != n and panel in panels:
+                nodes[n]["parent"] = panel
+            where[n] = feed_hall.get(n) or self.name(panels.get(panel, {}).get("location"))
+        for n, node in nodes.items():
+            if node.get("capacity_kw") is None:
+                kids = [m for m in nodes.values() if m.get("parent") == n and m.get("capacity_kw")]
+                if kids:
+                    node["capacity_kw"] = sum(m["capacity_kw"] for m in kids)
+                else:
+                    self.unmapped.append(f"power node '{n}': no capacity (custom field or feeds)")
+                    node["capacity_kw"] = None
+            node.update((self.ov.get("power_nodes") or {}).get(n, {}))
+            self._place_node(node, where.get(n, ""), hall_of, buildings)
+
+    def _hall_of_row(self, row: dict, hall_of: dict[str, str]) -> str:
+        return self.row_hall.get(row["id"], "")
+
+    def _node(self, n: str, panel: dict, feed: dict | None) -> dict:
+        out: dict = {"id": n}
+        src = {
+            **panel,
+            **{k: v for k, v in (feed or {}).items() if k.startswith("cf_") and v not in (None, "")},
+        }
+        kind = _text(src.get("cf_planner_kind")) or ("busway" if feed else "other")
+        out["kind"] = kind
+        cap = _num(src.get("cf_planner_capacity_kw"), f"power node {n} planner_capacity_kw")
+        if cap is None and feed:
+            v, a = _num(feed.get("voltage"), "voltage"), _num(feed.get("amperage"), "amperage")
+            util = (_num(feed.get("max_utilization"), "max_utilization") or 100) / 100
+            if v and a:
+                three = _text(feed.get("phase")) in ("three-phase", "3-phase", "")
+                cap = round(v * a * (math.sqrt(3) if three else 1) * util / 1000, 6)
+        out["capacity_kw"] = cap
+        derate = _num(src.get("cf_planner_derate"), f"power node {n} planner_derate")
+        if derate is not None:
+            out["derate"] = derate
+        fail = _bool(src.get("cf_planner_can_fail"))
+        if fail is not None:
+            out["can_fail"] = fail
+        parent = _text(src.get("cf_planner_parent"))
+        if parent:
+            out["parent"] = parent
+        return out
+
+    def _place_node(self, node: dict, loc: str, hall_of: dict[str, str], buildings: dict) -> None:
+        if loc in self._halls:
+            self._halls[loc]["power_nodes"].append(node)
+        elif loc in buildings:
+            buildings[loc]["power_nodes"].append(node)
+        else:
+            self.unmapped.append(f"power node '{node['id']}': location '{loc}' is no known building or hall")
+
+    def existing(self, rows: dict[str, dict], hall_of: dict[str, str], fabric_tray_m: float) -> list[dict]:
+        out = []
+        for d in self.rows["devices"]:
+            if _text(d.get("status")) != "active" or not self.mine(d.get("name")):
+                continue
+            rack = self.name(d.get("rack"))
+            row_id, _, pos = rack.rpartition("-")
+            part = _text(d.get("cf_planner_part"))
+            if part not in ("", "0", "0.0"):
+                continue
+            row = rows.get(row_id)
+            if row is None or not pos.isdigit() or not _text(d.get("cf_planner_rack_type")):
+                self.unmapped.append(f"device '{d.get('name')}': installed, but not in a known row position")
+                continue
+            hall = self._hall_of_row(row, hall_of)
+            k = int(pos)
+            x, y = _xy(row, k)
+            out.append(
+                {
+                    "building": hall_of[hall],
+                    "hall": hall,
+                    "row": row_id,
+                    "position": k,
+                    "x_m": x,
+                    "y_m": y,
+                    "rack_type": _text(d["cf_planner_rack_type"]),
+                    "cluster": _text(d.get("cf_planner_cluster")) or "installed",
+                    "cable_length_m": 0.0,
+                    "phase": _text(d.get("cf_planner_phase")) or None,
+                }
+            )
+        return out
+
+
+def _xy(row: dict, k: int) -> tuple[float, float]:
+    step = row.get("pitch_m", 0.6) * k
+    dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
+        row.get("direction", "+x")
+    ]
+    return round(row["origin_x_m"] + dx, 6), round(row["origin_y_m"] + dy, 6)
+
+
+def site_from_rows(rows: dict[str, list[dict]], overlay: dict | None = None, prefix: str = "") -> Imported:
+    """The site (a mapping the site schema validates) from NetBox rows per kind."""
+    rd = _Reader(rows, overlay or {}, prefix)
+    hall_of, buildings = rd.places()
+    if not buildings:
+        raise InputError(
+            "NetBox holds no hall locations" + (f" named with prefix '{prefix}'" if prefix else "")
+        )
+    halls = {h["id"]: h for b in buildings.values() for h in b["halls"]}
+    rd._halls = halls
+    rows_made = rd.rows_of(halls)
+    rd.power(hall_of, buildings, rows_made)
+    ov = rd.ov
+    for b_id, extra in (ov.get("buildings") or {}).items():
+        if b_id in buildings:
+            buildings[b_id].update(extra)
+        else:
+            rd.unmapped.append(f"overlay building '{b_id}': not in NetBox")
+    for h_id, extra in (ov.get("halls") or {}).items():
+        if h_id in halls:
+            halls[h_id].update(extra)
+        else:
+            rd.unmapped.append(f"overlay hall '{h_id}': not in NetBox")
+    site = {"id": "", **(ov.get("site") or {})}
+    if not site["id"]:
+        names = {rd.name(r.get("name")) for r in rows["sites"] if rd.mine(r.get("name"))}
+        site["id"] = sorted(names)[0] if len(names) == 1 else "netbox-site"
+    site["buildings"] = [b for b in buildings.values() if b["halls"]]
+    for b in site["buildings"]:
+        b["halls"] = [h for h in b["halls"] if h["rows"] or h["power_nodes"]]
+    tray = float(((ov.get("site") or {}).get("fabric") or {}).get("tray_allowance_m", 3.0))
+    existing = rd.existing(rows_made, hall_of, tray)
+    _cables(existing, halls, rows_made, tray)
+    return Imported(site=site, existing=existing, unmapped=rd.unmapped)
+
+
+def _cables(existing: list[dict], halls: dict[str, dict], rows: dict[str, dict], tray: float) -> None:
+    """An installed rack's cable length to its pod's network rack: |Δx| + |Δy| + tray allowance."""
+    pods = {p["id"]: p for h in halls.values() for p in h.get("pods", [])}
+    for e in existing:
+        pod = pods.get(rows[e["row"]].get("pod", ""))
+        if pod is None or pod["network_rack"]["row"] not in rows:
+            continue
+        px, py = _xy(rows[pod["network_rack"]["row"]], int(pod["network_rack"]["position"]))
+        e["cable_length_m"] = round(abs(e["x_m"] - px) + abs(e["y_m"] - py) + tray, 6)
+
+
+def overlay_of(site) -> dict:
+    """The overlay a site needs beside its NetBox objects (what NetBox cannot hold): written by
+    the export so that export → NetBox → import gives the same site back."""
+    s = site.model_dump(mode="json", exclude_defaults=True)
+    out: dict = {"site": {k: v for k, v in s.items() if k not in ("buildings",)}}
+    out["buildings"], out["halls"], out["rows"], out["power_nodes"] = {}, {}, {}, {}
+    for b in s["buildings"]:
+        extra = {k: v for k, v in b.items() if k not in ("id", "halls", "power_nodes")}
+        if extra:
+            out["buildings"][b["id"]] = extra
+        for n in b.get("power_nodes", []):
+            _node_extra(out, n)
+        for h in b["halls"]:
+            extra = {k: v for k, v in h.items() if k not in ("id", "rows", "power_nodes")}
+            if extra:
+                out["halls"][h["id"]] = extra
+            for n in h.get("power_nodes", []):
+                _node_extra(out, n)
+            for r in h.get("rows", []):
+                extra = {k: v for k, v in r.items() if k in ("depth_m", "online_phase", "network")}
+                if extra:
+                    out["rows"][r["id"]] = extra
+    return {k: v for k, v in out.items() if v}
+
+
+def _node_extra(out: dict, n: dict) -> None:
+    extra = {k: v for k, v in n.items() if k == "online_phase"}
+    if extra:
+        out["power_nodes"][n["id"]] = extra
