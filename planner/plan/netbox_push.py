@@ -10,6 +10,7 @@ Tokens: a NetBox ≥ 4.5 token (``nbt_<key>.<secret>``) is sent as ``Bearer``, a
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,20 +20,24 @@ from planner.errors import InputError
 
 KEYS: dict[str, tuple[str, ...]] = {
     "custom-fields": ("name",),
-    "sites": ("name",),
+    "sites": ("slug",),
     "locations": ("site.name", "name"),
-    "manufacturers": ("name",),
+    "manufacturers": ("slug",),
     "device-types": ("manufacturer.name", "model"),
-    "device-roles": ("name",),
+    "device-roles": ("slug",),
     "racks": ("site.name", "name"),
     "power-panels": ("site.name", "name"),
     "power-feeds": ("power_panel.name", "name"),
     "devices": ("site.name", "name"),
 }
-"""Natural key of each kind: the fields that name one object (dotted: a nested reference's)."""
+"""Natural key of each kind: the fields that name one object (dotted: a nested reference's); the
+slug where NetBox holds it unique whatever the name's case."""
 
 BATCH = 250
 """Objects per bulk request."""
+
+SITE_SCOPED = ("locations", "racks", "power-panels", "power-feeds", "devices")
+"""Kinds that belong to a site: only the payload's sites are read to find what exists."""
 
 
 def key_of(kind: str, obj: dict) -> tuple:
@@ -91,9 +96,14 @@ def push(payload: dict, nb: NetBox, say: Callable[[str], None] = lambda s: None)
     """Load ``payload`` (:func:`planner.plan.netbox.api_payload`) into ``nb``; per kind the objects
     ``created`` and ``updated``."""
     out = {}
+    sites = [o["slug"] for o in payload["objects"].get("sites", [])]
     for kind in payload["order"]:
+        t0 = time.monotonic()
         endpoint = payload["endpoints"][kind]
-        have = {key_of(kind, o): o["id"] for o in nb.all(endpoint)}
+        if kind in SITE_SCOPED and sites:
+            have = {key_of(kind, o): o["id"] for site in sites for o in nb.all(endpoint, site=site)}
+        else:
+            have = {key_of(kind, o): o["id"] for o in nb.all(endpoint)}
         new, old = [], []
         for obj in payload["objects"][kind]:
             oid = have.get(key_of(kind, obj))
@@ -103,5 +113,5 @@ def push(payload: dict, nb: NetBox, say: Callable[[str], None] = lambda s: None)
         for i in range(0, len(old), BATCH):
             nb.call("PATCH", endpoint, old[i : i + BATCH])
         out[kind] = {"created": len(new), "updated": len(old)}
-        say(f"{kind}: {len(new)} created, {len(old)} updated")
+        say(f"{kind}: {len(new)} created, {len(old)} updated ({time.monotonic() - t0:.1f} s)")
     return out
