@@ -104,3 +104,10 @@ def tiny_scenario(
     if rack_types is not None:
         data["catalog"] = {"rack_types": rack_types}
     return scenario_from_data(data)
+
+
+@pytest.fixture(autouse=True)
+def _own_plan_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty plan library (planner/plan/library.py): nothing a test or an earlier
+    run stored is reused by another."""
+    monkeypatch.setenv("PLANNER_LIBRARY", f"sqlite:///{tmp_path_factory.mktemp('library')}/library.sqlite")

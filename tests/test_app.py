@@ -593,9 +593,11 @@ def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_
         assert dict(at.query_params) == {"scenario": "dr-hall"}, page
     at.switch_page("ui/plan_page.py").run()
     at.button(key="solve").click().run()
-    assert dict(at.query_params) == {"scenario": "dr-hall", "plan": "1"}
+    stored = at.query_params["plan"]
+    assert dict(at.query_params) == {"scenario": "dr-hall", "plan": stored}
+    assert len(stored) == 16  # the plan library's ID (planner/plan/library.py)
     # the copied link in a fresh browser: same scenario, its plan shown again without pressing Solve
-    fresh = app(scenario="dr-hall", plan="1").run()
+    fresh = app(scenario="dr-hall", plan=stored).run()
     assert fresh.title[0].value == "Plan: dr-hall"
     assert {m.label: m.value for m in fresh.metric}["GPUs"] == "864"
     # an unsolved link stays unsolved
@@ -613,8 +615,7 @@ def test_an_edited_scenarios_link_reopens_it_and_a_lost_one_says_so() -> None:
     assert reopened.subheader[0].value == "In effect: small-hall (reopened from a link)"
     lost = app(s="f" * 32).run()
     assert [w.value for w in lost.warning] == [
-        "The link names a scenario this server no longer keeps (key ffffffffffff…, kept only while the "
-        "server runs); "
+        "The link names a scenario neither this server nor the plan library holds (key ffffffffffff…); "
         "opened small-hall instead. Upload the scenario YAML again on the Scenario page."
     ]
     assert lost.title[0].value == "Plan: small-hall"

@@ -47,10 +47,10 @@ def _open_solved(page, server: str, name: str, timeout_ms: int = 60_000) -> None
     page.get_by_text("Worst power use (N-1)").wait_for(timeout=timeout_ms)
 
 
-@pytest.fixture(scope="module")
-def server():
+def _start(library: str) -> tuple[subprocess.Popen, str]:
+    """A dashboard on a free localhost port with its plan library at ``library``."""
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "PLANNER_LIBRARY": library}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -81,9 +81,19 @@ def server():
     else:
         proc.kill()
         pytest.fail("dashboard did not start within 60 s")
-    yield url
+    return proc, url
+
+
+def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    proc, url = _start(f"sqlite:///{tmp_path_factory.mktemp('library')}/library.sqlite")
+    yield url
+    _stop(proc)
 
 
 def test_open_solve_floorplan_download(server: str) -> None:
@@ -229,7 +239,7 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         page.get_by_role("link", name="Phases").click()
         page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
         page.wait_for_function("() => location.search.includes('scenario=dr-hall-flex')", timeout=10_000)
-        assert "plan=1" in page.url
+        assert re.search(r"plan=[0-9a-f]{16}", page.url)  # the plan library's ID
         page.reload()
         page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
         page.get_by_role("link", name="Plan").click()
@@ -475,3 +485,39 @@ def test_phases_page_shows_a_refresh(server: str) -> None:
         page.screenshot(path=str(OUT / "18-refresh-2031.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0
         browser.close()
+
+
+def test_a_solved_plans_link_reopens_it_after_a_server_restart(tmp_path: Path) -> None:
+    """The plan library: solve dr-hall-flex, copy the link, stop the dashboard, start a new one on the
+    same library, open the link in a new browser: the same plan (GPUs) shows without solving."""
+    from playwright.sync_api import sync_playwright
+
+    library = f"sqlite:///{tmp_path}/library.sqlite"
+    proc, url = _start(library)
+    try:
+        with sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            _open_solved(page, url, "dr-hall-flex")
+            page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=10_000)
+            copied = page.url
+            gpus = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first.inner_text()
+            browser.close()
+    finally:
+        _stop(proc)
+    proc, url2 = _start(library)
+    try:
+        with sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.goto(url2 + copied[copied.index("/?") :])
+            page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
+            page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+            again = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first.inner_text()
+            page.screenshot(path=str(OUT / "library-restart.png"), full_page=False)
+            browser.close()
+    finally:
+        _stop(proc)
+    assert again == gpus
+    assert "GPUs" in gpus
+    assert any(ch.isdigit() for ch in gpus)

@@ -66,7 +66,7 @@ with st.expander("Open a plan YAML"):
             else:
                 show_problems([str(v) for v in rep.violations], f"The plan {up.name}")
 
-entry = my_entry(text)
+entry = my_entry(text) or my_entry(text, "decomposed")  # the Region page's plan shows here too
 again = entry is None and st.session_state.pop("resolve", False)  # a reload or shared link of a solved plan
 if st.button("Solve", type="primary", key="solve") or again:
     st.session_state.pop("uploaded_plan", None)
@@ -80,7 +80,8 @@ if st.button("Solve", type="primary", key="solve") or again:
             box.update(label="Solve failed", state="error", expanded=True)
         elif done.status in (Status.optimal, Status.feasible):
             box.update(
-                label=f"Solved: {done.status.value}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s",
+                label=f"Solved: {done.status.value}, {done.kpis.gpus:,} GPUs in {entry['wall_s']:.1f} s"
+                + (" (stored in the plan library, reused)" if entry.get("reused") else ""),
                 state="complete",
                 expanded=False,
             )

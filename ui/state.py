@@ -10,7 +10,6 @@ through the planner API.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -21,6 +20,7 @@ from planner.errors import InputError
 from planner.input.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text
 from planner.input.variants import scenario_yaml
 from planner.plan import Plan
+from planner.plan.library import Library, library_url, text_key
 from planner.schema import Scenario
 from ui.cache import SolveHub, TextStore
 from ui.follow import follow
@@ -50,6 +50,19 @@ def hub() -> SolveHub:
     return SolveHub()
 
 
+_LIBRARIES: dict[str, Library] = {}
+
+
+def library() -> Library:
+    """The plan library (planner.plan.library): scenarios and verified plans that survive reloads
+    and server restarts; ``PLANNER_LIBRARY`` names its database (read on every call: one
+    connection pool per database for the process)."""
+    url = library_url()
+    if url not in _LIBRARIES:
+        _LIBRARIES[url] = Library(url)
+    return _LIBRARIES[url]
+
+
 @st.cache_resource
 def texts() -> TextStore:
     """Scenario texts by key, for reloads."""
@@ -57,8 +70,8 @@ def texts() -> TextStore:
 
 
 def scenario_key(text: str) -> str:
-    """Key of a scenario text: the first 32 hex digits of its SHA-256."""
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    """Key of a scenario text: the first 32 hex digits of its SHA-256 (the library's key too)."""
+    return text_key(text)
 
 
 def upload_root() -> UploadRoot:
@@ -82,6 +95,8 @@ def set_current(text: str, source: str) -> None:
     st.session_state.scenario_source = source
     st.session_state.pop("uploaded_plan", None)
     texts().put(scenario_key(text), text)
+    if source not in SHIPPED:  # an edited or uploaded text: its ?s= link survives a restart
+        library().put_scenario(text, source)
     sync_url()
 
 
@@ -106,8 +121,9 @@ def url_params() -> dict[str, str]:
         return {}
     source = st.session_state.get("scenario_source")
     params = {"scenario": source} if source in SHIPPED else {"s": scenario_key(text)}
-    if my_entry(text) is not None and "plan" in (my_entry(text) or {}):
-        params["plan"] = "1"
+    entry = my_entry(text) or my_entry(text, "decomposed")
+    if entry is not None and "plan" in entry:
+        params["plan"] = entry.get("library_id") or "1"
     return params
 
 
@@ -161,22 +177,44 @@ def _restore() -> None:
     key = params.get("s")
     name = params.get("scenario")
     st.session_state.resolve = params.get("plan") == "1"
+    if _restore_plan(params.get("plan"), name):
+        return
     text = texts().get(key) if key else None
+    if text is None and key:
+        text = library().scenario(key)
     if text is not None:
         st.session_state.scenario_yaml = text
         st.session_state.scenario_source = "restored"
         return
     if key:
         st.session_state.url_warning = (
-            f"The link names a scenario this server no longer keeps (key {key[:12]}…, kept only while the "
-            f"server runs); opened {DEFAULT_SCENARIO} instead. Upload the scenario YAML again on the "
-            "Scenario page."
+            f"The link names a scenario neither this server nor the plan library holds (key {key[:12]}…); "
+            f"opened {DEFAULT_SCENARIO} instead. Upload the scenario YAML again on the Scenario page."
         )
     elif name and name not in SHIPPED:
         st.session_state.url_warning = (
             f"The link names no shipped scenario ('{name[:60]}'); opened {DEFAULT_SCENARIO} instead."
         )
     load_shipped(name if name in SHIPPED else DEFAULT_SCENARIO)
+
+
+def _restore_plan(plan_id: str | None, name: str | None) -> bool:
+    """A link's stored plan (``plan=ID``): its scenario becomes the current one and the plan this
+    session's result; False when the link names none the library holds."""
+    if not plan_id or plan_id == "1":
+        return False
+    got = library().get(plan_id)
+    if got is None:
+        st.session_state.url_warning = f"The link names a plan the library does not hold ({plan_id[:24]})."
+        return False
+    text = got["scenario_text"]
+    st.session_state.scenario_yaml = text
+    st.session_state.scenario_source = name if name in SHIPPED else "restored"
+    mode = got["settings"]
+    _keep(
+        scenario_key(text) + ("" if mode == "joint" else f"|{mode}"), {**got["entry"], "library_id": plan_id}
+    )
+    return True
 
 
 def current_scenario() -> Scenario | None:
@@ -215,13 +253,36 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     """Solve (or reuse a final cached answer for) a scenario; progress lines go to ``box``.
     ``mode``: joint (default), rolling (phased scenarios, phase by phase), stochastic (scenarios with
     demand futures: one first phase for all) or decomposed (joint, decomposed by building in this
-    process: a region's buildings one after another)."""
+    process: a region's buildings one after another). A verified plan of the same scenario and
+    mode in the plan library is reused; a new one that verifies is stored there."""
+    key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
+    stored = library().best(scenario_key(text), mode)
+    if stored is not None:  # a verified plan of this scenario and mode: reused, never solved twice
+        entry = {**stored[1], "library_id": stored[0], "reused": True}
+        _keep(key, entry)
+        return entry
+    entry = dict(hub().run(key, _solver(scenario, box, mode)))  # a copy: the hub's entry is shared
+    _store(text, scenario, mode, entry)
+    _keep(key, entry)
+    return entry
+
+
+def _store(text: str, scenario: Scenario, mode: str, entry: dict) -> None:
+    """A result whose plan verifies goes into the plan library; the entry keeps its ID."""
+    if "plan" in entry:
+        pid = library().store(
+            text, st.session_state.get("scenario_source") or "scenario", mode, entry, scenario
+        )
+        if pid is not None:
+            entry["library_id"] = pid
+
+
+def _solver(scenario: Scenario, box, mode: str):
+    """The solve of ``scenario`` in ``mode`` as a function returning a result entry."""
     from planner.enums import Status
     from planner.errors import SolverFailure
     from planner.explainer import explain_infeasible
     from planner.plan.rolling import plan_mode
-
-    key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
 
     def work() -> dict:
         t0 = time.perf_counter()
@@ -252,9 +313,7 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
         entry["wall_s"] = time.perf_counter() - t0
         return entry
 
-    entry = hub().run(key, work)
-    _keep(key, entry)
-    return entry
+    return work
 
 
 def solve_button(

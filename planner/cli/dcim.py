@@ -66,3 +66,49 @@ def cmd_import_netbox(args: argparse.Namespace) -> int:
     for line in got.unmapped:
         print(f"unmapped: {line}")
     return EXIT_OK
+
+
+def cmd_library(args: argparse.Namespace) -> int:
+    """The plan library: store a verified plan, list what is stored, write one out."""
+    from planner.cli.plans import EXIT_FAILED, print_table, scenario_of
+    from planner.plan.library import Library
+
+    lib = Library(args.library)
+    if args.library_command == "store":
+        from planner.input.variants import scenario_yaml
+        from planner.plan import load_plan
+
+        scenario = scenario_of(args)
+        plan = load_plan(args.plan)
+        entry = {
+            "plan": plan.model_dump(mode="json"),
+            "wall_s": plan.wall_s if hasattr(plan, "wall_s") else None,
+        }
+        pid = lib.store(scenario_yaml(scenario), scenario.name, args.mode, entry, scenario)
+        if pid is None:
+            print(
+                f"{args.plan}: not stored: it does not verify against scenario '{scenario.name}' "
+                "(planner verify says why)"
+            )
+            return EXIT_FAILED
+        print(f"stored {args.plan} as plan {pid} ({lib.url})")
+        return EXIT_OK
+    if args.library_command == "list":
+        rows = [("id", "scenario", "mode", "status", "GPUs", "gap", "wall s")]
+        for r in lib.list(args.limit):
+            gap = "" if r["gap"] is None else f"{100 * r['gap']:.3f}%"
+            wall = "" if r["wall_s"] is None else f"{r['wall_s']:.1f}"
+            rows.append((r["id"], r["name"], r["settings"], r["status"], f"{r['gpus']:,}", gap, wall))
+        print_table(rows)
+        return EXIT_OK
+    got = lib.get(args.id)
+    if got is None:
+        raise InputError(f"id: the library holds no plan '{args.id}' (planner library list)")
+    from planner.fileio import atomic_write
+    from planner.plan import Plan, plan_to_yaml
+
+    atomic_write(args.output, plan_to_yaml(Plan.model_validate(got["entry"]["plan"])))
+    if args.scenario_out:
+        atomic_write(args.scenario_out, got["scenario_text"])
+    print(f"wrote plan {args.id} of scenario '{got['scenario_name']}' to {args.output}")
+    return EXIT_OK

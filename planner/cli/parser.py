@@ -13,7 +13,7 @@ from planner.cli.commands import (
     cmd_plan,
     cmd_validate,
 )
-from planner.cli.dcim import cmd_import_netbox, cmd_netbox_push
+from planner.cli.dcim import cmd_import_netbox, cmd_library, cmd_netbox_push
 from planner.cli.plans import (
     EXIT_BAD_INPUT,
     cmd_blast_radius,
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export(sub)
     _add_netbox(sub)
     _add_import(sub)
+    _add_library(sub)
     _add_blast_radius(sub)
     _add_generate_site(sub)
     _add_plan(sub)
@@ -136,6 +137,29 @@ def _add_netbox(sub) -> None:
         "--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token"
     )
     push.set_defaults(func=cmd_netbox_push)
+
+
+def _add_library(sub) -> None:
+    """``library store|list|show``: the plan library (planner/plan/library.py)."""
+    lb = sub.add_parser("library", help="the plan library: verified plans kept in a database")
+    lb.add_argument(
+        "--library", help="database URL (default: $PLANNER_LIBRARY, else SQLite in ~/.local/share)"
+    )
+    lsub = lb.add_subparsers(dest="library_command", required=True, parser_class=_Parser)
+    st = lsub.add_parser("store", help="store a plan that verifies against its scenario")
+    st.add_argument("plan")
+    st.add_argument("scenario")
+    st.add_argument(
+        "--mode", default="joint", help="how it was made (joint, rolling, stochastic, decomposed)"
+    )
+    _data_root_flag(st)
+    ls = lsub.add_parser("list", help="the newest stored plans")
+    ls.add_argument("--limit", type=_positive_int, default=50)
+    sh = lsub.add_parser("show", help="write a stored plan (and its scenario) to files")
+    sh.add_argument("id")
+    sh.add_argument("-o", "--output", required=True, help="plan YAML to write")
+    sh.add_argument("--scenario-out", help="also write its self-contained scenario YAML")
+    lb.set_defaults(func=cmd_library)
 
 
 def _add_import(sub) -> None:
