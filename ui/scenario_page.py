@@ -30,6 +30,7 @@ from ui.state import (
     show_problems,
     upload_root,
 )
+from ui.whatif import site_edit_form
 
 
 def apply_upload(kind: str, raw: bytes, name: str, scenario) -> list[str]:
@@ -248,6 +249,10 @@ if apply and diff:
         )
         keep_pending(k, {})
         st.rerun()
+
+site_edit_form(
+    scenario, k, st.session_state.scenario_yaml, st.session_state.get("scenario_source"), set_scenario
+)
 
 st.subheader("Site")
 halls = [h.id for b in scenario.site.buildings for h in b.halls]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from planner.errors import InputError
 from planner.input.loader import dump_yaml, scenario_from_data
 from planner.schema import Scenario
 
@@ -23,9 +24,10 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
 
     Keys: ``name``, ``objective``, ``gpu_power_cap_w``, ``power_budget_ratio``,
     ``budgets`` (mapping), ``solver`` (mapping), ``rack_types`` (list: every
-    cluster's allowed types), and ``clusters`` (cluster ID → mapping of
-    ``gpus``, ``demand``, ``max_hops``, ``rack_types``). A value of None
-    removes an optional setting.
+    cluster's allowed types), ``clusters`` (cluster ID → mapping of
+    ``gpus``, ``demand``, ``max_hops``, ``rack_types``) and ``site`` (``power_nodes``,
+    ``cooling_zones`` or ``rows``: ID → fields to set, e.g. a node's ``capacity_kw``, a zone's
+    ``units``, a row's ``reserved``). A value of None removes an optional setting.
     """
     data = copy.deepcopy(scenario_data(scenario))
     for key in ("name", "objective", "gpu_power_cap_w", "power_budget_ratio", "description"):
@@ -38,7 +40,14 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
         if key in changes:
             merged = {**data.get(key, {}), **changes[key]}
             data[key] = {k: v for k, v in merged.items() if v is not None}
-    for c in data["clusters"]:
+    _cluster_changes(data["clusters"], changes)
+    if "site" in changes:
+        _site_changes(data["site"], changes["site"])
+    return scenario_from_data(data)
+
+
+def _cluster_changes(clusters: list[dict], changes: dict[str, Any]) -> None:
+    for c in clusters:
         if "rack_types" in changes:
             c["rack_types"] = list(changes["rack_types"])
         for k, v in changes.get("clusters", {}).get(c["id"], {}).items():
@@ -46,7 +55,27 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
                 c.pop(k, None)
             else:
                 c[k] = v
-    return scenario_from_data(data)
+
+
+def _site_changes(site: dict, changes: dict[str, dict[str, dict]]) -> None:
+    """Set fields of named power nodes, cooling zones and rows of a site mapping; an unknown ID is
+    an InputError naming it."""
+    found: dict[str, dict] = {}
+    for b in site.get("buildings", []):
+        found |= {("power_nodes", n["id"]): n for n in b.get("power_nodes", [])}
+        for h in b.get("halls", []):
+            for kind in ("power_nodes", "cooling_zones", "rows"):
+                found |= {(kind, x["id"]): x for x in h.get(kind, [])}
+    for kind, items in changes.items():
+        for item_id, fields in items.items():
+            target = found.get((kind, item_id))
+            if target is None:
+                raise InputError(f"site.{kind}: no '{item_id}' in the site")
+            for k, v in fields.items():
+                if v is None:
+                    target.pop(k, None)
+                else:
+                    target[k] = v
 
 
 def scenario_yaml(scenario: Scenario) -> str:

@@ -1,0 +1,66 @@
+"""What-if in the dashboard (ui/whatif.py): site capacity edited on the Scenario page as a named,
+reversible edit, answered on the Plan page, without writing YAML. The question, scaled down from
+"20 MW more in hall B": one row of 10 positions behind busway F (25 kW, a busway's 80 % continuous
+derate: 20 kW usable), racks of 8 GPUs at 4 kW and $100k. By hand: ⌊20 / 4⌋ = 5 racks, 40 GPUs (F
+binds); with F at 50 kW (40 kW usable), ⌊40 / 4⌋ = 10 racks = the 10 positions, 80 GPUs, racks
+capex $1.0M (twice the $0.5M before); undone, 40 GPUs again."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from planner.input.variants import apply_changes, scenario_yaml
+from planner.plan.pipeline import plan_scenario
+from tests.conftest import tiny_scenario
+from tests.test_app import app, errors
+from tests.test_units import ONE
+
+FEED = [{"id": "F", "kind": "busway", "capacity_kw": 25}]
+
+
+def hall_b():
+    rows = [{"id": "R", "positions": 10, "feeds": ["F"], "max_rack_power_kw": 10}]
+    s = tiny_scenario(rows, FEED, [{"id": "c", "demand": "max", "rack_types": ["one"]}], rack_types=[ONE])
+    return s.model_copy(update={"name": "hall-b"})
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def solve(at: AppTest) -> AppTest:
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    assert not at.error, errors(at)
+    return at
+
+
+def test_the_engine_answers_the_edit_as_derived_by_hand() -> None:
+    s = hall_b()
+    before = plan_scenario(s)
+    after = plan_scenario(apply_changes(s, {"site": {"power_nodes": {"F": {"capacity_kw": 50}}}}))
+    assert (before.kpis.gpus, len(before.racks), before.kpis.capex_racks_usd) == (40, 5, 500_000)
+    assert (after.kpis.gpus, len(after.racks), after.kpis.capex_racks_usd) == (80, 10, 1_000_000)
+
+
+def test_twenty_more_in_hall_b_asked_and_undone_in_the_dashboard() -> None:
+    at = app()
+    at.session_state["scenario_yaml"] = scenario_yaml(hall_b())
+    at.session_state["scenario_source"] = "pasted"
+    at.run()
+    assert metrics(solve(at))["GPUs"] == "40"
+    at.switch_page("ui/scenario_page.py").run()
+    node = next(w for w in at.selectbox if w.key and w.key.startswith("wi_node_"))
+    assert node.value == "F"
+    next(w for w in at.number_input if w.key and w.key.startswith("wi_kw_")).set_value(50.0)
+    next(w for w in at.text_input if w.key and w.key.startswith("wi_name_")).input("+25 kW in hall B")
+    at.run()
+    next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
+    assert not at.error, errors(at)
+    assert at.session_state["site_edits"][-1]["what"] == "F: 25 → 50 kW"
+    assert metrics(solve(at))["GPUs"] == "80"
+    assert metrics(at)["Racks"] == "10"
+    at.switch_page("ui/scenario_page.py").run()
+    next(b for b in at.button if b.key and b.key.startswith("wi_undo_")).click().run()
+    assert not at.error, errors(at)
+    assert metrics(solve(at))["GPUs"] == "40"

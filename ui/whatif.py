@@ -1,0 +1,127 @@
+"""The Scenario page's what-if section: site capacity edits made in the browser — a power node's
+capacity, a cooling zone's units, a row's reserved positions — each applied as a named edit the
+user can undo (the scenario before it is kept), so "20 MW more in hall B" needs no YAML. The Plan,
+Phases and Reliability pages then answer for the edited scenario."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.errors import InputError
+from planner.input.variants import apply_changes
+from planner.schema import Scenario
+
+MAX_EDITS = 20
+"""Named site edits a session keeps for undo."""
+
+
+def _where(scenario: Scenario) -> dict[tuple[str, str], str]:
+    """(kind, ID) → building/hall of every power node, cooling zone and row."""
+    out = {}
+    for b in scenario.site.buildings:
+        out |= {("power_nodes", n.id): b.id for n in b.power_nodes}
+        for h in b.halls:
+            out |= {("power_nodes", n.id): f"{b.id}/{h.id}" for n in h.power_nodes}
+            out |= {("cooling_zones", z.id): f"{b.id}/{h.id}" for z in h.cooling_zones}
+            out |= {("rows", r.id): f"{b.id}/{h.id}" for r in h.rows}
+    return out
+
+
+def _nodes(scenario: Scenario) -> dict:
+    return {n.id: n for b in scenario.site.buildings for n in b.power_nodes} | {
+        n.id: n for b in scenario.site.buildings for h in b.halls for n in h.power_nodes
+    }
+
+
+def _zones(scenario: Scenario) -> dict:
+    return {z.id: z for b in scenario.site.buildings for h in b.halls for z in h.cooling_zones}
+
+
+def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, set_scenario) -> None:
+    """The what-if form (module docstring); ``k`` ties widgets to the scenario."""
+    st.subheader("Site capacity (what-if)")
+    where = _where(scenario)
+    nodes, zones = _nodes(scenario), _zones(scenario)
+    c1, c2, c3 = st.columns([2, 1, 2])
+    node_ids = list(nodes)[:5000]
+    node = c1.selectbox(
+        "Power node",
+        node_ids,
+        format_func=lambda i: (
+            f"{i} ({nodes[i].kind}, {where['power_nodes', i]}, {nodes[i].capacity_kw:,.0f} kW)"
+        ),
+        key=f"wi_node_{k}",
+    )
+    kw = c2.number_input(
+        "Capacity (kW)",
+        min_value=0.0,
+        value=float(nodes[node].capacity_kw) if node else 0.0,
+        step=100.0,
+        key=f"wi_kw_{k}_{node}",
+    )
+    zone_ids = list(zones)[:5000]
+    zone = c3.selectbox(
+        "Cooling zone",
+        zone_ids,
+        format_func=lambda i: f"{i} ({zones[i].medium}, {where['cooling_zones', i]}, {zones[i].units} units)",
+        key=f"wi_zone_{k}",
+    )
+    units = st.number_input(
+        "Cooling units in that zone",
+        min_value=1,
+        value=int(zones[zone].units) if zone else 1,
+        step=1,
+        key=f"wi_units_{k}_{zone}",
+    )
+    changes: dict = {}
+    if node and abs(kw - nodes[node].capacity_kw) > 1e-9:
+        changes.setdefault("power_nodes", {})[node] = {"capacity_kw": kw}
+    if zone and units != zones[zone].units:
+        changes.setdefault("cooling_zones", {})[zone] = {"units": units}
+    said = _describe(changes, nodes, zones)
+    name = st.text_input(
+        "Name of this edit", value="", placeholder=said or "e.g. +20 MW in hall B", key=f"wi_name_{k}"
+    )
+    if st.button("Apply site edit", key=f"wi_apply_{k}", disabled=not changes):
+        try:
+            new = apply_changes(scenario, {"site": changes})
+        except InputError as e:
+            st.error("The site edit is refused: " + "; ".join(e.lines()))
+            return
+        edits = list(st.session_state.get("site_edits", []))[-(MAX_EDITS - 1) :]
+        edits.append({"name": name or said, "what": said, "before": text, "source": source})
+        st.session_state.site_edits = edits
+        set_scenario(new, "edited")
+        st.session_state.applied = (
+            f"Site edit '{name or said}' applied ({said}). The Plan page answers for it."
+        )
+        st.rerun()
+    _undo(set_scenario)
+
+
+def _describe(changes: dict, nodes: dict, zones: dict) -> str:
+    parts = [
+        f"{i}: {nodes[i].capacity_kw:,.0f} → {v['capacity_kw']:,.0f} kW"
+        for i, v in changes.get("power_nodes", {}).items()
+    ]
+    parts += [
+        f"{i}: {zones[i].units} → {v['units']} units" for i, v in changes.get("cooling_zones", {}).items()
+    ]
+    return "; ".join(parts)
+
+
+def _undo(set_scenario) -> None:
+    from planner.input.loader import load_scenario_text
+
+    edits = st.session_state.get("site_edits", [])
+    if not edits:
+        return
+    st.caption(
+        "Site edits in effect, newest last: " + " · ".join(f"**{e['name']}** ({e['what']})" for e in edits)
+    )
+    if st.button(f"Undo '{edits[-1]['name']}'", key=f"wi_undo_{len(edits)}"):
+        last = edits[-1]
+        st.session_state.site_edits = edits[:-1]
+        set_scenario(load_scenario_text(last["before"]), last["source"] or "edited")
+        st.session_state.applied = f"Site edit '{last['name']}' undone."
+        st.rerun()
