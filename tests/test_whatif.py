@@ -64,3 +64,27 @@ def test_twenty_more_in_hall_b_asked_and_undone_in_the_dashboard() -> None:
     next(b for b in at.button if b.key and b.key.startswith("wi_undo_")).click().run()
     assert not at.error, errors(at)
     assert metrics(solve(at))["GPUs"] == "40"
+
+
+def test_reserving_positions_in_the_dashboard_costs_their_racks() -> None:
+    """Hall B with F at 50 kW (10 racks fit by power and by position): reserving positions 3 and 4
+    of row R leaves 8 positions, 8 racks, 64 GPUs."""
+    s = apply_changes(hall_b(), {"site": {"power_nodes": {"F": {"capacity_kw": 50}}}})
+    at = app()
+    at.session_state["scenario_yaml"] = scenario_yaml(s)
+    at.session_state["scenario_source"] = "pasted"
+    at.run()
+    at.switch_page("ui/scenario_page.py").run()
+    assert next(w for w in at.selectbox if w.key and w.key.startswith("wi_row_")).value == "R"
+    next(w for w in at.text_input if w.key and w.key.startswith("wi_res_")).input("4, 3")
+    at.run()
+    next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
+    assert not at.error, errors(at)
+    assert at.session_state["site_edits"][-1]["what"] == "R: reserved [3, 4]"
+    assert metrics(solve(at))["GPUs"] == "64"
+    at.switch_page("ui/scenario_page.py").run()
+    next(w for w in at.text_input if w.key and w.key.startswith("wi_res_")).input("3, x")
+    at.run()
+    assert [e.value for e in at.error] == [
+        "Reserved positions: '3, x' is not a comma-separated list of whole numbers"
+    ]

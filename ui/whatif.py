@@ -1,5 +1,5 @@
-"""The Scenario page's what-if section: site capacity edits made in the browser — a power node's
-capacity, a cooling zone's units, a row's reserved positions — each applied as a named edit the
+"""The Scenario page's what-if section: site capacity edits made in the browser (a power node's
+capacity, a cooling zone's units, a row's reserved positions), each applied as a named edit the
 user can undo (the scenario before it is kept), so "20 MW more in hall B" needs no YAML. The Plan,
 Phases and Reliability pages then answer for the edited scenario."""
 
@@ -73,7 +73,24 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
         step=1,
         key=f"wi_units_{k}_{zone}",
     )
+    rows = {r.id: r for b in scenario.site.buildings for h in b.halls for r in h.rows}
+    c1, c2 = st.columns([2, 3])
+    row = c1.selectbox(
+        "Row",
+        list(rows)[:5000],
+        format_func=lambda i: f"{i} ({where['rows', i]}, {rows[i].positions} positions)",
+        key=f"wi_row_{k}",
+    )
+    shown = ", ".join(str(p) for p in rows[row].reserved) if row else ""
+    typed = c2.text_input(
+        "Reserved positions in that row (comma-separated)", value=shown, key=f"wi_res_{k}_{row}"
+    )
     changes: dict = {}
+    reserved = _positions(typed)
+    if row and reserved is not None and reserved != sorted(rows[row].reserved):
+        changes["rows"] = {row: {"reserved": reserved}}
+    elif reserved is None:
+        st.error(f"Reserved positions: '{typed[:60]}' is not a comma-separated list of whole numbers")
     if node and abs(kw - nodes[node].capacity_kw) > 1e-9:
         changes.setdefault("power_nodes", {})[node] = {"capacity_kw": kw}
     if zone and units != zones[zone].units:
@@ -99,6 +116,14 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
     _undo(set_scenario)
 
 
+def _positions(text: str) -> list[int] | None:
+    """'3, 4' → [3, 4]; '' → []; None when it is not a list of whole numbers."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        return None
+    return sorted({int(p) for p in parts})
+
+
 def _describe(changes: dict, nodes: dict, zones: dict) -> str:
     parts = [
         f"{i}: {nodes[i].capacity_kw:,.0f} → {v['capacity_kw']:,.0f} kW"
@@ -107,6 +132,7 @@ def _describe(changes: dict, nodes: dict, zones: dict) -> str:
     parts += [
         f"{i}: {zones[i].units} → {v['units']} units" for i, v in changes.get("cooling_zones", {}).items()
     ]
+    parts += [f"{i}: reserved {v['reserved'] or 'none'}" for i, v in changes.get("rows", {}).items()]
     return "; ".join(parts)
 
 
