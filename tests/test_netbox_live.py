@@ -193,3 +193,36 @@ def test_the_csv_files_load_through_netboxs_own_import_forms(nb: NetBox, small) 
         )
     expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8, "devices": 59}
     assert read_back(nb, prefix, s.site.id) == expected
+
+
+def test_the_plan_library_keeps_plans_in_postgresql(small) -> None:
+    """The plan library on a PostgreSQL URL (the server scripts/netbox starts): a fresh database,
+    a verified plan stored, read back by a second connection, the best of its scenario."""
+    import sqlalchemy as sa
+
+    from planner.input.variants import scenario_yaml
+    from planner.plan.library import Library
+
+    env = ROOT / ".netbox" / "env"
+    kv = dict(line.split("=", 1) for line in env.read_text().split() if "=" in line) if env.is_file() else {}
+    admin = os.environ.get("PLANNER_TEST_PG") or kv.get("PLANNER_TEST_PG")
+    if not admin:
+        pytest.fail("no PostgreSQL: `scripts/netbox up` starts one and names it in .netbox/env")
+    name = f"planner_lib_{uuid.uuid4().hex[:8]}"
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as c:
+        c.execute(sa.text(f"CREATE DATABASE {name}"))
+    url = admin.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        s, plan = small
+        pid = Library(url).store(
+            scenario_yaml(s), "small-hall", "joint", {"plan": plan.model_dump(mode="json")}, s
+        )
+        again = Library(url)
+        got = again.get(pid)
+        assert got["entry"]["plan"]["kpis"]["gpus"] == 1080
+        assert again.best(got["scenario_key"], "joint")[0] == pid
+        assert again.engine.dialect.name == "postgresql"
+    finally:
+        with engine.connect() as c:
+            c.execute(sa.text(f"DROP DATABASE {name} WITH (FORCE)"))
