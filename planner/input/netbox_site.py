@@ -77,10 +77,20 @@ def _flat_api(kind: str, o: dict) -> dict:
     return out
 
 
-def rows_from_api(nb) -> dict[str, list[dict]]:
-    """Every object of the kinds the import reads, from a :class:`planner.plan.netbox_push.NetBox`."""
-    from planner.plan.netbox import ENDPOINTS
+ENDPOINTS = {
+    "sites": "dcim/sites",
+    "locations": "dcim/locations",
+    "racks": "dcim/racks",
+    "power-panels": "dcim/power-panels",
+    "power-feeds": "dcim/power-feeds",
+    "devices": "dcim/devices",
+}
+"""REST API path (after ``/api/``) of each kind the import reads."""
 
+
+def rows_from_api(nb) -> dict[str, list[dict]]:
+    """Every object of the kinds the import reads, from a client with ``all(endpoint)`` (a
+    :class:`planner.plan.netbox_push.NetBox`)."""
     return {k: [_flat_api(k, o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
 
 
