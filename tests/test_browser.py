@@ -521,3 +521,44 @@ def test_a_solved_plans_link_reopens_it_after_a_server_restart(tmp_path: Path) -
     assert again == gpus
     assert "GPUs" in gpus
     assert any(ch.isdigit() for ch in gpus)
+
+
+def test_the_hall_b_what_if_is_answered_in_the_browser_without_yaml(server: str, tmp_path: Path) -> None:
+    """tests/test_whatif.py's hall B by hand (busway F 25 kW, 80 % derate: 5 racks of 8 GPUs): the
+    scenario uploaded, F raised to 50 kW as a named edit on the Scenario page, the Plan page
+    reached by the sidebar answers 80 GPUs (10 racks), and the edit can be undone."""
+    from playwright.sync_api import sync_playwright
+
+    from planner.input.variants import scenario_yaml
+    from tests.test_whatif import hall_b
+
+    path = tmp_path / "hall-b.yaml"
+    path.write_text(scenario_yaml(hall_b()))
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(server)
+        page.get_by_role("heading", name="Plan: small-hall").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Scenario").click()
+        page.get_by_role("heading", name="Scenario", exact=True).wait_for(timeout=60_000)
+        page.get_by_text("Upload YAML (scenario, site or catalog)").click()
+        page.locator('input[type="file"]').set_input_files(str(path))
+        page.get_by_role("button", name="Apply", exact=True).click()
+        page.get_by_text("the scenario in effect is now hall-b").wait_for(timeout=60_000)
+        kw = page.get_by_label("Capacity (kW)")
+        kw.fill("50")
+        kw.press("Enter")
+        name = page.get_by_label("Name of this edit")
+        name.fill("+25 kW in hall B")
+        name.press("Enter")
+        page.get_by_role("button", name="Apply site edit").click()
+        page.get_by_text("Site edit '+25 kW in hall B' applied").wait_for(timeout=60_000)
+        page.screenshot(path=str(OUT / "whatif-scenario.png"), full_page=False)
+        page.get_by_role("link", name="Plan").click()
+        page.get_by_role("heading", name="Plan: hall-b").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Solve").click()
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        gpus = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs").first.inner_text()
+        page.screenshot(path=str(OUT / "whatif-plan.png"), full_page=False)
+        browser.close()
+    assert gpus.split() == ["GPUs", "80"]
