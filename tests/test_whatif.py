@@ -88,3 +88,38 @@ def test_reserving_positions_in_the_dashboard_costs_their_racks() -> None:
     assert [e.value for e in at.error] == [
         "Reserved positions: '3, x' is not a comma-separated list of whole numbers"
     ]
+
+
+def test_in_a_phased_scenario_the_raise_can_be_a_retrofit_the_plan_buys() -> None:
+    """tests/test_phases.py's capacity retrofit, asked in the dashboard: one phase, feed F rated 50 kW
+    (× 0.8 derate = 40 kW usable) holds one 21.4 kW Grand Teton rack (16 GPUs). Raised to 90 kW
+    rated as a retrofit ($1, lead 0) it adds 40 × 0.8 = 32 kW usable: 72 kW holds ⌊72 / 21.4⌋ = 3
+    racks (48 GPUs) of the row's 4 positions, and the plan buys it."""
+    from datetime import date
+
+    one = [{"id": "p1", "start": date(2026, 1, 1)}]
+    rows = [{"id": "R", "positions": 4, "feeds": ["F"]}]
+    s = tiny_scenario(
+        rows,
+        [{"id": "F", "capacity_kw": 50}],
+        [{"id": "c", "demand": "max", "rack_types": ["grand-teton-h100"]}],
+        phases=one,
+    )
+    at = app()
+    at.session_state["scenario_yaml"] = scenario_yaml(s)
+    at.session_state["scenario_source"] = "pasted"
+    at.run()
+    assert metrics(solve(at))["GPUs"] == "16"
+    at.switch_page("ui/scenario_page.py").run()
+    next(w for w in at.number_input if w.key and w.key.startswith("wi_kw_")).set_value(90.0)
+    at.run()
+    next(w for w in at.checkbox if w.key and w.key.startswith("wi_retro_")).check().run()
+    next(w for w in at.number_input if w.key and w.key.startswith("wi_cost_")).set_value(1.0)
+    next(w for w in at.number_input if w.key and w.key.startswith("wi_lead_")).set_value(0)
+    at.run()
+    next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
+    assert not at.error, errors(at)
+    assert at.session_state["site_edits"][-1]["what"] == (
+        "retrofit whatif-F: +32 kW usable on F for $1, 0 phase(s) lead"
+    )
+    assert metrics(solve(at))["GPUs"] == "48"

@@ -96,12 +96,14 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
     if zone and units != zones[zone].units:
         changes.setdefault("cooling_zones", {})[zone] = {"units": units}
     said = _describe(changes, nodes, zones)
+    if scenario.phases and "power_nodes" in changes:
+        changes, said = _as_retrofit(scenario, changes, said, nodes, k)
     name = st.text_input(
         "Name of this edit", value="", placeholder=said or "e.g. +20 MW in hall B", key=f"wi_name_{k}"
     )
     if st.button("Apply site edit", key=f"wi_apply_{k}", disabled=not changes):
         try:
-            new = apply_changes(scenario, {"site": changes})
+            new = apply_changes(scenario, changes if "add_retrofits" in changes else {"site": changes})
         except InputError as e:
             st.error("The site edit is refused: " + "; ".join(e.lines()))
             return
@@ -114,6 +116,32 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
         )
         st.rerun()
     _undo(set_scenario)
+
+
+def _as_retrofit(scenario: Scenario, changes: dict, said: str, nodes: dict, k: str) -> tuple[dict, str]:
+    """In a phased scenario a capacity raise may instead be a retrofit the plan buys when it pays
+    (``raise_capacity``: its price in the phase bought, in effect ``lead`` phases later)."""
+    c1, c2, c3 = st.columns([2, 1, 1])
+    if not c1.checkbox("Offer the raise as a retrofit the plan may buy", key=f"wi_retro_{k}"):
+        return changes, said
+    cost = c2.number_input("Its price (USD)", min_value=0.0, value=0.0, step=100_000.0, key=f"wi_cost_{k}")
+    lead = c3.number_input("Phases before it takes effect", min_value=0, value=1, step=1, key=f"wi_lead_{k}")
+    node, new = next(iter(changes["power_nodes"].items()))
+    add = (new["capacity_kw"] - nodes[node].capacity_kw) * nodes[node].effective_derate  # usable kW
+    if add <= 0:
+        st.error("A retrofit raises a capacity: enter more kW than the node has")
+        return {}, said
+    taken = {r.id for r in scenario.retrofits}
+    rid, n = f"whatif-{node}"[:60], 1
+    while rid in taken:
+        n += 1
+        rid = f"whatif-{node}-{n}"[:64]
+    retro = {"id": rid, "cost_usd": cost, "lead_phases": int(lead)}
+    retro["effect"] = {"kind": "raise_capacity", "target": node, "add_kw": add}
+    rest = {key: v for key, v in changes.items() if key != "power_nodes"}
+    out = {"site": rest} if rest else {}
+    out["add_retrofits"] = [retro]
+    return out, f"retrofit {rid}: +{add:,.0f} kW usable on {node} for ${cost:,.0f}, {int(lead)} phase(s) lead"
 
 
 def _positions(text: str) -> list[int] | None:

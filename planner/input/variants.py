@@ -27,7 +27,8 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
     cluster's allowed types), ``clusters`` (cluster ID → mapping of
     ``gpus``, ``demand``, ``max_hops``, ``rack_types``) and ``site`` (``power_nodes``,
     ``cooling_zones`` or ``rows``: ID → fields to set, e.g. a node's ``capacity_kw``, a zone's
-    ``units``, a row's ``reserved``). A value of None removes an optional setting.
+    ``units``, a row's ``reserved``) and ``add_retrofits`` (retrofits the plan may buy, appended).
+    A value of None removes an optional setting.
     """
     data = copy.deepcopy(scenario_data(scenario))
     for key in ("name", "objective", "gpu_power_cap_w", "power_budget_ratio", "description"):
@@ -43,6 +44,8 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
     _cluster_changes(data["clusters"], changes)
     if "site" in changes:
         _site_changes(data["site"], changes["site"])
+    if changes.get("add_retrofits"):
+        data["retrofits"] = [*data.get("retrofits", []), *changes["add_retrofits"]]
     return scenario_from_data(data)
 
 
