@@ -89,9 +89,14 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
+LIBRARY: dict[str, str] = {}
+"""The module server's plan library URL (a test reopens its plans on a second server)."""
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
-    proc, url = _start(f"sqlite:///{tmp_path_factory.mktemp('library')}/library.sqlite")
+    LIBRARY["url"] = f"sqlite:///{tmp_path_factory.mktemp('library')}/library.sqlite"
+    proc, url = _start(LIBRARY["url"])
     yield url
     _stop(proc)
 
@@ -414,7 +419,8 @@ def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None
 
 def test_region_page_solves_the_gigawatt_region_building_by_building(server: str) -> None:
     """prometheus-1gw on the Region page: solved decomposed by building in the dashboard's process,
-    the structures map, power arrived against drawn, the backup choice per structure; screenshot."""
+    the structures map, power arrived against drawn, the backup choice per structure; screenshot.
+    Its link (plan=ID) reopens the same plan on a restarted dashboard, without solving."""
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -439,7 +445,24 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         # proven within 1 % of its bound in GPU-phases; by q8 about 472,600 (benchmarks/RESULTS.md)
         assert 465_000 <= by_q8 <= 479_167, by_q8  # 479,167: the capacity bound of q8 alone
         assert page.get_by_text("optimal", exact=True).count() >= 1
+        page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=30_000)
+        link = page.url[page.url.index("/region_page") :]
         browser.close()
+    # the link on a second dashboard over the same plan library (a restarted server): the same
+    # plan, shown without solving
+    proc, again = _start(LIBRARY["url"])
+    try:
+        with sync_playwright() as p:
+            browser = _launch(p)
+            page = browser.new_page(viewport={"width": 1400, "height": 3000})
+            page.goto(again + link)
+            page.get_by_role("heading", name="Backup power per structure").wait_for(timeout=120_000)
+            gpus = page.locator('[data-testid="stMetric"]').filter(has_text="GPUs by q8")
+            reopened = int(re.sub(r"\D", "", gpus.locator('[data-testid="stMetricValue"]').inner_text()))
+            browser.close()
+    finally:
+        _stop(proc)
+    assert reopened == by_q8
 
 
 def _solve_on_phases_page(p, server: str, name: str, button: str, done: str, height: int):
