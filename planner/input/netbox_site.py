@@ -225,7 +225,7 @@ class _Reader:
     def power(self, hall_of: dict[str, str], buildings: dict, rows: dict[str, dict]) -> None:
         panels = {self.name(r["name"]): r for r in self.rows["power-panels"] if self.mine(r.get("name"))}
         feeds = {self.name(r["name"]): r for r in self.rows["power-feeds"] if self.mine(r.get("name"))}
-        feed_hall = {f: self._hall_of_row(r, hall_of) for r in rows.values() for f in r.get("feeds", [])}
+        feed_hall = {f: self.row_hall.get(r["id"], "") for r in rows.values() for f in r.get("feeds", [])}
         nodes: dict[str, dict] = {}
         where: dict[str, str] = {}
         for n, r in panels.items():
@@ -249,9 +249,6 @@ class _Reader:
                     node["capacity_kw"] = None
             node.update((self.ov.get("power_nodes") or {}).get(n, {}))
             self._place_node(node, where.get(n, ""), hall_of, buildings)
-
-    def _hall_of_row(self, row: dict, hall_of: dict[str, str]) -> str:
-        return self.row_hall.get(row["id"], "")
 
     def _node(self, n: str, panel: dict, feed: dict | None) -> dict:
         out: dict = {"id": n}
@@ -288,7 +285,7 @@ class _Reader:
         else:
             self.unmapped.append(f"power node '{node['id']}': location '{loc}' is no known building or hall")
 
-    def existing(self, rows: dict[str, dict], hall_of: dict[str, str], fabric_tray_m: float) -> list[dict]:
+    def existing(self, rows: dict[str, dict], hall_of: dict[str, str]) -> list[dict]:
         out = []
         for d in self.rows["devices"]:
             if _text(d.get("status")) != "active" or not self.mine(d.get("name")):
@@ -302,7 +299,7 @@ class _Reader:
             if row is None or not pos.isdigit() or not _text(d.get("cf_planner_rack_type")):
                 self.unmapped.append(f"device '{d.get('name')}': installed, but not in a known row position")
                 continue
-            hall = self._hall_of_row(row, hall_of)
+            hall = self.row_hall[row_id]
             k = int(pos)
             x, y = _xy(row, k)
             out.append(
@@ -361,7 +358,7 @@ def site_from_rows(rows: dict[str, list[dict]], overlay: dict | None = None, pre
     for b in site["buildings"]:
         b["halls"] = [h for h in b["halls"] if h["rows"] or h["power_nodes"]]
     tray = float(((ov.get("site") or {}).get("fabric") or {}).get("tray_allowance_m", 3.0))
-    existing = rd.existing(rows_made, hall_of, tray)
+    existing = rd.existing(rows_made, hall_of)
     _cables(existing, halls, rows_made, tray)
     return Imported(site=site, existing=existing, unmapped=rd.unmapped)
 

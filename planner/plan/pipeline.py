@@ -18,6 +18,7 @@ from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Statu
 from planner.errors import SolverFailure
 from planner.model import Model, build
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
+from planner.plan.fabric_start import fabric_relaxed_start
 from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.kpis import objective_value
@@ -31,11 +32,9 @@ from planner.solving.core import (
     Progress,
     ProgressFn,
     SolveResult,
-    can_relax,
     counts_from,
     evaluate,
     gap_of,
-    relaxed_start,
     solve,
     within_gap,
 )
@@ -303,7 +302,7 @@ def plan_scenario(
     if known is not None and not accepted():
         known = None
     limit = deadline.limit_s - keep
-    start = _fabric_relaxed_start(m, start, deadline, keep, say)
+    start = fabric_relaxed_start(m, start, deadline, keep, say)
     result = solve(m, progress, limit, tie_breaks=tie_breaks, start=start, t0=deadline.t0, known_bound=known)
     if warm_start and meets:
         result = _with_first_fit(m, result, greedy, progress, elapsed(), accepted)
@@ -322,36 +321,6 @@ def plan_scenario(
         scenario, with_known_bound(plan, scenario), deadline, touch_s, progress, stages
     )
     return plan.model_copy(update={"stage_times_s": {k: round(v, 4) for k, v in stages.items()}})
-
-
-FABRIC_COUNTS = ("net_switches", "net_racks", "fabric_leaves", "fabric_spines", "fabric_cores", "region_")
-"""Variables counting a designed fabric's switches, racks and links (its choices stay integer)."""
-RELAXED_SHARE = 0.6
-"""Share of the solve's time the fabric-relaxed start may take."""
-
-
-def _fabric_relaxed_start(m: Model, start: dict | None, deadline: Deadline, keep: float, say) -> dict | None:
-    """A start for a model with designed fabrics (first-fit stands no network racks): the racks of
-    the model solved with the fabric's switch, rack and link counts continuous, which the solver
-    settles several times sooner (a 41k-GPU building of the 5 GW region: 6.6 s, against 18.5 s
-    for the whole model's first good incumbent); handed over as a partial start, the solver
-    completes the fabric from them. Within :data:`RELAXED_SHARE` of the time left to solve. A start
-    already given (or a model without designed fabrics) is left as it is."""
-    if start is not None or not m.network_switches or not can_relax(m):
-        return start
-    names = frozenset(v.name for v in m.prob.variables() if v.name.startswith(FABRIC_COUNTS))
-    share = RELAXED_SHARE * (deadline.left() - keep)
-    if not names or share < MIN_SOLVE_S:
-        return None
-    say(Progress("start: the racks with the fabric's counts relaxed", deadline.elapsed()))
-    start = relaxed_start(m, names, share, time.perf_counter())
-    say(
-        Progress(
-            f"start (fabric relaxed): {'handed to the solver' if start else 'none in time'}",
-            deadline.elapsed(),
-        )
-    )
-    return start
 
 
 def _first_fit_beats(
