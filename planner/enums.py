@@ -226,6 +226,15 @@ class LimitKind(StrEnum):
     """Racks of a type delivered by a phase (GPU allocations), racks."""
     region_bandwidth = "region_bandwidth"
     """Bandwidth between a building and the region tier, Tb/s."""
+    swing = "swing"
+    """A training job's synchronous swing beyond what storage and a power floor absorb, within what the
+    power sources arrived accept (§21), MW."""
+    source_energy = "source_energy"
+    """Energy a power source can deliver in a phase, MWh per year (§21)."""
+    emissions = "emissions"
+    """Scope 2 emissions in a phase, t CO2 per year (§21)."""
+    water = "water"
+    """Design-day water draw in a phase, L/s (§21)."""
 
     @property
     def words(self) -> str:
@@ -240,7 +249,14 @@ class LimitKind(StrEnum):
     @property
     def per_phase(self) -> bool:
         """Whether limits of this kind are stated per phase and relaxed in the phase they bind."""
-        return self in (LimitKind.power_arrival, LimitKind.supply)
+        return self in (
+            LimitKind.power_arrival,
+            LimitKind.supply,
+            LimitKind.swing,
+            LimitKind.source_energy,
+            LimitKind.emissions,
+            LimitKind.water,
+        )
 
 
 _KIND_TEXT = {
@@ -260,5 +276,9 @@ _KIND_TEXT = {
     LimitKind.power_arrival: ("power arrival", "Region power arrived (facility kW, IT × PUE)"),
     LimitKind.supply: ("supply", "Rack and switch supply"),
     LimitKind.region_bandwidth: ("region bandwidth", "Bandwidth to the region tier (Tb/s)"),
+    LimitKind.swing: ("training swing", "Training swing left for the grid (MW)"),
+    LimitKind.source_energy: ("source energy", "Energy per power source (MWh per year)"),
+    LimitKind.emissions: ("emissions", "Emissions (t CO2 per year)"),
+    LimitKind.water: ("water", "Design-day water (L/s)"),
 }
 """(words, chart title) of every limit kind: one table, read by the explainer and the dashboard."""

@@ -11,6 +11,7 @@ from planner.enums import Demand
 from planner.errors import Problem, known
 from planner.input.asks import goodput_reachable
 from planner.input.checks_site import _single_failures_dropping, check_site, site_warnings  # noqa: F401 - re-exported
+from planner.input.checks_grid import check_grid
 from planner.input.checks_time import check_futures, check_phases
 from planner.schema import Scenario
 
@@ -427,4 +428,5 @@ def check_scenario(scenario: Scenario) -> list[Problem]:
         *check_retrofits(scenario),
         *check_existing(scenario),
         *check_fixed_loads_in_dropped_rows(scenario),
+        *check_grid(scenario),
     ]

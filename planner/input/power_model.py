@@ -64,6 +64,10 @@ class PowerModel:
     """Redundant group → a failing node that leaves it with no live feed."""
     dark: set[str] = field(default_factory=set)
     """Groups with no feed online at all (phases before their power comes online): they must stay empty."""
+    maintenance: list[Contingency] = field(default_factory=list)
+    """Concurrent maintainability (§21): a node of a maintained class out (``failed`` is
+    ``maintained+failed``) while another fails; rows left with no feed drop (they are what a failure
+    during maintenance takes down), never forced empty."""
 
     def fixed_by_group(self, fixed_row_kw: dict[str, float]) -> dict[str, float]:
         """F_g from fixed loads per row, kW."""
@@ -95,10 +99,13 @@ def _shares(feeds: tuple[str, ...], dead: set[str], under: dict[str, list[str]])
     return out
 
 
-def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset()) -> PowerModel:
+def power_model(
+    ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset(), maintained: frozenset[str] = frozenset()
+) -> PowerModel:
     """Feed groups, normal coefficients and the contingencies that matter (module docstring).
     ``offline``: nodes that do not exist yet (a phase before theirs): they and their subtrees carry
-    nothing in any state, as if failed for good, and do not fail again."""
+    nothing in any state, as if failed for good, and do not fail again. ``maintained``: nodes that
+    may be out for maintenance while any other node fails (N-2 on their class, §21)."""
     groups, group_of_row = _feed_groups(ix)
     under = {f: ix.ancestors(f) for g in groups.values() for f in g.feeds}
     gone: set[str] = set()
@@ -118,7 +125,44 @@ def power_model(ix: SiteIndex, offline: set[str] | frozenset[str] = frozenset())
     forced: dict[str, str] = {}
     contingencies = _contingencies(ix, groups, base, gone, under, dark, forced)
     usable = {v: ix.power_nodes[v].usable_kw for v in ix.power_nodes}
-    return PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced, dark)
+    pm = PowerModel(groups, group_of_row, dict(normal), usable, contingencies, forced, dark)
+    if maintained:
+        pm.maintenance = _maintenance(ix, groups, base, gone, under, dark, maintained)
+    return pm
+
+
+def _maintenance(ix: SiteIndex, groups, base, gone, under, dark, maintained) -> list[Contingency]:
+    """Every pair (m out for maintenance, f failing; f anywhere but under m) that raises some
+    survivor's share beyond normal, once per survivor and distinct change (§21). The change is
+    from normal operation over the groups either hits; a group left with no feed drops."""
+    groups_of_feed: dict[str, list[str]] = defaultdict(list)
+    for g in groups.values():
+        for f in g.feeds:
+            groups_of_feed[f].append(g.key)
+
+    def hit_by(node: str) -> set[str]:
+        return {g for f in ix.subtree(node) for g in groups_of_feed.get(f, [])}
+
+    out: list[Contingency] = []
+    seen: set[tuple] = set()
+    for mid in sorted(maintained):
+        if mid in gone:
+            continue
+        out_m = gone | ix.subtree(mid)
+        for fid, fnode in ix.power_nodes.items():
+            if fid == mid or not fnode.can_fail or fid in out_m:
+                continue
+            hit = sorted((hit_by(mid) | hit_by(fid)) - dark)
+            if not hit:
+                continue
+            delta = _failure_delta(ix, fid, hit, groups, base, out_m, under, {})
+            for v, d in sorted(delta.items()):
+                if any(x > 1e-12 for x in d.values()):
+                    sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
+                    if sig not in seen:
+                        seen.add(sig)
+                        out.append(Contingency(v, f"{mid}+{fid}", dict(d)))
+    return out
 
 
 def _contingencies(ix: SiteIndex, groups, base, gone, under, dark, forced) -> list[Contingency]:

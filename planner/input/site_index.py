@@ -43,6 +43,7 @@ class SiteIndex:
     node_building: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
     zones: dict[str, CoolingZone] = field(default_factory=dict)
+    zone_building: dict[str, str] = field(default_factory=dict)
     pods: dict[str, Pod] = field(default_factory=dict)
     pod_hall: dict[str, str] = field(default_factory=dict)
     link_classes: dict[str, LinkClass] = field(default_factory=dict)
@@ -150,6 +151,7 @@ def index_site(site: Site) -> SiteIndex:
                 ix.node_building[n.id] = b.id
             for z in h.cooling_zones:
                 ix.zones[z.id] = z
+                ix.zone_building[z.id] = b.id
             for p in h.pods:
                 ix.pods[p.id] = p
                 ix.pod_hall[p.id] = h.id

@@ -121,7 +121,7 @@ def new_model(
         pulp.LpProblem("plan", sense),
         position_classes(scenario, ix, aggregate),
         cluster_groups(scenario, group_clusters and not elastic, installed),
-        power_model(ix),
+        power_model(ix, maintained=maintained_nodes(scenario, ix)),
         tl,
         aggregate=aggregate,
         elastic=elastic,
@@ -136,9 +136,21 @@ def new_model(
         deadline.check(
             "building the model", build_until(deadline)
         )  # the classes and power models took their time
-    m.pms = {p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p))) for p in m.points}
+    kept = maintained_nodes(scenario, ix)
+    m.pms = {
+        p: (m.pm if not tl.offline_nodes(p) else power_model(ix, tl.offline_nodes(p), kept)) for p in m.points
+    }
     m.network_rows = network_positions(scenario, ix)
     return m
+
+
+def maintained_nodes(scenario, ix) -> frozenset[str]:
+    """Power nodes of a class the scenario's maintenance level names, in the buildings it names (§21)."""
+    if not scenario.maintenance:
+        return frozenset()
+    return frozenset(
+        n for n, node in ix.power_nodes.items() if scenario.maintained(node.kind, ix.node_building.get(n))
+    )
 
 
 def lp_text(m: Model) -> str:

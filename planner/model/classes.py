@@ -124,6 +124,7 @@ def cluster_groups(
             != (None, None, None)
             or c.spare_availability is not None
             or bool(c.fabrics)
+            or scenario.power_stability is not None  # a job's swing is its own (§21)
         )
         groupable = (
             group

@@ -33,6 +33,14 @@ def relax_cooling_zones(
     return steps, cost
 
 
+def zone_capacity_kw(scenario, zone, building: str) -> float:
+    """Heat a zone removes, kW: (units − redundant) × unit kW; with cooling units maintained in its
+    building (§21) its reserve must stand while one unit is out: (units − redundant − 1) × unit kW."""
+    if scenario.maintained("cooling_unit", building):
+        return max(0, zone.units - zone.redundant_units - 1) * zone.unit_capacity_kw
+    return zone.capacity_kw
+
+
 @declare(
     "cooling",
     needs=(add_count_variables, add_fabric_constraints, add_fixed_loads, add_retrofit_variables),
@@ -42,8 +50,8 @@ def add_cooling_constraints(m: Model) -> None:
     """Cooling, in each phase where what is online changes: Σ n · p_t · (1 − lf_t) over rows of air
     zone z ≤ cap_z − fixed heat + Σ raises in effect, and Σ n · p_t · lf_t over rows of liquid loop z
     (as built, or added by a retrofit) likewise; cap = (units − redundant) × unit kW, 0 before the
-    zone exists; designed fabrics' switches are air cooled in their network row's zone. Named
-    ``cooling(CZ~AIR)``."""
+    zone exists, one unit fewer where cooling units are maintained (§21, :func:`zone_capacity_kw`);
+    designed fabrics' switches are air cooled in their network row's zone. Named ``cooling(CZ~AIR)``."""
     types = m.scenario.catalog.by_id()
     loops = {
         r.effect.row: r.effect.loop
@@ -54,7 +62,7 @@ def add_cooling_constraints(m: Model) -> None:
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.zones:
             raises[r.effect.target].append((r.id, r.effect.add_kw))
-    capacity = {z: zone.capacity_kw for z, zone in m.ix.zones.items()}
+    capacity = {z: zone_capacity_kw(m.scenario, zone, m.ix.zone_building[z]) for z, zone in m.ix.zones.items()}
     capacity.update({loop.id: loop.capacity_kw for loop in loops.values()})
     for p in m.points:
         heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)

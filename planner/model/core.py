@@ -234,6 +234,9 @@ class Model:
     fabric_kw: pulp.LpAffineExpression | None = None
     """Designed fabrics' switches (not in GPU racks) and transceivers, kW (exact at integer counts):
     fabric."""
+    grid_vars: dict[str, dict] = field(default_factory=dict)
+    """``storage_mw`` and ``floor_mw``: (building, phase index) → MW; ``energy``: (source, phase
+    index) → MWh per year: swing and energy (§21)."""
     exprs: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Named expressions: gpus, pflops, capex_usd, it_kw, cable_usd, cable_m, gpus:<group>: expressions."""
     group_kw: dict[str, pulp.LpVariable] = field(default_factory=dict)

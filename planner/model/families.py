@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from planner.model.cooling import add_cooling_constraints
 from planner.model.fabric import add_fabric_constraints
+from planner.model.grid import add_energy_constraints, add_swing_constraints
 from planner.model.network import add_cluster_constraints, add_pod_constraints
 from planner.model.objective import add_budget_constraints, add_expressions
 from planner.model.phases import add_count_variables, add_retrofit_gates, add_retrofit_variables
@@ -33,6 +34,8 @@ FAMILIES: tuple[Family, ...] = (
     add_cooling_constraints,
     add_storage_constraints,
     add_spread_constraints,
+    add_swing_constraints,
+    add_energy_constraints,
     add_budget_constraints,
     add_power_arrival_constraints,
     add_supply_constraints,

@@ -82,6 +82,7 @@ def relax_power_nodes(data: dict, scenario, idents: set[str], step: float) -> tu
     limits={
         "power": LimitRows(LimitKind.power_node, relax_power_nodes),
         "power_n1": LimitRows(LimitKind.power_node, relax_power_nodes),
+        "power_maint": LimitRows(LimitKind.power_node, relax_power_nodes),
         "redundant": LimitRows(LimitKind.row_redundant),
         "unpowered": LimitRows(LimitKind.row_unpowered),
     },
@@ -100,7 +101,9 @@ def add_power_constraints(m: Model) -> None:
     policy leaves them: a_f·P_eff − a_0·P = (δ + a_0)·P_eff − a_0·P. A redundant group that some
     single failure leaves without feeds, or a group with no feed online yet, gets P_g + F_g ≤ 0 (a
     fixed load there makes the model infeasible, as the verifier would find). Named
-    ``power(UPS~A)`` and ``power_n1(BW~B1,UPS~A)``: BW-B1 when UPS-A has failed."""
+    ``power(UPS~A)`` and ``power_n1(BW~B1,UPS~A)``: BW-B1 when UPS-A has failed; with a maintenance
+    level (§21) the same change for a maintained node out and another failing, named
+    ``power_maint(UPS~C,UPS~A&UPS~B)``: UPS-C while UPS-A is maintained and UPS-B fails."""
     raises: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.power_nodes:
@@ -112,12 +115,14 @@ def add_power_constraints(m: Model) -> None:
         _normal_rows(m, p, pm, fixed, live, raises)
         for c in pm.contingencies:
             _n1_row(m, p, pm, fixed, live, raises, c)
+        for c in pm.maintenance:
+            _n1_row(m, p, pm, fixed, live, raises, c, "power_maint")
         _empty_rows(m, p, pm, fixed, live)
 
 
 def _normal_rows(m: Model, p: int, pm, fixed: dict, live: set, raises: dict) -> None:
     """Each node's normal load within its usable kW (through L_v where the node has N-1 limits)."""
-    with_n1 = {c.node for c in pm.contingencies if any(g in live for g in c.delta)}
+    with_n1 = {c.node for c in [*pm.contingencies, *pm.maintenance] if any(g in live for g in c.delta)}
     for v, coef in pm.normal.items():
         items = [(m.gkw(g, p), a) for g, a in coef.items() if g in live]
         if not items:
@@ -135,14 +140,15 @@ def _normal_rows(m: Model, p: int, pm, fixed: dict, live: set, raises: dict) -> 
         )
 
 
-def _n1_row(m: Model, p: int, pm, fixed: dict, live: set, raises: dict, c) -> None:
+def _n1_row(m: Model, p: int, pm, fixed: dict, live: set, raises: dict, c, family: str = "power_n1") -> None:
     """A surviving node's load when ``c.failed`` has failed: L_v plus the change over the groups hit
-    (at the power their failover policy leaves them, when one is in force)."""
+    (at the power their failover policy leaves them, when one is in force); ``power_maint`` rows
+    for a node out for maintenance while another fails (§21, ``c.failed`` is ``maintained+failed``)."""
     lv = m.node_kw.get(m.at_phase(c.node, p))
     hit = [g for g in c.delta if g in live]
     if not hit or lv is None:
         return
-    if m.group_eff:
+    if m.group_eff and family == "power_n1":  # maintenance rows count every rack in full
         a0 = pm.normal.get(c.node, {})
         moved = pulp.lpSum(
             (c.delta[g] + a0.get(g, 0.0)) * m.group_eff[m.at_phase(g, p)] - a0.get(g, 0.0) * m.gkw(g, p)
@@ -153,7 +159,7 @@ def _n1_row(m: Model, p: int, pm, fixed: dict, live: set, raises: dict, c) -> No
         expr = pulp.LpAffineExpression([(lv, 1.0), *((m.gkw(g, p), c.delta[g]) for g in hit)])
     f1 = pm.fixed_normal(c.node, fixed) + pm.fixed_delta(c, fixed)
     extra = [m.effect(r, p) * add for r, add in raises.get(c.node, [])]
-    key = LimitKey("power_n1", c.node, c.failed, m.ph(p))
+    key = LimitKey(family, c.node, c.failed, m.ph(p))
     m.add_limit(key, expr - pulp.lpSum(extra), pm.usable_kw[c.node] - f1, "kW", f1)
 
 

@@ -321,6 +321,7 @@ CAPEX_PARTS = (
     ("facility", "capex_facility_usd"),
     ("retrofits", "capex_retrofits_usd"),
     ("backup power", "capex_backup_usd"),
+    ("energy storage", "capex_storage_usd"),
 )
 """The parts capex is made of (every part, so they add up to capex_usd), for every breakdown shown."""
 
@@ -343,6 +344,39 @@ def with_backup(k: Kpis, choices: Iterable[BackupChoice]) -> Kpis:
             "usd_per_useful_gpu_hour": choices[0].usd_per_useful_gpu_hour[choices[0].design],
         }
     )
+
+
+def with_grid(k: Kpis, grid) -> Kpis:
+    """KPIs with §21's costs (:mod:`planner.plan.grid`): energy storage in capex; storage, floors'
+    energy, storage losses, the sources' price and carbon in TCO; $ per GPU-hour over the same
+    discounted GPU-hours, $ per useful GPU-hour scaled alike."""
+    if grid is None or (not grid.storage_capex_usd and not grid.tco_usd):
+        return k
+    tco = k.tco_usd + grid.tco_usd
+    useful = k.usd_per_useful_gpu_hour * tco / k.tco_usd if k.tco_usd else 0.0
+    return k.model_copy(
+        update={
+            "capex_storage_usd": grid.storage_capex_usd,
+            "capex_usd": round(k.capex_usd + grid.storage_capex_usd, 2),
+            "tco_usd": round(tco, 2),
+            "usd_per_gpu_hour": round(tco / k.gpu_hours_npv, 6) if k.gpu_hours_npv else 0.0,
+            "usd_per_useful_gpu_hour": round(useful, 6),
+        }
+    )
+
+
+def storage_by_phase(scenario: Scenario, grid) -> dict[str | None, float]:
+    """Phase → energy storage bought in it, USD (§21)."""
+    if grid is None or scenario.power_stability is None:
+        return {}
+    per = scenario.power_stability.storage_usd_per_mw_bought
+    out: dict[str | None, float] = {}
+    before: dict[str, float] = {}
+    for ph in grid.phases:
+        bought = sum(x - before.get(b, 0.0) for b, x in ph.storage_mw.items())
+        out[ph.phase] = bought * per
+        before = dict(ph.storage_mw)
+    return out
 
 
 def capex_parts(k: Kpis) -> dict[str, float]:
@@ -389,13 +423,14 @@ def phase_summaries(
     phase_usage: dict,
     backup_usd: float = 0.0,
     chosen: dict[str, str] | None = None,
+    storage_usd: dict[str | None, float] | None = None,
 ) -> list:
     """Per phase: GPUs, racks (all standing, new), IT kW (standing racks, network racks online and
     the designed fabrics of the racks placed by then), capex spent in it (racks placed with their
     facility build, the pods' network racks' facility build in the phase their row comes online,
     what each designed fabric grows by then — switches, links and their facility build —,
-    retrofits bought, and ``backup_usd``, the backup power chosen, in the first phase), tightest
-    limits: the phases' capex adds up to capex_usd."""
+    retrofits bought, ``backup_usd``, the backup power chosen, in the first phase, and the energy
+    storage bought, ``storage_usd`` by phase), tightest limits: the phases' capex adds up to capex_usd."""
     if not scenario.phases:
         return []
     types = scenario.catalog.by_id()
@@ -436,6 +471,7 @@ def phase_summaries(
             if t is not None:
                 spent += _rack_capex(scenario, r, t, r.cluster in designed, classes)
         spent += sum(by_id[b].cost_usd for b, p in bought if p == ph.id and b in by_id)
+        spent += (storage_usd or {}).get(ph.id, 0.0)  # energy storage bought (§21)
         usage = sorted(
             (u for u in phase_usage.get(ph.id, []) if u.limit > 0),
             key=lambda u: (-u.worst_share, u.kind, u.id),

@@ -10,7 +10,14 @@ stated figures are ignored and replaced. Loads no solver (the dashboard calls it
 from __future__ import annotations
 
 from planner.plan import Plan, StrandedPower, chosen_fabrics
-from planner.plan.kpis import compute_kpis, phase_summaries, stranded_power, with_backup
+from planner.plan.kpis import (
+    compute_kpis,
+    phase_summaries,
+    storage_by_phase,
+    stranded_power,
+    with_backup,
+    with_grid,
+)
 from planner.plan.orders import order_book
 from planner.rules.fabric_sizing import fabric_entry, fabric_sizes
 from planner.rules.reliability import reliability_report
@@ -51,14 +58,20 @@ def plan_figures(plan: Plan, scenario: Scenario) -> tuple[Plan, VerifyReport]:
         if plan.racks
         else None
     )
-    kpis = with_backup(kpis, reliability.backup if reliability else [])
+    kpis = with_grid(with_backup(kpis, reliability.backup if reliability else []), plan.grid)
     return bare.model_copy(
         update={
             "kpis": kpis,
             "utilisation": rep.usage,
             "reliability": reliability,
             "phases": phase_summaries(
-                scenario, plan.racks, bought, rep.phase_usage, kpis.capex_backup_usd, chosen
+                scenario,
+                plan.racks,
+                bought,
+                rep.phase_usage,
+                kpis.capex_backup_usd,
+                chosen,
+                storage_by_phase(scenario, plan.grid),
             ),
             "stranded": [StrandedPower(node=n, kw=kw, reason=why) for n, kw, why in where],
         }

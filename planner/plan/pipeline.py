@@ -23,6 +23,7 @@ from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
+from planner.plan.grid import size_grid
 from planner.plan.numbers import plan_figures
 from planner.plan.orders import order_book
 from planner.rules.bounds import capacity_bound
@@ -149,6 +150,8 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not.
     Structures are bought when needed first (:func:`structures_when_needed`)."""
     plan = structures_when_needed(plan, scenario)
+    if plan.status.has_plan:
+        plan = plan.model_copy(update={"grid": size_grid(scenario, plan)})
     done, rep = plan_figures(plan, scenario)
     if plan.status.has_plan and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])

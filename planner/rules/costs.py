@@ -139,6 +139,16 @@ def annuity(t: float, horizon: float, rate: float) -> float:
     return (discount(t, rate) - discount(horizon, rate)) / math.log1p(rate)
 
 
+def phase_annuities(scenario: Scenario) -> list[float]:
+    """Today's value of 1 USD per year flowing through each phase (one entry without phases):
+    annuity(t_p, H) − annuity(t_{p+1}, H), t the phases' starts in years, the last phase running to
+    the horizon H."""
+    h, r = scenario.costs.horizon_years, scenario.costs.discount_rate
+    starts = list(phase_years(scenario).values())[1:] or [0.0]
+    ends = [*starts[1:], h]
+    return [annuity(min(a, h), h, r) - annuity(min(b, h), h, r) for a, b in zip(starts, ends, strict=True)]
+
+
 @dataclass(frozen=True)
 class RackCost:
     """What one rack placed at year t costs and yields over the horizon."""

@@ -33,6 +33,8 @@ from planner.schema.plan import (
     ClusterFabric,
     ClusterReliability,
     FailoverGain,
+    GridPhase,
+    GridReport,
     Kpis,
     NetworkRack,
     Order,
@@ -45,6 +47,7 @@ from planner.schema.plan import (
     SwitchCount,
     Usage,
 )
+from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
 from planner.schema.retrofits import AddLiquidLoop, BuildStructure, RaiseCapacity, RaiseRackPower, Retrofit
 from planner.schema.scenario import (
@@ -95,6 +98,12 @@ __all__ = [
     "ClusterFabric",
     "ClusterReliability",
     "FailoverGain",
+    "GridPhase",
+    "GridReport",
+    "Maintenance",
+    "PowerSource",
+    "PowerStability",
+    "Water",
     "NetworkRack",
     "RackCount",
     "RegionTier",

@@ -73,6 +73,9 @@ class RackType(StrictModel):
     """Back-end network outside the rack per GPU, W (the fabric's leaf, spine and core switches and
     their optics, by the rack's generation): what a plan without a designed fabric draws for its
     network beyond the pods' network racks (scenario ``network_allowance``)."""
+    trough_share: Float | None = Field(None, ge=0, le=1)
+    """Draw in the trough of a synchronous training step as a share of planning power (§21): the
+    swing of one rack is planning kW × (1 − this); none: the scenario's ``power_stability``."""
     server_fault_share: Float = Field(1.0, gt=0, le=100)
     """Host faults of one server as a share of the reference cluster's server (Llama 3: an 8-GPU
     H100 host), for the interruption causes that scale per server (host maintenance, software,

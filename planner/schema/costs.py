@@ -60,6 +60,9 @@ class Costs(StrictModel):
     facility_split: FacilitySplit | None = None
     """The facility rate split into shell, electrical, mechanical and backup plant (capex shown by
     part; the backup share is the plant a backup design replaces); none: shown whole."""
+    carbon_usd_per_t: Float | None = Field(None, ge=0, le=1e5)
+    """Carbon price, USD per t CO2 (§21): with ``power_sources``, each source's emissions priced in
+    TCO (and so in min_tco's choice of source); none: emissions are reported, not priced."""
     facility_life_years: Float | None = Field(None, gt=0, le=100)
     """Service life of the facility build (shell and plant), years: its book value at the horizon,
     straight-line, is credited as residual value (none: the build counts whole within the horizon)."""

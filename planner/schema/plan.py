@@ -183,8 +183,10 @@ class Kpis(StrictModel):
     """Retrofits bought, USD."""
     capex_backup_usd: Float = 0
     """Backup power chosen per building (scenario ``backup_power``), USD, at the start."""
+    capex_storage_usd: Float = 0
+    """Energy storage bought to absorb training swings (§21), USD."""
     capex_usd: Float = 0
-    """Racks + fabric + links + facility + retrofits + backup power, USD."""
+    """Racks + fabric + links + facility + retrofits + backup power + energy storage, USD."""
     opex_usd_per_year: Float = 0
     """Energy, colocation and maintenance at full build-out, USD per year."""
     tco_usd: Float = 0
@@ -439,6 +441,47 @@ class FailoverGain(StrictModel):
     """Why no figure, when there is none."""
 
 
+class GridPhase(StrictModel):
+    """Power the grid accepts in one phase (§21): the swing, what absorbs it, energy by source,
+    emissions and water."""
+
+    phase: Id | None = None
+    """Phase ID (none without phases)."""
+    swing_mw: Float = 0
+    """Largest synchronous swing of one cluster before storage or floors, MW."""
+    swing_cluster: Text = ""
+    """The cluster whose swing it is."""
+    accepted_mw: Float = 0
+    """Swing the sources arrived by then accept, MW (a very large figure when unlimited)."""
+    storage_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
+    """Building → energy storage standing, MW (bought in this phase or before; kept)."""
+    floor_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
+    """Building → swing absorbed by a GPU power floor, MW."""
+    energy_mwh_per_year: dict[Id, Float] = Field(default_factory=dict, max_length=1000)
+    """Power source → facility energy drawn from it, MWh per year (with ``power_sources``)."""
+    t_co2_per_year: Float = 0
+    """Scope 2 emissions, t CO2 per year."""
+    water_m3_per_year: Float = 0
+    """Cooling water, m³ per year (IT energy × WUE)."""
+    peak_water_l_per_s: Float = 0
+    """Design-day water draw, L/s."""
+
+
+class GridReport(StrictModel):
+    """§21 over the plan: per phase, and the costs it adds to capex and TCO."""
+
+    phases: list[GridPhase] = Field(default_factory=list, max_length=100)
+    storage_capex_usd: Float = 0
+    """Energy storage bought, USD (undiscounted): in capex."""
+    tco_usd: Float = 0
+    """Storage (discounted, less its residual value), the floors' energy, the storage's losses, the
+    sources' price over the scenario's and the carbon price, over the horizon, USD: in TCO."""
+    t_co2: Float = 0
+    """Emissions over the horizon, t CO2."""
+    water_m3: Float = 0
+    """Water over the horizon, m³."""
+
+
 class Plan(StrictModel):
     """A placement with its provenance, KPIs and utilisation (§9)."""
 
@@ -512,6 +555,10 @@ class Plan(StrictModel):
     """Blast radius, MTBF, checkpoints and goodput (none: not claimed)."""
     fabric: list[ClusterFabric] | None = None
     """Designed fabrics per cluster (none: clusters on a single allowed design, or none)."""
+    grid: GridReport | None = None
+    """Swings, storage and floors, energy by source, emissions and water (§21): the plan's choice of
+    storage, floors and dispatch, checked by the verifier; none without ``power_stability``,
+    ``power_sources`` or ``water``."""
     failover: FailoverGain | None = None
     """The failover policies' gain against strict N-1, with its witness (scenarios with cap or shed
     clusters)."""

@@ -67,6 +67,10 @@ class BuildStructure(StrictModel):
     design_day_pue: Float | None = Field(None, ge=1, le=3)
     """Its PUE on the design day, for power arriving over time; none: its annual ``pue`` when it states
     one, else the scenario's design-day PUE."""
+    wue_l_per_kwh: Float | None = Field(None, ge=0, le=100)
+    """Its water per kWh of IT energy, L (§21); none: the scenario's ``water``."""
+    peak_water_l_per_s_per_mw: Float | None = Field(None, ge=0, le=100)
+    """Its design-day water draw per MW of IT, L/s; none: the scenario's ``water``."""
     source: Text = ""
     """Where its cost, lead time, life and PUE come from (or 'estimate')."""
 

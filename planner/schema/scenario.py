@@ -29,6 +29,7 @@ from planner.schema.base import (
 )
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
+from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
 from planner.schema.plan import PlacedRack
 from planner.schema.reliability import Reliability
 from planner.schema.retrofits import BuildStructure, Retrofit
@@ -161,6 +162,23 @@ class PowerStep(StrictModel):
     """The long-lead plant it needs (transformers, switchgear, turbines), named in the order book."""
     source: Text = ""
     """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
+    ramp_mw_per_s: Float = Field(0.0, ge=0, le=1e6)
+    """Ramp the step accepts of a training swing, MW/s (§21: the utility's interconnect agreement, a
+    turbine's governor); 0: none."""
+    dynamic_range_mw: Float = Field(0.0, ge=0, le=1e6)
+    """Dynamic range the step accepts, MW (§21); 0: none."""
+    power_source: Id | None = None
+    """The source its MW belong to (a key of ``power_sources``); none: ``grid`` for interconnect,
+    ``onsite`` for generation."""
+
+    def mw_by_source(self) -> dict[str, float]:
+        """Source → MW the step adds (interconnect and generation under their sources)."""
+        out: dict[str, float] = {}
+        for default, mw in (("grid", self.interconnect_mw), ("onsite", self.generation_mw)):
+            if mw > 0:
+                key = self.power_source or default
+                out[key] = out.get(key, 0.0) + mw
+        return out
 
 
 class Supply(StrictModel):
@@ -242,6 +260,10 @@ class Budgets(StrictModel):
     """Most capex (racks + fabric + links), USD."""
     it_power_kw: Float | None = Field(None, ge=0, le=1e9)
     """Most IT power of all placed racks, kW."""
+    t_co2_per_year: Float | None = Field(None, ge=0, le=1e12)
+    """Most Scope 2 emissions in any phase, t CO2 per year (§21; needs ``power_sources``)."""
+    peak_water_l_per_s: Float | None = Field(None, ge=0, le=1e9)
+    """Most design-day water draw in any phase, L/s (§21; needs ``water``)."""
 
 
 class FabricDesign(StrictModel):
@@ -400,6 +422,17 @@ class Scenario(StrictModel):
     """What a row's max_rack_power_kw is checked against: the rack's nameplate power (rated,
     with any GPU cap applied; default) or its planning power (rated × power_budget_ratio, when
     the site plans its rack feeds on measured peak)."""
+    power_stability: PowerStability | None = None
+    """Training swings and what absorbs them (§21); none: swings are not checked."""
+    power_sources: dict[Id, PowerSource] = Field(default_factory=dict, max_length=1000)
+    """Source → its price and carbon (§21): each phase's energy dispatched over the sources arrived
+    by then (power arrival steps name theirs); none: energy at ``costs.energy_usd_per_kwh``, no
+    emissions."""
+    water: Water | None = None
+    """Water per kWh and on the design day (§21); none: water is not counted."""
+    maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
+    """Concurrent maintainability (§21): classes whose elements may be out for maintenance while N-1
+    still holds; none: N-1 only."""
     solver: SolverSettings = SolverSettings()
     """Solver, time limit and gap."""
 
@@ -424,6 +457,53 @@ class Scenario(StrictModel):
             for s in self.power_arrival
             if order.get(s.phase, 0) <= phase_index
         )
+
+    def swing_accepted_mw(self, phase_index: int) -> float:
+        """Training swing the sources arrived by the phase with this index accept, MW (§21): the
+        site's own (``power_stability``) plus each step's min(ramp × swing seconds, dynamic range)."""
+        ps = self.power_stability
+        if ps is None:
+            return math.inf
+        order = self.phase_at
+        return ps.accepted_mw(ps.ramp_mw_per_s, ps.dynamic_range_mw) + sum(
+            ps.accepted_mw(s.ramp_mw_per_s, s.dynamic_range_mw)
+            for s in self.power_arrival
+            if order.get(s.phase, 0) <= phase_index
+        )
+
+    def trough_share(self, rack: RackType) -> float:
+        """A rack type's draw in a training trough as a share of its planning power (§21)."""
+        if rack.trough_share is not None:
+            return rack.trough_share
+        return self.power_stability.trough_share if self.power_stability is not None else 1.0
+
+    def source_mw(self, phase_index: int) -> dict[str, float]:
+        """Source → MW of it arrived by the phase with this index (§21)."""
+        order = self.phase_at
+        out: dict[str, float] = {}
+        for s in self.power_arrival:
+            if order.get(s.phase, 0) <= phase_index:
+                for k, mw in s.mw_by_source().items():
+                    out[k] = out.get(k, 0.0) + mw
+        return out
+
+    def wue_in(self, building: str | None) -> float:
+        """Water per kWh of IT energy in ``building``, L: its structure's, else the scenario's (0 without ``water``)."""
+        e = self._structure(building)
+        if e is not None and e.wue_l_per_kwh is not None:
+            return e.wue_l_per_kwh
+        return self.water.wue_l_per_kwh if self.water is not None else 0.0
+
+    def peak_water_in(self, building: str | None) -> float:
+        """Design-day water per MW of IT in ``building``, L/s."""
+        e = self._structure(building)
+        if e is not None and e.peak_water_l_per_s_per_mw is not None:
+            return e.peak_water_l_per_s_per_mw
+        return self.water.peak_l_per_s_per_mw if self.water is not None else 0.0
+
+    def maintained(self, kind: str, building: str | None) -> bool:
+        """Whether elements of ``kind`` in ``building`` may be out for maintenance (§21)."""
+        return any(m.kind == kind and (not m.buildings or building in m.buildings) for m in self.maintenance)
 
     def supply_upto(self, rack_type: str, phase_index: int) -> int | None:
         """Racks of ``rack_type`` delivered by the phase with this index (0 without phases); None when

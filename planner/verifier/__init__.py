@@ -72,6 +72,7 @@ from planner.verifier.clusters import (
     switch_supply_checks,
 )
 from planner.verifier.futures import future_checks
+from planner.verifier.grid_recount import energy_checks, maintenance_checks, report_checks, swing_checks
 from planner.verifier.placement import existing_checks, network_rack_checks, rack_checks, retrofit_checks
 from planner.verifier.report import TOL, VerifyReport, Violation
 from planner.verifier.site import phase_states, site_view
@@ -92,6 +93,13 @@ def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
     rep = VerifyReport()
     spread_checks(Plan(scenario_name=scenario.name, racks=racks), scenario, site_view(scenario), rep)
     return rep.violations
+
+
+def _grid(plan: Plan, scenario: Scenario, site, rep: VerifyReport, st) -> None:
+    """§21 in one phase: swings, energy and water, maintenance (:mod:`~planner.verifier.grid_recount`)."""
+    swing_checks(plan, scenario, rep, st)
+    energy_checks(plan, scenario, site, rep, st)
+    maintenance_checks(scenario, site, rep, st)
 
 
 def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
@@ -119,6 +127,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             cooling_checks(scenario, site, rep, st, usage=True)
             arrival_checks(scenario, site, rep, st, usage=True)
             supply_checks(scenario, rep, st, usage=True)
+            _grid(plan, scenario, site, rep, st)
             rep.phase_usage[st.id] = rep.usage[before:]
             if not last:
                 del rep.usage[before:]
@@ -127,6 +136,8 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             cooling_checks(scenario, site, rep, st, usage=last)
             arrival_checks(scenario, site, rep, st, usage=last)
             supply_checks(scenario, rep, st, usage=last)
+            _grid(plan, scenario, site, rep, st)
+    report_checks(plan, scenario, rep)
     pod_checks(plan, scenario, site, rep)
     hall_usage(plan, scenario, site, rep)
     cluster_checks(plan, scenario, site, rep, states)

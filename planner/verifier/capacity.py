@@ -236,12 +236,15 @@ def cooling_checks(
     zones = {**site.zones, **{z.id: z for z in st.loops.values()}}
     for zid, z in zones.items():
         h = heat.get(zid, 0.0)
-        cap = 0.0 if zid in st.offline else z.capacity_kw + st.zone_add.get(zid, 0.0)
+        out = 1 if _maintained_zone(scenario, site, zid) else 0  # §21: one unit in maintenance
+        cap = 0.0 if zid in st.offline else max(0, z.units - z.redundant_units - out) * z.unit_capacity_kw
+        cap += 0.0 if zid in st.offline else st.zone_add.get(zid, 0.0)
         if h > cap + TOL:
             why = (
                 "not online yet"
                 if zid in st.offline
-                else f"{z.units - z.redundant_units} of {z.units} units × {fmt(z.unit_capacity_kw)} kW"
+                else f"{max(0, z.units - z.redundant_units - out)} of {z.units} units × {fmt(z.unit_capacity_kw)} kW"
+                + (", one in maintenance" if out else "")
                 + (" + retrofit" if zid in st.zone_add else "")
             )
             rep.add(
@@ -251,6 +254,14 @@ def cooling_checks(
             rep.usage.append(
                 Usage(kind=LimitKind.cooling_zone, id=zid, value=round(h, 6), limit=cap, unit="kW")
             )
+
+
+def _maintained_zone(scenario: Scenario, site: SiteView, zid: str) -> bool:
+    """Whether cooling units are maintained in the zone's building (§21)."""
+    b = site.zone_building.get(zid)
+    return b is not None and any(
+        m.kind == "cooling_unit" and (not m.buildings or b in m.buildings) for m in scenario.maintenance
+    )
 
 
 def standing_sets(plan: Plan, scenario: Scenario) -> list[list]:

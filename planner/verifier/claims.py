@@ -14,6 +14,7 @@ from planner.schema import ClusterFabric, Plan, Scenario, Usage
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.verifier.bounds_recount import recount_capacity, recount_demands
 from planner.verifier.fabric_recount import all_figures, chosen
+from planner.verifier.grid_recount import grid_costs
 from planner.verifier.kpis_recount import recount_kpis, recount_objective, recount_orders, recount_phases
 from planner.verifier.reliability_recount import recount_goodput, recount_reliability
 from planner.verifier.report import TOL, VerifyReport, close, fmt
@@ -48,7 +49,7 @@ def budget_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     b = scenario.budgets
     if b.capex_usd is None and b.it_power_kw is None:
         return
-    k = recount_kpis(scenario, plan.racks, _bought(plan), chosen(plan))
+    k = recount_kpis(scenario, plan.racks, _bought(plan), chosen(plan), grid=grid_costs(scenario, plan.grid))
     if b.capex_usd is not None:
         if k.capex_usd > b.capex_usd + 0.01:
             rep.add(
@@ -146,7 +147,8 @@ def _kpi_claims(plan: Plan, scenario: Scenario, rep: VerifyReport, stranded_kw: 
         tco = base.tco_usd if base is not None and scenario.backup_power else None
         want_r = recount_reliability(scenario, site_view(scenario), plan.racks, plan.network_racks, tco)
     if plan.kpis is not None:
-        kpis = recount_kpis(*args, good, want_r.backup if want_r else [], stranded_kw)
+        grid = grid_costs(scenario, plan.grid)
+        kpis = recount_kpis(*args, good, want_r.backup if want_r else [], stranded_kw, grid)
         for key, want in kpis.model_dump().items():
             got = getattr(plan.kpis, key)
             if isinstance(want, dict):
@@ -280,7 +282,7 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
     """The objective value from the racks; the bound on its right side; the gap from both; optimal
     only within the requested gap, or on the solver's word when it stated no bound."""
     objective = Objective(scenario.objective)
-    obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan))
+    obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan), grid_costs(scenario, plan.grid))
     if plan.objective and plan.objective != objective.value:
         what = f"plan optimised {plan.objective}, the scenario asks for {objective.value}"
         rep.add("objective", "claim", what)

@@ -283,10 +283,12 @@ def recount_kpis(
     good: dict[str, float] | None = None,
     backup: list[BackupChoice] | None = None,
     stranded_kw: float = 0.0,
+    grid: tuple[float, float] = (0.0, 0.0),
 ) -> Kpis:
     """Every KPI of placed racks and retrofits bought (``picks``: cluster → fabric design chosen;
     ``fabric_racks``: the designed fabrics' network racks placed; ``good``: goodput per cluster;
-    ``backup``: the backup power chosen per building; ``stranded_kw``: the stranded power found)."""
+    ``backup``: the backup power chosen per building; ``stranded_kw``: the stranded power found;
+    ``grid``: §21's storage capex and TCO, :func:`planner.verifier.grid_recount.grid_costs`)."""
     types = scenario.catalog.by_id()
     good = good or {}
     backup = backup or []
@@ -296,7 +298,7 @@ def recount_kpis(
             _add_rack(s, scenario, r, types[r.rack_type], picks, good)
     fabric = list(all_figures(scenario, racks, picks).values())
     white = _add_white_space(s, scenario, fabric, bought)
-    return _as_kpis(s, scenario, fabric, white, backup, fabric_racks, stranded_kw)
+    return _as_kpis(s, scenario, fabric, white, backup, fabric_racks, stranded_kw, grid)
 
 
 def per(x: float, y: float) -> float:
@@ -312,17 +314,21 @@ def _as_kpis(
     backup: list,
     fabric_racks: int,
     stranded_kw: float,
+    grid: tuple[float, float] = (0.0, 0.0),
 ) -> Kpis:
-    """The sums as KPIs, with the backup power chosen (its capex spent at the start)."""
+    """The sums as KPIs, with the backup power chosen (its capex spent at the start) and §21's
+    storage and TCO (``grid``)."""
     fabric_kw = sum(z.kw for z in fabric)
     backup_usd = sum(c.capex_usd for c in backup)
-    tco = s.tco + backup_usd
+    tco = s.tco + backup_usd + grid[1]
     it = s.kw + s.allowance_kw + white
     area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
     floor = sum(area.get(x, 0.0) for x in s.halls)
     mw = it / 1000.0
-    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else per(tco, s.useful_npv)
-    capex = sum(s.capex.values()) + backup_usd
+    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else per(tco - grid[1], s.useful_npv)
+    if grid[1] and tco - grid[1]:
+        useful *= tco / (tco - grid[1])  # the same useful hours
+    capex = sum(s.capex.values()) + backup_usd + grid[0]
     return Kpis(
         gpus=s.gpus,
         racks=s.racks,
@@ -355,6 +361,7 @@ def _as_kpis(
         capex_facility_parts_usd=_parts(scenario, s.capex["facility"], s.own_build),
         capex_retrofits_usd=s.capex["retrofits"],
         capex_backup_usd=backup_usd,
+        capex_storage_usd=grid[0],
         capex_usd=capex,
         opex_usd_per_year=s.opex,
         tco_usd=tco,
@@ -395,12 +402,17 @@ def _add_white_space(s: _Sums, scenario: Scenario, fabric: list, bought) -> floa
 
 
 def recount_objective(
-    scenario: Scenario, racks: list[PlacedRack], bought: list[tuple[str, str | None]], picks: dict[str, str]
+    scenario: Scenario,
+    racks: list[PlacedRack],
+    bought: list[tuple[str, str | None]],
+    picks: dict[str, str],
+    grid: tuple[float, float] = (0.0, 0.0),
 ) -> float:
-    """The objective's figure: capex or TCO as counted (before backup power); GPUs (PFLOPS) of the
-    racks placed (not installed ones, not spares), each × the phases it stands in when phased."""
+    """The objective's figure: capex or TCO as counted (before backup power; with §21's ``grid``
+    costs); GPUs (PFLOPS) of the racks placed (not installed ones, not spares), each × the phases it
+    stands in when phased."""
     if scenario.objective in ("min_capex", "min_tco"):
-        k = recount_kpis(scenario, racks, bought, picks)
+        k = recount_kpis(scenario, racks, bought, picks, grid=grid)
         return k.capex_usd if scenario.objective == "min_capex" else k.tco_usd
     types = scenario.catalog.by_id()
     total = 0.0
@@ -419,7 +431,7 @@ def recount_objective(
 
 def recount_phases(
     scenario: Scenario, plan: Plan, phase_usage: dict, backup_usd: float = 0.0
-) -> list[PhaseSummary]:
+) -> list[PhaseSummary]:  # noqa: C901 - one pass per phase over every part of its capex
     """Per phase: GPUs and racks standing, racks new in it, IT kW (standing racks, the network
     racks of rows online and the designed fabrics of the racks placed by then), capex spent in it
     (racks placed: equipment — at the site's fabric cost per GPU outside a designed fabric — and
@@ -465,6 +477,7 @@ def recount_phases(
         )
         spent += fabric_now[0] - fabric_then[0] + facility_usd(scenario, fabric_now[1] - fabric_then[1])
         fabric_then = fabric_now
+        spent += _storage_bought(scenario, plan, i)
         for r in new:
             t = types.get(r.rack_type)
             if t is not None:
@@ -487,6 +500,17 @@ def recount_phases(
             )
         )
     return out
+
+
+def _storage_bought(scenario: Scenario, plan: Plan, i: int) -> float:
+    """Energy storage bought in the phase with index i (§21), USD: its MW over the phase before."""
+    ps = scenario.power_stability
+    if ps is None or plan.grid is None or i >= len(plan.grid.phases):
+        return 0.0
+    now = plan.grid.phases[i].storage_mw
+    before = plan.grid.phases[i - 1].storage_mw if i else {}
+    per = ps.storage_usd_per_mw + ps.storage_hours * ps.storage_usd_per_mwh
+    return per * sum(x - before.get(b, 0.0) for b, x in now.items())
 
 
 def recount_orders(scenario: Scenario, plan: Plan) -> list[Order]:

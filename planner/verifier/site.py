@@ -32,6 +32,7 @@ class SiteView:
     node_building: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     zones: dict[str, CoolingZone] = field(default_factory=dict)
+    zone_building: dict[str, str] = field(default_factory=dict)
     pods: dict[str, Pod] = field(default_factory=dict)
     pod_building: dict[str, str] = field(default_factory=dict)
     hall_rating: dict[str, float | None] = field(default_factory=dict)
@@ -146,6 +147,7 @@ def _index_hall(s: SiteView, building: str, h, on) -> None:
         s.on[n.id] = on(h.online_phase, n.online_phase)
     for z in h.cooling_zones:
         s.zones[z.id] = z
+        s.zone_building[z.id] = building
         s.on[z.id] = on(h.online_phase, z.online_phase)
     for p in h.pods:
         s.pods[p.id] = p
