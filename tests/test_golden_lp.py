@@ -94,6 +94,7 @@ def golden_scenario():
 def sources():
     """Golden scenario name → a builder (tiny hand-checkable scenarios of the tests that solve them)."""
     from tests.test_fabric import IB2, TWO_PODS, net_site
+    from tests.test_grid import energy_golden, swing_site
     from tests.test_phases import retrofit_site
     from tests.test_region_power import arrival_site
     from tests.test_reliability import dr_site, two_domain_site
@@ -108,6 +109,8 @@ def sources():
         "arrival": lambda: arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]),
         "spread": lambda: two_domain_site("max_share_per_pod"),
         "shed": lambda: dr_site("shed"),
+        "swing": lambda: swing_site(True, True),
+        "energy": energy_golden,
         "fabric": lambda: net_site(
             TWO_PODS, [IB2], {"demand": "max", "gpus": 128, "max_hops": 5, "fabrics": ["ib2"]}
         ),
@@ -122,6 +125,8 @@ SOURCES = {
     "spread": "spread",
     "failover": "shed",
     "fabric": "fabric",
+    "swing": "swing",
+    "energy": "energy",
 }
 """Family → the golden scenario its file shows (``hall`` when not named)."""
 

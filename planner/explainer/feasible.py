@@ -190,24 +190,29 @@ def dual_screen(scenario: Scenario, time_limit_s: float) -> dict[tuple[str, str]
 def _per_phase_ident(kind: str, ident: str, phase: str | None) -> str:
     """The element a per-phase limit is relaxed by: the phase for power arrival ("region" without
     phases), "rack type@phase" for supply (the type without phases); other limits their own ID."""
-    if kind == LimitKind.power_arrival:
+    if kind in BY_PHASE:
         return phase or ident
     if kind == LimitKind.supply:
         return f"{ident}@{phase}" if phase else ident
     return ident
 
 
+BY_PHASE = (LimitKind.power_arrival, LimitKind.swing, LimitKind.emissions, LimitKind.water)
+"""Per-phase limits relaxed by their phase (the region's power, swing acceptance, emissions, water)."""
+
+
 def per_phase_usage(scenario: Scenario, plan: Plan) -> list[Usage]:
     """The use of the per-phase limits in every phase, recomputed by the verifier from the plan's
     racks (one verification): region power arrival (element: the phase; its own ID without phases),
     rack supply ("type@phase"; the type without phases) and switch supply ("switch:<model>")."""
-    if not scenario.power_arrival and not scenario.supply and not scenario.switch_supply:
+    grid = scenario.power_stability is not None or scenario.power_sources or scenario.water is not None
+    if not scenario.power_arrival and not scenario.supply and not scenario.switch_supply and not grid:
         return []
     rep = verify(plan, scenario)
     if not scenario.phases:
         return [u for u in rep.usage if u.kind in PER_PHASE]
     return [
-        u.model_copy(update={"id": ph if u.kind == LimitKind.power_arrival else f"{u.id}@{ph}"})
+        u.model_copy(update={"id": ph if u.kind in BY_PHASE else f"{u.id}@{ph}"})
         for ph, us in rep.phase_usage.items()
         for u in us
         if u.kind in PER_PHASE
@@ -377,7 +382,7 @@ def _candidates(scenario: Scenario, plan: Plan, screen: dict) -> list[Relaxation
     usage = [
         u for u in (plan.utilisation or []) if u.limit > 0 and u.kind in RELAXABLE and u.kind not in PER_PHASE
     ]
-    usage += [u for u in per_phase_usage(scenario, plan) if u.limit > 0 or u.kind == LimitKind.power_arrival]
+    usage += [u for u in per_phase_usage(scenario, plan) if u.limit > 0 or u.kind in BY_PHASE]
     usage += [u for u in spread_usage(scenario, plan) if u.limit > 0]
     tight = {
         u.id

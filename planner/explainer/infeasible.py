@@ -243,7 +243,19 @@ def _spread_finding(m: Model, lim: Limit, short: float) -> Finding:
     return Finding("conflict", element, what, short, "GPUs")
 
 
+def _swing_finding(m: Model, lim: Limit, short: float) -> Finding:
+    """A job's training swing beyond what the power sources accept in a phase (§21), in MW to 3 places."""
+    when = f" in {lim.key.phase}" if lim.key.phase else ""
+    accepted = lim.limit + lim.fixed
+    what = (
+        f"training swing of {lim.ident}{when}: {short:,.3f} MW more than the power sources accept "
+        f"({accepted:,.3f} MW; it swings {accepted + short:,.3f} MW after storage and floors)"
+    )
+    return Finding("conflict", lim.ident, what, short, "MW")
+
+
 _SPECIAL = {
+    LimitKind.swing: _swing_finding,
     LimitKind.storage: _storage_finding,
     LimitKind.fabric: _fabric_finding,
     LimitKind.spread: _spread_finding,

@@ -24,12 +24,14 @@ from planner.rules.costs import HOURS_PER_YEAR, build_npv_usd, phase_annuities, 
 
 def relax_swing(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
     """More swing accepted in the named phase: a power-arrival step of no MW whose dynamic range and
-    ramp accept step × what was accepted then (at least 1 MW), from that phase on (no price)."""
+    ramp accept step × what was accepted then (step × 1 MW when nothing was), from that phase on (no
+    price)."""
     order = scenario.phase_at
     ps = scenario.power_stability
     steps = []
     for ident in sorted(idents):
-        mw = step * max(1.0, scenario.swing_accepted_mw(order.get(ident, 0)))
+        now = scenario.swing_accepted_mw(order.get(ident, 0))
+        mw = step * (now if now > 0 else 1.0)
         data["power_arrival"].append(
             {
                 **({"phase": ident} if ident in order else {}),
@@ -37,7 +39,8 @@ def relax_swing(data: dict, scenario, idents: set[str], step: float) -> tuple[li
                 "ramp_mw_per_s": mw / ps.swing_s,
             }
         )
-        steps.append(f"{ident if ident in order else 'region'}: +{amount(mw)} MW more ramp acceptance")
+        more = f"{amount(mw)} MW" if mw >= 1 else f"{amount(mw * 1000)} kW"
+        steps.append(f"{ident if ident in order else 'region'}: +{more} more ramp acceptance")
     return steps, None
 
 
@@ -95,7 +98,7 @@ def add_swing_constraints(m: Model) -> None:
                 m.add(e - summed(items) + pulp.lpSum(mit) >= f, lp_name("swing_left_def", cid, b, *m.sfx(p)))
                 terms.append((e, 1.0))
             m.add_limit(
-                LimitKey("swing", cid, "", m.ph(p)), summed(terms), s.swing_accepted_mw(p) - const, "MW", const
+                LimitKey("swing", cid, "", m.ph(p)), summed(terms), round(s.swing_accepted_mw(p) - const, 9), "MW", const
             )
     _mitigation_costs(m, store, floor, phases)
 
@@ -156,9 +159,10 @@ def _mitigation_costs(m: Model, store: dict, floor: dict, phases) -> None:
 def relax_limits(data: dict, scenario, idents: set[str], step: float) -> tuple[list[str], float | None]:
     """The emissions or water limit × (1 + step) (no price)."""
     steps = []
+    del idents  # one limit a phase, relaxed everywhere
     for key, unit in (("t_co2_per_year", "t CO2 per year"), ("peak_water_l_per_s", "L/s")):
         old = data["budgets"].get(key)
-        if old is not None and ({"region"} & idents):
+        if old is not None:
             data["budgets"][key] = old * (1 + step)
             steps.append(f"+{step:.0%} on {key} (+{amount(old * step)} {unit})")
     return steps, None

@@ -110,14 +110,14 @@ class _Sizing:
         for i, load in enumerate(self.loads):
             for b in buildings:
                 if ps.storage:
-                    v = self.store[b, i] = pulp.LpVariable(f"store_{b}_{i}", 0)
+                    v = self.store[b, i] = self.prob.add_variable(f"store_{b}_{i}", lowBound=0)
                     npv = build_npv_usd(ps.storage_usd_per_mw_bought, years[i], ps.storage_life_years, s.costs)[0]
                     self.cost.append(npv * (v - self.store[b, i - 1] if i else v))
                     self.cost.append(self.weight[i] * hours * (1 - ps.storage_round_trip) * self.price * v)
                     if i:
                         self.prob += v >= self.store[b, i - 1]
                 if ps.floor:
-                    f = self.floor[b, i] = pulp.LpVariable(f"floor_{b}_{i}", 0)
+                    f = self.floor[b, i] = self.prob.add_variable(f"floor_{b}_{i}", lowBound=0)
                     self.cost.append(self.weight[i] * hours * self.price * s.pue_in(b) * f)
             accepted = s.swing_accepted_mw(i)
             for cid in sorted({c for c, _ in load.swing}):
@@ -126,7 +126,7 @@ class _Sizing:
                     if c != cid:
                         continue
                     mit = [x for x in (self.store.get((b, i)), self.floor.get((b, i))) if x is not None]
-                    e = pulp.LpVariable(f"left_{c}_{b}_{i}", 0)
+                    e = self.prob.add_variable(f"left_{c}_{b}_{i}", lowBound=0)
                     self.prob += e >= mw - pulp.lpSum(mit)
                     left.append(e)
                 self.prob += pulp.lpSum(left) <= accepted
@@ -140,7 +140,9 @@ class _Sizing:
             ys, co2 = [], []
             for src, mw in sorted(s.source_mw(i).items()):
                 ps = s.power_sources[src]
-                y = self.energy[src, i] = pulp.LpVariable(f"y_{src}_{i}", 0, mw * HOURS_PER_YEAR * ps.capacity_factor)
+                y = self.energy[src, i] = self.prob.add_variable(
+                    f"y_{src}_{i}", lowBound=0, upBound=mw * HOURS_PER_YEAR * ps.capacity_factor
+                )
                 c = ps.intensity_at(self.ids, i)
                 price = ps.usd_per_mwh if ps.usd_per_mwh is not None else self.price
                 self.cost.append(self.weight[i] * ((price - self.price) + carbon * c) * y)
@@ -174,7 +176,7 @@ class _Sizing:
             if i and up[b, i - 1] > x:
                 up[b, i] = up[b, i - 1]
         fl = {k: math.ceil(max(0.0, values[v.name]) / ROUND - 1e-3) * ROUND for k, v in self.floor.items()}
-        en = {k: round(values[v.name], 6) for k, v in self.energy.items()}
+        en = {k: round(values[v.name], 6) for k, v in self.energy.items() if round(values[v.name], 6) > 0}
         return grid_figures(s, self.loads, up, fl, en)
 
 

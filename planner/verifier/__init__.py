@@ -95,10 +95,10 @@ def spread_violations(scenario: Scenario, racks: list) -> list[Violation]:
     return rep.violations
 
 
-def _grid(plan: Plan, scenario: Scenario, site, rep: VerifyReport, st) -> None:
+def _grid(plan: Plan, scenario: Scenario, site, rep: VerifyReport, st, usage: bool) -> None:
     """§21 in one phase: swings, energy and water, maintenance (:mod:`~planner.verifier.grid_recount`)."""
-    swing_checks(plan, scenario, rep, st)
-    energy_checks(plan, scenario, site, rep, st)
+    swing_checks(plan, scenario, rep, st, usage)
+    energy_checks(plan, scenario, site, rep, st, usage)
     maintenance_checks(scenario, site, rep, st)
 
 
@@ -127,7 +127,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             cooling_checks(scenario, site, rep, st, usage=True)
             arrival_checks(scenario, site, rep, st, usage=True)
             supply_checks(scenario, rep, st, usage=True)
-            _grid(plan, scenario, site, rep, st)
+            _grid(plan, scenario, site, rep, st, True)
             rep.phase_usage[st.id] = rep.usage[before:]
             if not last:
                 del rep.usage[before:]
@@ -136,7 +136,7 @@ def verify(plan: Plan, scenario: Scenario) -> VerifyReport:
             cooling_checks(scenario, site, rep, st, usage=last)
             arrival_checks(scenario, site, rep, st, usage=last)
             supply_checks(scenario, rep, st, usage=last)
-            _grid(plan, scenario, site, rep, st)
+            _grid(plan, scenario, site, rep, st, last)
     report_checks(plan, scenario, rep)
     pod_checks(plan, scenario, site, rep)
     hall_usage(plan, scenario, site, rep)

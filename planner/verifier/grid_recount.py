@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from planner.schema import GridPhase, GridReport, Plan, Scenario
+from planner.enums import LimitKind
+from planner.schema import GridPhase, GridReport, Plan, Scenario, Usage
 from planner.verifier.capacity import feed_shares, row_loads
 from planner.verifier.report import TOL, VerifyReport, fmt
 from planner.verifier.rules_recount import flow, left_on_books, network_kw, planning_kw, start_years, worth
@@ -47,7 +48,7 @@ def _claimed(plan: Plan, st: PhaseState) -> GridPhase:
     return GridPhase(phase=st.id)
 
 
-def swing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseState) -> None:
+def swing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: bool = False) -> None:
     """For every cluster: Σ_b max(0, its swing in b − storage_b − floor_b) ≤ the swing accepted then;
     storage and floors only where allowed; storage never falls."""
     ps = scenario.power_stability
@@ -75,6 +76,8 @@ def swing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseSta
             max(0.0, mw - (g.storage_mw.get(b, 0.0) if ps.storage else 0.0) - (g.floor_mw.get(b, 0.0) if ps.floor else 0.0))
             for b, mw in per.items()
         )
+        if usage:
+            rep.usage.append(Usage(kind=LimitKind.swing, id=cid, value=round(left, 9), limit=accepted, unit="MW"))
         if left > accepted + MW_TOL:
             rep.add(
                 f"swing {cid}",
@@ -151,7 +154,9 @@ def _intensity(scenario: Scenario, src: str, index: int) -> float:
     return out
 
 
-def energy_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState) -> None:
+def energy_checks(
+    plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState, usage: bool = False
+) -> None:
     """Dispatch: Σ sources = the facility energy the racks draw; each source within its MW arrived ×
     8,760 h × capacity factor; emissions within the limit. Water: design-day draw within the limit.
     The plan's stated energy, emissions and water figures are recounted."""
@@ -177,6 +182,8 @@ def energy_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
             co2 += y * _intensity(scenario, src, st.index)
         _figure(rep, st, "t_co2_per_year", g.t_co2_per_year, co2)
         cap_t = scenario.budgets.t_co2_per_year
+        if cap_t is not None and usage:
+            rep.usage.append(Usage(kind=LimitKind.emissions, id="region", value=round(co2, 9), limit=cap_t, unit="t/yr"))
         if cap_t is not None and co2 > cap_t + max(MW_TOL, 1e-6 * cap_t):
             rep.add("budgets.t_co2_per_year", "emissions", f"{fmt(co2)} t CO2 a year exceeds {fmt(cap_t)}{st.where}")
     m3 = sum(kw * k * _wue(scenario, b) for b, kw in it.items())
@@ -185,6 +192,8 @@ def energy_checks(plan: Plan, scenario: Scenario, site: SiteView, rep: VerifyRep
         _figure(rep, st, "water_m3_per_year", g.water_m3_per_year, m3)
         _figure(rep, st, "peak_water_l_per_s", g.peak_water_l_per_s, peak)
     lim = scenario.budgets.peak_water_l_per_s
+    if lim is not None and usage:
+        rep.usage.append(Usage(kind=LimitKind.water, id="region", value=round(peak, 9), limit=lim, unit="L/s"))
     if lim is not None and peak > lim + MW_TOL:
         rep.add("budgets.peak_water_l_per_s", "water", f"{fmt(peak)} L/s on the design day exceeds {fmt(lim)}{st.where}")
 
