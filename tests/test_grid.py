@@ -64,8 +64,12 @@ def test_a_swing_limit_binds_in_one_phase(solver: str) -> None:
     assert [(p.phase, p.racks) for p in plan.phases] == [("p1", 3), ("p2", 10)]
     assert plan.objective_value == 208
     g = plan.grid.phases
-    assert [(x.phase, x.swing_cluster, x.accepted_mw) for x in g] == [("p1", "air", 0.05), ("p2", "air", 0.15)]
-    assert g[0].swing_mw == pytest.approx(3 * SWING) and g[1].swing_mw == pytest.approx(10 * SWING)
+    assert [(x.phase, x.swing_cluster, x.accepted_mw) for x in g] == [
+        ("p1", "air", 0.05),
+        ("p2", "air", 0.15),
+    ]
+    assert g[0].swing_mw == pytest.approx(3 * SWING)
+    assert g[1].swing_mw == pytest.approx(10 * SWING)
     assert (g[0].storage_mw, g[0].floor_mw, plan.grid.storage_capex_usd) == ({}, {}, 0)
 
 
@@ -81,7 +85,8 @@ def test_storage_relaxes_the_swing_limit_priced_by_hand(solver: str) -> None:
     assert plan.grid.storage_capex_usd == pytest.approx(0.0784 * STORE_PER_MW) == pytest.approx(29_400)
     assert plan.kpis.capex_storage_usd == pytest.approx(29_400)
     without = plan.phases[0].capex_usd - 29_400
-    assert without > 0 and sum(p.capex_usd for p in plan.phases) == pytest.approx(plan.kpis.capex_usd)
+    assert without > 0
+    assert sum(p.capex_usd for p in plan.phases) == pytest.approx(plan.kpis.capex_usd)
 
 
 def test_explain_names_the_swing_that_binds() -> None:
@@ -132,7 +137,13 @@ def maintained_site(maintenance: list[dict], zone_units: int = 1, redundant: int
     half each when one is out, all on one when two are)."""
     ups = [{"id": f"UPS-{x}", "kind": "ups", "capacity_kw": 100} for x in "ABC"]
     rows = [{"id": "R", "positions": 10, "feeds": ["UPS-A", "UPS-B", "UPS-C"], "max_rack_power_kw": 25}]
-    zone = {"id": "AIR", "medium": "air", "units": zone_units, "unit_capacity_kw": 10_000 / zone_units, "redundant_units": redundant}
+    zone = {
+        "id": "AIR",
+        "medium": "air",
+        "units": zone_units,
+        "unit_capacity_kw": 10_000 / zone_units,
+        "redundant_units": redundant,
+    }
     return tiny_scenario(
         rows,
         ups,
@@ -153,10 +164,9 @@ def test_n1_during_ups_maintenance_costs_the_hand_computed_gpus(solver: str) -> 
     plan = solved(kept, solver)
     assert plan.kpis.gpus == 64
     rep = verify(n1.model_copy(update={"scenario_hash": ""}), kept)
-    assert (
-        "UPS-C: load 192.6 kW exceeds 100 kW while UPS-A is maintained and UPS-B fails"
-        in [str(v) for v in rep.violations]
-    ), rep.violations
+    assert "UPS-C: load 192.6 kW exceeds 100 kW while UPS-A is maintained and UPS-B fails" in [
+        str(v) for v in rep.violations
+    ], rep.violations
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -174,17 +184,21 @@ def test_cooling_unit_maintenance_keeps_the_reserve(solver: str) -> None:
     kept = scenario_from_data(data)
     assert solved(kept, solver).kpis.racks == 1
     rep = verify(plain.model_copy(update={"scenario_hash": ""}), kept)
-    assert (
-        "AIR: air heat 64.2 kW exceeds 40 kW (1 of 3 units × 40 kW, one in maintenance)"
-        in [str(v) for v in rep.violations]
-    ), rep.violations
+    assert "AIR: air heat 64.2 kW exceeds 40 kW (1 of 3 units × 40 kW, one in maintenance)" in [
+        str(v) for v in rep.violations
+    ], rep.violations
 
 
 def two_sources(racks: int = 4, carbon: float | None = None, cap: float | None = None, demand: str = "exact"):
     """0.2 MW of grid (0.3 t CO2/MWh, $90/MWh) and 0.2 MW of on-site gas (0.45 t/MWh, $60/MWh);
     ``racks`` racks; PUE 1.25, utilisation 0.8, WUE 0.2 L/kWh, 0.2 L/s per MW on the design day."""
     rows = [{"id": "R", "positions": 10, "feeds": ["F"], "max_rack_power_kw": 25}]
-    cluster = {"id": "air", "demand": demand, "rack_types": [GT], **({"gpus": 16 * racks} if demand == "exact" else {})}
+    cluster = {
+        "id": "air",
+        "demand": demand,
+        "rack_types": [GT],
+        **({"gpus": 16 * racks} if demand == "exact" else {}),
+    }
     return tiny_scenario(
         rows,
         [{"id": "F", "capacity_kw": 10_000}],
@@ -231,7 +245,9 @@ def test_water_and_carbon_of_two_sources_by_hand(solver: str) -> None:
 def test_a_carbon_price_changes_the_source(solver: str) -> None:
     """Gas costs 60 + 0.45 c, the grid 90 + 0.3 c a MWh: equal at c = $200/t. At $250/t the grid
     (165 < 172.5): 749.856 × 0.3 = 224.9568 t a year; at $150/t still gas."""
-    assert solved(two_sources(carbon=150), solver).grid.phases[0].energy_mwh_per_year == {"gas": pytest.approx(749.856)}
+    assert solved(two_sources(carbon=150), solver).grid.phases[0].energy_mwh_per_year == {
+        "gas": pytest.approx(749.856)
+    }
     plan = solved(two_sources(carbon=250), solver)
     g = plan.grid.phases[0]
     assert g.energy_mwh_per_year == {"grid": pytest.approx(749.856)}
@@ -263,7 +279,10 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
         p = plan.model_copy(update={"grid": plan.grid.model_copy(update=grid), "scenario_hash": ""})
         return [str(v) for v in verify(p, s).violations]
 
-    less = [g0.model_copy(update={"storage_mw": {"B1": 0.05}}), g1.model_copy(update={"storage_mw": {"B1": 0.05}})]
+    less = [
+        g0.model_copy(update={"storage_mw": {"B1": 0.05}}),
+        g1.model_copy(update={"storage_mw": {"B1": 0.05}}),
+    ]
     assert (
         "swing air: 0.128 MW swing, 0.078 MW left after storage and floors, exceeds the 0.05 MW the "
         "power sources accept in phase p1" in broken(phases=less)
@@ -273,7 +292,9 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
     assert any(v.startswith("grid storage_capex_usd: plan says") for v in broken(storage_capex_usd=1.0))
     assert any(v.startswith("grid tco_usd: plan says") for v in broken(tco_usd=1.0))
     no_floor = [g0.model_copy(update={"floor_mw": {"B1": 0.01}}), g1]
-    assert "grid floor: a power floor stated in phase p1, but the scenario allows none" in broken(phases=no_floor)
+    assert "grid floor: a power floor stated in phase p1, but the scenario allows none" in broken(
+        phases=no_floor
+    )
 
     s2 = two_sources()
     p2 = solved(s2, "highs")
@@ -281,7 +302,9 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
 
     def broken2(**phase):
         grid = p2.grid.model_copy(update={"phases": [e.model_copy(update=phase)]})
-        return [str(v) for v in verify(p2.model_copy(update={"grid": grid, "scenario_hash": ""}), s2).violations]
+        return [
+            str(v) for v in verify(p2.model_copy(update={"grid": grid, "scenario_hash": ""}), s2).violations
+        ]
 
     assert "grid energy: sources give 700 MWh a year, the racks draw 749.856" in broken2(
         energy_mwh_per_year={"gas": 700.0}
@@ -311,12 +334,21 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
     ("change", "expected"),
     [
         (
-            {"power_arrival": [{"interconnect_mw": 1, "power_source": "wind"}], "power_sources": {"grid": {"t_co2_per_mwh": 0.3}}},
+            {
+                "power_arrival": [{"interconnect_mw": 1, "power_source": "wind"}],
+                "power_sources": {"grid": {"t_co2_per_mwh": 0.3}},
+            },
             "power_arrival[0].power_source: source 'wind' is not in power_sources (known: grid)",
         ),
-        ({"budgets": {"t_co2_per_year": 10}}, "budgets.t_co2_per_year: an emissions limit needs power_sources"),
+        (
+            {"budgets": {"t_co2_per_year": 10}},
+            "budgets.t_co2_per_year: an emissions limit needs power_sources",
+        ),
         ({"budgets": {"peak_water_l_per_s": 1}}, "budgets.peak_water_l_per_s: a water limit needs water"),
-        ({"maintenance": [{"kind": "ups", "buildings": ["B9"]}]}, "maintenance[0].buildings[0]: unknown building 'B9'"),
+        (
+            {"maintenance": [{"kind": "ups", "buildings": ["B9"]}]},
+            "maintenance[0].buildings[0]: unknown building 'B9'",
+        ),
         ({"maintenance": [{"kind": "chiller"}]}, "maintenance[0].kind: input should be 'utility'"),
         ({"power_stability": {"trough_share": 1.5}}, "power_stability.trough_share"),
     ],

@@ -10,8 +10,8 @@ from __future__ import annotations
 from planner.enums import Demand
 from planner.errors import Problem, known
 from planner.input.asks import goodput_reachable
-from planner.input.checks_site import _single_failures_dropping, check_site, site_warnings  # noqa: F401 - re-exported
 from planner.input.checks_grid import check_grid
+from planner.input.checks_site import _single_failures_dropping, check_site, site_warnings  # noqa: F401 - re-exported
 from planner.input.checks_time import check_futures, check_phases
 from planner.schema import Scenario
 

@@ -143,25 +143,23 @@ def _maintenance(ix: SiteIndex, groups, base, gone, under, dark, maintained) -> 
     def hit_by(node: str) -> set[str]:
         return {g for f in ix.subtree(node) for g in groups_of_feed.get(f, [])}
 
+    pairs = [
+        (mid, fid)
+        for mid in sorted(maintained)
+        if mid not in gone
+        for fid, fnode in ix.power_nodes.items()
+        if fid != mid and fnode.can_fail and fid not in gone and fid not in ix.subtree(mid)
+    ]
     out: list[Contingency] = []
     seen: set[tuple] = set()
-    for mid in sorted(maintained):
-        if mid in gone:
-            continue
-        out_m = gone | ix.subtree(mid)
-        for fid, fnode in ix.power_nodes.items():
-            if fid == mid or not fnode.can_fail or fid in out_m:
-                continue
-            hit = sorted((hit_by(mid) | hit_by(fid)) - dark)
-            if not hit:
-                continue
-            delta = _failure_delta(ix, fid, hit, groups, base, out_m, under, {})
-            for v, d in sorted(delta.items()):
-                if any(x > 1e-12 for x in d.values()):
-                    sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
-                    if sig not in seen:
-                        seen.add(sig)
-                        out.append(Contingency(v, f"{mid}+{fid}", dict(d)))
+    for mid, fid in pairs:
+        hit = sorted((hit_by(mid) | hit_by(fid)) - dark)
+        delta = _failure_delta(ix, fid, hit, groups, base, gone | ix.subtree(mid), under, {}) if hit else {}
+        for v, d in sorted(delta.items()):
+            sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
+            if any(x > 1e-12 for x in d.values()) and sig not in seen:
+                seen.add(sig)
+                out.append(Contingency(v, f"{mid}+{fid}", dict(d)))
     return out
 
 

@@ -62,7 +62,9 @@ def add_cooling_constraints(m: Model) -> None:
     for r in m.scenario.retrofits:
         if r.effect.kind == RetrofitKind.raise_capacity and r.effect.target in m.ix.zones:
             raises[r.effect.target].append((r.id, r.effect.add_kw))
-    capacity = {z: zone_capacity_kw(m.scenario, zone, m.ix.zone_building[z]) for z, zone in m.ix.zones.items()}
+    capacity = {
+        z: zone_capacity_kw(m.scenario, zone, m.ix.zone_building[z]) for z, zone in m.ix.zones.items()
+    }
     capacity.update({loop.id: loop.capacity_kw for loop in loops.values()})
     for p in m.points:
         heat: dict[str, list[tuple[pulp.LpVariable, float]]] = defaultdict(list)

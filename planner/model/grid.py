@@ -98,7 +98,11 @@ def add_swing_constraints(m: Model) -> None:
                 m.add(e - summed(items) + pulp.lpSum(mit) >= f, lp_name("swing_left_def", cid, b, *m.sfx(p)))
                 terms.append((e, 1.0))
             m.add_limit(
-                LimitKey("swing", cid, "", m.ph(p)), summed(terms), round(s.swing_accepted_mw(p) - const, 9), "MW", const
+                LimitKey("swing", cid, "", m.ph(p)),
+                summed(terms),
+                round(s.swing_accepted_mw(p) - const, 9),
+                "MW",
+                const,
             )
     _mitigation_costs(m, store, floor, phases)
 
@@ -203,7 +207,9 @@ def add_energy_constraints(m: Model) -> None:
         if s.water is not None and s.budgets.peak_water_l_per_s is not None:
             lhs = summed([(v, c * s.peak_water_in(b) / 1000.0) for b, its in items.items() for v, c in its])
             f = sum(kw * s.peak_water_in(b) / 1000.0 for b, kw in fixed.items())
-            m.add_limit(LimitKey("water", "region", "", m.ph(p)), lhs, s.budgets.peak_water_l_per_s - f, "L/s", f)
+            m.add_limit(
+                LimitKey("water", "region", "", m.ph(p)), lhs, s.budgets.peak_water_l_per_s - f, "L/s", f
+            )
     if tco:
         m.exprs["tco_usd"] = m.exprs["tco_usd"] + summed(tco)
         m.exprs["grid_usd"] = m.exprs.get("grid_usd", pulp.LpAffineExpression()) + summed(tco)
@@ -227,7 +233,9 @@ def _it_by_building(m: Model, p: int) -> tuple[dict[str | None, list], dict[str,
     return items, fixed
 
 
-def _dispatch(m: Model, p: int, items: dict, fixed: dict, ids: list, weight: float, base: float, carbon: float):
+def _dispatch(
+    m: Model, p: int, items: dict, fixed: dict, ids: list, weight: float, base: float, carbon: float
+):
     """Dispatch rows of phase index p; returns its TCO terms."""
     s = m.scenario
     k = s.costs.average_utilisation * HOURS_PER_YEAR / 1000.0  # MWh per year per kW standing
@@ -238,7 +246,9 @@ def _dispatch(m: Model, p: int, items: dict, fixed: dict, ids: list, weight: flo
         ps = s.power_sources[src]
         v = m.var(lp_name("energy", src, *m.sfx(p)))
         cap = mw * HOURS_PER_YEAR * ps.capacity_factor
-        m.add_limit(LimitKey("source_energy", src, "", m.ph(p)), pulp.LpAffineExpression([(v, 1.0)]), cap, "MWh/yr")
+        m.add_limit(
+            LimitKey("source_energy", src, "", m.ph(p)), pulp.LpAffineExpression([(v, 1.0)]), cap, "MWh/yr"
+        )
         co2 = ps.intensity_at(ids, p)
         y.append((v, 1.0))
         emissions.append((v, co2))
@@ -250,5 +260,7 @@ def _dispatch(m: Model, p: int, items: dict, fixed: dict, ids: list, weight: flo
     elif energy.keys() or e0 > 0:  # nothing arrived to draw from: nothing may stand
         m.add(energy <= -e0, lp_name("energy_def", *(m.sfx(p) or ["region"])))
     if s.budgets.t_co2_per_year is not None:
-        m.add_limit(LimitKey("emissions", "region", "", m.ph(p)), summed(emissions), s.budgets.t_co2_per_year, "t/yr")
+        m.add_limit(
+            LimitKey("emissions", "region", "", m.ph(p)), summed(emissions), s.budgets.t_co2_per_year, "t/yr"
+        )
     return tco

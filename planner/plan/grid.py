@@ -38,35 +38,43 @@ def phase_loads(scenario: Scenario, racks: list[PlacedRack], nets: list[NetworkR
     idle), and IT kW per building (racks with their back-end network outside a designed fabric,
     the pods' network racks of the rows online, designed fabrics' network racks)."""
     s = scenario
-    types = s.catalog.by_id()
-    designed = s.designed
     order = s.phase_at
     ids = [p.id for p in s.phases]
-    row_at: dict[str, tuple[str, int]] = {}
-    for b in s.site.buildings:
-        for h in b.halls:
-            for r in h.rows:
-                row_at[r.id] = (b.id, max(order.get(h.online_phase, 0), order.get(r.online_phase, 0)))
+    row_at: dict[str, tuple[str, int]] = {
+        r.id: (b.id, max(order.get(h.online_phase, 0), order.get(r.online_phase, 0)))
+        for b in s.site.buildings
+        for h in b.halls
+        for r in h.rows
+    }
     pods = [(row_at[row][0], row_at[row][1], s.rack_power_kw(t)) for _, row, t in network_racks(s)]
     out = []
     for i in range(max(1, len(ids))):
-        load = PhaseLoad()
-        for r in s.standing(racks, i if ids else None):
-            t = types.get(r.rack_type)
-            if t is None:
-                continue
-            kw = s.rack_power_kw(t)
-            load.it_kw[r.building] += kw + (0.0 if r.cluster in designed else s.allowance_kw(t))
-            if t.gpus and not r.spare:
-                load.swing[r.cluster, r.building] += kw * (1.0 - s.trough_share(t)) / 1000.0
+        load = _racks_load(s, s.standing(racks, i if ids else None))
         for b, on, kw in pods:
-            if on <= i:
-                load.it_kw[b] += kw
-        for nr in nets:
-            if order.get(nr.phase, 0) <= i:
-                load.it_kw[None] += nr.kw_by_phase.get(ids[i], nr.kw) if ids else nr.kw
+            load.it_kw[b] += kw if on <= i else 0.0
+        load.it_kw[None] += sum(
+            (nr.kw_by_phase.get(ids[i], nr.kw) if ids else nr.kw)
+            for nr in nets
+            if order.get(nr.phase, 0) <= i
+        )
         out.append(load)
     return out
+
+
+def _racks_load(s: Scenario, standing: list[PlacedRack]) -> PhaseLoad:
+    """Swings and IT kW of the racks standing in one phase."""
+    types = s.catalog.by_id()
+    designed = s.designed
+    load = PhaseLoad()
+    for r in standing:
+        t = types.get(r.rack_type)
+        if t is None:
+            continue
+        kw = s.rack_power_kw(t)
+        load.it_kw[r.building] += kw + (0.0 if r.cluster in designed else s.allowance_kw(t))
+        if t.gpus and not r.spare:
+            load.swing[r.cluster, r.building] += kw * (1.0 - s.trough_share(t)) / 1000.0
+    return load
 
 
 def size_grid(scenario: Scenario, plan: Plan) -> GridReport | None:
@@ -111,7 +119,9 @@ class _Sizing:
             for b in buildings:
                 if ps.storage:
                     v = self.store[b, i] = self.prob.add_variable(f"store_{b}_{i}", lowBound=0)
-                    npv = build_npv_usd(ps.storage_usd_per_mw_bought, years[i], ps.storage_life_years, s.costs)[0]
+                    npv = build_npv_usd(
+                        ps.storage_usd_per_mw_bought, years[i], ps.storage_life_years, s.costs
+                    )[0]
                     self.cost.append(npv * (v - self.store[b, i - 1] if i else v))
                     self.cost.append(self.weight[i] * hours * (1 - ps.storage_round_trip) * self.price * v)
                     if i:
@@ -180,9 +190,7 @@ class _Sizing:
         return grid_figures(s, self.loads, up, fl, en)
 
 
-def grid_figures(
-    s: Scenario, loads: list[PhaseLoad], store: dict, floor: dict, energy: dict
-) -> GridReport:
+def grid_figures(s: Scenario, loads: list[PhaseLoad], store: dict, floor: dict, energy: dict) -> GridReport:
     """The report of a sizing: per phase and over the horizon, with its costs (formulas of
     :mod:`planner.model.grid`)."""
     ids = [p.id for p in s.phases]

@@ -21,9 +21,9 @@ from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.plan.fabric_start import fabric_relaxed_start
 from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
+from planner.plan.grid import size_grid
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
-from planner.plan.grid import size_grid
 from planner.plan.numbers import plan_figures
 from planner.plan.orders import order_book
 from planner.rules.bounds import capacity_bound

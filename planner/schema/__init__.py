@@ -26,6 +26,7 @@ from planner.schema.base import (
 )
 from planner.schema.catalog import Catalog, RackType, SwitchModel, UnitPart
 from planner.schema.costs import Costs
+from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
 from planner.schema.plan import (
     BackupChoice,
     BlastRow,
@@ -47,7 +48,6 @@ from planner.schema.plan import (
     SwitchCount,
     Usage,
 )
-from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
 from planner.schema.reliability import Cause, ReferenceCluster, Reliability
 from planner.schema.retrofits import AddLiquidLoop, BuildStructure, RaiseCapacity, RaiseRackPower, Retrofit
 from planner.schema.scenario import (

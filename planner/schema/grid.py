@@ -108,7 +108,9 @@ class Maintenance(StrictModel):
     during maintenance); cooling units: each zone's reserve stands while one unit is out, so it
     removes (units − redundant − 1) × unit kW."""
 
-    kind: Literal["utility", "substation", "transformer", "ups", "pdu", "busway", "breaker", "other", "cooling_unit"]
+    kind: Literal[
+        "utility", "substation", "transformer", "ups", "pdu", "busway", "breaker", "other", "cooling_unit"
+    ]
     """The class out for maintenance: a power node kind (ups, busway, pdu …) or cooling_unit."""
     buildings: list[Id] = Field(default_factory=list, max_length=10_000)
     """Buildings (or structures) the level applies in; empty: every building."""

@@ -488,7 +488,8 @@ class Scenario(StrictModel):
         return out
 
     def wue_in(self, building: str | None) -> float:
-        """Water per kWh of IT energy in ``building``, L: its structure's, else the scenario's (0 without ``water``)."""
+        """Water per kWh of IT energy in ``building``, L: its structure's, else the scenario's (0
+        without ``water``)."""
         e = self._structure(building)
         if e is not None and e.wue_l_per_kwh is not None:
             return e.wue_l_per_kwh

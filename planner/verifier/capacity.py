@@ -243,7 +243,8 @@ def cooling_checks(
             why = (
                 "not online yet"
                 if zid in st.offline
-                else f"{max(0, z.units - z.redundant_units - out)} of {z.units} units × {fmt(z.unit_capacity_kw)} kW"
+                else f"{max(0, z.units - z.redundant_units - out)} of {z.units} units × "
+                f"{fmt(z.unit_capacity_kw)} kW"
                 + (", one in maintenance" if out else "")
                 + (" + retrofit" if zid in st.zone_add else "")
             )

@@ -282,7 +282,9 @@ def _objective_claims(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None
     """The objective value from the racks; the bound on its right side; the gap from both; optimal
     only within the requested gap, or on the solver's word when it stated no bound."""
     objective = Objective(scenario.objective)
-    obj = recount_objective(scenario, plan.racks, _bought(plan), chosen(plan), grid_costs(scenario, plan.grid))
+    obj = recount_objective(
+        scenario, plan.racks, _bought(plan), chosen(plan), grid_costs(scenario, plan.grid)
+    )
     if plan.objective and plan.objective != objective.value:
         what = f"plan optimised {plan.objective}, the scenario asks for {objective.value}"
         rep.add("objective", "claim", what)

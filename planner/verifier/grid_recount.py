@@ -48,43 +48,61 @@ def _claimed(plan: Plan, st: PhaseState) -> GridPhase:
     return GridPhase(phase=st.id)
 
 
-def swing_checks(plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: bool = False) -> None:
+def swing_checks(
+    plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseState, usage: bool = False
+) -> None:
     """For every cluster: Σ_b max(0, its swing in b − storage_b − floor_b) ≤ the swing accepted then;
     storage and floors only where allowed; storage never falls."""
     ps = scenario.power_stability
     if ps is None:
         return
-    types = scenario.catalog.by_id()
     g = _claimed(plan, st)
-    if g.storage_mw and not ps.storage:
-        rep.add("grid storage", "swing", f"storage stated{st.where}, but the scenario allows none")
-    if g.floor_mw and not ps.floor:
-        rep.add("grid floor", "swing", f"a power floor stated{st.where}, but the scenario allows none")
-    if st.index and plan.grid is not None:
-        before = _claimed(plan, _prev(scenario, st))
-        for b, x in before.storage_mw.items():
-            if g.storage_mw.get(b, 0.0) < x - MW_TOL:
-                rep.add(f"grid storage {b}", "swing", f"storage falls from {fmt(x)} MW to {fmt(g.storage_mw.get(b, 0.0))} MW{st.where}")
+    _mitigation_checks(plan, scenario, rep, st, g)
+    store = g.storage_mw if ps.storage else {}
+    floor = g.floor_mw if ps.floor else {}
+    accepted = _accepted(scenario, st.index)
+    for cid, per in sorted(_swings(scenario, st).items()):
+        left = sum(max(0.0, mw - store.get(b, 0.0) - floor.get(b, 0.0)) for b, mw in per.items())
+        if usage:
+            rep.usage.append(
+                Usage(kind=LimitKind.swing, id=cid, value=round(left, 9), limit=accepted, unit="MW")
+            )
+        if left > accepted + MW_TOL:
+            rep.add(
+                f"swing {cid}",
+                "swing",
+                f"{fmt(sum(per.values()))} MW swing, {fmt(left)} MW left after storage and floors, exceeds "
+                f"the {fmt(accepted)} MW the power sources accept{st.where}",
+            )
+
+
+def _swings(scenario: Scenario, st: PhaseState) -> dict[str, dict[str, float]]:
+    """Cluster → building → the swing of its GPU racks standing (hot spares idle), MW."""
+    types = scenario.catalog.by_id()
     swing: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r in st.racks:
         t = types.get(r.rack_type)
         if t is not None and t.gpus and not r.spare:
             swing[r.cluster][r.building] += planning_kw(scenario, t) * (1.0 - _trough(scenario, t)) / 1000.0
-    accepted = _accepted(scenario, st.index)
-    for cid, per in sorted(swing.items()):
-        left = sum(
-            max(0.0, mw - (g.storage_mw.get(b, 0.0) if ps.storage else 0.0) - (g.floor_mw.get(b, 0.0) if ps.floor else 0.0))
-            for b, mw in per.items()
-        )
-        if usage:
-            rep.usage.append(Usage(kind=LimitKind.swing, id=cid, value=round(left, 9), limit=accepted, unit="MW"))
-        if left > accepted + MW_TOL:
-            rep.add(
-                f"swing {cid}",
-                "swing",
-                f"{fmt(sum(per.values()))} MW swing, {fmt(left)} MW left after storage and floors, exceeds the "
-                f"{fmt(accepted)} MW the power sources accept{st.where}",
-            )
+    return swing
+
+
+def _mitigation_checks(
+    plan: Plan, scenario: Scenario, rep: VerifyReport, st: PhaseState, g: GridPhase
+) -> None:
+    """Storage and floors only where the scenario allows them; storage never falls."""
+    ps = scenario.power_stability
+    if g.storage_mw and not ps.storage:
+        rep.add("grid storage", "swing", f"storage stated{st.where}, but the scenario allows none")
+    if g.floor_mw and not ps.floor:
+        rep.add("grid floor", "swing", f"a power floor stated{st.where}, but the scenario allows none")
+    if not st.index or plan.grid is None:
+        return
+    before = _claimed(plan, _prev(scenario, st))
+    for b, x in before.storage_mw.items():
+        if g.storage_mw.get(b, 0.0) < x - MW_TOL:
+            what = f"storage falls from {fmt(x)} MW to {fmt(g.storage_mw.get(b, 0.0))} MW{st.where}"
+            rep.add(f"grid storage {b}", "swing", what)
 
 
 def _prev(scenario: Scenario, st: PhaseState) -> PhaseState:
@@ -100,7 +118,9 @@ def it_by_building(scenario: Scenario, site: SiteView, st: PhaseState) -> dict[s
     for r in st.racks:
         t = types.get(r.rack_type)
         if t is not None:
-            out[r.building] += planning_kw(scenario, t) + (0.0 if r.cluster in designed else network_kw(scenario, t))
+            out[r.building] += planning_kw(scenario, t) + (
+                0.0 if r.cluster in designed else network_kw(scenario, t)
+            )
     for row, t in network_load(scenario, site):
         if site.on.get(row, 0) <= st.index:
             out[site.rows[row][0]] += planning_kw(scenario, t)
@@ -166,26 +186,7 @@ def energy_checks(
     it = it_by_building(scenario, site, st)
     k = scenario.costs.average_utilisation * HOURS / 1000.0
     if scenario.power_sources:
-        need = sum(kw * k * _pue(scenario, b) for b, kw in it.items())
-        got = sum(g.energy_mwh_per_year.values())
-        if abs(got - need) > max(MW_TOL, 1e-6 * need):
-            rep.add("grid energy", "energy", f"sources give {fmt(got)} MWh a year, the racks draw {fmt(need)}{st.where}")
-        arrived = _source_mw(scenario, st.index)
-        co2 = 0.0
-        for src, y in sorted(g.energy_mwh_per_year.items()):
-            if src not in scenario.power_sources:
-                rep.add(f"grid energy {src}", "energy", f"unknown source{st.where}")
-                continue
-            cap = arrived.get(src, 0.0) * HOURS * scenario.power_sources[src].capacity_factor
-            if y > cap + max(MW_TOL, 1e-6 * cap) or y < -MW_TOL:
-                rep.add(f"source {src}", "energy", f"{fmt(y)} MWh a year drawn, {fmt(cap)} available{st.where}")
-            co2 += y * _intensity(scenario, src, st.index)
-        _figure(rep, st, "t_co2_per_year", g.t_co2_per_year, co2)
-        cap_t = scenario.budgets.t_co2_per_year
-        if cap_t is not None and usage:
-            rep.usage.append(Usage(kind=LimitKind.emissions, id="region", value=round(co2, 9), limit=cap_t, unit="t/yr"))
-        if cap_t is not None and co2 > cap_t + max(MW_TOL, 1e-6 * cap_t):
-            rep.add("budgets.t_co2_per_year", "emissions", f"{fmt(co2)} t CO2 a year exceeds {fmt(cap_t)}{st.where}")
+        _dispatch_checks(scenario, rep, st, g, sum(kw * k * _pue(scenario, b) for b, kw in it.items()), usage)
     m3 = sum(kw * k * _wue(scenario, b) for b, kw in it.items())
     peak = sum(kw / 1000.0 * _peak(scenario, b) for b, kw in it.items())
     if plan.grid is not None:
@@ -193,9 +194,42 @@ def energy_checks(
         _figure(rep, st, "peak_water_l_per_s", g.peak_water_l_per_s, peak)
     lim = scenario.budgets.peak_water_l_per_s
     if lim is not None and usage:
-        rep.usage.append(Usage(kind=LimitKind.water, id="region", value=round(peak, 9), limit=lim, unit="L/s"))
+        rep.usage.append(
+            Usage(kind=LimitKind.water, id="region", value=round(peak, 9), limit=lim, unit="L/s")
+        )
     if lim is not None and peak > lim + MW_TOL:
-        rep.add("budgets.peak_water_l_per_s", "water", f"{fmt(peak)} L/s on the design day exceeds {fmt(lim)}{st.where}")
+        what = f"{fmt(peak)} L/s on the design day exceeds {fmt(lim)}{st.where}"
+        rep.add("budgets.peak_water_l_per_s", "water", what)
+
+
+def _dispatch_checks(
+    scenario: Scenario, rep: VerifyReport, st: PhaseState, g: GridPhase, need: float, usage: bool
+) -> None:
+    """The plan's energy per source against what the racks draw (``need``, MWh a year) and what each
+    source delivers; emissions recounted and within the limit."""
+    got = sum(g.energy_mwh_per_year.values())
+    if abs(got - need) > max(MW_TOL, 1e-6 * need):
+        what = f"sources give {fmt(got)} MWh a year, the racks draw {fmt(need)}{st.where}"
+        rep.add("grid energy", "energy", what)
+    arrived = _source_mw(scenario, st.index)
+    co2 = 0.0
+    for src, y in sorted(g.energy_mwh_per_year.items()):
+        if src not in scenario.power_sources:
+            rep.add(f"grid energy {src}", "energy", f"unknown source{st.where}")
+            continue
+        cap = arrived.get(src, 0.0) * HOURS * scenario.power_sources[src].capacity_factor
+        if y > cap + max(MW_TOL, 1e-6 * cap) or y < -MW_TOL:
+            rep.add(f"source {src}", "energy", f"{fmt(y)} MWh a year drawn, {fmt(cap)} available{st.where}")
+        co2 += y * _intensity(scenario, src, st.index)
+    _figure(rep, st, "t_co2_per_year", g.t_co2_per_year, co2)
+    cap_t = scenario.budgets.t_co2_per_year
+    if cap_t is not None and usage:
+        rep.usage.append(
+            Usage(kind=LimitKind.emissions, id="region", value=round(co2, 9), limit=cap_t, unit="t/yr")
+        )
+    if cap_t is not None and co2 > cap_t + max(MW_TOL, 1e-6 * cap_t):
+        what = f"{fmt(co2)} t CO2 a year exceeds {fmt(cap_t)}{st.where}"
+        rep.add("budgets.t_co2_per_year", "emissions", what)
 
 
 def _figure(rep: VerifyReport, st: PhaseState, name: str, got: float, want: float) -> None:
@@ -227,7 +261,9 @@ def grid_costs(scenario: Scenario, grid: GridReport | None) -> tuple[float, floa
             for b, x in g.storage_mw.items():
                 usd = per * (x - before.get(b, 0.0))
                 capex += usd
-                tco += usd * worth(starts[i], r) - left_on_books(usd, starts[i], ps.storage_life_years, h) * worth(h, r)
+                tco += usd * worth(starts[i], r) - left_on_books(
+                    usd, starts[i], ps.storage_life_years, h
+                ) * worth(h, r)
                 tco += w * hours * (1 - ps.storage_round_trip) * price * x
             tco += sum(w * hours * price * _pue(s, b) * x for b, x in g.floor_mw.items())
             before = dict(g.storage_mw)
@@ -244,7 +280,9 @@ def report_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
     wants = scenario.power_stability is not None or bool(scenario.power_sources) or scenario.water is not None
     if plan.grid is None:
         if wants and plan.racks and plan.kpis is not None:
-            rep.add("grid", "claim", "the scenario counts swings, energy sources or water, the plan states none")
+            rep.add(
+                "grid", "claim", "the scenario counts swings, energy sources or water, the plan states none"
+            )
         return
     capex, tco = grid_costs(scenario, plan.grid)
     s = scenario
@@ -260,9 +298,17 @@ def report_checks(plan: Plan, scenario: Scenario, rep: VerifyReport) -> None:
         ("water_m3", plan.grid.water_m3, water),
     ):
         if abs(got - want) > max(0.01, 1e-6 * abs(want)):
-            rep.add(f"grid {name}", "claim", f"plan says {fmt(got)}, its storage, floors and dispatch give {fmt(want)}")
+            rep.add(
+                f"grid {name}",
+                "claim",
+                f"plan says {fmt(got)}, its storage, floors and dispatch give {fmt(want)}",
+            )
     if len(plan.grid.phases) != max(1, len(s.phases)):
-        rep.add("grid phases", "claim", f"{len(plan.grid.phases)} phases stated, the scenario has {max(1, len(s.phases))}")
+        rep.add(
+            "grid phases",
+            "claim",
+            f"{len(plan.grid.phases)} phases stated, the scenario has {max(1, len(s.phases))}",
+        )
 
 
 def maintenance_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st: PhaseState) -> None:
@@ -270,34 +316,40 @@ def maintenance_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st
     node failing, every surviving node within its usable kW (rows left with no feed drop)."""
     if not scenario.maintenance:
         return
-    kept = [
-        nid
-        for nid, node in site.nodes.items()
-        if any(m.kind == node.kind and (not m.buildings or site.node_building.get(nid) in m.buildings) for m in scenario.maintenance)
-    ]
-    if not kept:
-        return
     loads = row_loads(st.racks, scenario, site, st)
     gone: set[str] = set()
     for v in st.offline:
         if v in site.nodes:
             gone |= site.down(v)
     usable = {nid: node.usable_kw + st.node_add.get(nid, 0.0) for nid, node in site.nodes.items()}
-    for mid in kept:
-        if mid in gone:
-            continue
-        for fid, fnode in site.nodes.items():
-            if fid == mid or not fnode.can_fail or fid in gone or fid in site.down(mid):
-                continue
-            dead = gone | site.down(mid) | site.down(fid)
-            load: dict[str, float] = defaultdict(float)
-            for row_id, kw in loads.items():
-                for v, x in (feed_shares(kw, site.rows[row_id][2].feeds, dead, site) or {}).items():
-                    load[v] += x
-            for v, kw in load.items():
-                if kw > usable[v] + TOL:
-                    rep.add(
-                        v,
-                        "power maintenance",
-                        f"load {fmt(kw)} kW exceeds {fmt(usable[v])} kW while {mid} is maintained and {fid} fails{st.where}",
-                    )
+    for mid, fid in _maintenance_pairs(scenario, site, gone):
+        dead = gone | site.down(mid) | site.down(fid)
+        load: dict[str, float] = defaultdict(float)
+        for row_id, kw in loads.items():
+            for v, x in (feed_shares(kw, site.rows[row_id][2].feeds, dead, site) or {}).items():
+                load[v] += x
+        for v, kw in load.items():
+            if kw > usable[v] + TOL:
+                what = (
+                    f"load {fmt(kw)} kW exceeds {fmt(usable[v])} kW while {mid} is maintained and {fid} fails"
+                )
+                rep.add(v, "power maintenance", what + st.where)
+
+
+def _maintenance_pairs(scenario: Scenario, site: SiteView, gone: set[str]) -> list[tuple[str, str]]:
+    """(node out for maintenance, another node that can fail) for every maintained node online."""
+    kept = [
+        nid
+        for nid, node in site.nodes.items()
+        if nid not in gone
+        and any(
+            m.kind == node.kind and (not m.buildings or site.node_building.get(nid) in m.buildings)
+            for m in scenario.maintenance
+        )
+    ]
+    return [
+        (mid, fid)
+        for mid in kept
+        for fid, fnode in site.nodes.items()
+        if fid != mid and fnode.can_fail and fid not in gone and fid not in site.down(mid)
+    ]

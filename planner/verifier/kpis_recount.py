@@ -325,7 +325,9 @@ def _as_kpis(
     area = {hall.id: hall.floor_area_m2 for b in scenario.site.buildings for hall in b.halls}
     floor = sum(area.get(x, 0.0) for x in s.halls)
     mw = it / 1000.0
-    useful = backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else per(tco - grid[1], s.useful_npv)
+    useful = (
+        backup[0].usd_per_useful_gpu_hour[backup[0].design] if backup else per(tco - grid[1], s.useful_npv)
+    )
     if grid[1] and tco - grid[1]:
         useful *= tco / (tco - grid[1])  # the same useful hours
     capex = sum(s.capex.values()) + backup_usd + grid[0]
