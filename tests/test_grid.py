@@ -169,6 +169,27 @@ def test_n1_during_ups_maintenance_costs_the_hand_computed_gpus(solver: str) -> 
     ], rep.violations
 
 
+def test_the_blast_radius_shows_what_a_failure_during_maintenance_takes_down() -> None:
+    """2N: every row on UPS-A and UPS-B (100 kW each). N-1 lets 4 racks stand (85.6 kW on one UPS); UPS
+    maintenance costs nothing in capacity (no survivor carries more), but UPS-B failing while UPS-A is
+    maintained leaves the row with no feed: all 64 GPUs down; the N-1 rows hold."""
+    ups = [{"id": f"UPS-{x}", "kind": "ups", "capacity_kw": 100} for x in "AB"]
+    rows = [
+        {"id": "R", "positions": 10, "feeds": ["UPS-A", "UPS-B"], "max_rack_power_kw": 25, "redundant": True}
+    ]
+    s = tiny_scenario(
+        rows, ups, [{"id": "air", "demand": "max", "rack_types": [GT]}], maintenance=[{"kind": "ups"}]
+    )
+    plan = solved(s, "highs")
+    assert plan.kpis.gpus == 64
+    during = [
+        (b.id, b.during, b.gpus_lost, b.n1_holds)
+        for b in plan.reliability.blast_radius
+        if b.kind == "maintenance"
+    ]
+    assert during == [("UPS-A", "UPS-B", 64, True), ("UPS-B", "UPS-A", 64, True)]
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_cooling_unit_maintenance_keeps_the_reserve(solver: str) -> None:
     """Three air units of 10,000 / 3 kW, one in reserve: 6,667 kW. UPS of 100 kW cap at 9 racks without

@@ -9,6 +9,7 @@ import streamlit as st
 
 from planner.plan.structures import region_power, structures
 from ui.format import show_table
+from ui.grid import grid_section
 from ui.state import current_scenario, my_entry, plan_of, solve_button
 
 scenario = current_scenario()
@@ -193,6 +194,7 @@ show_table(
     "region_power_table",
     why_empty="the scenario states no power arrival",
 )
+grid_section(scenario, plan)
 
 if plan.reliability and plan.reliability.backup:
     st.subheader("Backup power per structure")

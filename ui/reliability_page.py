@@ -12,6 +12,7 @@ from planner.input.site_index import index_site
 from planner.rules.reliability import blast_states
 from ui.floorplan import floor_figure
 from ui.format import show_table
+from ui.grid import maintenance_section
 from ui.state import current_scenario, my_entry, plan_of, solve_button
 
 scenario = current_scenario()
@@ -168,8 +169,10 @@ if rep.backup:
         "rel_backup",
     )
 
+maintenance_section(scenario, plan)
 st.subheader("Blast radius")
-if not rep.blast_radius:
+single = [b for b in rep.blast_radius if b.kind != "maintenance"]  # pairs: the maintenance table
+if not single:
     st.success("No single failure takes any GPU down.")
     st.stop()
 table = pd.DataFrame(
@@ -182,7 +185,7 @@ table = pd.DataFrame(
             "shed": ", ".join(f"{c} {g:,}" for c, g in b.shed.items()),
             "N-1": None if b.n1_holds is None else ("holds" if b.n1_holds else "FAILS"),
         }
-        for b in rep.blast_radius
+        for b in single
     ]
 )
 show_table(
@@ -191,7 +194,7 @@ show_table(
     why_empty="none of its racks in this state; N-1 is judged for power nodes only",
     height=260,
 )
-options = [f"{b.kind} {b.id}" for b in rep.blast_radius]
+options = [f"{b.kind} {b.id}" for b in single]
 pick = st.selectbox("Element to fail", options, key="rel_pick")
 kind, element = pick.split(" ", 1)
 marks = blast_states(scenario, plan.racks, kind, element)

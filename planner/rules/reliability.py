@@ -43,6 +43,8 @@ class Blast:
     capped: dict[str, int]
     shed: dict[str, int]
     n1_holds: bool | None = None
+    during: str | None = None
+    """Kind ``maintenance``: the node out for maintenance while ``id`` fails (§21)."""
 
     @property
     def gpus_lost(self) -> int:
@@ -95,6 +97,15 @@ def blast_radius(
     ix = ix or index_site(scenario.site)
     loads = _Loads(scenario, racks, ix, network)
     out = [loads.node_failure(fid) for fid, node in ix.power_nodes.items() if node.can_fail]
+    kept = [
+        n for n, node in ix.power_nodes.items() if scenario.maintained(node.kind, ix.node_building.get(n))
+    ]
+    out += [  # §21: a failure while a node of a maintained class is out
+        loads.during_maintenance(mid, fid)
+        for mid in kept
+        for fid, node in ix.power_nodes.items()
+        if fid != mid and node.can_fail and fid not in ix.subtree(mid)
+    ]
     for kind, groups in domain_rows(ix).items():
         for eid, rows in groups.items():
             lost: dict[str, int] = defaultdict(int)
@@ -198,13 +209,39 @@ class _Loads:
                 holds = False
         return Blast("power_node", fid, dict(lost), dict(capped), dict(shed), holds)
 
+    def during_maintenance(self, mid: str, fid: str) -> Blast:
+        """What ``fid`` failing takes down while ``mid`` is out for maintenance (§21): rows left with no
+        live feed drop; the rest hold when every surviving node stays within its usable kW (every rack
+        in full, as the maintenance level is planned)."""
+        ix = self.ix
+        dead = ix.subtree(mid) | ix.subtree(fid)
+        rows = {r for f in dead for r in self.by_feed.get(f, ())}
+        lost: dict[str, int] = defaultdict(int)
+        change: dict[str, float] = defaultdict(float)
+        for rid in sorted(rows):
+            self.add(change, rid, self.kw_full.get(rid, 0.0), set(), -1.0)
+            if not self.add(change, rid, self.kw_full.get(rid, 0.0), dead, 1.0):
+                for c, g in self.gpus_in.get(rid, {}).items():
+                    lost[c] += g
+        holds = all(
+            v in dead or self.normal.get(v, 0.0) + d <= ix.power_nodes[v].usable_kw + TOL
+            for v, d in change.items()
+        )
+        return Blast("maintenance", fid, dict(lost), {}, {}, holds, mid)
 
-KIND_ORDER = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4}
+
+KIND_ORDER = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4, "maintenance": 5}
 
 
 def _blast_order(b: Blast) -> tuple:
     """Most GPUs lost first, then most capped or shed, then by kind and ID."""
-    return (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), KIND_ORDER[b.kind], b.id)
+    return (
+        -b.gpus_lost,
+        -sum(b.shed.values()) - sum(b.capped.values()),
+        KIND_ORDER[b.kind],
+        b.id,
+        b.during or "",
+    )
 
 
 def cluster_gpus(scenario: Scenario, racks: Iterable[PlacedRack]) -> dict[str, int]:
@@ -328,6 +365,7 @@ def reliability_report(
             capped=b.capped,
             shed=b.shed,
             n1_holds=b.n1_holds,
+            during=b.during,
         )
         for b in blasts
         if b.lost or b.capped or b.shed or b.n1_holds is False

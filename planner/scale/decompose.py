@@ -87,6 +87,7 @@ from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-expo
 from planner.scale.proposals import (
     Group,
     building_data,
+    grid_coupling,
     groups_of,
     proposals,
 )
@@ -126,8 +127,10 @@ def plan_decomposed(
     buildings = list(bdata)
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
-    why = _too_short(deadline, len(buildings), executor, workers) or (
-        "rack supply per phase (supply) is shared by every building" if scenario.supply else None
+    why = (
+        _too_short(deadline, len(buildings), executor, workers)
+        or ("rack supply per phase (supply) is shared by every building" if scenario.supply else None)
+        or grid_coupling(scenario)
     )
     if why:
         return _whole(scenario, deadline, stages, 0, why, say)

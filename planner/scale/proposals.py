@@ -226,6 +226,25 @@ def building_ids(building: dict) -> set[str]:
     return out
 
 
+GRID_KEYS = ("power_stability", "power_sources", "water")
+"""§21 blocks a building's own plan leaves out: where they cannot couple the buildings
+(:func:`grid_coupling`), the joined plan sizes storage, floors and dispatch for the whole."""
+
+
+def grid_coupling(scenario) -> str | None:
+    """Why §21 couples a decomposition's buildings (None: it does not). Storage or a floor can absorb
+    any swing and sources of full capacity factor carry whatever power arrival lets stand, so only
+    swings with neither, emissions and water limits, and sources of less capacity limit the racks."""
+    ps = scenario.power_stability
+    if ps is not None and not ps.storage and not ps.floor:
+        return "training swings with neither storage nor a power floor allowed couple the buildings"
+    if scenario.budgets.t_co2_per_year is not None or scenario.budgets.peak_water_l_per_s is not None:
+        return "a region's emissions or water limit couples the buildings"
+    if any(s.capacity_factor < 1 for s in scenario.power_sources.values()):
+        return "power sources of less than full capacity factor couple the buildings"
+    return None
+
+
 def building_data(
     data: dict,
     building: dict,
@@ -239,7 +258,7 @@ def building_data(
     out = {
         k: v
         for k, v in data.items()
-        if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits")
+        if k not in ("site", "clusters", "budgets", "name", "existing", "retrofits", *GRID_KEYS)
     }
     out["name"] = name
     out["site"] = {**data["site"], "buildings": [building]}
@@ -260,6 +279,12 @@ def building_data(
             **bp,
             "fixed": {k: v for k, v in bp.get("fixed", {}).items() if k == building["id"]},
         }
+    if data.get("maintenance"):  # §21: the level where it applies to this building
+        out["maintenance"] = [
+            {**m, "buildings": []}
+            for m in data["maintenance"]
+            if not m.get("buildings") or building["id"] in m["buildings"]
+        ]
     if budgets:
         out["budgets"] = budgets
     if objective:

@@ -293,6 +293,8 @@ class BlastRow(StrictModel):
     """GPUs that may be shed per cluster (on_power_failure: shed)."""
     n1_holds: Bool | None = None
     """Power nodes: whether every surviving node stays within its usable kW (policies applied)."""
+    during: Id | None = None
+    """Kind ``maintenance`` (§21): the node out for maintenance while ``id`` fails (racks in full)."""
 
 
 class ClusterReliability(StrictModel):

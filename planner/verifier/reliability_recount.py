@@ -55,7 +55,7 @@ from planner.verifier.rules_recount import (
 from planner.verifier.site import SiteView
 
 MAX_ASSIGNMENTS = 4096
-KIND_RANK = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4}
+KIND_RANK = {"utility": 0, "power_node": 1, "cooling_zone": 2, "pod": 3, "row": 4, "maintenance": 5}
 
 
 @dataclass
@@ -318,6 +318,47 @@ def _node_blast(
     )
 
 
+def _maintenance_blasts(scenario: Scenario, site: SiteView, loads, normal, rows_of_feed) -> list[BlastRow]:
+    """§21: for each node of a maintained class out and each other node that can fail (not under it),
+    the GPUs of rows left with no live feed, and whether every survivor stays within its usable kW
+    with every rack in full."""
+    out = []
+    full, _, gpus = loads
+    for mid, m in site.nodes.items():
+        if not any(
+            k.kind == m.kind and (not k.buildings or site.node_building.get(mid) in k.buildings)
+            for k in scenario.maintenance
+        ):
+            continue
+        for fid, n in site.nodes.items():
+            if fid == mid or not n.can_fail or fid in site.down(mid):
+                continue
+            dead = site.down(mid) | site.down(fid)
+            lost: dict[str, int] = defaultdict(int)
+            change: dict[str, float] = defaultdict(float)
+            for rid in sorted({r for f in dead for r in rows_of_feed.get(f, ())}):
+                feeds = site.rows[rid][2].feeds
+                _spread(site, full.get(rid, 0.0), feeds, set(), change, -1.0)
+                if not _spread(site, full.get(rid, 0.0), feeds, dead, change, 1.0):
+                    for c, g in gpus.get(rid, {}).items():
+                        lost[c] += g
+            holds = all(
+                v in dead or normal.get(v, 0.0) + d <= site.nodes[v].usable_kw + 1e-6
+                for v, d in change.items()
+            )
+            out.append(
+                BlastRow(
+                    kind="maintenance",
+                    id=fid,
+                    gpus_lost=sum(lost.values()),
+                    lost=dict(lost),
+                    n1_holds=holds,
+                    during=mid,
+                )
+            )
+    return out
+
+
 def _blasts(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network) -> list[BlastRow]:
     """Every element's blast radius (module docstring), unordered."""
     loads = _row_loads(scenario, site, racks, network)
@@ -333,6 +374,7 @@ def _blasts(scenario: Scenario, site: SiteView, racks: list[PlacedRack], network
         for fid, n in site.nodes.items()
         if n.can_fail
     ]
+    out += _maintenance_blasts(scenario, site, loads, normal, rows_of_feed)
     domains: dict[tuple[str, str], list[str]] = defaultdict(list)
     for rid, (_, _, row) in site.rows.items():
         domains["cooling_zone", row.air_zone].append(rid)
@@ -492,7 +534,13 @@ def recount_reliability(
                     )
                 )
     blasts.sort(
-        key=lambda b: (-b.gpus_lost, -sum(b.shed.values()) - sum(b.capped.values()), KIND_RANK[b.kind], b.id)
+        key=lambda b: (
+            -b.gpus_lost,
+            -sum(b.shed.values()) - sum(b.capped.values()),
+            KIND_RANK[b.kind],
+            b.id,
+            b.during or "",
+        )
     )
     rows = _cluster_rows(scenario, _figures(scenario, _jobs(scenario, racks), extra), blasts)
     shown = [b for b in blasts if b.lost or b.capped or b.shed or b.n1_holds is False]
