@@ -437,6 +437,13 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         page.locator(".js-plotly-plot .gtitle").filter(has_text="Facility MW drawn per phase").wait_for(
             timeout=30_000
         )
+        # §21: the largest training swing per quarter against what the sources accept, storage and floors
+        page.get_by_role("heading", name="Power the grid accepts: swings, storage, energy, water").wait_for(
+            timeout=30_000
+        )
+        page.locator(".js-plotly-plot .gtitle").filter(
+            has_text="Largest synchronous training swing"
+        ).wait_for(timeout=30_000)
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "16-region.png"), full_page=True)
         assert page.locator('[data-testid="stException"]').count() == 0

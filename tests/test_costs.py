@@ -170,7 +170,8 @@ def test_stranded_power_is_attributed_to_what_binds() -> None:
 @pytest.mark.parametrize("name", ["small-hall", "fleet-expansion", "meta-24k-roce-vs-ib"])
 def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
     """One list of parts (planner.plan.kpis.CAPEX_PARTS) for the CLI summary, the dashboard's capex card
-    and the compare table: racks + fabric + links + facility + retrofits + backup power = capex."""
+    and the compare table: racks + fabric + links + facility + retrofits + backup power + energy storage
+    = capex."""
     from pathlib import Path
 
     from planner.input.loader import load_scenario
@@ -181,8 +182,17 @@ def test_every_capex_breakdown_adds_up_to_the_total(name: str) -> None:
         load_scenario(Path(__file__).resolve().parent.parent / "datasets" / f"{name}.yaml")
     ).kpis
     parts = capex_parts(k)
-    assert list(parts) == ["racks", "fabric", "links", "facility", "retrofits", "backup power"]
+    assert list(parts) == [
+        "racks",
+        "fabric",
+        "links",
+        "facility",
+        "retrofits",
+        "backup power",
+        "energy storage",
+    ]
     assert parts["backup power"] == 0  # no backup_power in these scenarios
+    assert parts["energy storage"] == 0  # no power_stability in these scenarios
     assert sum(parts.values()) == pytest.approx(k.capex_usd, abs=0.05)
     assert capex_text(k).endswith(f" = ${k.capex_usd:,.0f}")
     assert parts["facility"] > 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.enums import Status
 from planner.errors import InputError
@@ -163,6 +165,11 @@ def test_n1_during_ups_maintenance_costs_the_hand_computed_gpus(solver: str) -> 
     kept = maintained_site([{"kind": "ups"}])
     plan = solved(kept, solver)
     assert plan.kpis.gpus == 64
+    if solver == "highs":  # explain prices the level: N-1 only gives the 80 GPUs back
+        from planner.explainer import explain_feasible
+
+        text = explain_feasible(kept, plan, time_limit_s=20).render()
+        assert "maintenance level (ups): N-1 only would give +80 GPUs" in text, text
     rep = verify(n1.model_copy(update={"scenario_hash": ""}), kept)
     assert "UPS-C: load 192.6 kW exceeds 100 kW while UPS-A is maintained and UPS-B fails" in [
         str(v) for v in rep.violations
@@ -396,3 +403,67 @@ def test_a_swing_no_mitigation_can_absorb_is_infeasible_and_explained() -> None:
         "  - training swing of air in p1: 0.078 MW more than the power sources accept (0.050 MW; it swings "
         "0.128 MW after storage and floors)" in explain_infeasible(s).render().splitlines()
     )
+
+
+def test_the_region_page_shows_swing_storage_energy_and_water() -> None:
+    """The storage case above on the Region page: the swing chart, the table per phase and the totals."""
+    from tests.test_app import solved_on
+
+    at = solved_on("ui/region_page.py", swing_site(True, False), "region_solve")
+    assert not at.exception, at.exception
+    assert "Power the grid accepts: swings, storage, energy, water" in [h.value for h in at.subheader]
+    table = next(d.value for d in at.dataframe if "largest swing MW" in d.value.columns)
+    assert list(table["phase"]) == ["p1", "p2"]
+    assert list(table["storage MW"]) == ["0.08", "0.08"]
+    assert list(table["accepted MW"]) == ["0.05", "0.15"]
+    assert any(c.value.startswith("Over the horizon: energy storage $29,400 of capex") for c in at.caption)
+    spec = at.get("plotly_chart")[-1].proto.spec
+    assert "Largest synchronous training swing per phase" in spec
+
+
+def test_the_reliability_page_shows_the_maintenance_level() -> None:
+    """The 2N case above: UPS maintenance, and UPS-B failing while UPS-A is maintained takes all 64 GPUs."""
+    from tests.test_app import solved_on
+
+    ups = [{"id": f"UPS-{x}", "kind": "ups", "capacity_kw": 100} for x in "AB"]
+    rows = [
+        {"id": "R", "positions": 10, "feeds": ["UPS-A", "UPS-B"], "max_rack_power_kw": 25, "redundant": True}
+    ]
+    s = tiny_scenario(
+        rows, ups, [{"id": "air", "demand": "max", "rack_types": [GT]}], maintenance=[{"kind": "ups"}]
+    )
+    at = solved_on("ui/reliability_page.py", s, "rel_solve")
+    assert not at.exception, at.exception
+    assert "Maintenance level" in [h.value for h in at.subheader]
+    table = next(d.value for d in at.dataframe if "in maintenance" in d.value.columns)
+    assert list(zip(table["in maintenance"], table["then fails"], table["GPUs lost"], strict=True)) == [
+        ("UPS-B", "UPS-A", "64"),
+        ("UPS-A", "UPS-B", "64"),
+    ]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    racks=st.integers(1, 10),
+    trough=st.sampled_from([0.0, 0.25, 0.4, 0.7]),
+    accepted_kw=st.integers(0, 150),
+    cheap=st.booleans(),
+)
+def test_storage_and_floor_absorb_exactly_the_excess_and_verify(
+    racks: int, trough: float, accepted_kw: int, cheap: bool
+) -> None:
+    """One cluster in one building, its racks asked for exactly: storage + floor = max(0, racks × 21.4 ×
+    (1 − trough) kW − accepted), no more (both cost), and the verifier agrees with every figure."""
+    rows = [{"id": "R", "positions": 10, "feeds": ["F"], "max_rack_power_kw": 25}]
+    s = tiny_scenario(
+        rows,
+        [{"id": "F", "capacity_kw": 10_000}],
+        [{"id": "air", "demand": "exact", "gpus": 16 * racks, "rack_types": [GT]}],
+        objective="min_tco",
+        power_stability={"dynamic_range_mw": accepted_kw / 1000, "ramp_mw_per_s": 10, "trough_share": trough},
+        costs={"energy_usd_per_kwh": 0.01 if cheap else 0.2},
+    )
+    plan = solved(s, "highs")
+    g = plan.grid.phases[0]
+    excess = max(0.0, racks * 21.4 * (1 - trough) / 1000 - accepted_kw / 1000)
+    assert sum(g.storage_mw.values()) + sum(g.floor_mw.values()) == pytest.approx(excess, abs=2e-6)

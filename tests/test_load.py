@@ -64,7 +64,8 @@ BAD = [
         "colour: unknown key 'colour' (allowed: name, description, site, catalog, clusters, objective, "
         "budgets, gpu_power_cap_w, power_budget_ratio, pue, design_day_pue, phases, retrofits, backup_power, "
         "power_arrival, lead_phases, supply, switch_supply, service_life, futures, existing, costs, "
-        "fabrics, region_tier, reliability, network_allowance, rack_limit_on, solver)",
+        "fabrics, region_tier, reliability, network_allowance, rack_limit_on, power_stability, "
+        "power_sources, water, maintenance, solver)",
     ),
     _case(
         "unknown-row-key",

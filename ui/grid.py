@@ -80,10 +80,20 @@ def grid_section(scenario: Scenario, plan: Plan) -> None:
         },
     )
     st.caption(
-        f"Over the horizon: energy storage ${g.storage_capex_usd / 1e6:,.1f}M of capex; "
-        f"${g.tco_usd / 1e6:,.1f}M in TCO for storage, floors, the sources' price over the scenario's "
-        f"and carbon; {g.t_co2 / 1e6:,.3f} Mt CO2; {g.water_m3 / 1e6:,.3f} million m³ of water."
+        f"Over the horizon: energy storage {_usd(g.storage_capex_usd)} of capex; {_usd(g.tco_usd)} in TCO "
+        f"for storage, floors, the sources' price over the scenario's and carbon; {g.t_co2:,.0f} t CO2; "
+        f"{g.water_m3:,.0f} m³ of water."
     )
+
+
+def _usd(x: float) -> str:
+    """$29,400, $43.6M or $1.25B."""
+    sign, x = ("−" if x < 0 else ""), abs(x)
+    if x >= 1e9:
+        return f"{sign}${x / 1e9:,.2f}B"
+    if x >= 1e6:
+        return f"{sign}${x / 1e6:,.1f}M"
+    return f"{sign}${x:,.0f}"
 
 
 def maintenance_section(scenario: Scenario, plan: Plan) -> None:

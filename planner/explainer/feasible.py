@@ -276,6 +276,8 @@ def explain_feasible(
     if len(joint) > 1 and replan is None:
         findings.append(_joint_finding(scenario, plan, joint, limit_s, unit, progress))
     findings[:0] = _demand_findings(scenario, plan, cands, chosen)
+    if scenario.maintenance and replan is None:
+        findings.append(_maintenance_finding(scenario, plan, limit_s, unit))
     gpus = plan.kpis.gpus if plan.kpis else 0
     head = (
         f"Plan for {scenario.name}: {gpus:,} GPUs ({plan.status}); limits that bind or whose relaxation "
@@ -294,6 +296,19 @@ def explain_feasible(
     ex = Explanation(scenario.name, True, head, findings, how)
     ex.relaxations = cands
     return ex
+
+
+def _maintenance_finding(scenario: Scenario, plan: Plan, limit_s: float, unit: str) -> Finding:
+    """What the maintenance level (§21) costs: the scenario re-solved without it, from the base plan
+    (which it still admits), same settings; its gain is the level's cost."""
+    without = scenario.model_copy(update={"maintenance": []})
+    gain, upper = _resolve_gain(scenario, without, plan, limit_s)
+    levels = ", ".join(m.kind for m in scenario.maintenance)
+    figure, _, aside = _gain_text(gain, upper, "").partition(" (")
+    text = f"maintenance level ({levels}): N-1 only would give {figure} {unit}" + (
+        f" ({aside}" if aside else ""
+    )
+    return Finding("binding", "maintenance", text, gain, unit)
 
 
 def _one_per_kind(cands: list[Relaxation], top: int) -> list[Relaxation]:
