@@ -19,7 +19,7 @@ from planner.input import power_model as pm_mod
 from planner.plan import kpis, orders
 from planner.plan import stochastic as sto
 from planner.rules import backup, costs, reliability
-from planner.schema import RackType, Scenario
+from planner.schema import PowerSource, RackType, Scenario
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,30 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant("power arrives a phase early", (Scenario, "power_available_kw"), _arrival_early, "tests:arrival"),
     Mutant(
+        "the grid accepts twice the swing",
+        (Scenario, "swing_accepted_mw"),
+        lambda f: lambda self, i: 2 * f(self, i),
+        "tests:swing",
+    ),
+    Mutant(
+        "racks do not swing in training",
+        (Scenario, "trough_share"),
+        lambda f: lambda self, t: 1.0,
+        "tests:swing",
+    ),
+    Mutant(
+        "N-1 during maintenance forgotten",
+        (pm_mod, "_maintenance"),
+        lambda f: lambda *a: [],
+        "tests:maintained",
+    ),
+    Mutant(
+        "power sources emit no carbon",
+        (PowerSource, "intensity_at"),
+        lambda f: lambda self, ids, i: 0.0,
+        "tests:emissions",
+    ),
+    Mutant(
         "EVPI with the wrong sign",
         (sto, "regret"),
         lambda f: lambda s, best, got: None if f(s, best, got) is None else -f(s, best, got),
@@ -281,12 +305,16 @@ def builders() -> dict[str, Callable[[], Scenario]]:
     """``tests:<name>`` scenarios: tiny ones of the tests that solve them by hand."""
     from planner.input.loader import load_scenario
     from tests.test_backup import backed
+    from tests.test_grid import maintained_site, swing_site, two_sources
     from tests.test_refresh import hall
     from tests.test_region_power import arrival_site
 
     return {
         "arrival": lambda: arrival_site([{"interconnect_mw": 0.1}, {"phase": "p2", "generation_mw": 0.1}]),
         "refresh": hall,
+        "swing": lambda: swing_site(False, False),
+        "maintained": lambda: maintained_site([{"kind": "ups"}]),
+        "emissions": lambda: two_sources(cap=200, demand="max"),
         "backed": backed,
         "capped": lambda: load_scenario("datasets/small-hall.yaml").model_copy(
             update={"gpu_power_cap_w": 600.0}

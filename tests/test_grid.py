@@ -319,6 +319,11 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
     assert "grid storage B1: storage falls from 0.078 MW to 0.07 MW in phase p2" in broken(phases=falls)
     assert any(v.startswith("grid storage_capex_usd: plan says") for v in broken(storage_capex_usd=1.0))
     assert any(v.startswith("grid tco_usd: plan says") for v in broken(tco_usd=1.0))
+    assert "grid phases: 1 phases stated, the scenario has 2" in broken(phases=[g0])
+    rep = verify(plan.model_copy(update={"scenario_hash": ""}), swing_site(False, True))
+    assert "grid storage: storage stated in phase p1, but the scenario allows none" in [
+        str(v) for v in rep.violations
+    ]
     no_floor = [g0.model_copy(update={"floor_mw": {"B1": 0.01}}), g1]
     assert "grid floor: a power floor stated in phase p1, but the scenario allows none" in broken(
         phases=no_floor
@@ -343,6 +348,10 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
     assert any(v.startswith("grid t_co2_per_year: plan says") for v in broken2(t_co2_per_year=1.0))
     assert any(v.startswith("grid water_m3_per_year: plan says") for v in broken2(water_m3_per_year=1.0))
     assert any(v.startswith("grid peak_water_l_per_s: plan says") for v in broken2(peak_water_l_per_s=1.0))
+    assert "grid energy wind: unknown source" in broken2(energy_mwh_per_year={"gas": 749.856, "wind": 0.0})
+    for total in ("t_co2", "water_m3"):
+        p3 = p2.model_copy(update={"grid": p2.grid.model_copy(update={total: 1.0}), "scenario_hash": ""})
+        assert any(str(v).startswith(f"grid {total}: plan says") for v in verify(p3, s2).violations)
     capped = two_sources(cap=300)
     rep = verify(p2.model_copy(update={"scenario_hash": ""}), capped)
     assert "budgets.t_co2_per_year: 337.435 t CO2 a year exceeds 300" in [str(v) for v in rep.violations]
