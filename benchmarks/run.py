@@ -326,6 +326,7 @@ def worker(kind: str, name: str, mode: str, solver: str, time_limit: float) -> d
             ],
             phase_gpus=[p.gpus for p in plan.phases],
             binds=_what_binds(s, plan),
+            grid=_grid_figures(plan),
             backup=backup,
             note=plan.notes[0] if plan.notes else "",
             stages={k_: round(v, 1) for k_, v in plan.stage_times_s.items()},
@@ -548,6 +549,34 @@ def futures_table(f: dict) -> list[str]:
         f"{_f(rf.get('total_s'))} s.",
     ]
     return L
+
+
+def _grid_figures(plan) -> dict | None:
+    """§21 figures of a region plan, per quarter and over the horizon (from its grid report)."""
+    g = plan.grid
+    if g is None or not g.phases:
+        return None
+    last = g.phases[-1]
+    return {
+        "swing": [
+            [
+                p.phase,
+                p.swing_mw,
+                p.swing_cluster,
+                p.accepted_mw,
+                sum(p.storage_mw.values()),
+                sum(p.floor_mw.values()),
+            ]
+            for p in g.phases
+        ],
+        "storage_usd": g.storage_capex_usd,
+        "tco_usd": g.tco_usd,
+        "energy_q8": {k: v / 1000 for k, v in sorted(last.energy_mwh_per_year.items())},
+        "t_co2_q8": last.t_co2_per_year,
+        "t_co2": g.t_co2,
+        "water_q8": last.water_m3_per_year,
+        "peak_q8": last.peak_water_l_per_s,
+    }
 
 
 def _what_binds(s, plan) -> list[str]:
@@ -779,6 +808,22 @@ def region_table(region: dict) -> list[str]:
             "decomposed joint plan: "
             + "; ".join(f"{ph} {mw:,.1f} of {arr:,.0f}" for ph, mw, arr in d["power"])
             + ".",
+        ]
+    if d.get("grid"):
+        g = d["grid"]
+        L += [
+            "",
+            "Power the grid accepts (§21), decomposed joint plan: largest training swing per quarter "
+            "(MW, job) against what the sources accept, storage + power floor standing: "
+            + "; ".join(
+                f"{ph} {sw:,.1f} ({job}) of {acc:,.0f}, {st:,.1f} + {fl:,.1f}"
+                for ph, sw, job, acc, st, fl in g["swing"]
+            )
+            + f". Storage ${g['storage_usd'] / 1e6:,.1f}M of capex; §21's TCO ${g['tco_usd'] / 1e6:,.1f}M "
+            f"(storage, floors, the sources' price over the scenario's); energy in q8 "
+            + ", ".join(f"{src} {gwh:,.0f} GWh" for src, gwh in g["energy_q8"].items())
+            + f" a year; {g['t_co2_q8'] / 1e6:,.2f} Mt CO2 a year in q8, {g['t_co2'] / 1e6:,.2f} Mt over the "
+            f"horizon; water {g['water_q8'] / 1e6:,.2f} million m³ a year in q8, peak {g['peak_q8']:,.0f} L/s.",
         ]
     ex = region.get("explain") or {}
     if ex.get("gains"):

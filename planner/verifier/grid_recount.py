@@ -63,7 +63,7 @@ def swing_checks(
     accepted = _accepted(scenario, st.index)
     for cid, per in sorted(_swings(scenario, st).items()):
         left = sum(max(0.0, mw - store.get(b, 0.0) - floor.get(b, 0.0)) for b, mw in per.items())
-        if usage:
+        if usage and not ps.storage and not ps.floor:  # with storage or a floor it limits no rack
             rep.usage.append(
                 Usage(kind=LimitKind.swing, id=cid, value=round(left, 9), limit=accepted, unit="MW")
             )
