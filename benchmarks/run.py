@@ -823,7 +823,8 @@ def region_table(region: dict) -> list[str]:
             f"(storage, floors, the sources' price over the scenario's); energy in q8 "
             + ", ".join(f"{src} {gwh:,.0f} GWh" for src, gwh in g["energy_q8"].items())
             + f" a year; {g['t_co2_q8'] / 1e6:,.2f} Mt CO2 a year in q8, {g['t_co2'] / 1e6:,.2f} Mt over the "
-            f"horizon; water {g['water_q8'] / 1e6:,.2f} million m³ a year in q8, peak {g['peak_q8']:,.0f} L/s.",
+            f"horizon; water {g['water_q8'] / 1e6:,.2f} million m³ a year in q8, peak "
+            f"{g['peak_q8']:,.0f} L/s.",
         ]
     ex = region.get("explain") or {}
     if ex.get("gains"):
