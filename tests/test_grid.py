@@ -320,6 +320,15 @@ def test_the_verifier_rejects_every_grid_claim_a_plan_breaks() -> None:
     assert any(v.startswith("grid storage_capex_usd: plan says") for v in broken(storage_capex_usd=1.0))
     assert any(v.startswith("grid tco_usd: plan says") for v in broken(tco_usd=1.0))
     assert "grid phases: 1 phases stated, the scenario has 2" in broken(phases=[g0])
+    assert "grid swing_mw: plan says 1, the racks give 0.128 in phase p1" in broken(
+        phases=[g0.model_copy(update={"swing_mw": 1.0}), g1]
+    )
+    assert "grid accepted_mw: plan says 1, the racks give 0.05 in phase p1" in broken(
+        phases=[g0.model_copy(update={"accepted_mw": 1.0}), g1]
+    )
+    assert "grid swing_cluster: other is not the largest swing in phase p1" in broken(
+        phases=[g0.model_copy(update={"swing_cluster": "other"}), g1]
+    )
     rep = verify(plan.model_copy(update={"scenario_hash": ""}), swing_site(False, True))
     assert "grid storage: storage stated in phase p1, but the scenario allows none" in [
         str(v) for v in rep.violations

@@ -382,6 +382,7 @@ def plan_summary(plan, out=None) -> None:
             )
             for p in plan.phases
         ]
+    rows += _grid_rows(plan)
     rows += [(f"retrofit {b.id}", f"bought in {b.phase}") for b in plan.retrofits]
     rows += [
         (f"order in {o.ordered}", f"{o.count:,} {o.id} racks to stand in {o.stands}")
@@ -413,6 +414,33 @@ BOUND_WORDS = {
     "LP relaxation": "the LP relaxation of the whole (an LP the planner solved)",
 }
 """A plan's bound source in words, with who vouches for it."""
+
+
+def _grid_rows(plan) -> list[tuple[str, str]]:
+    """§21 per phase: the largest swing against what is accepted, storage and floors, emissions, water."""
+    g = plan.grid
+    if g is None:
+        return []
+    rows = []
+    for p in g.phases:
+        acc = "unlimited" if p.accepted_mw >= 1e11 else f"{p.accepted_mw:,.1f}"
+        rows.append(
+            (
+                f"grid {p.phase or 'plan'}",
+                f"swing {p.swing_mw:,.1f} MW ({p.swing_cluster or '-'}) of {acc} accepted; storage "
+                f"{sum(p.storage_mw.values()):,.1f} + floor {sum(p.floor_mw.values()):,.1f} MW; "
+                f"{p.t_co2_per_year:,.0f} t CO2/yr; water {p.water_m3_per_year:,.0f} m³/yr, peak "
+                f"{p.peak_water_l_per_s:,.1f} L/s",
+            )
+        )
+    rows.append(
+        (
+            "grid over the horizon",
+            f"storage capex {g.storage_capex_usd:,.0f} USD; TCO {g.tco_usd:,.0f} USD; {g.t_co2:,.0f} t CO2; "
+            f"{g.water_m3:,.0f} m³ of water",
+        )
+    )
+    return rows
 
 
 def bound_text(plan) -> str:

@@ -208,6 +208,7 @@ def grid_figures(s: Scenario, loads: list[PhaseLoad], store: dict, floor: dict, 
         for (c, _), mw in load.swing.items():
             per[c] += mw
         top = max(per.items(), key=lambda kv: (kv[1], kv[0]), default=("", 0.0))
+        top = top if top[1] > 0 else ("", 0.0)
         st = {b: x for (b, j), x in store.items() if j == i and x > 0}
         fl = {b: x for (b, j), x in floor.items() if j == i and x > 0}
         en = {src: y for (src, j), y in energy.items() if j == i}

@@ -46,6 +46,12 @@ Checks:
   at most), storage racks, and the hop budget: the hops between its two
   farthest racks (same rack, pod, building, or across buildings) ≤ max_hops;
 - budgets: capex and IT power of the placed racks;
+- power the grid accepts (§21, :mod:`~planner.verifier.grid_recount`): per phase and cluster the
+  swing left after the plan's storage and floors within what the sources arrived accept, storage
+  and floors only where allowed, storage never falling; the dispatch adding up to the racks'
+  energy and within each source; emissions and design-day water within their limits; N-1 while a
+  node of a maintained class is out (and a cooling zone one unit short); the grid report's figures,
+  totals and costs;
 - claims: every figure the plan states (see :func:`_claim_checks`);
 - two-stage plans (§17): every future's plan, the shared first phase and the expected figures
   (:mod:`~planner.verifier.futures`).

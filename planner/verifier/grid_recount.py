@@ -61,7 +61,18 @@ def swing_checks(
     store = g.storage_mw if ps.storage else {}
     floor = g.floor_mw if ps.floor else {}
     accepted = _accepted(scenario, st.index)
-    for cid, per in sorted(_swings(scenario, st).items()):
+    swings = _swings(scenario, st)
+    if plan.grid is not None:
+        top = max((sum(per.values()) for per in swings.values()), default=0.0)
+        _figure(rep, st, "swing_mw", g.swing_mw, top)
+        _figure(rep, st, "accepted_mw", g.accepted_mw, accepted)
+        if top > 0 and abs(sum(swings.get(g.swing_cluster, {}).values()) - top) > MW_TOL:
+            rep.add(
+                "grid swing_cluster",
+                "claim",
+                f"{g.swing_cluster or 'none'} is not the largest swing{st.where}",
+            )
+    for cid, per in sorted(swings.items()):
         left = sum(max(0.0, mw - store.get(b, 0.0) - floor.get(b, 0.0)) for b, mw in per.items())
         if usage and not ps.storage and not ps.floor:  # with storage or a floor it limits no rack
             rep.usage.append(
