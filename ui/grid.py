@@ -30,12 +30,13 @@ def grid_section(scenario: Scenario, plan: Plan) -> None:
     names = [p.phase or "plan" for p in g.phases]
     if scenario.power_stability is not None:
         fig = go.Figure()
-        stored = [sum(p.storage_mw.values()) for p in g.phases]
-        floors = [sum(p.floor_mw.values()) for p in g.phases]
-        left = [max(0.0, p.swing_mw - s - f) for p, s, f in zip(g.phases, stored, floors, strict=True)]
-        fig.add_bar(x=names, y=left, name="left for the grid")
-        fig.add_bar(x=names, y=stored, name="absorbed by storage")
-        fig.add_bar(x=names, y=floors, name="absorbed by a power floor")
+        fig.add_bar(x=names, y=[p.swing_mw for p in g.phases], name="largest swing (one job)")
+        fig.add_bar(
+            x=names, y=[sum(p.storage_mw.values()) for p in g.phases], name="storage standing, all buildings"
+        )
+        fig.add_bar(
+            x=names, y=[sum(p.floor_mw.values()) for p in g.phases], name="power floors, all buildings"
+        )
         fig.add_scatter(
             x=names,
             y=[p.accepted_mw for p in g.phases],
@@ -44,14 +45,19 @@ def grid_section(scenario: Scenario, plan: Plan) -> None:
             line={"color": "#c23b3b", "dash": "dash", "shape": "hv"},
         )
         fig.update_layout(
-            barmode="stack",
+            barmode="group",
             height=320,
-            title="Largest synchronous training swing per phase, MW (one job's racks peak to trough)",
+            title="Largest synchronous training swing per phase and what absorbs swings, MW",
             yaxis={"title": "MW", "tickformat": ",.1f"},
             legend={"orientation": "h"},
             margin={"l": 10, "r": 10, "t": 40, "b": 10},
         )
         st.plotly_chart(fig, key="grid_swing", width="stretch")
+        st.caption(
+            "Storage and power floors stand per building and absorb the swing of whichever job swings "
+            "there (jobs do not swing together); what is left of each job's swing after its buildings' "
+            "storage and floors fits the swing the power sources accept (the dashed line)."
+        )
     sources = sorted({s for p in g.phases for s in p.energy_mwh_per_year})
     show_table(
         pd.DataFrame(
