@@ -241,7 +241,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "phase capex leaves out the retrofits",
         (kpis, "phase_summaries"),
-        lambda f: lambda s, r, b, u, backup=0.0, chosen=None: f(s, r, [], u, backup, chosen),
+        lambda f: (
+            lambda s, r, b, u, backup=0.0, chosen=None, storage=None: f(s, r, [], u, backup, chosen, storage)
+        ),
         "fleet-expansion",
     ),
     Mutant(
