@@ -259,7 +259,9 @@ def _plan_region(
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
     final = {b: p for b, p in solved.items() if p is not None}
     final = _respan(scenario, data, shares, spans, final, solves, run, say)
-    return _join(scenario, final, 1, deadline, stages, say, polish)
+    lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
+    many = math.ceil(len(jobs) / lanes) > MANY_WAVES
+    return _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
 
 
 def _solve_buildings(
@@ -274,6 +276,8 @@ def _solve_buildings(
     buildings without a proven answer are solved again while a third of the limit is left, the
     better of their two plans kept."""
     each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
+    lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
+    shared = math.ceil(len(jobs) / lanes) > MANY_WAVES
     solved: dict[str, Plan | None] = {}
 
     def done(r: dict) -> None:  # a second answer for a building stands only when it is better
@@ -282,7 +286,17 @@ def _solve_buildings(
         if old is None or (new is not None and _better_share(scenario, new, old)):
             solved[r["part"]] = new
 
-    run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
+    if shared:  # one deadline the jobs read when they start: the smaller shares first, their time left
+        # to the larger ones after them (benchmarks/REGION-5GW-BUILDINGS.md: a few need a minute)
+        order = sorted(jobs, key=lambda j: (_share_size(j[1]), j[0]))
+        until = time.time() + solves.left()
+        todo = [
+            (b, text, MIN_JOB_S, until, math.ceil((len(order) - i) / lanes))
+            for i, (b, text) in enumerate(order)
+        ]
+        run_jobs(solve_part, todo, done, **run)
+    else:
+        run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
     late = [b for b, p in solved.items() if p is not None and p.status != Status.optimal]
     if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
         again = _job_limit(solves, len(late), run["executor"], run["workers"])
@@ -290,6 +304,18 @@ def _solve_buildings(
         texts = dict(jobs)
         run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
     return solved
+
+
+MANY_WAVES = 16
+"""More waves of building solves than this (buildings ÷ workers: tens of buildings) share one
+deadline instead of a fixed limit each, and skip the whole model's LP bound and polish (neither
+finishes at that size in what the buildings leave)."""
+
+
+def _share_size(text: str) -> int:
+    """GPU-phases a building's share asks for (its clusters' GPUs summed over the phases)."""
+    data = json.loads(text)
+    return sum(sum((c.get("gpus_by_phase") or {}).values()) + (c.get("gpus") or 0) for c in data["clusters"])
 
 
 def _better_share(scenario: Scenario, new: Plan, old: Plan) -> bool:

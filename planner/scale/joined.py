@@ -45,9 +45,17 @@ measured on the gigawatt region, where counting the proposals takes 0.31 s idle)
 # ------------------------------------------------------------------ jobs (run on any worker)
 
 
-def solve_part(part_id: str, data_json: str, time_limit_s: float) -> dict:
-    """Solve one building sub-scenario; returns {"part", "plan" (JSON) | "error", "s"}."""
+def solve_part(
+    part_id: str, data_json: str, time_limit_s: float, until: float | None = None, waves: int = 1
+) -> dict:
+    """Solve one building sub-scenario; returns {"part", "plan" (JSON) | "error", "s"}. With
+    ``until`` (a wall-clock time, s since the epoch, shared by every job of the run) and ``waves``
+    (the waves of jobs left, this one's included, when it starts in the run's order), its limit is
+    the time left to ``until`` over those waves, at least ``time_limit_s``: jobs that finish early
+    leave their time to the ones after them."""
     t0 = time.perf_counter()
+    if until is not None:
+        time_limit_s = max(time_limit_s, (until - time.time()) / max(1, waves))
     try:
         plan = plan_scenario(scenario_from_data(json.loads(data_json)), time_limit_s=time_limit_s)
         return {"part": part_id, "plan": plan.model_dump(mode="json"), "s": time.perf_counter() - t0}
@@ -127,12 +135,14 @@ def _join(
     say: Callable[[str], None],
     polish: bool,
     improve: Callable[[dict[str, Plan], Callable[[dict[str, Plan]], bool]], dict[str, Plan]] | None = None,
+    whole_lp: bool = True,
 ) -> Decomposition:
     """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
     verified against the whole scenario and its gap measured to the tightest bound proven in time.
     ``improve`` (pairs of buildings solved again, :mod:`planner.scale.pairs`) gets its turn when the
     merged and capacity bounds do not prove the gap; should its plans fail verification whole, the
-    plans as they were stand."""
+    plans as they were stand. ``whole_lp`` false: no LP bound of the whole model (a region of tens of
+    buildings, where it would not finish in the time the buildings leave)."""
     t0 = deadline.t0
     tw = time.perf_counter()
     bounds: list[tuple[float | None, str]] = []
@@ -157,7 +167,7 @@ def _join(
         final = improve(final, proves)
         value = _value(scenario, final)
         proven = proves(final)
-    if not proven and deadline.left() > LP_BOUND_MIN_S:
+    if not proven and whole_lp and deadline.left() > LP_BOUND_MIN_S:
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
         lp_s = max(1.0, 0.4 * deadline.left())
