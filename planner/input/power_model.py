@@ -143,18 +143,20 @@ def _maintenance(ix: SiteIndex, groups, base, gone, under, dark, maintained) -> 
     def hit_by(node: str) -> set[str]:
         return {g for f in ix.subtree(node) for g in groups_of_feed.get(f, [])}
 
+    out_of = {
+        mid: ix.subtree(mid) for mid in maintained if mid not in gone
+    }  # each maintained node's subtree, once
     pairs = [
         (mid, fid)
-        for mid in sorted(maintained)
-        if mid not in gone
+        for mid in sorted(out_of)
         for fid, fnode in ix.power_nodes.items()
-        if fid != mid and fnode.can_fail and fid not in gone and fid not in ix.subtree(mid)
+        if fid != mid and fnode.can_fail and fid not in gone and fid not in out_of[mid]
     ]
     out: list[Contingency] = []
     seen: set[tuple] = set()
     for mid, fid in pairs:
         hit = sorted((hit_by(mid) | hit_by(fid)) - dark)
-        delta = _failure_delta(ix, fid, hit, groups, base, gone | ix.subtree(mid), under, {}) if hit else {}
+        delta = _failure_delta(ix, fid, hit, groups, base, gone | out_of[mid], under, {}) if hit else {}
         for v, d in sorted(delta.items()):
             sig = (v, tuple(sorted((g, round(x, 12)) for g, x in d.items())))
             if any(x > 1e-12 for x in d.values()) and sig not in seen:

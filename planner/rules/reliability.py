@@ -97,14 +97,16 @@ def blast_radius(
     ix = ix or index_site(scenario.site)
     loads = _Loads(scenario, racks, ix, network)
     out = [loads.node_failure(fid) for fid, node in ix.power_nodes.items() if node.can_fail]
-    kept = [
-        n for n, node in ix.power_nodes.items() if scenario.maintained(node.kind, ix.node_building.get(n))
-    ]
+    kept = {
+        n: ix.subtree(n)
+        for n, node in ix.power_nodes.items()
+        if scenario.maintained(node.kind, ix.node_building.get(n))
+    }
     out += [  # §21: a failure while a node of a maintained class is out
-        loads.during_maintenance(mid, fid)
-        for mid in kept
+        loads.during_maintenance(mid, fid, under)
+        for mid, under in kept.items()
         for fid, node in ix.power_nodes.items()
-        if fid != mid and node.can_fail and fid not in ix.subtree(mid)
+        if fid != mid and node.can_fail and fid not in under
     ]
     for kind, groups in domain_rows(ix).items():
         for eid, rows in groups.items():
@@ -209,12 +211,12 @@ class _Loads:
                 holds = False
         return Blast("power_node", fid, dict(lost), dict(capped), dict(shed), holds)
 
-    def during_maintenance(self, mid: str, fid: str) -> Blast:
+    def during_maintenance(self, mid: str, fid: str, out: set[str]) -> Blast:
         """What ``fid`` failing takes down while ``mid`` is out for maintenance (§21): rows left with no
         live feed drop; the rest hold when every surviving node stays within its usable kW (every rack
         in full, as the maintenance level is planned)."""
         ix = self.ix
-        dead = ix.subtree(mid) | ix.subtree(fid)
+        dead = out | ix.subtree(fid)  # out: the maintained node's subtree
         rows = {r for f in dead for r in self.by_feed.get(f, ())}
         lost: dict[str, int] = defaultdict(int)
         change: dict[str, float] = defaultdict(float)

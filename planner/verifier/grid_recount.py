@@ -333,8 +333,8 @@ def maintenance_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st
         if v in site.nodes:
             gone |= site.down(v)
     usable = {nid: node.usable_kw + st.node_add.get(nid, 0.0) for nid, node in site.nodes.items()}
-    for mid, fid in _maintenance_pairs(scenario, site, gone):
-        dead = gone | site.down(mid) | site.down(fid)
+    for mid, fid, out in _maintenance_pairs(scenario, site, gone):
+        dead = gone | out | site.down(fid)
         load: dict[str, float] = defaultdict(float)
         for row_id, kw in loads.items():
             for v, x in (feed_shares(kw, site.rows[row_id][2].feeds, dead, site) or {}).items():
@@ -347,20 +347,21 @@ def maintenance_checks(scenario: Scenario, site: SiteView, rep: VerifyReport, st
                 rep.add(v, "power maintenance", what + st.where)
 
 
-def _maintenance_pairs(scenario: Scenario, site: SiteView, gone: set[str]) -> list[tuple[str, str]]:
-    """(node out for maintenance, another node that can fail) for every maintained node online."""
-    kept = [
-        nid
+def _maintenance_pairs(scenario: Scenario, site: SiteView, gone: set[str]) -> list[tuple[str, str, set[str]]]:
+    """(node out for maintenance, another node that can fail, the first's subtree) for every maintained
+    node online."""
+    kept = {
+        nid: site.down(nid)
         for nid, node in site.nodes.items()
         if nid not in gone
         and any(
             m.kind == node.kind and (not m.buildings or site.node_building.get(nid) in m.buildings)
             for m in scenario.maintenance
         )
-    ]
+    }
     return [
-        (mid, fid)
-        for mid in kept
+        (mid, fid, out)
+        for mid, out in kept.items()
         for fid, fnode in site.nodes.items()
-        if fid != mid and fnode.can_fail and fid not in gone and fid not in site.down(mid)
+        if fid != mid and fnode.can_fail and fid not in gone and fid not in out
     ]

@@ -330,10 +330,11 @@ def _maintenance_blasts(scenario: Scenario, site: SiteView, loads, normal, rows_
             for k in scenario.maintenance
         ):
             continue
+        out_m = site.down(mid)
         for fid, n in site.nodes.items():
-            if fid == mid or not n.can_fail or fid in site.down(mid):
+            if fid == mid or not n.can_fail or fid in out_m:
                 continue
-            dead = site.down(mid) | site.down(fid)
+            dead = out_m | site.down(fid)
             lost: dict[str, int] = defaultdict(int)
             change: dict[str, float] = defaultdict(float)
             for rid in sorted({r for f in dead for r in rows_of_feed.get(f, ())}):
