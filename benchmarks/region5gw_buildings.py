@@ -45,7 +45,7 @@ def main() -> None:
     from planner.input.variants import scenario_data
     from planner.rules.bounds import capacity_bound
     from planner.scale import decompose as d
-    from planner.scale.proposals import groups_of, proposals
+    from planner.scale.proposals import groups_of
     from planner.scale.region_master import master
 
     if not SCENARIO.exists():
@@ -55,12 +55,7 @@ def main() -> None:
     data = scenario_data(sc)
     groups = groups_of(sc, data)
     buildings = [b.id for b in sc.site.buildings]
-    props = proposals(sc, groups, buildings)
-    clusters, cap = [], {}
-    for g in groups:
-        for c in g.members:
-            clusters.append((c["id"], g.scope, g.types, g.unit))
-            cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
+    clusters, cap = d.region_inputs(sc, groups, buildings)
     shares = master(sc, index_site(sc.site), clusters, buildings, cap, 60)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     spans = d._spanning(sc, shares)

@@ -20,6 +20,7 @@ from planner.plan import kpis, orders
 from planner.plan import stochastic as sto
 from planner.rules import backup, costs, reliability
 from planner.schema import PowerSource, RackType, Scenario
+from planner.schema.grid import GridQuestions
 
 
 @dataclass(frozen=True)
@@ -158,13 +159,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("power arrives a phase early", (Scenario, "power_available_kw"), _arrival_early, "tests:arrival"),
     Mutant(
         "the grid accepts twice the swing",
-        (Scenario, "swing_accepted_mw"),
+        (GridQuestions, "swing_accepted_mw"),
         lambda f: lambda self, i: 2 * f(self, i),
         "tests:swing",
     ),
     Mutant(
         "racks do not swing in training",
-        (Scenario, "trough_share"),
+        (GridQuestions, "trough_share"),
         lambda f: lambda self, t: 1.0,
         "tests:swing",
     ),

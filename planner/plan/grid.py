@@ -77,6 +77,11 @@ def _racks_load(s: Scenario, standing: list[PlacedRack]) -> PhaseLoad:
     return load
 
 
+def with_grid(scenario: Scenario, plan: Plan) -> Plan:
+    """The plan with its §21 sizing (:func:`size_grid`) when it has racks to size for."""
+    return plan.model_copy(update={"grid": size_grid(scenario, plan)}) if plan.status.has_plan else plan
+
+
 def size_grid(scenario: Scenario, plan: Plan) -> GridReport | None:
     """The least-cost storage, floors and dispatch for the plan's racks (module docstring); None when
     the scenario states none of ``power_stability``, ``power_sources`` and ``water``. Raises

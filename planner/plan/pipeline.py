@@ -21,7 +21,7 @@ from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.plan.fabric_start import fabric_relaxed_start
 from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
-from planner.plan.grid import size_grid
+from planner.plan.grid import with_grid
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
@@ -147,11 +147,9 @@ def structures_when_needed(plan: Plan, scenario: Scenario) -> Plan:
 
 def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
     """Attach every figure (:func:`planner.plan.numbers.plan_figures`: KPIs, utilisation, fabric,
-    reliability, phases, stranded power); refuse a plan the verifier rejects, racks or not.
-    Structures are bought when needed first (:func:`structures_when_needed`)."""
-    plan = structures_when_needed(plan, scenario)
-    if plan.status.has_plan:
-        plan = plan.model_copy(update={"grid": size_grid(scenario, plan)})
+    reliability, phases, stranded power) once structures are bought when needed first and §21 sized
+    (:func:`structures_when_needed`, :func:`with_grid`); refuse a plan the verifier rejects."""
+    plan = with_grid(scenario, structures_when_needed(plan, scenario))
     done, rep = plan_figures(plan, scenario)
     if plan.status.has_plan and not rep.ok:
         lines = "; ".join(str(v) for v in rep.violations[:5])

@@ -216,12 +216,7 @@ def _plan_region(
         return _whole(scenario, deadline, stages, 0, why, say)
     t0 = time.perf_counter()
     buildings = [b.id for b in scenario.site.buildings]
-    props = proposals(scenario, groups, buildings)
-    clusters, cap = [], {}
-    for g in groups:
-        for c in g.members:
-            clusters.append((c["id"], g.scope, g.types, g.unit))
-            cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
+    clusters, cap = region_inputs(scenario, groups, buildings)
     stages["proposals_s"] = time.perf_counter() - t0
     solves, why = _solves_deadline(deadline, stages["proposals_s"], len(buildings), run)
     if why:
@@ -262,6 +257,18 @@ def _plan_region(
     lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
     many = math.ceil(len(jobs) / lanes) > MANY_WAVES
     return _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
+
+
+def region_inputs(scenario: Scenario, groups: list[Group], buildings: list[str]) -> tuple[list, dict]:
+    """The region master's inputs, counted from the site: every cluster as (ID, scope, rack types,
+    unit) and its room per building, GPUs (:func:`proposals`)."""
+    props = proposals(scenario, groups, buildings)
+    clusters, cap = [], {}
+    for g in groups:
+        for c in g.members:
+            clusters.append((c["id"], g.scope, g.types, g.unit))
+            cap.update({(c["id"], b): props[g.id, b].cap for b in buildings if (g.id, b) in props})
+    return clusters, cap
 
 
 def _solve_buildings(

@@ -26,7 +26,7 @@ from planner.schema.base import (
 )
 from planner.schema.catalog import Catalog, RackType, SwitchModel, UnitPart
 from planner.schema.costs import Costs
-from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
+from planner.schema.grid import GridPhase, GridReport, Maintenance, PowerSource, PowerStability, Water
 from planner.schema.plan import (
     BackupChoice,
     BlastRow,
@@ -34,8 +34,6 @@ from planner.schema.plan import (
     ClusterFabric,
     ClusterReliability,
     FailoverGain,
-    GridPhase,
-    GridReport,
     Kpis,
     NetworkRack,
     Order,

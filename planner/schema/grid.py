@@ -2,16 +2,21 @@
 them, the power sources' prices and carbon, water, and concurrent maintainability.
 
 Every default below is an estimate (the reference facts give the phenomena, not these figures):
-the scenario states its own with a ``source`` where it has one.
+the scenario states its own with a ``source`` where it has one. Also here: the power-arrival step
+(its swing acceptance and source), the plan's grid report, and the scenario's §21 questions.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from planner.schema.base import Bool, Float, Id, StrictModel, Text
+from planner.schema.base import Bool, Float, Id, Int, StrictModel, Text
+
+if TYPE_CHECKING:
+    from planner.schema.catalog import RackType
 
 
 class PowerStability(StrictModel):
@@ -114,3 +119,136 @@ class Maintenance(StrictModel):
     """The class out for maintenance: a power node kind (ups, busway, pdu …) or cooling_unit."""
     buildings: list[Id] = Field(default_factory=list, max_length=10_000)
     """Buildings (or structures) the level applies in; empty: every building."""
+
+
+class PowerStep(StrictModel):
+    """Power that arrives for the region (§16): utility interconnect and on-site generation that
+    become available from a phase on (added to what arrived before)."""
+
+    phase: Id | None = None
+    """First phase it is available in; none: from the start."""
+    interconnect_mw: Float = Field(0.0, ge=0, le=1e6)
+    """Utility interconnect added, MW."""
+    generation_mw: Float = Field(0.0, ge=0, le=1e6)
+    """On-site generation added, MW."""
+    lead_phases: Int = Field(0, ge=0, le=1000)
+    """Phases between ordering the step's long-lead plant and its power arriving (large power
+    transformers ~2-4 years, MV switchgear ~1-2 years in 2024-2026: US DOE and NREL supply-chain
+    reports): the order book lists when it must be ordered, before the plan's first phase when the
+    lead reaches back past it."""
+    plant: Text = ""
+    """The long-lead plant it needs (transformers, switchgear, turbines), named in the order book."""
+    source: Text = ""
+    """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
+    ramp_mw_per_s: Float = Field(0.0, ge=0, le=1e6)
+    """Ramp the step accepts of a training swing, MW/s (§21: the utility's interconnect agreement, a
+    turbine's governor); 0: none."""
+    dynamic_range_mw: Float = Field(0.0, ge=0, le=1e6)
+    """Dynamic range the step accepts, MW (§21); 0: none."""
+    power_source: Id | None = None
+    """The source its MW belong to (a key of ``power_sources``); none: ``grid`` for interconnect,
+    ``onsite`` for generation."""
+
+    def mw_by_source(self) -> dict[str, float]:
+        """Source → MW the step adds (interconnect and generation under their sources)."""
+        out: dict[str, float] = {}
+        for default, mw in (("grid", self.interconnect_mw), ("onsite", self.generation_mw)):
+            if mw > 0:
+                key = self.power_source or default
+                out[key] = out.get(key, 0.0) + mw
+        return out
+
+
+class GridPhase(StrictModel):
+    """Power the grid accepts in one phase (§21): the swing, what absorbs it, energy by source,
+    emissions and water."""
+
+    phase: Id | None = None
+    """Phase ID (none without phases)."""
+    swing_mw: Float = 0
+    """Largest synchronous swing of one cluster before storage or floors, MW."""
+    swing_cluster: Text = ""
+    """The cluster whose swing it is."""
+    accepted_mw: Float = 0
+    """Swing the sources arrived by then accept, MW (a very large figure when unlimited)."""
+    storage_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
+    """Building → energy storage standing, MW (bought in this phase or before; kept)."""
+    floor_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
+    """Building → swing absorbed by a GPU power floor, MW."""
+    energy_mwh_per_year: dict[Id, Float] = Field(default_factory=dict, max_length=1000)
+    """Power source → facility energy drawn from it, MWh per year (with ``power_sources``)."""
+    t_co2_per_year: Float = 0
+    """Scope 2 emissions, t CO2 per year."""
+    water_m3_per_year: Float = 0
+    """Cooling water, m³ per year (IT energy × WUE)."""
+    peak_water_l_per_s: Float = 0
+    """Design-day water draw, L/s."""
+
+
+class GridReport(StrictModel):
+    """§21 over the plan: per phase, and the costs it adds to capex and TCO."""
+
+    phases: list[GridPhase] = Field(default_factory=list, max_length=100)
+    storage_capex_usd: Float = 0
+    """Energy storage bought, USD (undiscounted): in capex."""
+    tco_usd: Float = 0
+    """Storage (discounted, less its residual value), the floors' energy, the storage's losses, the
+    sources' price over the scenario's and the carbon price, over the horizon, USD: in TCO."""
+    t_co2: Float = 0
+    """Emissions over the horizon, t CO2."""
+    water_m3: Float = 0
+    """Water over the horizon, m³."""
+
+
+class GridQuestions:
+    """§21 questions of a :class:`~planner.schema.Scenario` (a mixin: it reads the scenario's
+    ``power_stability``, ``power_arrival``, ``power_sources``, ``water``, ``maintenance``, its
+    ``phase_at`` and its structures)."""
+
+    def swing_accepted_mw(self, phase_index: int) -> float:
+        """Training swing the sources arrived by the phase with this index accept, MW (§21): the
+        site's own (``power_stability``) plus each step's min(ramp × swing seconds, dynamic range)."""
+        ps = self.power_stability
+        if ps is None:
+            return math.inf
+        order = self.phase_at
+        return ps.accepted_mw(ps.ramp_mw_per_s, ps.dynamic_range_mw) + sum(
+            ps.accepted_mw(s.ramp_mw_per_s, s.dynamic_range_mw)
+            for s in self.power_arrival
+            if order.get(s.phase, 0) <= phase_index
+        )
+
+    def trough_share(self, rack: RackType) -> float:
+        """A rack type's draw in a training trough as a share of its planning power (§21)."""
+        if rack.trough_share is not None:
+            return rack.trough_share
+        return self.power_stability.trough_share if self.power_stability is not None else 1.0
+
+    def source_mw(self, phase_index: int) -> dict[str, float]:
+        """Source → MW of it arrived by the phase with this index (§21)."""
+        order = self.phase_at
+        out: dict[str, float] = {}
+        for s in self.power_arrival:
+            if order.get(s.phase, 0) <= phase_index:
+                for k, mw in s.mw_by_source().items():
+                    out[k] = out.get(k, 0.0) + mw
+        return out
+
+    def wue_in(self, building: str | None) -> float:
+        """Water per kWh of IT energy in ``building``, L: its structure's, else the scenario's (0
+        without ``water``)."""
+        e = self._structure(building)
+        if e is not None and e.wue_l_per_kwh is not None:
+            return e.wue_l_per_kwh
+        return self.water.wue_l_per_kwh if self.water is not None else 0.0
+
+    def peak_water_in(self, building: str | None) -> float:
+        """Design-day water per MW of IT in ``building``, L/s."""
+        e = self._structure(building)
+        if e is not None and e.peak_water_l_per_s_per_mw is not None:
+            return e.peak_water_l_per_s_per_mw
+        return self.water.peak_l_per_s_per_mw if self.water is not None else 0.0
+
+    def maintained(self, kind: str, building: str | None) -> bool:
+        """Whether elements of ``kind`` in ``building`` may be out for maintenance (§21)."""
+        return any(m.kind == kind and (not m.buildings or building in m.buildings) for m in self.maintenance)

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from planner.enums import LimitKind, Status
 from planner.schema.base import Bool, Coordinate, Float, Id, Int, StrictModel, Text
+from planner.schema.grid import GridReport
 from planner.schema.solver import SolverSettings
 
 
@@ -441,47 +442,6 @@ class FailoverGain(StrictModel):
     """Retrofits the strict plan buys."""
     note: Text = ""
     """Why no figure, when there is none."""
-
-
-class GridPhase(StrictModel):
-    """Power the grid accepts in one phase (§21): the swing, what absorbs it, energy by source,
-    emissions and water."""
-
-    phase: Id | None = None
-    """Phase ID (none without phases)."""
-    swing_mw: Float = 0
-    """Largest synchronous swing of one cluster before storage or floors, MW."""
-    swing_cluster: Text = ""
-    """The cluster whose swing it is."""
-    accepted_mw: Float = 0
-    """Swing the sources arrived by then accept, MW (a very large figure when unlimited)."""
-    storage_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
-    """Building → energy storage standing, MW (bought in this phase or before; kept)."""
-    floor_mw: dict[Id, Float] = Field(default_factory=dict, max_length=100_000)
-    """Building → swing absorbed by a GPU power floor, MW."""
-    energy_mwh_per_year: dict[Id, Float] = Field(default_factory=dict, max_length=1000)
-    """Power source → facility energy drawn from it, MWh per year (with ``power_sources``)."""
-    t_co2_per_year: Float = 0
-    """Scope 2 emissions, t CO2 per year."""
-    water_m3_per_year: Float = 0
-    """Cooling water, m³ per year (IT energy × WUE)."""
-    peak_water_l_per_s: Float = 0
-    """Design-day water draw, L/s."""
-
-
-class GridReport(StrictModel):
-    """§21 over the plan: per phase, and the costs it adds to capex and TCO."""
-
-    phases: list[GridPhase] = Field(default_factory=list, max_length=100)
-    storage_capex_usd: Float = 0
-    """Energy storage bought, USD (undiscounted): in capex."""
-    tco_usd: Float = 0
-    """Storage (discounted, less its residual value), the floors' energy, the storage's losses, the
-    sources' price over the scenario's and the carbon price, over the horizon, USD: in TCO."""
-    t_co2: Float = 0
-    """Emissions over the horizon, t CO2."""
-    water_m3: Float = 0
-    """Water over the horizon, m³."""
 
 
 class Plan(StrictModel):

@@ -29,7 +29,7 @@ from planner.schema.base import (
 )
 from planner.schema.catalog import Catalog, RackType
 from planner.schema.costs import Costs
-from planner.schema.grid import Maintenance, PowerSource, PowerStability, Water
+from planner.schema.grid import GridQuestions, Maintenance, PowerSource, PowerStability, PowerStep, Water
 from planner.schema.plan import PlacedRack
 from planner.schema.reliability import Reliability
 from planner.schema.retrofits import BuildStructure, Retrofit
@@ -141,44 +141,6 @@ class Phase(StrictModel):
     """First day of the phase (a YAML date, e.g. 2026-01-01); phases are listed in time order."""
     name: Text = ""
     """Free text."""
-
-
-class PowerStep(StrictModel):
-    """Power that arrives for the region (§16): utility interconnect and on-site generation that
-    become available from a phase on (added to what arrived before)."""
-
-    phase: Id | None = None
-    """First phase it is available in; none: from the start."""
-    interconnect_mw: Float = Field(0.0, ge=0, le=1e6)
-    """Utility interconnect added, MW."""
-    generation_mw: Float = Field(0.0, ge=0, le=1e6)
-    """On-site generation added, MW."""
-    lead_phases: Int = Field(0, ge=0, le=1000)
-    """Phases between ordering the step's long-lead plant and its power arriving (large power
-    transformers ~2-4 years, MV switchgear ~1-2 years in 2024-2026: US DOE and NREL supply-chain
-    reports): the order book lists when it must be ordered, before the plan's first phase when the
-    lead reaches back past it."""
-    plant: Text = ""
-    """The long-lead plant it needs (transformers, switchgear, turbines), named in the order book."""
-    source: Text = ""
-    """Where the figure comes from (a utility agreement, a turbine order, an estimate)."""
-    ramp_mw_per_s: Float = Field(0.0, ge=0, le=1e6)
-    """Ramp the step accepts of a training swing, MW/s (§21: the utility's interconnect agreement, a
-    turbine's governor); 0: none."""
-    dynamic_range_mw: Float = Field(0.0, ge=0, le=1e6)
-    """Dynamic range the step accepts, MW (§21); 0: none."""
-    power_source: Id | None = None
-    """The source its MW belong to (a key of ``power_sources``); none: ``grid`` for interconnect,
-    ``onsite`` for generation."""
-
-    def mw_by_source(self) -> dict[str, float]:
-        """Source → MW the step adds (interconnect and generation under their sources)."""
-        out: dict[str, float] = {}
-        for default, mw in (("grid", self.interconnect_mw), ("onsite", self.generation_mw)):
-            if mw > 0:
-                key = self.power_source or default
-                out[key] = out.get(key, 0.0) + mw
-        return out
 
 
 class Supply(StrictModel):
@@ -341,7 +303,7 @@ class RegionTier(StrictModel):
     limit."""
 
 
-class Scenario(StrictModel):
+class Scenario(GridQuestions, StrictModel):
     """The planning question: a site, a catalog and what to place (§8)."""
 
     name: Id
@@ -457,54 +419,6 @@ class Scenario(StrictModel):
             for s in self.power_arrival
             if order.get(s.phase, 0) <= phase_index
         )
-
-    def swing_accepted_mw(self, phase_index: int) -> float:
-        """Training swing the sources arrived by the phase with this index accept, MW (§21): the
-        site's own (``power_stability``) plus each step's min(ramp × swing seconds, dynamic range)."""
-        ps = self.power_stability
-        if ps is None:
-            return math.inf
-        order = self.phase_at
-        return ps.accepted_mw(ps.ramp_mw_per_s, ps.dynamic_range_mw) + sum(
-            ps.accepted_mw(s.ramp_mw_per_s, s.dynamic_range_mw)
-            for s in self.power_arrival
-            if order.get(s.phase, 0) <= phase_index
-        )
-
-    def trough_share(self, rack: RackType) -> float:
-        """A rack type's draw in a training trough as a share of its planning power (§21)."""
-        if rack.trough_share is not None:
-            return rack.trough_share
-        return self.power_stability.trough_share if self.power_stability is not None else 1.0
-
-    def source_mw(self, phase_index: int) -> dict[str, float]:
-        """Source → MW of it arrived by the phase with this index (§21)."""
-        order = self.phase_at
-        out: dict[str, float] = {}
-        for s in self.power_arrival:
-            if order.get(s.phase, 0) <= phase_index:
-                for k, mw in s.mw_by_source().items():
-                    out[k] = out.get(k, 0.0) + mw
-        return out
-
-    def wue_in(self, building: str | None) -> float:
-        """Water per kWh of IT energy in ``building``, L: its structure's, else the scenario's (0
-        without ``water``)."""
-        e = self._structure(building)
-        if e is not None and e.wue_l_per_kwh is not None:
-            return e.wue_l_per_kwh
-        return self.water.wue_l_per_kwh if self.water is not None else 0.0
-
-    def peak_water_in(self, building: str | None) -> float:
-        """Design-day water per MW of IT in ``building``, L/s."""
-        e = self._structure(building)
-        if e is not None and e.peak_water_l_per_s_per_mw is not None:
-            return e.peak_water_l_per_s_per_mw
-        return self.water.peak_l_per_s_per_mw if self.water is not None else 0.0
-
-    def maintained(self, kind: str, building: str | None) -> bool:
-        """Whether elements of ``kind`` in ``building`` may be out for maintenance (§21)."""
-        return any(m.kind == kind and (not m.buildings or building in m.buildings) for m in self.maintenance)
 
     def supply_upto(self, rack_type: str, phase_index: int) -> int | None:
         """Racks of ``rack_type`` delivered by the phase with this index (0 without phases); None when
