@@ -280,6 +280,28 @@ def test_the_capacity_bound_counts_the_least_a_designed_fabric_adds() -> None:
     assert recount_capacity(s) == 191
 
 
+def test_the_capacity_bound_counts_region_links_of_a_job_too_big_for_one_building() -> None:
+    """three_buildings_hub(0.1) with 192 GPUs asked: one building's GPU positions hold 8 × 16 = 128
+    (R), so beyond 128 the job spans and each of its GPUs adds ⅑ region link (400G ÷ (4.5 × 800G)):
+    ⅑ × (24 W single-mode optics + 1,100 / 64 W of a border QM9700 + 24,000 / 432 W of the tier's
+    chassis) = 10.749228 W. A GPU draws at least (21.4 + 1.209) / 16 = 1.4130625 kW (its rack and
+    least fabric share), so the job's draw is at least the hull: 128 GPUs at 1.4130625 kW, 64 at
+    1.4130625 + 0.010749228 × 192 / 64 = 1.4453102 kW. p1: (100 − 25.92 kW of network racks) /
+    1.08 = 68.593 kW → 48 GPUs; p2: (300 − 38.88) / 1.08 = 241.778 kW: 128 + (241.778 − 180.872) /
+    1.4453102 = 170.14 → 170 (171 without the region links). Bound 218; the optimum is 144."""
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    data = three_buildings_hub(0.1).model_dump(mode="json", exclude_none=True)
+    data["clusters"][0]["gpus"] = 192
+    s = scenario_from_data(data)
+    assert capacity_bound(s) == 48 + 170
+    assert recount_capacity(s) == 48 + 170
+    data["clusters"][0]["gpus"] = 128  # fits one building's positions: no region links certain
+    s = scenario_from_data(data)
+    assert capacity_bound(s) == recount_capacity(s) == 48 + 128
+
+
 def shared_row_site(phased_pods: bool) -> Scenario:
     """One building, one hall, three pods of 2 rows × 5 Grand Teton positions (the middle row keeps
     the pod's network rack spot: 9 usable, 64 GPU ports a pod), each pod with a network row of its

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import math
 
-from planner.enums import Demand, Objective, RetrofitKind
+from planner.enums import Demand, Objective, RetrofitKind, Scope
 from planner.input.site_index import index_site
 from planner.input.timeline import timeline
-from planner.rules.fabric_sizing import fabric_floor_kw
+from planner.rules.fabric_sizing import fabric_floor_kw, region_kw_per_gpu
 from planner.schema import Scenario
 
 CAPACITY = "power, positions and demands"
@@ -120,7 +120,7 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_
         )
         want = tl.demand(c, index)
         cap = math.inf if c.demand == Demand.at_least or want is None else max(want, mine.pop(c.id, 0))
-        items.append((weight, cap))
+        items += _spanning_items(scenario, c, kinds, weight, cap)
     items.append((k, sum(mine.values())))  # installed racks of clusters not listed
     gpus = 0.0
     for weight, cap in sorted(items):
@@ -130,6 +130,38 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_
         if budget_kw <= 0:
             break
     return gpus
+
+
+def most_in_one_building(scenario: Scenario, kinds) -> float:
+    """The most GPUs of the rack types ``kinds`` one building holds: its GPU rows' positions × the
+    most GPUs a position of them carries (pods, power and cooling left out: an upper bound)."""
+    dense = max((t.gpus / t.width for t in kinds), default=0.0)
+    return max(
+        (
+            sum(r.positions for h in b.halls for r in h.rows if r.network is None) * dense
+            for b in scenario.site.buildings
+        ),
+        default=0.0,
+    )
+
+
+def _spanning_items(scenario: Scenario, c, kinds, weight: float, cap: float) -> list[tuple[float, float]]:
+    """A cluster's (kW per GPU, GPUs) pieces in the knapsack: one piece (weight, cap), except for a
+    designed cluster a region tier may join (scope site) asked for more than one building holds (R,
+    :func:`most_in_one_building`): beyond R it stands in two buildings, so every one of its g GPUs
+    adds its region links h (the least of its designs',
+    :func:`planner.rules.fabric_sizing.region_kw_per_gpu`, own and tier parts). Its least draw
+    k·g up to R and (k + h)·g beyond is bounded below by its convex hull: R GPUs at k, the other
+    d − R at k + h · d ÷ (d − R) (at k + h when d is open), so the fractional knapsack stays a bound."""
+    if scenario.region_tier is None or not c.fabrics or scenario.scope_of(c) != Scope.site:
+        return [(weight, cap)]
+    room = most_in_one_building(scenario, kinds)
+    if cap <= room:
+        return [(weight, cap)]
+    by_id = {d.id: d for d in scenario.fabrics}
+    h = min(sum(region_kw_per_gpu(scenario, by_id[d])) for d in c.fabrics)
+    extra = h if math.isinf(cap) else h * cap / (cap - room)
+    return [(weight, room), (weight + extra, cap - room)]
 
 
 def _root_kw(scenario: Scenario) -> float:

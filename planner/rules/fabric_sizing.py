@@ -427,6 +427,22 @@ def fabric_floor_kw(
     return watts / 1000
 
 
+def region_kw_per_gpu(scenario: Scenario, design: FabricDesign) -> tuple[float, float]:
+    """(kW per GPU in its own building, kW per GPU at the region tier's building) a GPU of a job
+    joined by the region tier adds, at linear shares before rounding up (a bound, never more than
+    the exact fabric): ℓ = NICs · g_e ÷ (r · g_R) region links per GPU, each with the longest
+    class's transceivers and 1 ÷ k_top of a top-tier border switch, and at the tier 1 ÷ k_R of a
+    tier switch. (0, 0) without a region tier."""
+    tier = scenario.region_tier
+    if tier is None:
+        return 0.0, 0.0
+    sw = scenario.catalog.switch_by_id()
+    top, agg = sw[design.switches[-1]], sw[tier.switch]
+    far = _classes(scenario)[2]
+    per = design.nics_per_gpu * sw[design.switches[0]].port_gbps / (tier.oversubscription * agg.port_gbps)
+    return per * (far.power_w_per_link + top.power_w / top.ports) / 1000, per * agg.power_w / agg.ports / 1000
+
+
 def design_of(scenario: Scenario, cluster: Cluster, chosen: dict[str, str]) -> FabricDesign | None:
     """The design a cluster is built on: the plan's choice, or its only allowed design."""
     if not cluster.fabrics:

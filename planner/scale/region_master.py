@@ -33,7 +33,7 @@ import pulp
 from planner.enums import Demand, Objective, RetrofitKind, Scope
 from planner.input.site_index import SiteIndex, network_racks
 from planner.input.timeline import timeline
-from planner.rules.fabric_sizing import fabric_floor_kw
+from planner.rules.fabric_sizing import fabric_floor_kw, region_kw_per_gpu
 from planner.schema import Scenario
 from planner.solving.backends import SolveRequest, from_name
 from planner.solving.core import evaluate
@@ -116,10 +116,8 @@ def fabric_kw_per_gpu(scenario: Scenario, cid: str, t, link_w: float | None = No
     estimate of a fabric's W per GPU) outside a designed fabric; on one, its design's share per
     rack before rounding (:func:`planner.rules.fabric_sizing.fabric_floor_kw`) with its cabled links
     at ``link_w`` W each (:func:`typical_link_w`; an estimate: each building plan sizes its fabric
-    exactly); a
-    designed cluster that may span the region adds per GPU its region links, ℓ = NICs · g_e /
-    (r · g_R) per GPU, each with the longest class's transceivers and a top-tier border port, and
-    at the tier's building a tier port per link."""
+    exactly); a designed cluster that may span the region adds per GPU its region links
+    (:func:`planner.rules.fabric_sizing.region_kw_per_gpu`)."""
     c = next(x for x in scenario.clusters if x.id == cid)
     here = t.network_w_per_gpu / 1000 if scenario.network_allowance else 0.0
     if c.fabrics:
@@ -128,14 +126,8 @@ def fabric_kw_per_gpu(scenario: Scenario, cid: str, t, link_w: float | None = No
     tier = scenario.region_tier
     if not c.fabrics or tier is None or scenario.scope_of(c) != Scope.site:
         return here, 0.0
-    d = next(x for x in scenario.fabrics if x.id == c.fabrics[0])
-    sw = scenario.catalog.switch_by_id()
-    top, agg = sw[d.switches[-1]], sw[tier.switch]
-    far = max(scenario.site.fabric.link_classes, key=lambda lk: lk.max_length_m)
-    per = d.nics_per_gpu * sw[d.switches[0]].port_gbps / (tier.oversubscription * agg.port_gbps)
-    return here + per * (
-        far.power_w_per_link + top.power_w / top.ports
-    ) / 1000, per * agg.power_w / agg.ports / 1000
+    own, hub = region_kw_per_gpu(scenario, next(x for x in scenario.fabrics if x.id == c.fabrics[0]))
+    return here + own, hub
 
 
 def tier_kw(scenario: Scenario, gpus_by_building: list[tuple[str, dict[str, int]]], spans: set[str]) -> float:

@@ -10,8 +10,9 @@ least kW per GPU, every position holding the most GPUs a position can, and with 
 GPUs the arrived kW ÷ PUE carries when each cluster takes GPUs at its own least kW per GPU (its
 rack types', with their back-end network: the allowance off a designed fabric, on one the least
 share of its fabric a rack adds) up to its figure (or its
-installed GPUs, if more), the lightest first; GPUs rounded down, × the best PFLOPS per GPU for
-max_pflops.
+installed GPUs, if more), the lightest first (a cluster a region tier joins, beyond what one
+building's positions hold, at its region links too: :func:`_pieces`); GPUs rounded down, × the best
+PFLOPS per GPU for max_pflops.
 """
 
 from __future__ import annotations
@@ -145,6 +146,38 @@ def _fabric_share_kw(scenario: Scenario, design, rack, cabled_w: float | None = 
     return w / 1000
 
 
+def _region_w_per_gpu(scenario: Scenario, design) -> float:
+    """W a GPU of a job the region tier joins adds, no count rounded up: its NICs × g_e ÷ (r × g_R)
+    links up, each with optics of the longest-reach class, 1/k of a top-tier switch for its port
+    and 1/k of a tier switch."""
+    tier = scenario.region_tier
+    switches = scenario.catalog.switch_by_id()
+    leaf, top, agg = switches[design.switches[0]], switches[design.switches[-1]], switches[tier.switch]
+    longest = max(scenario.site.fabric.link_classes, key=lambda c: c.max_length_m)
+    links = design.nics_per_gpu * leaf.port_gbps / (tier.oversubscription * agg.port_gbps)
+    return links * (longest.power_w_per_link + top.power_w / top.ports + agg.power_w / agg.ports)
+
+
+def _pieces(scenario: Scenario, c, ts: list, per: float, most: float) -> list[tuple[float, float]]:
+    """A cluster's (kW per GPU, GPUs) rows: (per, most), except that a designed cluster the region
+    tier may join (scope site) holding more GPUs than any one building's GPU positions carry (R)
+    stands in two buildings, each GPU then with its region links (h kW): its draw is at least the
+    convex hull of per·g (g ≤ R) and (per + h)·g (g > R), R GPUs at per and the rest at
+    per + h · most ÷ (most − R) (per + h when open)."""
+    if scenario.region_tier is None or not c.fabrics or scenario.scope_of(c) != "site":
+        return [(per, most)]
+    densest = max(t.gpus / t.width for t in ts)
+    room = max(
+        sum(row.positions for h in b.halls for row in h.rows if row.network is None) * densest
+        for b in scenario.site.buildings
+    )
+    if most <= room:
+        return [(per, most)]
+    designs = {d.id: d for d in scenario.fabrics}
+    h = min(_region_w_per_gpu(scenario, designs[d]) for d in c.fabrics) / 1000
+    return [(per, room), (per + (h if math.isinf(most) else h * most / (most - room)), most - room)]
+
+
 def _lightest_first(
     scenario: Scenario, phase_index: int, kw: float, least_kw: float, cabled_w: dict[str, float]
 ) -> float:
@@ -172,7 +205,7 @@ def _lightest_first(
             )
         else:
             figure = math.inf if c.gpus is None else c.gpus
-        rows.append((per, max(figure, installed.get(c.id, 0))))
+        rows += _pieces(scenario, c, ts, per, max(figure, installed.get(c.id, 0)))
     rows.sort()
     total, left = 0.0, kw
     for per, most in rows:
