@@ -280,8 +280,8 @@ def _solve_buildings(
     say: Callable[[str], None],
 ) -> dict[str, Plan | None]:
     """Each building's plan for its share (``jobs``: building, scenario JSON) on the executor; the
-    buildings without a proven answer are solved again while a third of the limit is left, the
-    better of their two plans kept."""
+    buildings without a proven answer are solved again in what the solves have left (when that is
+    at least :data:`AGAIN_S` each), the better of their two plans kept."""
     each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
     lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
     shared = math.ceil(len(jobs) / lanes) > MANY_WAVES
@@ -293,6 +293,14 @@ def _solve_buildings(
         if old is None or (new is not None and _better_share(scenario, new, old)):
             solved[r["part"]] = new
 
+    say(
+        f"building solves: {len(jobs)} on {run['executor']}, "
+        + (
+            f"{solves.left():.0f} s shared, the smaller shares first"
+            if shared
+            else f"{each:.0f} s each at most"
+        )
+    )
     if shared:  # one deadline the jobs read when they start: the smaller shares first, their time left
         # to the larger ones after them (benchmarks/REGION-5GW-BUILDINGS.md: a few need a minute)
         order = sorted(jobs, key=lambda j: (_share_size(j[1]), j[0]))
@@ -305,13 +313,21 @@ def _solve_buildings(
     else:
         run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
     late = [b for b, p in solved.items() if p is not None and p.status != Status.optimal]
-    if late and solves.left() > 0.3 * deadline.limit_s:  # no answer in time is not "cannot host"
-        again = _job_limit(solves, len(late), run["executor"], run["workers"])
-        say(f"{len(late)} building(s) without a proven answer: solving their shares again, {again:.0f} s")
+    again = _job_share(solves, len(late), run["executor"], run["workers"], AGAIN_PART)
+    if late and again >= AGAIN_S:  # no answer in time is not "cannot host"
+        say(
+            f"{len(late)} building(s) without a proven answer: solving their shares again, {again:.0f} s each"
+        )
         texts = dict(jobs)
         run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
     return solved
 
+
+AGAIN_S = 10.0
+"""Least time a second solve of a building without a proven answer gets, s: with less each, the first
+plans stand (a hard building's share takes 30-100 s at 5 GW, benchmarks/REGION-5GW-BUILDINGS.md)."""
+AGAIN_PART = 0.9
+"""Part of what the building solves have left that the second solves share."""
 
 MANY_WAVES = 16
 """More waves of building solves than this (buildings ÷ workers: tens of buildings) share one
