@@ -5,10 +5,17 @@ verifier's phase-by-phase checks."""
 
 from __future__ import annotations
 
-import pytest
+import json
+import time
 
-from planner.enums import SolverName
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.enums import SolverName, Status
 from planner.input.loader import scenario_from_data
+from planner.plan import Plan
+from planner.plan.pipeline import plan_scenario
 from planner.plan.rolling import plan_rolling
 from planner.schema import Scenario
 from planner.verifier import verify
@@ -234,6 +241,61 @@ def test_a_phased_region_with_a_designed_fabric_decomposes_by_building(
     assert solved(s, solver).objective_value == gpu_phases
 
 
+def test_tens_of_buildings_share_one_deadline_smaller_shares_first(monkeypatch) -> None:
+    """With more waves of building solves than MANY_WAVES (here 0), the jobs share one deadline:
+    each carries the same wall-clock end and the waves left when it starts in order of its share
+    (B2 64 + 64 GPU-phases before B3's 64, so B3 first, 2 waves then 1), and stops at its proven
+    GPUs without the least-cable tie-breaks; the joined plan is the unlimited optimum, 192."""
+    from planner.scale import decompose
+
+    seen: list[tuple] = []
+
+    def recording(fn, jobs, done, **run):
+        seen.extend(jobs)
+        return decompose.run_jobs.__wrapped__(fn, jobs, done, **run)
+
+    recording.__wrapped__ = decompose.run_jobs
+    monkeypatch.setattr(decompose, "MANY_WAVES", 0)
+    monkeypatch.setattr(decompose, "run_jobs", recording)
+    said: list[str] = []
+    s = three_buildings_hub(None)
+    plan = decompose.plan_decomposed(s, polish=False, progress=said.append).plan
+    assert verify(plan, s).ok
+    assert plan.objective_value == 192
+    assert [(j[0], j[2], j[4], j[5]) for j in seen] == [("B3", 1.0, 2, False), ("B2", 1.0, 1, False)]
+    assert len({j[3] for j in seen}) == 1
+    assert any(
+        m.startswith("building solves: 2 on serial, ") and m.endswith(" s shared, the smaller shares first")
+        for m in said
+    ), said
+
+
+def test_a_shared_deadline_gives_a_job_the_time_left_over_the_waves_left(monkeypatch) -> None:
+    """solve_part's limit is (until − now) ÷ waves, at least its own figure: 30 s left over 3 waves
+    is 10 s; with the deadline past, the floor; without tie-breaks the plan has no least-cable
+    stage (with them, phased(0.111)'s does), and the GPU-phases are the optimum either way (176)."""
+    from planner.scale import joined
+
+    asked: list[float] = []
+
+    def recording(scenario, time_limit_s=None, tie_breaks=True):
+        asked.append(time_limit_s)
+        return plan_scenario(scenario, time_limit_s=time_limit_s, tie_breaks=tie_breaks)
+
+    monkeypatch.setattr(joined, "plan_scenario", recording)
+    text = json.dumps(phased(0.111).model_dump(mode="json", exclude_none=True))
+    for until, waves, floor, want in ((time.time() + 30, 3, 1.0, 10.0), (time.time() - 5, 2, 4.0, 4.0)):
+        plan = Plan.model_validate(
+            joined.solve_part("p", text, floor, until, waves, tie_breaks=False)["plan"]
+        )
+        assert asked[-1] == pytest.approx(want, abs=0.5)
+        assert plan.objective_value == 176
+        assert not any(n.startswith("min cable") for n in plan.notes), plan.notes
+    plan = Plan.model_validate(joined.solve_part("p", text, 10.0)["plan"])
+    assert asked[-1] == 10.0
+    assert any(n.startswith("min cable") for n in plan.notes), plan.notes
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_rolling_job_whose_network_stands_in_one_building_stays_there(solver: str) -> None:
     """Rolling on two_buildings_phased: p1 sees only B1 online, the job stands there whole (64 GPU
@@ -300,6 +362,23 @@ def test_the_capacity_bound_counts_region_links_of_a_job_too_big_for_one_buildin
     data["clusters"][0]["gpus"] = 128  # fits one building's positions: no region links certain
     s = scenario_from_data(data)
     assert capacity_bound(s) == recount_capacity(s) == 48 + 128
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 16), st.integers(40, 300))
+def test_the_capacity_bound_holds_the_proven_optimum_of_a_region_tier_job(racks: int, kw: int) -> None:
+    """three_buildings_hub with 16 × ``racks`` GPUs asked and ``kw`` kW arrived in p1 (0.2 MW more in
+    p2): the whole model's proven optimum never exceeds the capacity bound, whose spanning piece
+    (above 128 GPUs) the verifier re-derives alike."""
+    from planner.rules.bounds import capacity_bound
+    from planner.verifier.bounds_recount import recount_capacity
+
+    data = three_buildings_hub(kw / 1000).model_dump(mode="json", exclude_none=True)
+    data["clusters"][0]["gpus"] = 16 * racks
+    s = scenario_from_data(data)
+    plan = solved(s, "highs")
+    assert plan.status == Status.optimal
+    assert plan.objective_value <= capacity_bound(s) == recount_capacity(s)
 
 
 def shared_row_site(phased_pods: bool) -> Scenario:

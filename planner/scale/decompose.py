@@ -302,11 +302,12 @@ def _solve_buildings(
         )
     )
     if shared:  # one deadline the jobs read when they start: the smaller shares first, their time left
-        # to the larger ones after them (benchmarks/REGION-5GW-BUILDINGS.md: a few need a minute)
+        # to the larger ones after them (benchmarks/REGION-5GW-BUILDINGS.md: a few need a minute); no
+        # least-cable tie-breaks, which would take half of each job's time whatever it needs
         order = sorted(jobs, key=lambda j: (_share_size(j[1]), j[0]))
         until = time.time() + solves.left()
         todo = [
-            (b, text, MIN_JOB_S, until, math.ceil((len(order) - i) / lanes))
+            (b, text, MIN_JOB_S, until, math.ceil((len(order) - i) / lanes), False)
             for i, (b, text) in enumerate(order)
         ]
         run_jobs(solve_part, todo, done, **run)
@@ -319,7 +320,7 @@ def _solve_buildings(
             f"{len(late)} building(s) without a proven answer: solving their shares again, {again:.0f} s each"
         )
         texts = dict(jobs)
-        run_jobs(solve_part, [(b, texts[b], again) for b in late], done, **run)
+        run_jobs(solve_part, [(b, texts[b], again, None, 1, not shared) for b in late], done, **run)
     return solved
 
 
@@ -331,8 +332,10 @@ AGAIN_PART = 0.9
 
 MANY_WAVES = 16
 """More waves of building solves than this (buildings ÷ workers: tens of buildings) share one
-deadline instead of a fixed limit each, and skip the whole model's LP bound and polish (neither
-finishes at that size in what the buildings leave)."""
+deadline instead of a fixed limit each, stop at their proven GPUs (no least-cable tie-breaks: they
+take half of whatever time a job has left, so the hard buildings after them would get less), and
+skip the whole model's LP bound and polish (neither finishes at that size in what the buildings
+leave)."""
 
 
 def _share_size(text: str) -> int:

@@ -46,18 +46,26 @@ measured on the gigawatt region, where counting the proposals takes 0.31 s idle)
 
 
 def solve_part(
-    part_id: str, data_json: str, time_limit_s: float, until: float | None = None, waves: int = 1
+    part_id: str,
+    data_json: str,
+    time_limit_s: float,
+    until: float | None = None,
+    waves: int = 1,
+    tie_breaks: bool = True,
 ) -> dict:
     """Solve one building sub-scenario; returns {"part", "plan" (JSON) | "error", "s"}. With
     ``until`` (a wall-clock time, s since the epoch, shared by every job of the run) and ``waves``
     (the waves of jobs left, this one's included, when it starts in the run's order), its limit is
     the time left to ``until`` over those waves, at least ``time_limit_s``: jobs that finish early
-    leave their time to the ones after them."""
+    leave their time to the ones after them. Without ``tie_breaks`` the plan stops at the proven
+    primary objective (no least-cable stages, which take half of what is left)."""
     t0 = time.perf_counter()
     if until is not None:
         time_limit_s = max(time_limit_s, (until - time.time()) / max(1, waves))
     try:
-        plan = plan_scenario(scenario_from_data(json.loads(data_json)), time_limit_s=time_limit_s)
+        plan = plan_scenario(
+            scenario_from_data(json.loads(data_json)), time_limit_s=time_limit_s, tie_breaks=tie_breaks
+        )
         return {"part": part_id, "plan": plan.model_dump(mode="json"), "s": time.perf_counter() - t0}
     except (InputError, SolverFailure) as e:
         return {"part": part_id, "error": str(e)[:1000], "s": time.perf_counter() - t0}
