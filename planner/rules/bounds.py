@@ -17,7 +17,10 @@ For ``max_gpus`` (``max_pflops``: per GPU its best PFLOPS), in every phase p (on
                                                     on a designed fabric the least it adds per rack
                                                     (fabric_floor_kw), E_c its installed GPUs (a fractional
                                                     knapsack: filled lightest first; installed racks
-                                                    of no listed cluster at k)
+                                                    of no listed cluster at k; a designed job a region
+                                                    tier may join, beyond one building's room R_c,
+                                                    at k_c + h_c · d ÷ (d − R_c): its region links,
+                                                    _spanning_items)
                   Σ_rows positions × max_t (GPUs_t ÷ width_t) )
 
 over the GPU rack types t some cluster may use; a phased objective sums the phases. Network racks,
