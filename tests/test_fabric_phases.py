@@ -249,12 +249,12 @@ def test_tens_of_buildings_share_one_deadline_smaller_shares_first(monkeypatch) 
     from planner.scale import decompose
 
     seen: list[tuple] = []
+    run_jobs = decompose.run_jobs
 
     def recording(fn, jobs, done, **run):
         seen.extend(jobs)
-        return decompose.run_jobs.__wrapped__(fn, jobs, done, **run)
+        return run_jobs(fn, jobs, done, **run)
 
-    recording.__wrapped__ = decompose.run_jobs
     monkeypatch.setattr(decompose, "MANY_WAVES", 0)
     monkeypatch.setattr(decompose, "run_jobs", recording)
     said: list[str] = []

@@ -105,8 +105,11 @@ def fixed_facility_kw(scenario: Scenario, index: int) -> float:
     return total
 
 
-def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_w: dict[str, float]) -> float:
-    """The fractional knapsack of the module docstring: most GPUs whose draw fits ``budget_kw``."""
+def _by_weight(
+    scenario: Scenario, index: int, budget_kw: float, k: float, link_w: dict[str, float], positions: int
+) -> float:
+    """The fractional knapsack of the module docstring: most GPUs whose draw fits ``budget_kw``
+    (``positions``: :func:`most_positions_in_one_building`)."""
     tl = timeline(scenario)
     every = scenario.catalog.by_id()
     mine: dict[str, int] = {}
@@ -123,7 +126,7 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_
         )
         want = tl.demand(c, index)
         cap = math.inf if c.demand == Demand.at_least or want is None else max(want, mine.pop(c.id, 0))
-        items += _spanning_items(scenario, c, kinds, weight, cap)
+        items += _spanning_items(scenario, c, kinds, weight, cap, positions)
     items.append((k, sum(mine.values())))  # installed racks of clusters not listed
     gpus = 0.0
     for weight, cap in sorted(items):
@@ -135,30 +138,31 @@ def _by_weight(scenario: Scenario, index: int, budget_kw: float, k: float, link_
     return gpus
 
 
-def most_in_one_building(scenario: Scenario, kinds) -> float:
-    """The most GPUs of the rack types ``kinds`` one building holds: its GPU rows' positions × the
-    most GPUs a position of them carries (pods, power and cooling left out: an upper bound)."""
-    dense = max((t.gpus / t.width for t in kinds), default=0.0)
+def most_positions_in_one_building(scenario: Scenario) -> int:
+    """The most GPU-row positions any one building has."""
     return max(
         (
-            sum(r.positions for h in b.halls for r in h.rows if r.network is None) * dense
+            sum(r.positions for h in b.halls for r in h.rows if r.network is None)
             for b in scenario.site.buildings
         ),
-        default=0.0,
+        default=0,
     )
 
 
-def _spanning_items(scenario: Scenario, c, kinds, weight: float, cap: float) -> list[tuple[float, float]]:
+def _spanning_items(
+    scenario: Scenario, c, kinds, weight: float, cap: float, positions: int
+) -> list[tuple[float, float]]:
     """A cluster's (kW per GPU, GPUs) pieces in the knapsack: one piece (weight, cap), except for a
-    designed cluster a region tier may join (scope site) asked for more than one building holds (R,
-    :func:`most_in_one_building`): beyond R it stands in two buildings, so every one of its g GPUs
-    adds its region links h (the least of its designs',
+    designed cluster a region tier may join (scope site) asked for more than one building holds (R:
+    the most GPU-row ``positions`` of a building × the most GPUs a position of its types carries;
+    pods, power and cooling left out, an upper bound): beyond R it stands in two buildings, so every
+    one of its g GPUs adds its region links h (the least of its designs',
     :func:`planner.rules.fabric_sizing.region_kw_per_gpu`, own and tier parts). Its least draw
     k·g up to R and (k + h)·g beyond is bounded below by its convex hull: R GPUs at k, the other
     d − R at k + h · d ÷ (d − R) (at k + h when d is open), so the fractional knapsack stays a bound."""
     if scenario.region_tier is None or not c.fabrics or scenario.scope_of(c) != Scope.site:
         return [(weight, cap)]
-    room = most_in_one_building(scenario, kinds)
+    room = positions * max(t.gpus / t.width for t in kinds)
     if cap <= room:
         return [(weight, cap)]
     by_id = {d.id: d for d in scenario.fabrics}
@@ -206,6 +210,7 @@ def capacity_bound(scenario: Scenario) -> float | None:
     )
     least = min((scenario.arrival_pue_in(b.id) for b in scenario.site.buildings), default=1.0)
     link_w = least_link_w(scenario, types) if scenario.designed and scenario.power_arrival else {}
+    one_building = most_positions_in_one_building(scenario) if scenario.region_tier is not None else 0
     total = 0.0
     for p in range(max(1, len(scenario.phases))):
         gpus = min(installed + _asked(scenario, p), root / kw_per_gpu, room)
@@ -213,6 +218,8 @@ def capacity_bound(scenario: Scenario) -> float | None:
         if arrived is not None:  # the building with the least design-day PUE draws least
             budget = max(0.0, arrived - fixed_facility_kw(scenario, p)) / least
             placed = max(0.0, budget - installed * kw_per_gpu) / drawn_per_gpu
-            gpus = min(gpus, installed + placed, _by_weight(scenario, p, budget, kw_per_gpu, link_w))
+            gpus = min(
+                gpus, installed + placed, _by_weight(scenario, p, budget, kw_per_gpu, link_w, one_building)
+            )
         total += math.floor(gpus + 1e-9) * per_gpu
     return total

@@ -158,19 +158,18 @@ def _region_w_per_gpu(scenario: Scenario, design) -> float:
     return links * (longest.power_w_per_link + top.power_w / top.ports + agg.power_w / agg.ports)
 
 
-def _pieces(scenario: Scenario, c, ts: list, per: float, most: float) -> list[tuple[float, float]]:
+def _pieces(
+    scenario: Scenario, c, ts: list, per: float, most: float, slots: int
+) -> list[tuple[float, float]]:
     """A cluster's (kW per GPU, GPUs) rows: (per, most), except that a designed cluster the region
     tier may join (scope site) holding more GPUs than any one building's GPU positions carry (R)
     stands in two buildings, each GPU then with its region links (h kW): its draw is at least the
     convex hull of per·g (g ≤ R) and (per + h)·g (g > R), R GPUs at per and the rest at
-    per + h · most ÷ (most − R) (per + h when open)."""
+    per + h · most ÷ (most − R) (per + h when open); ``slots``: the most GPU-row positions of a
+    building."""
     if scenario.region_tier is None or not c.fabrics or scenario.scope_of(c) != "site":
         return [(per, most)]
-    densest = max(t.gpus / t.width for t in ts)
-    room = max(
-        sum(row.positions for h in b.halls for row in h.rows if row.network is None) * densest
-        for b in scenario.site.buildings
-    )
+    room = slots * max(t.gpus / t.width for t in ts)
     if most <= room:
         return [(per, most)]
     designs = {d.id: d for d in scenario.fabrics}
@@ -179,9 +178,10 @@ def _pieces(scenario: Scenario, c, ts: list, per: float, most: float) -> list[tu
 
 
 def _lightest_first(
-    scenario: Scenario, phase_index: int, kw: float, least_kw: float, cabled_w: dict[str, float]
+    scenario: Scenario, phase_index: int, kw: float, least_kw: float, cabled_w: dict[str, float], slots: int
 ) -> float:
-    """GPUs ``kw`` carries, clusters taken lightest per GPU first up to their figures (module docstring)."""
+    """GPUs ``kw`` carries, clusters taken lightest per GPU first up to their figures (module docstring;
+    ``slots``: the most GPU-row positions of a building)."""
     by_id = scenario.catalog.by_id()
     order = [p.id for p in scenario.phases]
     installed: dict[str, int] = {}
@@ -205,7 +205,7 @@ def _lightest_first(
             )
         else:
             figure = math.inf if c.gpus is None else c.gpus
-        rows += _pieces(scenario, c, ts, per, max(figure, installed.get(c.id, 0)))
+        rows += _pieces(scenario, c, ts, per, max(figure, installed.get(c.id, 0)), slots)
     rows.sort()
     total, left = 0.0, kw
     for per, most in rows:
@@ -246,6 +246,10 @@ def recount_capacity(scenario: Scenario) -> float | None:
     pflops = 1.0 if scenario.objective == "max_gpus" else max(t.pflops_bf16 / t.gpus for t in kinds)
     designed = any(c.fabrics for c in scenario.clusters)
     cabled_w = _cheapest_cable_w(scenario, kinds) if designed and scenario.power_arrival else {}
+    one_building = max(
+        sum(row.positions for h in b.halls for row in h.rows if row.network is None)
+        for b in scenario.site.buildings
+    )
     out = 0.0
     for i in range(len(scenario.phases) or 1):
         most = min(installed + _figures(scenario, i), kw / least_kw, slots * densest)
@@ -262,7 +266,7 @@ def recount_capacity(scenario: Scenario) -> float | None:
             most = min(
                 most,
                 installed + max(0.0, left - installed * least_kw) / least_drawn,
-                _lightest_first(scenario, i, left, least_kw, cabled_w),
+                _lightest_first(scenario, i, left, least_kw, cabled_w, one_building),
             )
         out += math.floor(most + 1e-9) * pflops
     return out
