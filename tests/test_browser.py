@@ -557,7 +557,7 @@ def test_the_hall_b_what_if_is_answered_in_the_browser_without_yaml(server: str,
     """tests/test_whatif.py's hall B by hand (busway F 25 kW, 80 % derate: 5 racks of 8 GPUs): the
     scenario uploaded, F raised to 50 kW as a named edit on the Scenario page, the Plan page
     reached by the sidebar answers 80 GPUs (10 racks), and the edit can be undone."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     from planner.input.variants import scenario_yaml
     from tests.test_whatif import hall_b
@@ -576,6 +576,7 @@ def test_the_hall_b_what_if_is_answered_in_the_browser_without_yaml(server: str,
         page.get_by_role("button", name="Apply", exact=True).click()
         page.get_by_text("the scenario in effect is now hall-b").wait_for(timeout=60_000)
         kw = page.get_by_label("Capacity (kW)")
+        expect(kw).to_have_count(1, timeout=60_000)  # the rerun done: small-hall's stale widget gone
         kw.fill("50")
         kw.press("Enter")
         name = page.get_by_label("Name of this edit")
