@@ -353,3 +353,42 @@ def test_first_fit_stands_with_its_order_book_when_the_model_cannot_be_built_in_
         ("rack", GT, "p1", "p2", 4)
     ]
     assert verify(plan, s).ok
+
+
+def test_grouped_at_least_clusters_growing_by_phase_each_get_their_figure() -> None:
+    """Two identical at-least one-pod clusters wanting 32 GPUs in p1 and 64 in p2 (grouped by the
+    model), a 2N pod of two 3-position rows sized for 44 kW a position (DGX H100 racks, 40.8 kW:
+    3 in the 132 kW row, 2 in the row holding the 12 kW network rack; 5 racks, 160 GPUs), a second
+    building only from p2 (no home for a one-pod job that must stand in p1). Both stand in the
+    first pod, which holds 160 GPUs in each phase: 320 GPU-phases. The racks beyond the figures
+    placed in p1 are dealt to the member holding fewest, so each member has its 64 in p2 (all to
+    the first member left the second at 32: a plan the verifier rejected)."""
+    from tests.test_room import _scenario
+
+    pod = {
+        "halls": 1,
+        "pods_per_hall": 1,
+        "rows_per_pod": 2,
+        "positions_per_row": 3,
+        "power_design": "2n",
+        "design_kw_per_position": 44.0,
+        "max_rack_power_kw": 45.0,
+        "pod_max_gpus": 256,
+        "pod_max_racks": None,
+    }
+    jobs = [
+        {
+            "id": f"c{i}",
+            "demand": "at_least",
+            "rack_types": ["dgx-h100-4"],
+            "max_hops": 3,
+            "gpus_by_phase": {"p1": 32, "p2": 64},
+        }
+        for i in range(2)
+    ]
+    s = _scenario(pod, jobs, {**pod, "design_kw_per_position": 35.2})
+    plan = plan_scenario(s, tie_breaks=False)
+    assert plan.objective_value == 320
+    by = {c: sum(32 for r in plan.racks if r.cluster == c) for c in ("c0", "c1")}
+    assert min(by.values()) >= 64
+    assert verify(plan, s).ok

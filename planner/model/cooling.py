@@ -12,6 +12,7 @@ from planner.model.fabric import add_fabric_constraints
 from planner.model.keys import LimitKey
 from planner.model.phases import add_count_variables, add_retrofit_variables
 from planner.model.registry import LimitRows, amount, declare
+from planner.model.room import zone_capacity_kw
 from planner.model.space import add_fixed_loads
 from planner.rules.costs import FACILITY_USD_PER_KW
 
@@ -31,14 +32,6 @@ def relax_cooling_zones(
                     cost += add * FACILITY_USD_PER_KW
                     steps.append(f"{z['id']} +{amount(add)} kW of cooling")
     return steps, cost
-
-
-def zone_capacity_kw(scenario, zone, building: str) -> float:
-    """Heat a zone removes, kW: (units − redundant) × unit kW; with cooling units maintained in its
-    building (§21) its reserve must stand while one unit is out: (units − redundant − 1) × unit kW."""
-    if scenario.maintained("cooling_unit", building):
-        return max(0, zone.units - zone.redundant_units - 1) * zone.unit_capacity_kw
-    return zone.capacity_kw
 
 
 @declare(

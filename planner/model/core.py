@@ -262,6 +262,9 @@ class Model:
     """The family being added (its rows go to its block)."""
     columns: dict[str, list[pulp.LpVariable]] = field(default_factory=dict)
     """Family → the variables it made, in order (``model`` for variables made outside any family)."""
+    rooms: dict[int, object] = field(default_factory=dict, repr=False)
+    """Phase index → the site's power and heat room then (:func:`planner.model.room.room_at`): the
+    clusters family's big-M."""
     _by_group: dict[str, list] | None = field(default=None, repr=False)
     _by_group_n: int = field(default=0, repr=False)
     _until: float | None = field(default=None, repr=False)

@@ -13,6 +13,7 @@ from planner.model.phases import add_count_variables, add_retrofit_gates, add_re
 from planner.model.power import add_failover_loads, add_group_load_definitions, add_power_constraints
 from planner.model.region import add_power_arrival_constraints
 from planner.model.registry import Family, LimitRows, OrderError
+from planner.model.rounding import add_rounding_cuts
 from planner.model.space import add_fixed_loads, add_space_constraints
 from planner.model.spread import add_spread_constraints
 from planner.model.storage import add_storage_constraints
@@ -32,6 +33,7 @@ FAMILIES: tuple[Family, ...] = (
     add_failover_loads,
     add_power_constraints,
     add_cooling_constraints,
+    add_rounding_cuts,
     add_storage_constraints,
     add_spread_constraints,
     add_swing_constraints,

@@ -14,6 +14,7 @@ from planner.model.core import ClusterGroup, Model
 from planner.model.keys import CountKey, LimitKey, ScopeKey, lp_name
 from planner.model.phases import add_count_variables
 from planner.model.registry import LimitRows, declare
+from planner.model.room import room_at
 from planner.model.space import add_fixed_loads
 
 
@@ -218,11 +219,29 @@ def _largest_demand(m: Model, head) -> int | None:
     return max((m.tl.demand(head, p) or 0 for p in range(m.horizon + 1)), default=0)
 
 
+def _big_gpus(m: Model, head, d: int | None, cap: int, p: int, room: tuple, here: int) -> float:
+    """The most GPUs one member may have in a scope in phase index p: its figure (none for at
+    least) and the scope's GPU ports ``cap``, and no more than the scope's power, heat and
+    positions hold of its types (``room``: the group's (class, rack type) cells there and its
+    failover factor) plus its installed GPUs there; an elastic model adds the ports to its figure
+    (its limits may be exceeded by their slack)."""
+    big = cap if d is None or head.demand == Demand.at_least else min(cap, d)
+    if m.elastic:
+        return max(big, d or 0) + cap
+    cells, factor = room
+    if cells:
+        big = min(big, room_at(m, p).gpus(cells, factor) + here)
+    return big
+
+
 def _home(
     m: Model, g: ClusterGroup, sid: str, items, fixed_home: bool, racks_cap: int, cap: int
 ) -> pulp.LpVariable:
     """z[G,s]: members homed in scope s (at least 1 where installed racks stand); racks in s ≤ R·z
-    and GPUs in s per phase as the demand says (:func:`add_cluster_constraints`)."""
+    and GPUs in s per phase as the demand says (:func:`add_cluster_constraints`), the GPU bound
+    at most the scope's room for the group's rack types then (:mod:`planner.model.room`: the LP
+    relaxation cannot spread a cluster thinly over scopes whose power or cooling would not hold it
+    whole)."""
     s, head = m.scenario, g.head
     types = s.catalog.by_id()
     n_ph = m.horizon + 1
@@ -242,14 +261,14 @@ def _home(
     m.add(pulp.lpSum(var for _, var in items) - big * z <= 0, lp_name("scope_racks", g.id, sid))
     base = m.existing_gpus.get(head.id, 0) if g.k == 1 else 0
     here = base if fixed_home else 0
+    cells = [(m.classes[key.cls], types[key.rack_type]) for key, _ in items]
+    factor = head.on_power_failure.factor(head.cap_ratio)
     for p in range(m.from_phase, n_ph):  # earlier phases are settled (rolling)
         d = m.tl.demand(head, p)
         if s.service_life and fixed_home:
             here = m.existing_gpus_at(head.id, p)
         g_s = _gpus_standing(m, items, p)
-        big_gpus = cap if d is None or head.demand == Demand.at_least else min(cap, d)
-        if m.elastic:
-            big_gpus = max(big_gpus, d or 0) + cap
+        big_gpus = _big_gpus(m, head, d, cap, p, (cells, factor), here)
         if head.demand == Demand.exact:
             m.add(g_s - d * z == -here, lp_name("scope_gpus", g.id, sid, *m.sfx(p)))
         else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from planner.enums import Scope
+from planner.enums import Demand, Scope
 from planner.input.asks import storage_racks
 from planner.input.site_index import place
 from planner.model import ClassKey, CountKey, Model, ScopeKey
@@ -19,7 +19,8 @@ def deal(
 ) -> dict[tuple[ClassKey, str, str, str | None, str], int]:
     """Racks of each cluster group dealt out to its members, phase by phase: a scope with z members
     homed gives each member what its demand grows by in that phase (racks of one GPU size dividing
-    it, so shares are exact), any rest to the first member (at least / uncapped max), and each
+    it, so shares are exact), any rest to the member holding fewest (at least: every later phase's
+    figure then stays reachable) or the first (uncapped as many as fit), and each
     member its storage racks (clusters with hot spares are never grouped). Keys: (class, rack type,
     cluster, phase, role)."""
     out: dict[tuple[ClassKey, str, str, str | None, str], int] = defaultdict(int)
@@ -51,7 +52,8 @@ def deal(
 
 def _deal_scope(m: Model, g, team: list, here: list[tuple[CountKey, int]], out: dict) -> None:
     """One scope's racks to the members homed there, phase by phase: GPU racks up to each member's
-    demand (the rest to the first), then each member's storage racks."""
+    demand (the rest to the member holding fewest for at least, else to the first), then each
+    member's storage racks."""
     types = m.scenario.catalog.by_id()
     had = [0] * len(team)  # racks each member holds so far
     stored = [0] * len(team)
@@ -71,10 +73,14 @@ def _deal_scope(m: Model, g, team: list, here: list[tuple[CountKey, int]], out: 
                 out[key.cls, key.rack_type, member.id, key.phase, ""] += 1
             pos += take
             had[j] += take
-        if pos < len(gpu):  # at least: the rest to the first member
-            for key in gpu[pos:]:
-                out[key.cls, key.rack_type, team[0].id, key.phase, ""] += 1
-            had[0] += len(gpu) - pos
+        # the rest (at least, uncapped as many as fit) to the first member; at least, one by one to
+        # the member holding fewest: members stay within a rack of each other, so whatever a later
+        # phase's figure asks of each, the racks standing then give it (all to the first could
+        # leave another short when the figure grows and the group's total already meets it)
+        for key in gpu[pos:]:
+            j = min(range(len(team)), key=lambda i: had[i]) if g.head.demand == Demand.at_least else 0
+            out[key.cls, key.rack_type, team[j].id, key.phase, ""] += 1
+            had[j] += 1
         sp = 0
         for j, member in enumerate(team):
             take = min(storage_racks(m.scenario, g.head) - stored[j], len(store) - sp)
