@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MIN_SOLVE_S = 0.5
@@ -55,21 +56,27 @@ class TimeUp(Exception):
 
 @dataclass
 class Deadline:
-    """A time limit over a whole run: started at ``t0`` (perf_counter seconds), ``limit_s`` long."""
+    """A time limit over a whole run: started at ``t0`` (seconds of ``clock``: perf_counter, or a
+    virtual clock in tests of a schedule), ``limit_s`` long."""
 
     limit_s: float
     t0: float = field(default_factory=time.perf_counter)
+    clock: Callable[[], float] = time.perf_counter
 
     @property
     def at(self) -> float:
         return self.t0 + self.limit_s
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
+        return self.clock() - self.t0
 
     def left(self) -> float:
         """Seconds left (negative once passed)."""
-        return self.at - time.perf_counter()
+        return self.at - self.clock()
+
+    def sooner(self, by_s: float) -> Deadline:
+        """The same start and clock, ``by_s`` seconds earlier (never before the start)."""
+        return Deadline(max(0.0, self.limit_s - by_s), self.t0, self.clock)
 
     def share(self, part: float) -> float:
         """The perf_counter time by which ``part`` of the limit has passed."""
@@ -77,7 +84,7 @@ class Deadline:
 
     def check(self, stage: str, until: float | None = None) -> None:
         """Raise :class:`TimeUp` when the limit (or ``until``, an earlier perf_counter time) has passed."""
-        if time.perf_counter() > (self.at if until is None else min(until, self.at)):
+        if self.clock() > (self.at if until is None else min(until, self.at)):
             raise TimeUp(stage)
 
 

@@ -228,8 +228,10 @@ def test_a_region_whose_join_would_eat_the_limit_hands_over_before_its_master(mo
     took in this run (a loaded machine slows both alike): with a reserve past the limit the building
     solves would get under 1 s, so the region hands the whole model its time at once and says why;
     the whole model's plan (its optimum, 3,344 GPU-phases, as above) stands."""
+    import planner.scale.budget as budget
     import planner.scale.decompose as dec
 
+    monkeypatch.setattr(budget, "TAIL_PASSES", 10**9)
     monkeypatch.setattr(dec, "TAIL_PASSES", 10**9)
     s = scenario(
         [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
@@ -408,10 +410,38 @@ def lean(n: int):
     )
 
 
+def _ups_bound():
+    """Two buildings of 39 usable positions whose busways hold whole rows of Grand Teton racks
+    (design 21.4 kW a position) but whose UPSes hold 19 racks and the 12 kW network rack each
+    (usable 19 × 21.4 + 12 = 418.6 kW, rated 523.25 kW at the 0.8 derate; in 2N either UPS may
+    carry the whole hall). The room counts each row's feed group alone, so the master's first
+    split sees 39 racks where the shared UPS holds 19."""
+    site = generate_site(
+        SiteSpec(id="lean", buildings=[BuildingSpec(count=2, rows_per_pod=4, positions_per_row=10)])
+    ).model_dump(mode="json")
+    for b in site["buildings"]:
+        for h in b["halls"]:
+            for n in h["power_nodes"]:
+                if n["kind"] == "ups":
+                    n["capacity_kw"] = 523.25
+    return site
+
+
 def test_a_building_that_cannot_host_its_share_is_repaired() -> None:
-    """Four jobs: the master first puts more than two in one building; its solve fails, the
-    master moves clusters until each building holds two; no hand-over to the whole model."""
-    s = lean(4)
+    """Four jobs of 9 racks on the UPS-bound buildings: the master first puts more than two in one
+    building; its solve fails, the master moves clusters until each building holds two; no
+    hand-over to the whole model."""
+    s = scenario_from_data(
+        {
+            "name": "lean-ups",
+            "site": _ups_bound(),
+            "solver": {"time_limit_s": 60, "rel_gap": 0},
+            "clusters": [
+                {"id": f"j{i}", "demand": "exact", "gpus": 144, "rack_types": [GT], "max_hops": 5}
+                for i in range(4)
+            ],
+        }
+    )
     d = plan_decomposed(s)
     assert verify(d.plan, s).ok
     assert d.fell_back is None
@@ -420,6 +450,18 @@ def test_a_building_that_cannot_host_its_share_is_repaired() -> None:
     for r in d.plan.racks:
         per.setdefault(r.building, set()).add(r.cluster)
     assert sorted(len(v) for v in per.values()) == [2, 2]
+    assert d.plan.kpis.gpus == 576
+
+
+def test_the_master_counts_each_rows_power_so_two_jobs_go_to_each_building_at_once() -> None:
+    """The lean buildings (busways sized for 10.7 kW a position) with four jobs of 9 racks: the
+    master's room counts what the busways hold (19 racks a building, planner/model/room.py), so
+    its first split already puts two jobs in each building: one round, 576 GPUs."""
+    s = lean(4)
+    d = plan_decomposed(s)
+    assert verify(d.plan, s).ok
+    assert d.fell_back is None
+    assert d.rounds == 1
     assert d.plan.kpis.gpus == 576
 
 

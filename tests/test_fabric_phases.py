@@ -242,7 +242,8 @@ def test_a_phased_region_with_a_designed_fabric_decomposes_by_building(
 
 
 def test_tens_of_buildings_share_one_deadline_smaller_shares_first(monkeypatch) -> None:
-    """With more waves of building solves than MANY_WAVES (here 0), the jobs share one deadline:
+    """With more waves of building solves than the budget's MANY_WAVES (here 0), the jobs share one
+    end:
     each carries the same wall-clock end and the waves left when it starts in order of its share
     (B2 64 + 64 GPU-phases before B3's 64, so B3 first, 2 waves then 1), and stops at its proven
     GPUs without the least-cable tie-breaks; the joined plan is the unlimited optimum, 192."""
@@ -255,7 +256,9 @@ def test_tens_of_buildings_share_one_deadline_smaller_shares_first(monkeypatch) 
         seen.extend(jobs)
         return run_jobs(fn, jobs, done, **run)
 
-    monkeypatch.setattr(decompose, "MANY_WAVES", 0)
+    from planner.scale import budget
+
+    monkeypatch.setattr(budget, "MANY_WAVES", 0)
     monkeypatch.setattr(decompose, "run_jobs", recording)
     said: list[str] = []
     s = three_buildings_hub(None)

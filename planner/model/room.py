@@ -254,3 +254,27 @@ def most_gpus(shapes: list[tuple[int, int, float, int]], positions: int, kw: flo
     )
     step = math.gcd(*(g for g, _, _, _ in shapes))
     return int(math.floor(lp / step + 1e-9)) * step
+
+
+def site_room(scenario: Scenario, ix, pm: PowerModel | None = None) -> SiteRoom:
+    """The room of the whole site with everything online (the master's estimates,
+    :mod:`planner.scale.proposals`): fixed loads are the pods' network racks and the installed
+    racks, as the model counts them (:func:`planner.model.space.add_fixed_loads`)."""
+    from planner.input.power_model import power_model
+    from planner.input.site_index import network_racks
+
+    types = scenario.catalog.by_id()
+    rows: dict[str, float] = defaultdict(float)
+    heat: dict[str, float] = defaultdict(float)
+    items = [(row, t) for _, row, t in network_racks(scenario)]
+    items += [(r.row, types[r.rack_type]) for r in scenario.existing if r.rack_type in types]
+    for row_id, t in items:
+        kw = scenario.rack_power_kw(t)
+        rows[row_id] += kw
+        row = ix.rows[row_id].row
+        air, liquid = t.heat_kw(kw)
+        heat[row.air_zone] += air
+        if liquid and row.liquid_loop:
+            heat[row.liquid_loop] += liquid
+    capacity = {z: zone_capacity_kw(scenario, zone, ix.zone_building[z]) for z, zone in ix.zones.items()}
+    return SiteRoom(scenario, pm or power_model(ix), dict(rows), dict(heat), capacity)

@@ -251,6 +251,7 @@ def plan_scenario(
     warm_start: bool = True,
     group_clusters: bool = True,
     deadline: Deadline | None = None,
+    start_racks: list[PlacedRack] | None = None,
 ) -> Plan:
     """Build, solve, fill and verify: the answer to a scenario.
 
@@ -261,10 +262,9 @@ def plan_scenario(
     stands if it meets every demand and verifies (else status ``time_limit``, no plan); the
     solver gets what is left less a reserve for filling, verifying and the figures
     (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
-    time still left. ``warm_start``: hand the first-fit plan to the solver as its first incumbent;
-    when first-fit meets every demand, the answer is never worse than first-fit (if the solver
-    finds nothing in time, the first-fit plan itself is returned with status feasible). A plan
-    without a bound of its own gets the capacity bound (:func:`with_known_bound`)."""
+    time still left. ``warm_start``: hand first-fit's plan (or ``start_racks``) to the solver as its
+    first incumbent; when it meets every demand the answer is never worse (it is returned, status
+    feasible, if the solver finds nothing better). A plan without a bound gets the capacity bound."""
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed = deadline.elapsed
@@ -272,7 +272,7 @@ def plan_scenario(
     if any(c.fabrics for c in scenario.clusters):
         warm_start = False  # first-fit does not size designed fabrics or charge their power
     stages: dict[str, float] = {}
-    greedy, how, touch_s = _first_fit(scenario, deadline, stages, say) if warm_start else ([], "", 0.0)
+    greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks)
     # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
     # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
     # verified only when it would stand (a verify of a large plan costs seconds)
@@ -446,6 +446,16 @@ def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_
     build_s = time.perf_counter() - t_build
     stages["build"] = build_s
     return m, build_s
+
+
+def _start(scenario, deadline, stages, say, warm_start: bool, given) -> tuple[list[PlacedRack], str, float]:
+    """The racks the solve starts from and must beat: ``given`` (a plan's racks), else first-fit's
+    (:func:`_first_fit`), none without a warm start."""
+    if not warm_start:
+        return [], "", 0.0
+    if given is not None:
+        return list(given), "the plan given", 0.0
+    return _first_fit(scenario, deadline, stages, say)
 
 
 def _first_fit(

@@ -3,6 +3,8 @@ clusters) out to the buildings by their proposals (:mod:`planner.scale.decompose
 
 from __future__ import annotations
 
+import math
+
 import pulp
 
 from planner.enums import Objective
@@ -28,8 +30,11 @@ def _master(
     props: dict[tuple[str, str], Proposal],
     time_limit_s: float,
     keep: dict[tuple[str, str], int] | None = None,
+    resources: dict[str, dict[str, float]] | None = None,
 ) -> Shares | None:
-    """The coordinating MILP (module docstring), or None without a solution. ``keep``: whole
+    """The coordinating MILP (module docstring), or None without a solution. ``resources``: per
+    building the power and heat its GPU rows hold (:func:`planner.scale.proposals.building_resources`).
+    ``keep``: whole
     clusters a (group, building) hosts at least (what a building whose share solved holds stays
     there; later rounds move only what did not fit). Without site budgets, groups and buildings
     that share no proposal are independent: each connected part is its own MILP, given the time
@@ -39,7 +44,9 @@ def _master(
     pairs = [sum(1 for g in gs for b in bs if (g.id, b) in props) for gs, bs in parts]
     got: Shares = ({}, {}, {})
     for (gs, bs), n in zip(parts, pairs, strict=True):
-        one = _master_part(scenario, gs, bs, props, time_limit_s * n / max(1, sum(pairs)), keep)
+        one = _master_part(
+            scenario, gs, bs, props, time_limit_s * n / max(1, sum(pairs)), keep, resources or {}
+        )
         if one is None:
             return None
         for into, more in zip(got, one, strict=True):
@@ -80,6 +87,7 @@ def _master_part(
     props: dict[tuple[str, str], Proposal],
     time_limit_s: float,
     keep: dict[tuple[str, str], int] | None,
+    resources: dict[str, dict[str, float]],
 ) -> Shares | None:
     """The MILP of one part of the master (module docstring)."""
     objective = Objective(scenario.objective)
@@ -90,9 +98,16 @@ def _master_part(
         _master_group(prob, gi, g, buildings, props, gpus, counts, keep or {})
     for bi, b in enumerate(buildings):
         _one_big_per_pod(prob, bi, b, groups, props, counts)
-        share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in groups if (g.id, b) in gpus]
+        mine = [g for g in groups if (g.id, b) in gpus]
+        share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in mine]
         if share:
             prob += pulp.lpSum(share) <= 1, f"capacity_{bi}"
+        for what, room in sorted(resources.get(b, {}).items()):  # power and heat, by each group's use
+            used = [
+                gpus[g.id, b] * props[g.id, b].use[what] for g in mine if props[g.id, b].use.get(what, 0) > 0
+            ]
+            if used and math.isfinite(room):
+                prob += pulp.lpSum(used) <= room, f"{what}_{bi}"
     use = {
         what: pulp.lpSum(
             gpus[g.id, b] * getattr(props[g.id, b], what)

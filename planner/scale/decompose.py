@@ -7,7 +7,9 @@ Stages (``planner plan --decompose building``), all within one deadline:
    the site alone (:func:`proposals`, no solve): ``cap[g,b]`` GPUs of room for g's rack types
    (per pod: positions that type fits × its GPUs, within the pod's rack limit and GPU ports),
    ``whole[g,b]`` clusters that could stand there whole (per pod for one-pod scope), ``most[g,b]``
-   the most one cluster can take, and per GPU its marginal IT kW, capex, TCO and PFLOPS.
+   the most one cluster can take (within the power and heat the pods hold of its rack types,
+   :mod:`planner.model.room`), and per GPU its marginal IT kW, capex, TCO, PFLOPS and its use of
+   power and heat.
 2. **Master (one small MILP).** Which building hosts which clusters, and how a
    cluster allowed to span buildings (scope site) is split:
 
@@ -15,6 +17,9 @@ Stages (``planner plan --decompose building``), all within one deadline:
        q[c,b] ≥ 0                                     GPUs of spanning cluster c in b
        gpus·n ≤ q[g,b] ≤ most·n (at-least),  q ≤ min(gpus, most)·n (as many as fit)
        Σ_g G[g,b]/cap[g,b] ≤ 1              ∀b      building capacity, shared pro rata
+       Σ_g u_r[g] · G[g,b] ≤ R_r[b]          ∀b, r   power, air and liquid heat (u_r: per GPU of
+                                                     g's best rack type; R_r: the building's room,
+                                                     planner.model.room)
        Σ_{g one-pod, d_g > ½ room} n[g,b] ≤ pods   ∀b  at most one big one-pod cluster a pod
        Σ_b n[g,b] = |g| (exact, at_least), ≤ |g| (max);  Σ_b q[c,b] =, ≥, ≤ gpus[c]
        Σ kW/GPU[g,b]·G[g,b] ≤ it_power_kw,  Σ capex/GPU[g,b]·G[g,b] ≤ capex_usd
@@ -68,20 +73,18 @@ from collections.abc import Callable
 
 from planner.batch.executors import run_jobs
 from planner.clock import Deadline
-from planner.enums import Status
 from planner.errors import InputError
 from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
 from planner.plan import Plan
+from planner.scale.budget import STAGES, TAIL_PASSES, Budget
 from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-exported
-    TAIL_PASSES,
     Decomposition,
-    _job_limit,
-    _job_share,
     _join,
     _whole,
     describe,
     first_fit_repair,
+    solve_again,
     solve_part,
 )
 from planner.scale.proposals import (
@@ -127,15 +130,16 @@ def plan_decomposed(
     buildings = list(bdata)
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
+    budget = Budget(deadline, executor, workers)
     why = (
-        _too_short(deadline, len(buildings), executor, workers)
+        _too_short(budget, len(buildings))
         or ("rack supply per phase (supply) is shared by every building" if scenario.supply else None)
         or grid_coupling(scenario)
     )
     if why:
         return _whole(scenario, deadline, stages, 0, why, say)
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
-        return _plan_region(scenario, data, groups, deadline, stages, run, say, polish)
+        return _plan_region(scenario, data, groups, budget, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):
         return _whole(
             scenario,
@@ -156,43 +160,36 @@ def plan_decomposed(
             for b in buildings:
                 if b not in pinned:
                     props.pop((g.id, b), None)
-    stages["proposals_s"] = time.perf_counter() - t0
+    stages["proposals_s"] = budget.pass_s = time.perf_counter() - t0
     say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
     # 2-3. master and buildings, in rounds
-    return _Rounds(scenario, data, groups, props, home, deadline, stages, run, say, budgeted).run(polish)
+    return _Rounds(scenario, data, groups, props, home, budget, stages, run, say, budgeted).run(polish)
 
 
-MIN_JOB_S = 1.0
-"""Least time a building solve needs, s (imports, its model and first-fit): with less each, the
-decomposition hands the whole model its first-fit at once."""
-
-
-def _too_short(deadline: Deadline, jobs: int, executor: str, workers: int) -> str | None:
-    """Why the time left is too short for ``jobs`` building solves in their waves (each less than
-    :data:`MIN_JOB_S` of the share :func:`_job_share` gives), or None."""
-    each = _job_share(deadline, jobs, executor, workers)
-    if each >= MIN_JOB_S:
+def _too_short(budget: Budget, jobs: int, within: Deadline | None = None) -> str | None:
+    """Why the time left (of ``within``, default the run's) is too short for ``jobs`` building
+    solves in their waves (each under the buildings stage's least, :mod:`planner.scale.budget`), or
+    None."""
+    if budget.starts("buildings", jobs, within):
         return None
-    waves = math.ceil(jobs / (1 if executor == "serial" else max(1, workers)))
+    least = STAGES["buildings"].least_s
     return (
-        f"{deadline.left():.1f} s left give {waves} wave(s) of building solves {each:.2f} s each (under "
-        f"{MIN_JOB_S:g} s)"
+        f"{(within or budget.deadline).left():.1f} s left give {budget.waves(jobs)} wave(s) of building "
+        f"solves {budget.share('buildings', jobs, within):.2f} s each (under {least:g} s)"
     )
 
 
-def _solves_deadline(deadline: Deadline, pass_s: float, jobs: int, run: dict) -> tuple[Deadline, str | None]:
+def _solves_deadline(budget: Budget, jobs: int) -> tuple[Deadline, str | None]:
     """The deadline the building solves work to: the run's, less what joining, repairing and
-    verifying their plans will take, measured in this run (``pass_s``: counting the proposals, one
-    pass over every position; on a loaded machine every pass is slower alike); and why the
-    decomposition should hand over instead, when that leaves each solve under :data:`MIN_JOB_S`."""
-    tail = TAIL_PASSES * pass_s
-    solves = Deadline(max(0.0, deadline.limit_s - tail), deadline.t0)
-    if not _too_short(solves, jobs, run["executor"], run["workers"]):
+    verifying their plans will take (the budget's tail, measured in this run); and why the
+    decomposition should hand over instead, when that leaves each solve under its least."""
+    solves = budget.solves()
+    if not _too_short(budget, jobs, solves):
         return solves, None
     return solves, (
-        f"joining and verifying the building plans needs ~{tail:.0f} s ({TAIL_PASSES} passes over the "
-        f"site, each as long as counting the proposals took), which leaves the building solves under "
-        f"{MIN_JOB_S:g} s each"
+        f"joining and verifying the building plans needs ~{budget.tail_s():.0f} s ({TAIL_PASSES} passes "
+        f"over the site, each as long as counting the proposals took), which leaves the building solves "
+        f"under {STAGES['buildings'].least_s:g} s each"
     )
 
 
@@ -200,7 +197,7 @@ def _plan_region(
     scenario: Scenario,
     data: dict,
     groups: list[Group],
-    deadline: Deadline,
+    budget: Budget,
     stages: dict[str, float],
     run: dict,
     say: Callable[[str], None],
@@ -211,18 +208,19 @@ def _plan_region(
     power arrived, each building plans alone with its shares (its share of the arrival as its own
     ``power_arrival``), and the plans are joined (:func:`_join`). Whatever the master cannot split
     goes to the whole model."""
+    deadline = budget.deadline
     why = region_unsupported(scenario)
     if why is not None:
         return _whole(scenario, deadline, stages, 0, why, say)
     t0 = time.perf_counter()
     buildings = [b.id for b in scenario.site.buildings]
     clusters, cap = region_inputs(scenario, groups, buildings)
-    stages["proposals_s"] = time.perf_counter() - t0
-    solves, why = _solves_deadline(deadline, stages["proposals_s"], len(buildings), run)
+    stages["proposals_s"] = budget.pass_s = time.perf_counter() - t0
+    solves, why = _solves_deadline(budget, len(buildings))
     if why:
         return _whole(scenario, deadline, stages, 0, why, say)
     tm = time.perf_counter()
-    limit = max(1.0, min(0.1 * deadline.left(), 60))
+    limit = budget.seconds("master")
     shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, limit)
     stages["master_s"] = time.perf_counter() - tm
     if shares is None:
@@ -241,7 +239,7 @@ def _plan_region(
     shared = sum(sum(v[-1] for v in shares[b].gpus.values()) for b in buildings)
     say(f"region master: {shared:,} GPUs shared over {len(jobs)} buildings in {stages['master_s']:.1f} s")
     tb = time.perf_counter()
-    solved = _solve_buildings(scenario, jobs, solves, deadline, run, say)
+    solved = _solve_buildings(scenario, jobs, budget, solves, run, say)
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
     if bad:
@@ -253,9 +251,8 @@ def _plan_region(
         return _whole(scenario, deadline, stages, 1, why, say)
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
     final = {b: p for b, p in solved.items() if p is not None}
-    final = _respan(scenario, data, shares, spans, final, solves, run, say)
-    lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
-    many = math.ceil(len(jobs) / lanes) > MANY_WAVES
+    final = _respan(scenario, data, shares, spans, final, budget, solves, run, say)
+    many = budget.many_waves(len(jobs))
     return _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
 
 
@@ -274,24 +271,21 @@ def region_inputs(scenario: Scenario, groups: list[Group], buildings: list[str])
 def _solve_buildings(
     scenario: Scenario,
     jobs: list,
+    budget: Budget,
     solves: Deadline,
-    deadline: Deadline,
     run: dict,
     say: Callable[[str], None],
 ) -> dict[str, Plan | None]:
-    """Each building's plan for its share (``jobs``: building, scenario JSON) on the executor; the
-    buildings without a proven answer are solved again in what the solves have left (when that is
-    at least :data:`AGAIN_S` each), the better of their two plans kept."""
-    each = _job_limit(solves, len(jobs), run["executor"], run["workers"])
-    lanes = 1 if run["executor"] == "serial" else max(1, run["workers"])
-    shared = math.ceil(len(jobs) / lanes) > MANY_WAVES
+    """Each building's plan for its share (``jobs``: building, scenario JSON) on the executor, each
+    in the buildings stage's share of what the solves have (:mod:`planner.scale.budget`), or with
+    tens of buildings all to one end, the smaller shares first; the buildings without a proven
+    answer are then solved once more (:func:`planner.scale.joined.solve_again`)."""
+    each = budget.seconds("buildings", len(jobs), solves)
+    shared = budget.many_waves(len(jobs))
     solved: dict[str, Plan | None] = {}
 
-    def done(r: dict) -> None:  # a second answer for a building stands only when it is better
-        new = Plan.model_validate(r["plan"]) if "plan" in r else None
-        old = solved.get(r["part"])
-        if old is None or (new is not None and _better_share(scenario, new, old)):
-            solved[r["part"]] = new
+    def done(r: dict) -> None:
+        solved[r["part"]] = Plan.model_validate(r["plan"]) if "plan" in r else None
 
     say(
         f"building solves: {len(jobs)} on {run['executor']}, "
@@ -301,41 +295,20 @@ def _solve_buildings(
             else f"{each:.0f} s each at most"
         )
     )
-    if shared:  # one deadline the jobs read when they start: the smaller shares first, their time left
+    if shared:  # one end the jobs read when they start: the smaller shares first, their time left
         # to the larger ones after them (benchmarks/REGION-5GW-BUILDINGS.md: a few need a minute); no
         # least-cable tie-breaks, which would take half of each job's time whatever it needs
         order = sorted(jobs, key=lambda j: (_share_size(j[1]), j[0]))
-        until = time.time() + solves.left()
+        until = budget.until(solves)
+        least = STAGES["buildings"].least_s
         todo = [
-            (b, text, MIN_JOB_S, until, math.ceil((len(order) - i) / lanes), False)
-            for i, (b, text) in enumerate(order)
+            (b, text, least, until, budget.waves(len(order) - i), False) for i, (b, text) in enumerate(order)
         ]
         run_jobs(solve_part, todo, done, **run)
     else:
         run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
-    late = [b for b, p in solved.items() if p is not None and p.status != Status.optimal]
-    again = _job_share(solves, len(late), run["executor"], run["workers"], AGAIN_PART)
-    if late and again >= AGAIN_S:  # no answer in time is not "cannot host"
-        say(
-            f"{len(late)} building(s) without a proven answer: solving their shares again, {again:.0f} s each"
-        )
-        texts = dict(jobs)
-        run_jobs(solve_part, [(b, texts[b], again, None, 1, not shared) for b in late], done, **run)
+    solve_again(scenario, dict(jobs), solved, budget, solves, run, say, tie_breaks=not shared)
     return solved
-
-
-AGAIN_S = 10.0
-"""Least time a second solve of a building without a proven answer gets, s: with less each, the first
-plans stand (a hard building's share takes 30-100 s at 5 GW, benchmarks/REGION-5GW-BUILDINGS.md)."""
-AGAIN_PART = 0.9
-"""Part of what the building solves have left that the second solves share."""
-
-MANY_WAVES = 16
-"""More waves of building solves than this (buildings ÷ workers: tens of buildings) share one
-deadline instead of a fixed limit each, stop at their proven GPUs (no least-cable tie-breaks: they
-take half of whatever time a job has left, so the hard buildings after them would get less), and
-skip the whole model's LP bound and polish (neither finishes at that size in what the buildings
-leave)."""
 
 
 def _share_size(text: str) -> int:
@@ -344,20 +317,13 @@ def _share_size(text: str) -> int:
     return sum(sum((c.get("gpus_by_phase") or {}).values()) + (c.get("gpus") or 0) for c in data["clusters"])
 
 
-def _better_share(scenario: Scenario, new: Plan, old: Plan) -> bool:
-    """Whether a building's second plan beats its first: one with a plan against one without, else
-    the higher objective (the region decomposition plans max_gpus)."""
-    if not old.status.has_plan:
-        return new.status.has_plan
-    return new.status.has_plan and (new.objective_value or 0.0) > (old.objective_value or 0.0)
-
-
 def _respan(
     scenario: Scenario,
     data: dict,
     shares: dict,
     spans: set[str],
     final: dict[str, Plan],
+    budget: Budget,
     solves: Deadline,
     run: dict,
     say: Callable[[str], None],
@@ -382,7 +348,7 @@ def _respan(
             f"{', '.join(sorted(lone))} stand(s) in one building: {', '.join(again)} planned again "
             "without region links"
         )
-        each = _job_limit(solves, len(again), run["executor"], run["workers"])
+        each = budget.seconds("buildings", len(again), solves)
         jobs = [
             (b, json.dumps(_region_share(scenario, data, bdata[b], shares[b], spans)), each) for b in again
         ]

@@ -4,12 +4,12 @@ model, and the joined plan measured against the bound of the whole (:mod:`planne
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.batch.executors import run_jobs
 from planner.clock import Deadline
 from planner.enums import Demand, Objective, Status
 from planner.errors import InputError, SolverFailure
@@ -21,6 +21,7 @@ from planner.plan.pipeline import finish_plan, plan_scenario
 from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
+from planner.scale.budget import Budget
 from planner.schema import Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import gap_of, within_gap
@@ -32,16 +33,6 @@ SOURCES = {
     CAPACITY: "capacity",
 }
 """A joined plan's bound, in words → its ``bound_source``."""
-LP_BOUND_MIN_S = 3.0
-"""Least time left to start an LP bound of a joined plan, s (below it the capacity bound stands)."""
-POLISH_S = 5.0
-"""Least time left for the whole model to be set against a joined plan short of its gap, s."""
-TAIL_PASSES = 20
-"""What joining the building plans takes, in passes over every position: first-fit around the kept
-plans (~12, when a building has no plan) and the joined plan's figures and verification (~9; both
-measured on the gigawatt region, where counting the proposals takes 0.31 s idle)."""
-
-
 # ------------------------------------------------------------------ jobs (run on any worker)
 
 
@@ -71,6 +62,54 @@ def solve_part(
         return {"part": part_id, "error": str(e)[:1000], "s": time.perf_counter() - t0}
 
 
+def solve_again(
+    scenario: Scenario,
+    texts: dict[str, str],
+    solved: dict[str, Plan | None],
+    budget: Budget,
+    within: Deadline,
+    run: dict,
+    say: Callable[[str], None],
+    tie_breaks: bool = True,
+) -> list[str]:
+    """The buildings whose solve ended without a proven answer (a plan short of its gap, or none at
+    its time limit) solved once more, each in the ``again`` stage's share of what ``within`` has
+    left (:mod:`planner.scale.budget`: not started when that is under its least), the better of
+    each building's two answers kept in ``solved`` (no answer in time is not "cannot host"). The
+    buildings solved again."""
+    late = sorted(
+        b for b, p in solved.items() if p is not None and p.status in (Status.feasible, Status.time_limit)
+    )
+    if not late or not budget.starts("again", len(late), within):
+        return []
+    each = budget.seconds("again", len(late), within)
+    say(
+        f"{len(late)} building(s) without a proven answer ({', '.join(late[:5])}): solving their share "
+        f"again, {each:.0f} s each"
+    )
+
+    def done(r: dict) -> None:
+        new = Plan.model_validate(r["plan"]) if "plan" in r else None
+        old = solved.get(r["part"])
+        if old is None or (new is not None and _better_plan(scenario, new, old)):
+            solved[r["part"]] = new
+
+    run_jobs(solve_part, [(b, texts[b], each, None, 1, tie_breaks) for b in late], done, **run)
+    return late
+
+
+def _better_plan(scenario: Scenario, new: Plan, old: Plan) -> bool:
+    """Whether a building's second plan beats its first: one with a plan against one without, else
+    the better objective."""
+    if not old.status.has_plan:
+        return new.status.has_plan
+    if not new.status.has_plan or new.objective_value is None or old.objective_value is None:
+        return False
+    if Objective(scenario.objective).maximise:
+        return new.objective_value > old.objective_value
+    return new.objective_value < old.objective_value
+
+
 # ------------------------------------------------------------------ data
 
 
@@ -88,18 +127,6 @@ class Decomposition:
 
 
 # ------------------------------------------------------------------ the whole
-
-
-def _job_share(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
-    """Seconds each of ``jobs`` parallel solves gets: ``part`` of what is left, over the waves the
-    executor runs them in (one worker when serial)."""
-    lanes = 1 if executor == "serial" else max(1, workers)
-    return part * deadline.left() / max(1, math.ceil(jobs / lanes))
-
-
-def _job_limit(deadline: Deadline, jobs: int, executor: str, workers: int, part: float = 0.6) -> float:
-    """Seconds each of ``jobs`` parallel solves may take (:func:`_job_share`); at least 1 s."""
-    return max(1.0, _job_share(deadline, jobs, executor, workers, part))
 
 
 def _whole(
@@ -154,12 +181,13 @@ def _join(
     t0 = deadline.t0
     tw = time.perf_counter()
     bounds: list[tuple[float | None, str]] = []
+    budget = Budget(deadline)
     # an LP bound only with time for it and for verifying the joined plan after (~2 s at a gigawatt)
-    relaxed = merged(scenario) if deadline.left() > LP_BOUND_MIN_S else None
+    relaxed = merged(scenario) if budget.bounds_may_start() else None
     value = _value(scenario, final)
     if relaxed is not None:
         say(f"joined {len(final)} building plans ({value:,.6g}): bound from the merged relaxation")
-        bounds.append((lp_bound(relaxed, max(1.0, 0.3 * deadline.left())), "the merged relaxation"))
+        bounds.append((lp_bound(relaxed, budget.seconds("merged_bound")), "the merged relaxation"))
     bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
     stages["merged_bound_s"] = time.perf_counter() - tw
     maximise = Objective(scenario.objective).maximise
@@ -175,10 +203,10 @@ def _join(
         final = improve(final, proves)
         value = _value(scenario, final)
         proven = proves(final)
-    if not proven and whole_lp and deadline.left() > LP_BOUND_MIN_S:
+    if not proven and whole_lp and budget.bounds_may_start():
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
-        lp_s = max(1.0, 0.4 * deadline.left())
+        lp_s = budget.seconds("lp_bound")
         say(f"bound from the LP relaxation of the whole model, {lp_s:.0f} s at most")
         bounds.append((lp_bound(scenario, lp_s), "the LP relaxation of the whole"))
         stages["lp_bound_s"] = time.perf_counter() - tl
@@ -194,7 +222,7 @@ def _join(
             _joined_plan(scenario, before, rounds, _value(scenario, before), bounds, t0), scenario
         )
     stages["verify_s"] = time.perf_counter() - tv
-    if polish and plan.status != Status.optimal and deadline.left() >= POLISH_S:
+    if polish and plan.status != Status.optimal and budget.starts("polish"):
         plan = _polish(scenario, plan, deadline, stages, say)
     stages["total_s"] = time.perf_counter() - t0
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
@@ -318,13 +346,18 @@ def first_fit_repair(
 def _polish(
     scenario: Scenario, joined: Plan, deadline: Deadline, stages: dict[str, float], say: Callable[[str], None]
 ) -> Plan:
-    """The joined plan against the whole model's plan in the time left: the better objective wins
-    (both verified); the bound is the tighter of the two stated."""
+    """The joined plan against the whole model's plan in the time left, which starts from the
+    joined plan's racks (its first incumbent, and the answer it must beat): the better objective
+    wins (both verified); the bound is the tighter of the two stated."""
     shown = "unknown" if joined.gap is None else f"{joined.gap:.3%}"
-    say(f"joined plan at gap {shown}: the whole model gets the {deadline.left():.0f} s left")
+    say(
+        f"joined plan at gap {shown}: the whole model gets the {deadline.left():.0f} s left, from the "
+        "joined plan"
+    )
     tp = time.perf_counter()
+    start = [r for r in joined.racks if not r.existing]
     try:
-        other = plan_scenario(scenario, deadline=deadline)
+        other = plan_scenario(scenario, deadline=deadline, start_racks=start)
     except SolverFailure:
         other = None
     stages["polish_s"] = time.perf_counter() - tp

@@ -33,14 +33,10 @@ from planner.enums import Demand, Objective, RackKind, Status
 from planner.input.site_index import SiteIndex, index_site
 from planner.plan import Plan
 from planner.plan.kpis import objective_value
-from planner.scale.joined import _job_limit, solve_part
+from planner.scale.budget import Budget
+from planner.scale.joined import solve_part
 from planner.scale.proposals import Group, Proposal, building_data
 from planner.schema import Scenario
-
-PAIR_MAX_S = 60.0
-"""Most seconds one pair solve gets (a wave of short solves updates the picture sooner)."""
-PAIR_MIN_S = 5.0
-"""Least seconds a pair solve is worth starting with."""
 
 
 def pairs_apply(scenario: Scenario) -> bool:
@@ -85,12 +81,12 @@ class Pairs:
         for b in self.bdata:  # a building given no clusters may still lend its room
             final.setdefault(b, Plan(scenario_name=self.s.name, status=Status.feasible, racks=[]))
         wave = 0
-        lanes = max(1, run["workers"]) if run["executor"] != "serial" else 1
-        while until.left() >= PAIR_MIN_S:
-            picked = self.pick(final, lanes)
-            each = min(PAIR_MAX_S, _job_limit(until, len(picked), run["executor"], run["workers"], 0.9))
-            if not picked or each < PAIR_MIN_S:
+        budget = Budget(until, run["executor"], run["workers"])
+        while budget.starts("pair"):
+            picked = self.pick(final, budget.lanes)
+            if not picked or not budget.starts("pair", len(picked)):
                 break
+            each = budget.seconds("pair", len(picked))
             wave += 1
             say(f"pairs: wave {wave}: {len(picked)} pair(s) of buildings solved as one, {each:.0f} s each")
             gained = self.wave(final, picked, each, run)

@@ -8,10 +8,11 @@ import math
 from dataclasses import dataclass, field
 from functools import reduce
 
-from planner.enums import Demand, Scope
+from planner.enums import Demand, FailoverPolicy, Scope
 from planner.input.site_index import SiteIndex, fits, index_site, place
 from planner.model import cluster_groups, position_classes
 from planner.model.core import unit_slots
+from planner.model.room import site_room
 from planner.plan.kpis import compute_kpis
 from planner.schema import Scenario
 
@@ -52,6 +53,9 @@ class Proposal:
     pods: dict[str, float] = field(default_factory=dict)
     """Pod → GPUs of the group that pod alone could hold (the master packs one-pod clusters into
     pods by it)."""
+    use: dict[str, float] = field(default_factory=dict)
+    """Per GPU of its best rack type: planning kW (``kw``), air and liquid heat kW (the master
+    shares each building's power and heat by it, :func:`building_resources`)."""
 
 
 def groups_of(scenario: Scenario, data: dict) -> list[Group]:
@@ -85,7 +89,9 @@ def groups_of(scenario: Scenario, data: dict) -> list[Group]:
     return out
 
 
-def pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str, int]]]:
+def pod_room(
+    scenario: Scenario, ix: SiteIndex, cells: dict | None = None
+) -> dict[str, dict[str, dict[str, int]]]:
     """Building → pod → rack type → racks (or multi-rack units) of that type its rows hold, counted
     as the model counts them: per position class (row and cable band, less reserved positions, pod
     network racks and installed racks) its size, or for a unit its whole slots in the class's runs."""
@@ -101,6 +107,8 @@ def pod_room(scenario: Scenario, ix: SiteIndex) -> dict[str, dict[str, dict[str,
                 fit[cls.row, t.id] = fits(scenario, ix, cls.row, t)
             if fit[cls.row, t.id]:
                 room[t.id] = room.get(t.id, 0) + unit_slots(cls, t.width)
+                if cells is not None:
+                    cells.setdefault(ref.row.pod, []).append((cls, t))
     return out
 
 
@@ -141,15 +149,20 @@ def proposals(
 ) -> dict[tuple[str, str], Proposal]:
     """What each building could host of each group alone, counted from the site, no solve:
 
-        pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t)
+        pod room[p] = min(pod GPU ports, pod racks × g_t, max_t positions_t(p) × g_t,
+                          what p's power and heat hold of g's types)   (the last unphased:
+                          planner.model.room; an upper bound, as the others)
         cap[g,b]    = Σ_p room[p]
         whole[g,b]  = Σ_p ⌊room[p]/size⌋ (one-pod scope), ⌊cap/size⌋ (building), |g| (as many as fit)
         most[g,b]   = max_p room[p] (one-pod scope), Σ_p min(room[p], s × size) (building, spread limit s)
 
-    with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs). An estimate the
-    building solves then check: a building that cannot host its share is repaired."""
+    with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs) and its use of
+    power and heat (:attr:`Proposal.use`). An estimate the building solves then check: a building
+    that cannot host its share is repaired."""
     ix = index_site(scenario.site)
-    rooms = pod_room(scenario, ix)
+    cells: dict[str, list] = {}
+    rooms = pod_room(scenario, ix, cells)
+    room = site_room(scenario, ix) if not scenario.phases else None  # a phased region: space alone
     types = scenario.catalog.by_id()
     pods = ix.pods
     figures: dict[tuple[str, str], tuple[float, float, float, float]] = {}
@@ -157,6 +170,7 @@ def proposals(
     for g in groups:
         for b in buildings:
             by_pod, best = _pod_caps(g, rooms.get(b, {}), pods, types)
+            by_pod = _powered(g, by_pod, cells, room)
             per_pod = list(by_pod.values())
             cap = float(sum(per_pod))
             if cap <= 0 or best is None:
@@ -173,7 +187,68 @@ def proposals(
             kw, capex, tco, pf = figures[best, b]
             one_pod = g.scope in (Scope.pod, Scope.rack)
             most = max(per_pod) if one_pod else spread
-            out[g.id, b] = Proposal(cap, whole, kw, capex, tco, pf, most, dict(by_pod) if one_pod else {})
+            out[g.id, b] = Proposal(
+                cap,
+                whole,
+                kw,
+                capex,
+                tco,
+                pf,
+                most,
+                dict(by_pod) if one_pod else {},
+                _use(scenario, types[best]),
+            )
+    return out
+
+
+def _powered(g: Group, by_pod: dict[str, int], cells: dict[str, list], room) -> dict[str, int]:
+    """Each pod's GPUs of the group (:func:`_pod_caps`) within what its power and heat hold of the
+    group's rack types (:meth:`planner.model.room.SiteRoom.gpus`); as counted without a room."""
+    if room is None:
+        return by_pod
+    head = g.members[0]
+    factor = FailoverPolicy(head.get("on_power_failure", "keep")).factor(head.get("cap_ratio", 0.6))
+    mine = set(g.types)
+    out = {}
+    for pid, c in by_pod.items():
+        held = room.gpus([(cls, t) for cls, t in cells.get(pid, []) if t.id in mine], factor)
+        if min(c, held) > 0:
+            out[pid] = int(min(c, held))
+    return out
+
+
+def _use(scenario: Scenario, t) -> dict[str, float]:
+    """Per GPU of rack type t: planning kW, air and liquid heat kW."""
+    kw = scenario.rack_power_kw(t)
+    air, liquid = t.heat_kw(kw)
+    g = max(t.gpus, 1)
+    return {"kw": kw / g, "air": air / g, "liquid": liquid / g}
+
+
+def building_resources(scenario: Scenario, buildings: list[str]) -> dict[str, dict[str, float]]:
+    """Per building the power and heat its GPU rows hold, with the pods' network racks and the
+    installed racks standing: ``kw`` Σ over the feed groups of its GPU rows of their power room,
+    ``air`` and ``liquid`` Σ over their zones of the heat room (:mod:`planner.model.room`; an
+    upper bound on what all its racks together may draw or make). None for a phased scenario."""
+    if scenario.phases:
+        return {}
+    ix = index_site(scenario.site)
+    room = site_room(scenario, ix)
+    kw = room.group_kw(min((c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters), default=1.0))
+    out: dict[str, dict[str, float]] = {b: {"kw": 0.0, "air": 0.0, "liquid": 0.0} for b in buildings}
+    seen: set[tuple[str, str]] = set()
+    for rid, ref in ix.rows.items():
+        if ref.row.network is not None or ref.building not in out:
+            continue
+        b = out[ref.building]
+        for what, key in (
+            ("kw", room.pm.group_of_row[rid]),
+            ("air", ref.row.air_zone),
+            ("liquid", ref.row.liquid_loop),
+        ):
+            if key and (what, key) not in seen:
+                seen.add((what, key))
+                b[what] += kw.get(key, math.inf) if what == "kw" else room.zone_kw(key)
     return out
 
 

@@ -44,6 +44,7 @@ from planner.plan import Plan
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, plan_scenario
 from planner.rules.bounds import CAPACITY, capacity_bound
+from planner.scale.budget import Budget
 from planner.scale.joined import _joined_plan
 from planner.scale.proposals import building_data, building_ids, groups_of
 from planner.scale.region_master import building_power
@@ -96,7 +97,7 @@ def replan_relaxed(base: Scenario, relaxed: Scenario, plan: Plan, deadline: Dead
     data = scenario_data(relaxed)
     sub = _part_data(relaxed, data, plan, near)
     try:
-        got = plan_scenario(scenario_from_data(sub), deadline=Deadline(max(0.5, 0.7 * deadline.left())))
+        got = plan_scenario(scenario_from_data(sub), deadline=Deadline(Budget(deadline).seconds("replan")))
     except (InputError, SolverFailure) as e:
         return Replan(None, near, f"the re-solve of {', '.join(near)} failed: {str(e)[:200]}")
     if not got.status.has_plan:

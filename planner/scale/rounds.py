@@ -8,26 +8,26 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from planner.batch.executors import run_jobs
-from planner.clock import Deadline
 from planner.enums import Status
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan import Plan
 from planner.plan.first_fit import greedy_racks, missed_demands
+from planner.scale.budget import Budget
 from planner.scale.building_master import _master
 from planner.scale.joined import (
-    TAIL_PASSES,
     Decomposition,
-    _job_limit,
     _join,
     _whole,
     first_fit_repair,
+    solve_again,
     solve_part,
 )
 from planner.scale.pairs import Pairs, pairs_apply
 from planner.scale.proposals import (
     as_exact,
     building_data,
+    building_resources,
     building_shares,
     offer_left,
     recalibrate,
@@ -50,10 +50,10 @@ class _Rounds:
     every building solves its share (wave 2); buildings that cannot host theirs give up room in the
     proposals and the master shares again, up to :data:`ROUNDS` rounds."""
 
-    def __init__(self, scenario, data, groups, props, home, deadline, stages, run, say, budgeted):
+    def __init__(self, scenario, data, groups, props, home, budget: Budget, stages, run, say, budgeted):
         self.scenario, self.data, self.groups, self.props, self.home = scenario, data, groups, props, home
-        self.deadline, self.stages, self.run_args, self.say, self.budgeted = (
-            deadline,
+        self.budget, self.deadline = budget, budget.deadline
+        self.stages, self.run_args, self.say, self.budgeted = (
             stages,
             run,
             say,
@@ -61,6 +61,7 @@ class _Rounds:
         )
         self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
         self.buildings = list(self.bdata)
+        self.resources = building_resources(scenario, self.buildings)
         self.solved: dict[
             str, tuple[str, Plan | None, str]
         ] = {}  # building → (sub-scenario JSON, plan, error)
@@ -85,9 +86,8 @@ class _Rounds:
     def run(self, polish: bool) -> Decomposition:
         while True:
             self.rounds += 1
-            left = self.deadline.left()
-            if left < 0.25 * self.deadline.limit_s:
-                return self.whole(f"round {self.rounds} would start with {left:.0f} s left")
+            if not self.budget.round_may_start():
+                return self.whole(f"round {self.rounds} would start with {self.deadline.left():.0f} s left")
             shared = self.master()
             if isinstance(shared, Decomposition):
                 return shared
@@ -144,14 +144,18 @@ class _Rounds:
         """The master's shares this round: (GPUs, whole clusters and estimated use per building, each
         building's clusters, the fixed demands), or the whole model's answer when it has none."""
         tm = time.perf_counter()
-        limit = max(1.0, min(0.1 * self.deadline.left(), 60))
+        limit = self.budget.seconds("master")
         self.say(
             f"round {self.rounds}: master sharing {len(self.groups)} cluster groups out to "
             f"{len(self.buildings)} buildings, {limit:.0f} s at most"
         )
-        master = _master(self.scenario, self.groups, self.buildings, self.props, limit, self.keep)
+        master = _master(
+            self.scenario, self.groups, self.buildings, self.props, limit, self.keep, self.resources
+        )
         if master is None and self.keep:  # what solved cannot all stay: the master shares afresh
-            master = _master(self.scenario, self.groups, self.buildings, self.props, limit)
+            master = _master(
+                self.scenario, self.groups, self.buildings, self.props, limit, resources=self.resources
+            )
         self.stages["master_s"] += time.perf_counter() - tm
         if master is None:
             return self.whole(
@@ -192,9 +196,7 @@ class _Rounds:
                 pending.append((b, text))
             elif not fixed[b]:
                 self.committed.pop(b, None)
-        each = _job_limit(
-            self.deadline, len(pending), self.run_args["executor"], self.run_args["workers"], 0.3
-        )
+        each = self.budget.seconds("fixed", len(pending))
         jobs = [(b, text, each) for b, text in pending]
         self.texts.clear()
         self.texts.update({j[0]: j[1] for j in jobs})
@@ -247,7 +249,7 @@ class _Rounds:
             if b not in self.solved or self.solved[b][0] != text:
                 pending.append((b, text))
         executor = self.run_args["executor"]
-        each = _job_limit(self.deadline, len(pending), executor, self.run_args["workers"])
+        each = self.budget.seconds("buildings", len(pending))
         jobs = [(b, text, each) for b, text in pending]
         self.say(
             f"round {self.rounds}: {len(jobs)} building solve(s) on {executor}, {each:.0f} s each at most"
@@ -261,19 +263,13 @@ class _Rounds:
 
         tb = time.perf_counter()
         run_jobs(solve_part, jobs, done, **self.run_args)
-        late = self._late()
-        if late and self.deadline.left() > 0.3 * self.deadline.limit_s:
-            # no answer in its share of the time is not "cannot host": the same share again, given
-            # the time the buildings that finished did not need
-            each = _job_limit(self.deadline, len(late), executor, self.run_args["workers"])
-            self.say(
-                f"round {self.rounds}: {len(late)} building(s) without an answer in time "
-                f"({', '.join(late[:5])}): solving their share again, {each:.0f} s each at most"
-            )
-            again = [(b, self.solved[b][0], each) for b in late]
-            self.texts.clear()
-            self.texts.update({j[0]: j[1] for j in again})
-            run_jobs(solve_part, again, done, **self.run_args)
+        # no answer (or no proof) in its share of the time is not "cannot host": solved once more
+        answers = {b: p for b, (_, p, _) in self.solved.items() if b in self.texts}
+        again = solve_again(
+            self.scenario, dict(self.texts), answers, self.budget, self.deadline, self.run_args, self.say
+        )
+        for b in again:
+            self.solved[b] = (self.texts[b], answers[b], "" if answers[b] is not None else "no answer")
         self.stages["buildings_s"] += time.perf_counter() - tb
         self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
         return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
@@ -281,20 +277,15 @@ class _Rounds:
     def pairs(self, final: dict[str, Plan], enough: Callable[[dict[str, Plan]], bool]) -> dict[str, Plan]:
         """The joined plan short of its bound: pairs of buildings solved again together
         (:mod:`planner.scale.pairs`) until what joining and verifying the plan needs is left
-        (:data:`TAIL_PASSES` passes over the site, each as long as counting the proposals took), or
+        (the budget's tail: :data:`~planner.scale.budget.TAIL_PASSES` passes over the site), or
         until ``enough`` says the plans prove the gap."""
-        tail = TAIL_PASSES * self.stages.get("proposals_s", 0.0)
-        until = Deadline(max(0.0, self.deadline.limit_s - tail), self.deadline.t0)
+        until = self.budget.solves()
         tp = time.perf_counter()
         out = Pairs(self.scenario, self.data, self.groups, self.props).improve(
             final, until, self.run_args, self.say, enough
         )
         self.stages["pairs_s"] = time.perf_counter() - tp
         return out
-
-    def _late(self) -> list[str]:
-        """Buildings whose solve ended at its time limit without a plan (not proven unable)."""
-        return [b for b, (_, p, _) in self.solved.items() if p is not None and p.status == Status.time_limit]
 
     def misfits(self, bad: list[str]) -> dict[str, set[str]]:
         """Which clusters of each building without a plan first-fit (largest demands first) cannot

@@ -1,0 +1,145 @@
+"""The decomposition's one time budget (planner/scale/budget.py) on a virtual clock: the stages' shares
+and reserves by hand, and whole decompositions whose building solves are simulated — each returns
+its real plan but takes scripted virtual seconds (quick, slow, never answering, on a busy machine)
+— asserting the schedule the budget gives, that no job starts or is given time past the deadline,
+and that a plan comes back whenever any stage found one. Change a share, a least or the reserve and
+these fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.clock import Deadline
+from planner.enums import Status
+from planner.plan import Plan
+from planner.scale import joined, rounds
+from planner.scale.budget import STAGES, TAIL_PASSES, Budget
+from planner.scale.decompose import plan_decomposed
+from planner.verifier import verify
+from tests.test_decompose import POD_JOBS, scenario
+
+
+class VirtualClock:
+    """A clock that moves only when told (a simulated solve takes its seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_stages_take_their_declared_parts_by_hand() -> None:
+    """100 s left, 2 lanes: 5 building solves run in 3 waves, 0.6 × 100 ÷ 3 = 20 s each; the master
+    0.1 × 100 = 10 s (60 s at most: 1,000 s left give 60); a second solve of 3 late buildings 0.9 ×
+    100 ÷ 2 = 45 s, and of 3 with 20 s left 0.9 × 20 ÷ 2 = 9 s, under its least of 10, so it does not
+    start; a pair 0.9 × 100 = 90 → 60 s at most; the tail 20 passes of 0.5 s = 10 s, so the
+    solves' deadline has 90 s left; a round starts with 25 s of a 100 s limit left, not 24."""
+    clock = VirtualClock()
+    b = Budget(Deadline(100.0, 0.0, clock), "process", 2, pass_s=0.5)
+    assert b.waves(5) == 3
+    assert b.seconds("buildings", 5) == pytest.approx(20.0)
+    assert b.seconds("master") == pytest.approx(10.0)
+    assert Budget(Deadline(1000.0, 0.0, clock)).seconds("master") == 60.0
+    assert b.seconds("again", 3) == pytest.approx(45.0)
+    assert b.seconds("pair") == 60.0
+    assert b.tail_s() == pytest.approx(TAIL_PASSES * 0.5) == pytest.approx(10.0)
+    assert b.solves().left() == pytest.approx(90.0)
+    clock.now = 80.0
+    assert not b.starts("again", 3)  # 0.9 × 20 ÷ 2 = 9 s < 10 s
+    assert b.share("again", 3) == pytest.approx(9.0)
+    assert b.seconds("again", 3) == STAGES["again"].least_s == 10.0  # a job given it gets its floor
+    clock.now = 75.0
+    assert b.round_may_start()
+    clock.now = 76.0
+    assert not b.round_may_start()
+    assert b.bounds_may_start()  # 24 s > 3 s
+    serial = Budget(Deadline(100.0, 0.0, clock), "serial", 8)
+    assert serial.lanes == 1
+    assert serial.waves(5) == 5
+
+
+def _simulated(monkeypatch, clock: VirtualClock, need: dict[str, float], answers: dict[str, bool]):
+    """Building solves that return their real plan (the share solved for real) but take ``need``
+    virtual seconds each: past the limit they give up at the limit (a plan without racks, status
+    time_limit), and a building whose ``answers`` is false never answers in time. Every job is
+    recorded as (building, limit s, virtual start)."""
+    real = joined.solve_part
+    seen: list[tuple[str, float, float]] = []
+
+    def solve(part, text, limit, until=None, waves=1, tie_breaks=True):
+        seen.append((part, round(limit, 6), clock.now))
+        took = need.get(part, 0.0)
+        if took > limit or not answers.get(part, True):
+            clock.now += limit
+            return {
+                "part": part,
+                "plan": Plan(scenario_name="late", status=Status.time_limit).model_dump(mode="json"),
+            }
+        clock.now += took
+        return real(part, text, 60.0, None, 1, tie_breaks)
+
+    monkeypatch.setattr(rounds, "solve_part", solve)
+    monkeypatch.setattr(joined, "solve_part", solve)
+    return seen
+
+
+def _run(monkeypatch, need, answers=None, limit_s=100.0):
+    clock = VirtualClock()
+    seen = _simulated(monkeypatch, clock, need, answers or {})
+    s = scenario(POD_JOBS)
+    d = plan_decomposed(s, deadline=Deadline(limit_s, 0.0, clock))
+    return s, d, seen
+
+
+def _within(seen, limit_s: float) -> None:
+    """No job started after the deadline, and none was given time past it."""
+    for part, limit, start in seen:
+        assert start < limit_s, (part, start)
+        assert start + limit <= limit_s + 1e-6, (part, start, limit)
+
+
+def test_a_slow_building_is_solved_again_in_the_time_the_quick_one_left(monkeypatch) -> None:
+    """Two buildings on one lane, 100 s: each first solve gets 0.6 × 100 ÷ 2 = 30 s. B1 answers in
+    5 s; B2 needs 50 s, so it stops at its 30 s (t = 35) with no plan. The again stage then gives it
+    0.9 × (100 − 35) = 58.5 s, in which it answers (t = 85). The joined plan holds the three
+    512-GPU jobs and verifies."""
+    s, d, seen = _run(monkeypatch, {"B1": 5.0, "B2": 50.0})
+    assert seen == [("B1", 30.0, 0.0), ("B2", 30.0, 5.0), ("B2", 58.5, 35.0)]
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    _within(seen, 100.0)
+
+
+def test_a_building_that_never_answers_stands_on_first_fit(monkeypatch) -> None:
+    """B2 never answers: its first solve ends at 30 s (t = 35), its second at 58.5 s (t = 93.5);
+    first-fit then places its share, which stands: one round, no hand-over, a verified plan of
+    all three jobs; nothing started after or was given time beyond the deadline."""
+    s, d, seen = _run(monkeypatch, {"B1": 5.0, "B2": 5.0}, {"B2": False})
+    assert seen == [("B1", 30.0, 0.0), ("B2", 30.0, 5.0), ("B2", 58.5, 35.0)]
+    assert (d.rounds, d.fell_back) == (1, None)
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    _within(seen, 100.0)
+
+
+def test_on_a_busy_machine_the_second_solve_gets_what_is_left(monkeypatch) -> None:
+    """Every solve three times slower (B1 15 s, B2 150 s): B1 at 0 (30 s, done at 15), B2 at 15 (30 s,
+    out at 45), B2 again at 45 with 0.9 × 55 = 49.5 s (out at 94.5); first-fit's plan of its share
+    stands. The schedule follows the time left, not the limit."""
+    s, d, seen = _run(monkeypatch, {"B1": 15.0, "B2": 150.0})
+    assert seen == [("B1", 30.0, 0.0), ("B2", 30.0, 15.0), ("B2", 49.5, 45.0)]
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    _within(seen, 100.0)
+
+
+def test_with_little_time_no_second_solve_starts_and_a_plan_still_comes_back(monkeypatch) -> None:
+    """10 s in all, both buildings needing 50 s: each first solve gets 0.6 × 10 ÷ 2 = 3 s (B1 out at
+    3, B2 at 6); a second solve would get 0.9 × 4 ÷ 2 = 1.8 s each, under its 10 s least, so none
+    starts; first-fit places both shares and that plan comes back, verified."""
+    s, d, seen = _run(monkeypatch, {"B1": 50.0, "B2": 50.0}, limit_s=10.0)
+    assert seen == [("B1", 3.0, 0.0), ("B2", 3.0, 3.0)]
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    _within(seen, 10.0)
