@@ -751,3 +751,40 @@ def test_a_building_without_a_plan_stands_on_first_fit_when_it_places_the_share(
     assert verify(d.plan, s).ok
     assert d.plan.kpis.gpus == 3 * 512
     assert {r.building for r in d.plan.racks} == {"B1", "B2"}
+
+
+def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monkeypatch) -> None:
+    """The power-arrival region above with B2's solve giving no answer (a crashed or late worker) and
+    no first-fit repair (as with a designed fabric, which first-fit cannot stand): every cluster of
+    a phased region wants as many as fit, so B2 stands empty and B1's plan is the joined plan,
+    verified against the whole scenario, with a note naming B2; no hand-over to the whole model."""
+    import planner.scale.decompose as dec
+    from planner.scale import joined
+
+    real = joined.solve_part
+    got: dict[str, float] = {}
+
+    def flaky(part, text, limit, *rest):
+        if part == "B2":
+            return {"part": part, "error": "no answer"}
+        r = real(part, text, limit, *rest)
+        got[part] = r["plan"]["objective_value"]
+        return r
+
+    monkeypatch.setattr(dec, "solve_part", flaky)
+    monkeypatch.setattr(joined, "solve_part", flaky)
+    monkeypatch.setattr(dec, "first_fit_repair", lambda *a, **k: None)
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
+    )
+    d = plan_decomposed(s, polish=False)
+    assert d.fell_back is None
+    assert verify(d.plan, s).ok
+    assert {r.building for r in d.plan.racks} == {"B1"}
+    assert d.plan.objective_value == got["B1"] > 0
+    assert d.plan.notes[-1] == (
+        "decomposed: buildings B2 have no plan for their share in time: they stand empty, the other 1 "
+        "buildings' plans are joined"
+    )

@@ -242,18 +242,27 @@ def _plan_region(
     solved = _solve_buildings(scenario, jobs, budget, solves, run, say)
     stages["buildings_s"] = time.perf_counter() - tb
     bad = [b for b, p in solved.items() if p is None or not p.status.has_plan]
+    empty = ""
     if bad:
         why = f"buildings {', '.join(bad[:10])} have no plan for their share"
         kept = {b: p for b, p in solved.items() if p is not None and p.status.has_plan}
         repaired = first_fit_repair(scenario, kept, 1, deadline, stages, say, why)
         if repaired is not None:
             return repaired
-        return _whole(scenario, deadline, stages, 1, why, say)
+        if not kept:
+            return _whole(scenario, deadline, stages, 1, why, say)
+        # every cluster here wants as many as fit (region_unsupported): the others' plans join
+        empty = f"{why} in time: they stand empty, the other {len(kept)} buildings' plans are joined"
+        say(f"decomposition: {empty}")
+        solved = kept
     say(f"buildings planned in {stages['buildings_s']:.1f} s")
     final = {b: p for b, p in solved.items() if p is not None}
     final = _respan(scenario, data, shares, spans, final, budget, solves, run, say)
     many = budget.many_waves(len(jobs))
-    return _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
+    d = _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
+    if empty and d.fell_back is None:
+        d.plan = d.plan.model_copy(update={"notes": [*d.plan.notes, f"decomposed: {empty}"]})
+    return d
 
 
 def region_inputs(scenario: Scenario, groups: list[Group], buildings: list[str]) -> tuple[list, dict]:
