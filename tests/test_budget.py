@@ -143,3 +143,38 @@ def test_with_little_time_no_second_solve_starts_and_a_plan_still_comes_back(mon
     assert verify(d.plan, s).ok
     assert d.plan.kpis.gpus == 3 * 512
     _within(seen, 10.0)
+
+
+def test_a_whole_model_too_big_for_memory_is_never_built(monkeypatch) -> None:
+    """With every count variable weighing a GB, the whole model of the two-building site (its counts
+    counted with the proposals) cannot fit: a master without solution hands over to first-fit's
+    plan of the whole, not the whole model, which meets the three jobs and verifies; the note says
+    how big the model would be."""
+    from planner.scale import budget
+
+    monkeypatch.setattr(budget, "WHOLE_GB_PER_COUNT", 1.0)
+    monkeypatch.setattr(rounds, "_master", lambda *a, **k: None)
+    said: list[str] = []
+    s = scenario(POD_JOBS)
+    d = plan_decomposed(s, progress=said.append)
+    assert d.fell_back.startswith("the master has no solution in round 1")
+    assert not any(m.startswith("whole model:") for m in said)
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    assert d.plan.solver == "greedy"
+    assert "GB: first-fit's plan of the whole" in d.plan.notes[0]
+
+
+def test_the_whole_model_is_counted_as_the_model_builds_it() -> None:
+    """The count variables the proposals count for the whole model are the model's own: position
+    class × rack type × cluster group where the type fits."""
+    from planner.input.variants import scenario_data
+    from planner.model import build
+    from planner.scale.proposals import groups_of, proposals
+
+    s = scenario(
+        [*POD_JOBS, {"id": "big", "demand": "max", "rack_types": ["grand-teton-h100"], "max_hops": 5}]
+    )
+    size: dict = {}
+    proposals(s, groups_of(s, scenario_data(s)), [b.id for b in s.site.buildings], size)
+    assert size["counts"] == len(build(s).n)

@@ -477,6 +477,18 @@ def _first_fit(
     return greedy, how, took
 
 
+def first_fit_plan(scenario: Scenario, deadline: Deadline, why: str) -> Plan | None:
+    """First-fit's plan of the whole scenario, with the bound known without a solver, when it meets
+    every demand and the verifier accepts it (a decomposition's last answer where the whole model
+    would not fit in memory); None otherwise. First-fit stops at the deadline."""
+    if scenario.designed:
+        return None  # first-fit stands no network racks
+    greedy, how = start_racks(scenario, deadline, deadline.at)
+    if not greedy or not greedy_meets_demands(scenario, greedy) or not _verified_once(scenario, greedy)():
+        return None
+    return _first_fit_only(scenario, greedy, how, why, {}, lambda _p: None, deadline.elapsed)
+
+
 def _first_fit_only(
     scenario: Scenario, greedy: list[PlacedRack], how: str, why: str, stages: dict, say, elapsed
 ) -> Plan:

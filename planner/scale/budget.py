@@ -29,6 +29,11 @@ Reserve: the building solves and the pairs stop :data:`TAIL_PASSES` passes over 
 the deadline, each pass as long as counting the proposals took in this run (measured, so a slow or
 loaded machine reserves more); what joining, verifying and writing the plan take.
 
+Memory: the whole model (its LP bound, the polish, a hand-over) is built only where its count
+variables, counted with the proposals, times :data:`WHOLE_GB_PER_COUNT` stay within
+:data:`WHOLE_PART` of :data:`MEMORY_GB`; else the joined plan stands on the merged and capacity
+bounds, and a hand-over gets first-fit's plan of the whole.
+
 Thresholds: a master round starts only with :data:`ROUND_START` of the limit left (later rounds
 could not re-solve their buildings); an LP bound or polish starts only with :data:`BOUNDS_START_S`
 left. With more than :data:`MANY_WAVES` waves of building solves (tens of buildings) the jobs share
@@ -77,6 +82,13 @@ ROUND_START = 0.25
 BOUNDS_START_S = 3.0
 """Seconds that must be left for an LP bound or the polish to start (below it the capacity bound
 and the joined plan stand)."""
+MEMORY_GB = 4.0
+"""Memory every process of a run may hold together, GB (the issue's target at a million GPUs)."""
+WHOLE_GB_PER_COUNT = 13.7e-6
+"""Peak GB of a whole-model solve per count variable (measured: a drawn 250k fleet's model, 92,952
+counts of 103,100 variables, peaked at 1.27 GB solving; benchmarks/draws.py seed 12)."""
+WHOLE_PART = 0.6
+"""Part of :data:`MEMORY_GB` the whole model may take beside the decomposition's own processes."""
 MANY_WAVES = 16
 """More waves of building solves than this share one end (module docstring), stop at their proven
 GPUs (no least-cable tie-breaks: they take half of whatever time a job has left) and skip the whole
@@ -93,6 +105,9 @@ class Budget:
     workers: int = 1
     pass_s: float = 0.0
     """Seconds one pass over every position took (counting the proposals), measured in this run."""
+    whole_counts: int = 0
+    """Count variables the whole model would make (position class × rack type × cluster group, per
+    phase), counted with the proposals; 0: not counted (the whole model is taken to fit)."""
 
     @property
     def lanes(self) -> int:
@@ -133,6 +148,15 @@ class Budget:
 
     def bounds_may_start(self) -> bool:
         return self.left() > BOUNDS_START_S
+
+    def whole_gb(self) -> float:
+        """Estimated peak GB of the whole model's solve."""
+        return self.whole_counts * WHOLE_GB_PER_COUNT
+
+    def whole_fits(self) -> bool:
+        """Whether the whole model (its LP bound, the polish, a hand-over) may be built in memory
+        beside the decomposition: at most :data:`WHOLE_PART` of :data:`MEMORY_GB`."""
+        return self.whole_gb() <= WHOLE_PART * MEMORY_GB
 
     def many_waves(self, jobs: int) -> bool:
         """Whether ``jobs`` building solves take more than :data:`MANY_WAVES` waves."""

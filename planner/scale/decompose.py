@@ -152,7 +152,9 @@ def plan_decomposed(
         )
 
     # 1. proposals, counted from the site; a cluster with racks installed stays in their building
-    props = proposals(scenario, groups, buildings)
+    size: dict = {}
+    props = proposals(scenario, groups, buildings, size)
+    budget.whole_counts = size["counts"]
     home = {r.cluster: r.building for r in scenario.existing if r.cluster}
     for g in groups:
         pinned = {home[c["id"]] for c in g.members if c["id"] in home}
@@ -214,11 +216,13 @@ def _plan_region(
         return _whole(scenario, deadline, stages, 0, why, say)
     t0 = time.perf_counter()
     buildings = [b.id for b in scenario.site.buildings]
-    clusters, cap = region_inputs(scenario, groups, buildings)
+    size: dict = {}
+    clusters, cap = region_inputs(scenario, groups, buildings, size)
     stages["proposals_s"] = budget.pass_s = time.perf_counter() - t0
+    budget.whole_counts = size["counts"]
     solves, why = _solves_deadline(budget, len(buildings))
     if why:
-        return _whole(scenario, deadline, stages, 0, why, say)
+        return _whole(scenario, deadline, stages, 0, why, say, budget)
     tm = time.perf_counter()
     limit = budget.seconds("master")
     shares = region_master_plan(scenario, index_site(scenario.site), clusters, buildings, cap, limit)
@@ -228,7 +232,7 @@ def _plan_region(
             "the region master has no solution (the buildings' estimated room and the power arrived cannot "
             "be shared out)"
         )
-        return _whole(scenario, deadline, stages, 1, why, say)
+        return _whole(scenario, deadline, stages, 1, why, say, budget)
     bdata = {b["id"]: b for b in data["site"]["buildings"]}
     spans = _spanning(scenario, shares)
     jobs = [
@@ -246,11 +250,11 @@ def _plan_region(
     if bad:
         why = f"buildings {', '.join(bad[:10])} have no plan for their share"
         kept = {b: p for b, p in solved.items() if p is not None and p.status.has_plan}
-        repaired = first_fit_repair(scenario, kept, 1, deadline, stages, say, why)
+        repaired = first_fit_repair(scenario, kept, 1, deadline, stages, say, why, budget)
         if repaired is not None:
             return repaired
         if not kept:
-            return _whole(scenario, deadline, stages, 1, why, say)
+            return _whole(scenario, deadline, stages, 1, why, say, budget)
         # every cluster here wants as many as fit (region_unsupported): the others' plans join
         empty = f"{why} in time: they stand empty, the other {len(kept)} buildings' plans are joined"
         say(f"decomposition: {empty}")
@@ -259,16 +263,20 @@ def _plan_region(
     final = {b: p for b, p in solved.items() if p is not None}
     final = _respan(scenario, data, shares, spans, final, budget, solves, run, say)
     many = budget.many_waves(len(jobs))
-    d = _join(scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many)
+    d = _join(
+        scenario, final, 1, deadline, stages, say, polish and not many, whole_lp=not many, budget=budget
+    )
     if empty and d.fell_back is None:
         d.plan = d.plan.model_copy(update={"notes": [*d.plan.notes, f"decomposed: {empty}"]})
     return d
 
 
-def region_inputs(scenario: Scenario, groups: list[Group], buildings: list[str]) -> tuple[list, dict]:
+def region_inputs(
+    scenario: Scenario, groups: list[Group], buildings: list[str], size: dict | None = None
+) -> tuple[list, dict]:
     """The region master's inputs, counted from the site: every cluster as (ID, scope, rack types,
-    unit) and its room per building, GPUs (:func:`proposals`)."""
-    props = proposals(scenario, groups, buildings)
+    unit) and its room per building, GPUs (:func:`proposals`, which counts ``size`` too)."""
+    props = proposals(scenario, groups, buildings, size)
     clusters, cap = [], {}
     for g in groups:
         for c in g.members:

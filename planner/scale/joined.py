@@ -17,7 +17,7 @@ from planner.input.loader import scenario_from_data
 from planner.plan import ClusterFabric, Plan
 from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken
 from planner.plan.kpis import objective_value
-from planner.plan.pipeline import finish_plan, plan_scenario
+from planner.plan.pipeline import finish_plan, first_fit_plan, plan_scenario
 from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
@@ -136,9 +136,14 @@ def _whole(
     rounds: int,
     why: str,
     say: Callable[[str], None],
+    budget: Budget | None = None,
 ) -> Decomposition:
     """The fallback: the whole scenario as one model in the time left. Its answer stands, infeasible
-    included (the whole model proves it); the note says why the decomposition handed over."""
+    included (the whole model proves it); the note says why the decomposition handed over. Where
+    the budget says the whole model would not fit in memory, first-fit's plan of the whole stands
+    instead when it meets every demand and verifies (else no plan, status time limit)."""
+    if budget is not None and not budget.whole_fits():
+        return _first_fit_whole(scenario, deadline, stages, rounds, why, say, budget)
     say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
     tw = time.perf_counter()
 
@@ -150,6 +155,27 @@ def _whole(
     stages["total_s"] = deadline.elapsed()
     note = f"decomposition handed over to the whole model: {why}"
     plan = plan.model_copy(update={"notes": [note, *plan.notes]})
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
+
+
+def _first_fit_whole(scenario, deadline, stages, rounds, why, say, budget: Budget) -> Decomposition:
+    """:func:`_whole` where the whole model would not fit: first-fit's plan, or none."""
+    big = f"the whole model would need ~{budget.whole_gb():.1f} GB"
+    say(
+        f"decomposition: {why}; {big}, so first-fit plans the whole in the "
+        f"{max(0.0, deadline.left()):.0f} s left"
+    )
+    tw = time.perf_counter()
+    note = f"decomposition: {why}; {big}: first-fit's plan of the whole"
+    plan = first_fit_plan(scenario, deadline, note)
+    if plan is None:
+        plan = Plan(
+            scenario_name=scenario.name,
+            status=Status.time_limit,
+            notes=[f"decomposition: {why}; {big}, and first-fit meets not every demand: no plan in time"],
+        )
+    stages["whole_s"] = time.perf_counter() - tw
+    stages["total_s"] = deadline.elapsed()
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
 
 
@@ -171,17 +197,21 @@ def _join(
     polish: bool,
     improve: Callable[[dict[str, Plan], Callable[[dict[str, Plan]], bool]], dict[str, Plan]] | None = None,
     whole_lp: bool = True,
+    budget: Budget | None = None,
 ) -> Decomposition:
     """4. The whole: the building plans joined, their objective recomputed from the racks, the plan
     verified against the whole scenario and its gap measured to the tightest bound proven in time.
     ``improve`` (pairs of buildings solved again, :mod:`planner.scale.pairs`) gets its turn when the
     merged and capacity bounds do not prove the gap; should its plans fail verification whole, the
     plans as they were stand. ``whole_lp`` false: no LP bound of the whole model (a region of tens of
-    buildings, where it would not finish in the time the buildings leave)."""
+    buildings, where it would not finish in the time the buildings leave); nor where the
+    ``budget`` says the whole model would not fit in memory (no polish then either)."""
     t0 = deadline.t0
     tw = time.perf_counter()
     bounds: list[tuple[float | None, str]] = []
-    budget = Budget(deadline)
+    budget = budget or Budget(deadline)
+    whole_lp = whole_lp and budget.whole_fits()
+    polish = polish and budget.whole_fits()
     # an LP bound only with time for it and for verifying the joined plan after (~2 s at a gigawatt)
     relaxed = merged(scenario) if budget.bounds_may_start() else None
     value = _value(scenario, final)
@@ -216,7 +246,7 @@ def _join(
     except SolverFailure as e:
         if final is before:  # the master's estimates let the buildings overdraw a shared limit
             return _whole(
-                scenario, deadline, stages, rounds, f"the joined plan fails verification ({e})", say
+                scenario, deadline, stages, rounds, f"the joined plan fails verification ({e})", say, budget
             )
         plan = finish_plan(
             _joined_plan(scenario, before, rounds, _value(scenario, before), bounds, t0), scenario
@@ -315,6 +345,7 @@ def first_fit_repair(
     stages: dict[str, float],
     say: Callable[[str], None],
     why: str,
+    budget: Budget | None = None,
 ) -> Decomposition | None:
     """When a decomposition ends without a plan: the buildings whose share solved (``kept``) keep
     their plans and first-fit (demands first) places everything else around them; the joined plan
@@ -338,7 +369,7 @@ def first_fit_repair(
     )
     final = {**kept, "first-fit": Plan(scenario_name=scenario.name, racks=extra)}
     try:
-        return _join(scenario, final, rounds, deadline, stages, say, True)
+        return _join(scenario, final, rounds, deadline, stages, say, True, budget=budget)
     except SolverFailure:
         return None
 

@@ -5,6 +5,7 @@ decomposition by building (:mod:`planner.scale.decompose`, :mod:`planner.scale.r
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -145,7 +146,7 @@ def per_gpu(
 
 
 def proposals(
-    scenario: Scenario, groups: list[Group], buildings: list[str]
+    scenario: Scenario, groups: list[Group], buildings: list[str], size: dict | None = None
 ) -> dict[tuple[str, str], Proposal]:
     """What each building could host of each group alone, counted from the site, no solve:
 
@@ -158,10 +159,14 @@ def proposals(
 
     with per-GPU kW, capex, TCO and PFLOPS of its best rack type (marginal KPIs) and its use of
     power and heat (:attr:`Proposal.use`). An estimate the building solves then check: a building
-    that cannot host its share is repaired."""
+    that cannot host its share is repaired. ``size``: given, it gets ``counts``, the count
+    variables the whole model would make (:attr:`planner.scale.budget.Budget.whole_counts`)."""
     ix = index_site(scenario.site)
     cells: dict[str, list] = {}
     rooms = pod_room(scenario, ix, cells)
+    if size is not None:  # the whole model's counts: class × rack type × group (× phase)
+        by_type = Counter(t.id for cs in cells.values() for _, t in cs)
+        size["counts"] = max(1, len(scenario.phases)) * sum(by_type[t] for g in groups for t in set(g.types))
     room = site_room(scenario, ix) if not scenario.phases else None  # a phased region: space alone
     types = scenario.catalog.by_id()
     pods = ix.pods

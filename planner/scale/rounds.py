@@ -77,11 +77,11 @@ class _Rounds:
     def whole(self, why: str) -> Decomposition:
         kept = {b: p for b, (_, p, _) in self.solved.items() if p is not None and p.status.has_plan}
         repaired = first_fit_repair(
-            self.scenario, kept, self.rounds, self.deadline, self.stages, self.say, why
+            self.scenario, kept, self.rounds, self.deadline, self.stages, self.say, why, self.budget
         )
         if repaired is not None:
             return repaired
-        return _whole(self.scenario, self.deadline, self.stages, self.rounds, why, self.say)
+        return _whole(self.scenario, self.deadline, self.stages, self.rounds, why, self.say, self.budget)
 
     def run(self, polish: bool) -> Decomposition:
         while True:
@@ -112,7 +112,15 @@ class _Rounds:
                 final = {b: p for b, (_, p, _) in self.solved.items() if p is not None}
                 improve = self.pairs if pairs_apply(self.scenario) else None
                 return _join(
-                    self.scenario, final, self.rounds, self.deadline, self.stages, self.say, polish, improve
+                    self.scenario,
+                    final,
+                    self.rounds,
+                    self.deadline,
+                    self.stages,
+                    self.say,
+                    polish,
+                    improve,
+                    budget=self.budget,
                 )
 
     def repair(self, bad: list[str], alloc, diagnose: bool) -> list[str] | Decomposition:
