@@ -200,7 +200,7 @@ def main() -> None:
                     got = plan_row(scen, flags, limit)
                 rows.append((size, seed, d, method, load, limit, got))
                 print(size, seed, method, load, {k: v for k, v in got.items()}, file=sys.stderr, flush=True)
-    write_table(rows, args, spinners, time.perf_counter() - t_all)
+                write_table(rows, args, spinners, time.perf_counter() - t_all)  # every row, as it comes
 
 
 def _gap(g: dict) -> str:

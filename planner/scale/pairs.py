@@ -8,8 +8,10 @@ homed in that building can use). Solving two such buildings as one scenario — 
 of them hosts, each free to move between them — is exact on that neighbourhood:
 
     short[a]   = Σ_{c max, homed in a} (gpus_c − placed_c)                 GPUs a's clusters miss
-    room[g,b]  = Σ_{pods p of b} min(ports_p, racks_p · G_g, positions_p · G_g)
-                 (free GPU ports, rack slots and positions of the pod; G_g the largest rack of g)
+    room[g,b]  = min(Σ_{pods p of b} min(ports_p, racks_p · G_g, positions_p · G_g),
+                     Σ_{feed groups f of b} max(0, K_f − load_f) · max_t G_t ÷ kW_t)
+                 (free GPU ports, rack slots and positions of the pod, G_g the largest rack of g;
+                 the power its feed groups may still draw, K_f from planner.model.room)
     estimate(a, b) = min(short[a], max_g room[g, b]) + min(short[b], max_g room[g, a])
 
 Pairs are taken greedily by estimate, disjoint within a wave (so a wave's solves run in parallel),
@@ -30,7 +32,9 @@ from collections.abc import Callable
 from planner.batch.executors import run_jobs
 from planner.clock import Deadline
 from planner.enums import Demand, Objective, RackKind, Status
+from planner.input.power_model import power_model
 from planner.input.site_index import SiteIndex, index_site
+from planner.model.room import site_room
 from planner.plan import Plan
 from planner.plan.kpis import objective_value
 from planner.scale.budget import Budget
@@ -64,6 +68,8 @@ class Pairs:
         self.group_of = {c["id"]: g for g in groups for c in g.members}
         self.by_id = {g.id: g for g in groups}
         self.tried: set[tuple[str, str, int, int]] = set()
+        self.pm = power_model(self.ix)
+        self._room: dict[str, float] = {}
         self.version: dict[str, int] = defaultdict(int)
         """Building → how many times its plan was replaced (a pair is tried again once either changes)."""
 
@@ -222,13 +228,44 @@ class Pairs:
         pods_of: dict[str, list[str]] = defaultdict(list)
         for pid, hid in ix.pod_hall.items():
             pods_of[ix.halls[hid][0]].append(pid)
+        power = self.free_kw(final)
         out: dict[str, dict[str, int]] = {b: {} for b in final}
         for g in self.groups:
             big = max((self.types[t].gpus for t in g.types), default=0)
+            per_kw = max(
+                (
+                    self.types[t].gpus / self.s.rack_power_kw(self.types[t])
+                    for t in g.types
+                    if self.types[t].gpus
+                ),
+                default=0.0,
+            )
             for b in final:
                 if (g.id, b) not in self.props or self.props[g.id, b].cap <= 0:
                     continue
-                out[b][g.id] = int(
-                    sum(max(0, min(ports[p], slots[p] * big, positions[p] * big)) for p in pods_of[b])
+                space = sum(max(0, min(ports[p], slots[p] * big, positions[p] * big)) for p in pods_of[b])
+                out[b][g.id] = int(min(space, power.get(b, 0.0) * per_kw))
+        return out
+
+    def free_kw(self, final: dict[str, Plan]) -> dict[str, float]:
+        """Building → planning kW its feed groups may still draw: Σ_g max(0, K_g − load_g), K_g the
+        group's power room (:mod:`planner.model.room`) and load_g its racks' planning kW."""
+        if not self._room:
+            self._room.update(
+                site_room(self.s, self.ix).group_kw(
+                    min((c.on_power_failure.factor(c.cap_ratio) for c in self.s.clusters), default=1.0)
                 )
+            )
+        group_of_row = self.pm.group_of_row
+        load: dict[str, float] = defaultdict(float)
+        for p in final.values():
+            for r in p.racks:
+                load[group_of_row[r.row]] += self.s.rack_power_kw(self.types[r.rack_type])
+        out: dict[str, float] = defaultdict(float)
+        seen: set[str] = set()
+        for rid, ref in self.ix.rows.items():
+            g = group_of_row[rid]
+            if ref.row.network is None and g not in seen:
+                seen.add(g)
+                out[ref.building] += max(0.0, self._room.get(g, float("inf")) - load[g])
         return out
