@@ -34,14 +34,13 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 GEN = ROOT / "benchmarks" / "generated" / "draws"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from draws import draw, write  # noqa: E402
-from load import busy, oversubscribed  # noqa: E402
+from load import busy, oversubscribed, tree_rss  # noqa: E402
 
 SIZES = {"250k": (250_000, 120.0, 10), "1M": (1_000_000, 600.0, 3)}
 """Size → (GPU positions, limit s, draws per run)."""
@@ -50,22 +49,6 @@ TARGET_GAP, TARGET_GB, TARGET_IDLE, TARGET_LOADED = 0.01, 4.0, 1.1, 1.25
 and with the cores oversubscribed 10×."""
 PLANNER = str(ROOT / ".venv" / "bin" / "planner")
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
-
-
-def _tree_rss_gb(root: int) -> float:
-    """Resident memory of a process and all its descendants, GB."""
-    try:
-        p = psutil.Process(root)
-        procs = [p, *p.children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    total = 0
-    for q in procs:
-        try:
-            total += q.memory_info().rss
-        except psutil.Error:
-            pass
-    return total / 1e9
 
 
 def measured(cmd: list[str]) -> dict:
@@ -79,7 +62,7 @@ def measured(cmd: list[str]) -> dict:
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss_gb(proc.pid))
+            peak[0] = max(peak[0], tree_rss(proc.pid) / 1e9)
             done.wait(0.5)
 
     watcher = threading.Thread(target=sample, daemon=True)

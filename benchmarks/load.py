@@ -47,3 +47,22 @@ def busy(n: int) -> Iterator[list[int]]:
 def oversubscribed(factor: int = 10) -> int:
     """Spinners that oversubscribe this machine's cores ``factor`` times."""
     return factor * (os.cpu_count() or 1)
+
+
+def tree_rss(pid: int) -> int:
+    """Bytes resident in a process and all its descendants (0 once gone): the memory of a planning
+    run with its workers, together."""
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for q in procs:
+        try:
+            total += q.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
