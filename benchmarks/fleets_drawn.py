@@ -152,6 +152,12 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="*", default=list(SIZES), choices=list(SIZES))
     ap.add_argument("--draws", type=int, default=None, help="draws per size (default 10 at 250k, 3 at 1M)")
     ap.add_argument("--no-peers", action="store_true", help="leave out the single model and plain HiGHS")
+    ap.add_argument(
+        "--peer-draws",
+        type=int,
+        default=None,
+        help="the peers on the first N draws of each size only (default: all)",
+    )
     ap.add_argument("--no-load", action="store_true", help="leave out the loaded rows")
     ap.add_argument("--out", default="DRAWS.md")
     args = ap.parse_args()
@@ -163,13 +169,13 @@ def main() -> None:
         positions, limit, n = SIZES[size]
         seeds = args.seeds or [fresh.randrange(1, 2**31) for _ in range(args.draws or n)]
         print(f"{size}: seeds {' '.join(map(str, seeds))}", file=sys.stderr, flush=True)
-        for seed in seeds:
+        for k, seed in enumerate(seeds):
             d = draw(seed, positions)
             scen = write(d, GEN, limit)
             runs = [("decomposed", "idle")]
             if size == "250k" and not args.no_load:
                 runs.append(("decomposed", "loaded"))
-            if not args.no_peers:
+            if not args.no_peers and (args.peer_draws is None or k < args.peer_draws):
                 runs += [("single model", "idle"), ("HiGHS on the LP file", "idle")]
             for method, load in runs:
                 if method == "HiGHS on the LP file":
@@ -250,7 +256,10 @@ def write_table(rows: list, args, spinners: int, took_s: float) -> None:
         if (size, seed) not in seen:
             seen.add((size, seed))
             L.append(f"- {size}, {d.describe()}")
-    (ROOT / "benchmarks" / args.out).write_text("\n".join(L) + "\n")
+    dest = ROOT / "benchmarks" / args.out
+    tmp = dest.with_name(dest.name + ".part")
+    tmp.write_text("\n".join(L) + "\n")
+    os.replace(tmp, dest)  # a reader never sees half a table
     print(f"wrote benchmarks/{args.out}", file=sys.stderr)
 
 
