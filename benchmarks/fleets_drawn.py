@@ -23,6 +23,7 @@ load a verified plan within 1.25× the limit. Draws proved infeasible are counte
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import random
@@ -134,7 +135,7 @@ def highs_row(scenario: Path, limit: float) -> dict:
         value, bound = float(words[-2]), float(words[-1])
     except (IndexError, ValueError):
         value, bound = 0.0, None
-    has = value > 0 and got["rc"] == 0
+    has = math.isfinite(value) and value > 0 and got["rc"] == 0  # HiGHS says inf with no incumbent
     row.update(
         status=" ".join(words[:-2]) or "error",
         gpus=int(round(value)) if has else 0,
@@ -238,7 +239,9 @@ def write_table(rows: list, args, spinners: int, took_s: float) -> None:
             gaps = [(r[6]["gap"] if r[6]["gap"] is not None else float("inf"), r[1]) for r in feasible]
             walls = [(r[6]["wall"] / r[5], r[1]) for r in mine]
             gbs = [(r[6]["gb"], r[1]) for r in mine]
-            missing = [r[1] for r in feasible if not r[6]["verified"]]
+            missing = [
+                r[1] for r in feasible if not r[6]["verified"] or r[6]["gpus"] <= 0
+            ]  # no plan: no racks
             gap, gs = max(gaps, default=(0.0, "-"))
             wall, ws = max(walls)
             gb, bs = max(gbs)
