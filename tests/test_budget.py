@@ -178,3 +178,32 @@ def test_the_whole_model_is_counted_as_the_model_builds_it() -> None:
     size: dict = {}
     proposals(s, groups_of(s, scenario_data(s)), [b.id for b in s.site.buildings], size)
     assert size["counts"] == len(build(s).n)
+
+
+def test_when_nothing_else_answers_first_fit_of_the_whole_stands(monkeypatch) -> None:
+    """Neither building ever answers, first-fit cannot place a share around kept plans (there are
+    none), and the whole model finds nothing in the time left: the run returns first-fit's plan
+    of the whole, made and verified before the first round, never no plan. It holds the three
+    512-GPU jobs, says why it stands, and no job started after the deadline."""
+    monkeypatch.setattr(rounds, "first_fit_repair", lambda *a, **k: None)
+    monkeypatch.setattr(rounds, "greedy_racks", lambda *a, **k: [])  # no share placed by first-fit
+    monkeypatch.setattr(
+        joined, "plan_scenario", lambda s, *a, **k: Plan(scenario_name=s.name, status=Status.time_limit)
+    )
+    s, d, seen = _run(monkeypatch, {"B1": 5.0, "B2": 5.0}, {"B1": False, "B2": False})
+    assert d.plan.status.has_plan
+    assert d.plan.solver == "greedy"
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    assert "first-fit's plan of the whole stands" in d.plan.notes[0]
+    assert d.stages["first_fit_s"] > 0
+    _within(seen, 100.0)
+
+
+def test_the_first_fit_stage_takes_its_part_of_the_time_left() -> None:
+    """100 s left: first-fit of the whole gets 0.25 × 100 = 25 s; with 8 s left, 2 s."""
+    clock = VirtualClock()
+    b = Budget(Deadline(100.0, 0.0, clock), "process", 2)
+    assert b.seconds("first_fit") == pytest.approx(25.0)
+    clock.now = 92.0
+    assert b.seconds("first_fit") == pytest.approx(2.0)

@@ -774,6 +774,7 @@ def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monke
     monkeypatch.setattr(dec, "solve_part", flaky)
     monkeypatch.setattr(joined, "solve_part", flaky)
     monkeypatch.setattr(dec, "first_fit_repair", lambda *a, **k: None)
+    monkeypatch.setattr(dec, "first_fit_fallback", lambda *a, **k: None)  # nor first-fit of the whole
     s = scenario(
         [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
         phases=PHASES,
@@ -787,4 +788,40 @@ def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monke
     assert d.plan.notes[-1] == (
         "decomposed: buildings B2 have no plan for their share in time: they stand empty, the other 1 "
         "buildings' plans are joined"
+    )
+
+
+def test_first_fit_of_the_whole_stands_where_it_beats_the_joined_plan(monkeypatch) -> None:
+    """The region above with B2 giving no answer, first-fit free to plan the whole: the joined plan
+    holds B1's plan alone, first-fit's plan of the whole (made before the master) stands in both
+    buildings and holds more, so it is the answer, verified, and its note says so."""
+    import planner.scale.decompose as dec
+    from planner.scale import joined
+
+    real = joined.solve_part
+    got: dict[str, float] = {}
+
+    def flaky(part, text, limit, *rest):
+        if part == "B2":
+            return {"part": part, "error": "no answer"}
+        r = real(part, text, limit, *rest)
+        got[part] = r["plan"]["objective_value"]
+        return r
+
+    monkeypatch.setattr(dec, "solve_part", flaky)
+    monkeypatch.setattr(joined, "solve_part", flaky)
+    monkeypatch.setattr(dec, "first_fit_repair", lambda *a, **k: None)
+    s = scenario(
+        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
+        phases=PHASES,
+        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
+    )
+    d = plan_decomposed(s, polish=False)
+    assert verify(d.plan, s).ok
+    assert d.plan.solver == "greedy"
+    assert {r.building for r in d.plan.racks} == {"B1", "B2"}
+    assert d.plan.objective_value > got["B1"]
+    ff, joined_value = d.plan.objective_value, got["B1"]
+    assert d.fell_back == (
+        f"first-fit's plan of the whole ({ff:,.6g}) beats the joined plan ({joined_value:,.6g})"
     )

@@ -525,3 +525,70 @@ def test_sixty_four_exact_one_pod_jobs_of_five_sizes_pack_32_pods_proven_optimal
         if r.cluster:
             per_pod[pod_of[r.row]] = per_pod.get(pod_of[r.row], 0) + 16
     assert sorted(per_pod.values()) == [3072] * 32
+
+
+def _power_short_pods(a_gpus: int, b_gpus: int, kw_per_position: float):
+    """One building, two pods of 4 rows × 10 positions powered for ``kw_per_position`` each (a Grand
+    Teton rack draws 21.4 kW, so power, not positions, limits a pod), and two exact one-pod jobs."""
+    from planner.input.generate import BuildingSpec, SiteSpec, generate_site
+    from planner.input.loader import scenario_from_data
+
+    spec = BuildingSpec(
+        count=1,
+        halls=1,
+        pods_per_hall=2,
+        rows_per_pod=4,
+        positions_per_row=10,
+        design_kw_per_position=kw_per_position,
+    )
+    site = generate_site(SiteSpec(id="short", buildings=[spec]))
+    jobs = [
+        {"id": c, "demand": "exact", "gpus": g, "rack_types": [GT], "max_hops": 3}
+        for c, g in (("a", a_gpus), ("b", b_gpus))
+    ]
+    return scenario_from_data(
+        {"name": "short", "site": site.model_dump(mode="json"), "clusters": jobs, "network_allowance": False}
+    )
+
+
+def _pods_of(racks, cluster: str) -> set[str]:
+    return {r.row.rsplit("-", 1)[0] for r in racks if r.cluster == cluster}
+
+
+def test_a_job_its_first_pod_cannot_power_whole_moves_to_the_next() -> None:
+    """Pods powered for 12 kW a position hold 20 Grand Teton racks each (two jobs of 320 GPUs fill
+    one pod each). Jobs of 256 GPUs (16 racks) each: plain first-fit homes b in pod 1, which has
+    positions for it but power for 20 − 16 = 4 racks, and misses b; with ``retry`` b is taken out
+    of pod 1 and placed whole in pod 2, and that is the start the solver is given."""
+    from planner.plan.first_fit import greedy_racks, missed_demands, start_racks
+
+    full = greedy_racks(_power_short_pods(320, 320, 12.0))
+    assert [len([r for r in full if r.cluster == c]) for c in "ab"] == [20, 20]
+    s = _power_short_pods(256, 256, 12.0)
+    plain = greedy_racks(s)
+    assert missed_demands(s, plain) == {"b"}
+    assert len([r for r in plain if r.cluster == "b"]) == 4
+    assert _pods_of(plain, "a") == _pods_of(plain, "b") == {"B1-H1-P1"}
+    moved = greedy_racks(s, retry=True)
+    assert missed_demands(s, moved) == set()
+    assert (_pods_of(moved, "a"), _pods_of(moved, "b")) == ({"B1-H1-P1"}, {"B1-H1-P2"})
+    assert len(moved) == 32
+    racks, how = start_racks(s)
+    assert how == "first-fit, largest demands first, a job its first pod cannot hold whole moved to the next"
+    plan = plan_scenario(s)
+    assert (plan.status, plan.kpis.gpus) == ("optimal", 512)
+    assert verify(plan, s).ok
+
+
+def test_a_job_no_pod_can_hold_whole_stands_nowhere_when_moved() -> None:
+    """Pods powered for 10.7 kW a position hold half their 40 positions' racks at most (under 20):
+    a (256 GPUs, 16 racks) fits pod 1, b (320 GPUs, 20 racks) fits no pod whole. Moved from home to
+    home, none of b stands (a part of an exact job is no plan); a stands whole in pod 1."""
+    from planner.plan.first_fit import greedy_racks, missed_demands
+
+    s = _power_short_pods(256, 320, 10.7)
+    moved = greedy_racks(s, retry=True)
+    assert missed_demands(s, moved) == {"b"}
+    assert [r for r in moved if r.cluster == "b"] == []
+    assert len(moved) == 16
+    assert _pods_of(moved, "a") == {"B1-H1-P1"}

@@ -105,8 +105,11 @@ class _FirstFit:
     """State of a first-fit run (:func:`greedy_racks`): what stands where and the loads it makes,
     across phases; :meth:`begin_phase` sets up what is online in one phase."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, retry: bool = False) -> None:
         s = self.s = scenario
+        self.retry = retry
+        """Whether a cluster with a demand to meet whose first home cannot hold it whole is taken
+        out again and tried at the next home (:meth:`place_cluster`)."""
         self.ix = ix = index_site(s.site)
         self.tl = tl = timeline(s)
         self.types = types = s.catalog.by_id()
@@ -208,6 +211,8 @@ class _FirstFit:
             (rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows
         ]
         self.free_set = set(self.free)
+        self.short: dict[tuple[str, tuple[str, ...]], int] = {}
+        """GPUs of a set of rack types a home took when it could not hold a demand whole (``retry``)."""
 
     def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
         """Place one rack if it fits everything (cheap checks first)."""
@@ -252,6 +257,38 @@ class _FirstFit:
         self.taken.update(span)
         self.racks.append(place(ix, rid, i, t, cluster, self.ph, spare))
         return True
+
+    def mark(self) -> tuple:
+        """What :meth:`undo` restores: the racks placed so far and every load they make."""
+        pw = self.power
+        return (
+            len(self.racks),
+            self.arrival_left,
+            self.capex,
+            self.it_kw,
+            dict(pw.load),
+            list(pw.extra),
+            dict(pw.worst_extra),
+            dict(self.heat),
+        )
+
+    def undo(self, mark: tuple, cluster: str, scope: Scope) -> None:
+        """Take away the racks of ``cluster`` placed since ``mark`` (one try at a home) and unhome
+        it: the loads as they were then, its GPUs out of their pods."""
+        n, self.arrival_left, self.capex, self.it_kw, load, extra, worst, heat = mark
+        self.power.load, self.power.extra, self.power.worst_extra = load, extra, worst
+        self.heat = defaultdict(float, heat)
+        for r in self.racks[n:]:
+            t = self.types[r.rack_type]
+            pod = self.ix.rows[r.row].row.pod
+            self.pod_gpus[pod] -= t.gpus
+            self.pod_racks[pod] -= 1
+            self.in_pod[cluster, pod] -= t.gpus
+            self.placed_gpus[cluster] -= t.gpus
+            self.racks_of[cluster] -= 1
+            self.taken.difference_update((r.row, r.position + k) for k in range(t.width))
+        del self.racks[n:]
+        self.homes.pop((cluster, scope), None)
 
     def pod_full(self, pod, gpus: int) -> bool:
         """Whether the pod has no ports for ``gpus`` more GPUs or no room for one more rack."""
@@ -311,8 +348,22 @@ class _FirstFit:
             for rid, i in self.free:
                 self.by_home[scope][self.where_of(rid, scope)].append((rid, i))
         most = max((t.gpus for t in ranked), default=0)
+        homed = (c.id, scope) in self.homes
+        kinds = tuple(t.id for t in ranked)
+        before = self.placed_gpus[c.id]
         for h in self.candidates(c, scope, want, smallest, most):
+            mark = None
+            if self.retry and not homed and h is not None and c.demand != Demand.max:
+                if before + self.short.get((h, kinds), math.inf) < target:
+                    continue  # a home that held fewer of these racks than this demand needs
+                mark = self.mark()
             self.fill_home(c, scope, h, ranked, target, smallest)
+            if mark is not None and self.placed_gpus[c.id] < target:
+                # its demand does not fit there whole: taken out, the next home; the home holds at
+                # most what it took of these rack types for the rest of the phase (it only fills)
+                self.short[h, kinds] = self.placed_gpus[c.id] - before
+                self.undo(mark, c.id, scope)
+                continue
             if (c.id, scope) in self.homes or h is None:
                 break
         if p == self.tl.first_wanted(c):
@@ -352,8 +403,14 @@ class _FirstFit:
         ix = self.ix
         # a spread limit per pod: at most that share of the cluster's figure in any one pod
         per_pod = c.max_share_per_pod * target if c.max_share_per_pod and math.isfinite(target) else math.inf
-        for rid, i in self.by_home[scope][h] if h is not None else self.free:
+        spots = self.by_home[scope][h] if h is not None else self.free
+        # trying homes in turn: stop where the positions left cannot hold the rest of its demand
+        hopeless = self.retry and h is not None and c.demand != Demand.max and math.isfinite(target)
+        most = max((t.gpus for t in ranked), default=0)
+        for k, (rid, i) in enumerate(spots):
             if self.placed_gpus[c.id] >= target or (scope == Scope.rack and self.racks_of[c.id] > 0):
+                break
+            if hopeless and self.placed_gpus[c.id] + (len(spots) - k) * most < target:
                 break
             pod = ix.rows[rid].row.pod
             if (rid, i) in self.taken or self.pod_full(ix.pods[pod], smallest):
@@ -391,6 +448,7 @@ def greedy_racks(
     partial: bool = False,
     cut: list[bool] | None = None,
     last_phase: int | None = None,
+    retry: bool = False,
 ) -> list[PlacedRack]:
     """First-fit decreasing placement (module docstring), unverified: the racks only, phase by
     phase (each phase adds what every cluster's demand grows by, with what is online then, around
@@ -400,8 +458,11 @@ def greedy_racks(
     :class:`~planner.clock.TimeUp`) once that, or ``until``, has passed, checking after each cluster;
     ``partial``: returns the racks placed by then instead (each placed rack stands where it may, so
     they are a plan wherever no demand is missed), and appends True to ``cut`` when it stopped.
-    ``last_phase``: no phase after the one with this index is placed."""
-    ff = _FirstFit(scenario)
+    ``last_phase``: no phase after the one with this index is placed. ``retry``: a cluster with a
+    demand to meet that its first home (pod or building) cannot hold whole is taken out and tried
+    at the next one, as a planner moving a job to the next pod would (none of it stands when no
+    home holds it)."""
+    ff = _FirstFit(scenario, retry)
     upto = len(ff.tl.phases) if last_phase is None else min(len(ff.tl.phases), last_phase + 1)
     try:
         for p in range(upto):
@@ -469,14 +530,33 @@ def _start_racks(
     if deadline is not None:
         deadline.check("placing racks first-fit", until)
     racks = greedy_racks(scenario, False, deadline, until, partial=True)
-    stopped = deadline is not None and time.perf_counter() > min(deadline.at, until or deadline.at)
+    stopped = deadline is not None and deadline.clock() > min(deadline.at, until or deadline.at)
     if stopped:
         return racks, "first-fit (stopped at its share of the time limit)"
-    if greedy_meets_demands(scenario, racks):
-        return racks, "first-fit"
-    repaired = greedy_racks(scenario, True, deadline, until)
-    if greedy_meets_demands(scenario, repaired):
-        return repaired, "first-fit, largest demands first"
+    tries = [
+        (lambda: racks, "first-fit"),
+        (lambda: greedy_racks(scenario, True, deadline, until), "first-fit, largest demands first"),
+        (
+            lambda: greedy_racks(scenario, True, deadline, until, retry=True),
+            "first-fit, largest demands first, a job its first pod cannot hold whole moved to the next",
+        ),
+    ]
+    loose = {c.id for c in scenario.clusters if c.demand == Demand.max}
+    fallback = None
+    for make, how in tries:
+        got = make()
+        missed = missed_demands(scenario, got)
+        if not missed:
+            return got, how
+        # first-fit knows no spread limits but a pod's: clusters of as many as fit it spreads wrongly
+        # may stand on no rack of its plan, left to the solver
+        if fallback is None and missed <= loose and missed <= spread_broken(scenario, got):
+            fallback = (
+                [r for r in got if r.cluster not in missed],
+                f"{how} (spread-limited clusters left to the solver)",
+            )
+    if fallback is not None:
+        return fallback
     spread = spread_broken(scenario, racks)
     if spread:  # first-fit knows no spread limits: leave those clusters to the solver
         return [

@@ -252,6 +252,7 @@ def plan_scenario(
     group_clusters: bool = True,
     deadline: Deadline | None = None,
     start_racks: list[PlacedRack] | None = None,
+    start_made: tuple[str, float] = ("the plan given", 0.0),
 ) -> Plan:
     """Build, solve, fill and verify: the answer to a scenario.
 
@@ -262,7 +263,8 @@ def plan_scenario(
     stands if it meets every demand and verifies (else status ``time_limit``, no plan); the
     solver gets what is left less a reserve for filling, verifying and the figures
     (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
-    time still left. ``warm_start``: hand first-fit's plan (or ``start_racks``) to the solver as its
+    time still left. ``warm_start``: hand first-fit's plan (or ``start_racks``, made as ``start_made``
+    says in the seconds it gives: the measure the figures' reserve is sized from) to the solver as its
     first incumbent; when it meets every demand the answer is never worse (it is returned, status
     feasible, if the solver finds nothing better). A plan without a bound gets the capacity bound."""
     if deadline is None:
@@ -272,7 +274,7 @@ def plan_scenario(
     if any(c.fabrics for c in scenario.clusters):
         warm_start = False  # first-fit does not size designed fabrics or charge their power
     stages: dict[str, float] = {}
-    greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks)
+    greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks, start_made)
     # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
     # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
     # verified only when it would stand (a verify of a large plan costs seconds)
@@ -448,13 +450,15 @@ def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_
     return m, build_s
 
 
-def _start(scenario, deadline, stages, say, warm_start: bool, given) -> tuple[list[PlacedRack], str, float]:
-    """The racks the solve starts from and must beat: ``given`` (a plan's racks), else first-fit's
-    (:func:`_first_fit`), none without a warm start."""
+def _start(
+    scenario, deadline, stages, say, warm_start: bool, given, made=("the plan given", 0.0)
+) -> tuple[list[PlacedRack], str, float]:
+    """The racks the solve starts from and must beat: ``given`` (a plan's racks, ``made``: how, in
+    how many seconds), else first-fit's (:func:`_first_fit`), none without a warm start."""
     if not warm_start:
         return [], "", 0.0
     if given is not None:
-        return list(given), "the plan given", 0.0
+        return list(given), made[0], made[1]
     return _first_fit(scenario, deadline, stages, say)
 
 
@@ -477,13 +481,16 @@ def _first_fit(
     return greedy, how, took
 
 
-def first_fit_plan(scenario: Scenario, deadline: Deadline, why: str) -> Plan | None:
-    """First-fit's plan of the whole scenario, with the bound known without a solver, when it meets
-    every demand and the verifier accepts it (a decomposition's last answer where the whole model
-    would not fit in memory); None otherwise. First-fit stops at the deadline."""
+def first_fit_plan(
+    scenario: Scenario, deadline: Deadline, why: str, made: tuple[list[PlacedRack], str] | None = None
+) -> Plan | None:
+    """First-fit's plan of the whole scenario (``made``: its racks and how they were made, when
+    already placed), with the bound known without a solver, when it meets every demand and the
+    verifier accepts it (a decomposition's last answer where the whole model would not fit in
+    memory); None otherwise. First-fit stops at the deadline."""
     if scenario.designed:
         return None  # first-fit stands no network racks
-    greedy, how = start_racks(scenario, deadline, deadline.at)
+    greedy, how = made if made is not None else start_racks(scenario, deadline, deadline.at)
     if not greedy or not greedy_meets_demands(scenario, greedy) or not _verified_once(scenario, greedy)():
         return None
     return _first_fit_only(scenario, greedy, how, why, {}, lambda _p: None, deadline.elapsed)

@@ -24,6 +24,8 @@ slower) shortens what is left for everything alike.
                                                               joined plan, from the joined plan
     replan        0.70                     0.5       —        explain: the buildings a relaxation
                                                               step touches, planned again
+    first_fit     0.25                     0         —        first-fit's plan of the whole, verified:
+                                                              what stands when nothing better does
 
 Reserve: the building solves and the pairs stop :data:`TAIL_PASSES` passes over the site before
 the deadline, each pass as long as counting the proposals took in this run (measured, so a slow or
@@ -47,6 +49,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from planner.clock import Deadline
 
@@ -71,6 +74,7 @@ STAGES: dict[str, Stage] = {
     "pair": Stage(0.90, 5.0, 60.0),
     "polish": Stage(1.00, 5.0),
     "replan": Stage(0.70, 0.5),
+    "first_fit": Stage(0.25, 0.0),
 }
 """The stages of the module docstring's table."""
 TAIL_PASSES = 20
@@ -105,6 +109,9 @@ class Budget:
     workers: int = 1
     pass_s: float = 0.0
     """Seconds one pass over every position took (counting the proposals), measured in this run."""
+    fallback: Any = None
+    """First-fit's verified plan of the whole (a :class:`~planner.plan.Plan`) and the seconds it took,
+    when it meets every demand: what the run returns when nothing better is found in time."""
     whole_counts: int = 0
     """Count variables the whole model would make (position class × rack type × cluster group, per
     phase), counted with the proposals; 0: not counted (the whole model is taken to fit)."""

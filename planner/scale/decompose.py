@@ -10,6 +10,10 @@ Stages (``planner plan --decompose building``), all within one deadline:
    the most one cluster can take (within the power and heat the pods hold of its rack types,
    :mod:`planner.model.room`), and per GPU its marginal IT kW, capex, TCO, PFLOPS and its use of
    power and heat.
+   Then first-fit's plan of the whole site (a job its first pod cannot hold whole moved to the
+   next), verified with its figures (:func:`first_fit_fallback`, the budget's ``first_fit`` share):
+   when it meets every demand it is the plan that stands if nothing better is found in time, and
+   the plan any later answer must beat.
 2. **Master (one small MILP).** Which building hosts which clusters, and how a
    cluster allowed to span buildings (scope site) is split:
 
@@ -32,7 +36,8 @@ Stages (``planner plan --decompose building``), all within one deadline:
    clusters the master gave it, spanning clusters at their share (rounded to whole racks), and
    its share of the site budgets. A building that cannot meet its demands is diagnosed by
    first-fit (largest demands first) on its share: a share first-fit places stands on that plan;
-   otherwise only the clusters first-fit could not place there give way (one fewer of their group
+   otherwise (also when its solve found no plan in its time: a share first-fit cannot place is
+   not solved again) only the clusters first-fit could not place there give way (one fewer of their group
    may stand there; spanning and as-many-as-fit shares cut by 10 %; with none named, every group
    there), the buildings whose share solved keep it (n[g,b] ≥ its clusters there), and the master
    runs again (at most :data:`ROUNDS` rounds; only buildings whose share changed re-solve).
@@ -57,11 +62,12 @@ the tier (``region_share_km``); the tier's switches stand after the join, in the
 (:mod:`planner.plan.regionfill`), which then holds network rows only.
 
 Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
-over time (above), the whole model answers in the time left and the plan's first note says why; only it may
-say
-infeasible. A joined plan further than the requested gap from its bound is set against the
-whole model's plan in the time left (``polish``) and the better kept. Every job carries its
-scenario as JSON (any executor).
+over time (above), the whole model answers in the time left, starting from first-fit's plan of the
+whole, and the plan's first note says why; only it may say infeasible. Never no plan where
+first-fit's plan of the whole meets every demand: it stands when the whole model finds nothing in
+time or would not fit in memory, and wherever it beats the joined plan. A joined plan further
+than the requested gap from its bound is set against the whole model's plan in the time left
+(``polish``) and the better kept. Every job carries its scenario as JSON (any executor).
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-expo
     _join,
     _whole,
     describe,
+    first_fit_fallback,
     first_fit_repair,
     solve_again,
     solve_part,
@@ -164,6 +171,7 @@ def plan_decomposed(
                     props.pop((g.id, b), None)
     stages["proposals_s"] = budget.pass_s = time.perf_counter() - t0
     say(f"proposals: {len(groups)} cluster groups × {len(buildings)} buildings counted from the site")
+    first_fit_fallback(scenario, budget, stages, say)
     # 2-3. master and buildings, in rounds
     return _Rounds(scenario, data, groups, props, home, budget, stages, run, say, budgeted).run(polish)
 
@@ -220,6 +228,7 @@ def _plan_region(
     clusters, cap = region_inputs(scenario, groups, buildings, size)
     stages["proposals_s"] = budget.pass_s = time.perf_counter() - t0
     budget.whole_counts = size["counts"]
+    first_fit_fallback(scenario, budget, stages, say)
     solves, why = _solves_deadline(budget, len(buildings))
     if why:
         return _whole(scenario, deadline, stages, 0, why, say, budget)

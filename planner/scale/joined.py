@@ -15,7 +15,7 @@ from planner.enums import Demand, Objective, Status
 from planner.errors import InputError, SolverFailure
 from planner.input.loader import scenario_from_data
 from planner.plan import ClusterFabric, Plan
-from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken
+from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken, start_racks
 from planner.plan.kpis import objective_value
 from planner.plan.pipeline import finish_plan, first_fit_plan, plan_scenario
 from planner.plan.regionfill import fill_region_tier
@@ -150,10 +150,65 @@ def _whole(
     def stage(p) -> None:  # the whole model's own stages, as words (no stage is silent)
         say("whole model: " + str(p).split("] ", 1)[-1])
 
-    plan = plan_scenario(scenario, stage, deadline=deadline)
+    safe = budget.fallback if budget is not None else None
+    if safe is not None:  # the whole model starts from first-fit's plan of the whole, which must beat
+        ff, took = safe
+        start = [r for r in ff.racks if not r.existing]
+        plan = plan_scenario(
+            scenario,
+            stage,
+            deadline=deadline,
+            start_racks=start,
+            start_made=("first-fit's plan of the whole", took),
+        )
+        if not plan.status.has_plan:
+            return _fallback_stands(scenario, deadline, stages, rounds, why, say, safe)
+    else:
+        plan = plan_scenario(scenario, stage, deadline=deadline)
     stages["whole_s"] = time.perf_counter() - tw
     stages["total_s"] = deadline.elapsed()
     note = f"decomposition handed over to the whole model: {why}"
+    plan = plan.model_copy(update={"notes": [note, *plan.notes]})
+    return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
+
+
+def first_fit_fallback(scenario: Scenario, budget: Budget, stages: dict[str, float], say) -> None:
+    """First-fit's plan of the whole site (:func:`planner.plan.first_fit.start_racks`, a job its
+    first pod cannot hold moved to the next), verified with its figures in the ``first_fit`` stage's
+    share of the time: when it meets every demand, the plan a run that finds nothing better in time
+    returns (``budget.fallback``). Not with designed fabrics (first-fit stands no network racks)."""
+    if scenario.designed:
+        return
+    t, clock = time.perf_counter(), budget.deadline.clock
+    until = clock() + budget.seconds("first_fit")
+    greedy, how = start_racks(scenario, budget.deadline, until)
+    plan = None
+    if greedy and clock() < until:  # first_fit_plan: only when it meets every demand
+        try:
+            plan = first_fit_plan(scenario, budget.deadline, "first-fit's plan of the whole", (greedy, how))
+        except SolverFailure:
+            plan = None
+    took = time.perf_counter() - t
+    stages["first_fit_s"] = took
+    if plan is None or plan.kpis is None:
+        say(f"first-fit of the whole meets not every demand ({took:.1f} s): no plan stands yet")
+        return
+    budget.fallback = (plan, took)
+    say(
+        f"first-fit of the whole: {plan.kpis.gpus:,} GPUs, meets every demand, verified ({took:.1f} s): "
+        "the plan that stands if nothing better is found in time"
+    )
+
+
+def _fallback_stands(scenario, deadline, stages, rounds, why, say, safe) -> Decomposition:
+    """First-fit's verified plan of the whole (``safe``: plan, seconds), as the run's answer."""
+    plan = safe[0]
+    note = (
+        f"decomposition: {why}: first-fit's plan of the whole stands (it meets every demand; nothing "
+        "better was found in time)"
+    )
+    say(note)
+    stages["total_s"] = deadline.elapsed()
     plan = plan.model_copy(update={"notes": [note, *plan.notes]})
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
 
@@ -165,6 +220,8 @@ def _first_fit_whole(scenario, deadline, stages, rounds, why, say, budget: Budge
         f"decomposition: {why}; {big}, so first-fit plans the whole in the "
         f"{max(0.0, deadline.left()):.0f} s left"
     )
+    if budget.fallback is not None:
+        return _fallback_stands(scenario, deadline, stages, rounds, f"{why}; {big}", say, budget.fallback)
     tw = time.perf_counter()
     note = f"decomposition: {why}; {big}: first-fit's plan of the whole"
     plan = first_fit_plan(scenario, deadline, note)
@@ -254,6 +311,13 @@ def _join(
     stages["verify_s"] = time.perf_counter() - tv
     if polish and plan.status != Status.optimal and budget.starts("polish"):
         plan = _polish(scenario, plan, deadline, stages, say)
+    safe = budget.fallback
+    if safe is not None and _better_plan(scenario, safe[0], plan):
+        why = (
+            f"first-fit's plan of the whole ({safe[0].objective_value:,.6g}) beats the joined plan "
+            f"({plan.objective_value:,.6g})"
+        )
+        return _fallback_stands(scenario, deadline, stages, rounds, why, say, safe)
     stages["total_s"] = time.perf_counter() - t0
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
 
@@ -356,7 +420,7 @@ def first_fit_repair(
     placed = [r for p in kept.values() for r in p.racks if not r.existing]
     installed = [r.model_copy(update={"existing": True}) for r in placed]
     around = scenario.model_copy(update={"existing": [*scenario.existing, *installed]})
-    extra = [r for r in greedy_racks(around, largest_first=True) if not r.existing]
+    extra = [r for r in greedy_racks(around, largest_first=True, retry=True) if not r.existing]
     broken = spread_broken(scenario, [*placed, *extra])  # first-fit keeps per-pod spread only
     if broken - {c.id for c in scenario.clusters if c.demand == Demand.max}:
         return None

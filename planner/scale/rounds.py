@@ -13,6 +13,7 @@ from planner.errors import InputError
 from planner.input.loader import scenario_from_data
 from planner.plan import Plan
 from planner.plan.first_fit import greedy_racks, missed_demands
+from planner.plan.kpis import objective_value
 from planner.scale.budget import Budget
 from planner.scale.building_master import _master
 from planner.scale.joined import (
@@ -72,6 +73,7 @@ class _Rounds:
         self.rounds = 0
         self.keep: dict[tuple[str, str], int] = {}  # whole clusters hosted where the building's share solved
         self.whole_last: dict[tuple[str, str], int] = {}
+        self.diagnosed: dict[str, set[str]] = {}  # a share's JSON → the clusters first-fit cannot place
         stages["master_s"] = stages["fixed_s"] = stages["buildings_s"] = 0.0
 
     def whole(self, why: str) -> Decomposition:
@@ -271,13 +273,20 @@ class _Rounds:
 
         tb = time.perf_counter()
         run_jobs(solve_part, jobs, done, **self.run_args)
-        # no answer (or no proof) in its share of the time is not "cannot host": solved once more
-        answers = {b: p for b, (_, p, _) in self.solved.items() if b in self.texts}
-        again = solve_again(
-            self.scenario, dict(self.texts), answers, self.budget, self.deadline, self.run_args, self.say
-        )
-        for b in again:
-            self.solved[b] = (self.texts[b], answers[b], "" if answers[b] is not None else "no answer")
+        # no plan in its share of the time: a share first-fit places stands on that plan; one it
+        # cannot place gives way now (the next round moves its misfits), not after a second solve as
+        # long as the rest of the run
+        unanswered = [
+            b for b in self.texts if self.solved[b][1] is None or not self.solved[b][1].status.has_plan
+        ]
+        bad = list(self.misfits(unanswered)) if unanswered else []
+        if not bad:  # every share has a plan: the ones short of a proof solved once more, the better kept
+            answers = {b: self.solved[b][1] for b in self.texts}
+            again = solve_again(
+                self.scenario, dict(self.texts), answers, self.budget, self.deadline, self.run_args, self.say
+            )
+            for b in again:
+                self.solved[b] = (self.texts[b], answers[b], "" if answers[b] is not None else "no answer")
         self.stages["buildings_s"] += time.perf_counter() - tb
         self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
         return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
@@ -302,17 +311,24 @@ class _Rounds:
         out = {}
         for b in bad:
             text = self.solved[b][0]
+            if text in self.diagnosed:  # this share was diagnosed before: first-fit could not place it
+                out[b] = self.diagnosed[text]
+                continue
             try:
                 sub = scenario_from_data(json.loads(text))
             except InputError:  # a share the building cannot take as given (its solve said why)
                 out[b] = set()
                 continue
-            racks = greedy_racks(sub, largest_first=True)
+            racks = greedy_racks(sub, largest_first=True, retry=True)
             missed = missed_demands(sub, racks)
             if missed:
-                out[b] = missed
+                out[b] = self.diagnosed[text] = missed
             else:
-                self.solved[b] = (text, Plan(scenario_name=sub.name, status=Status.feasible, racks=racks), "")
+                value = objective_value(sub, racks)  # a later solve of the share must beat it
+                plan = Plan(
+                    scenario_name=sub.name, status=Status.feasible, objective_value=value, racks=racks
+                )
+                self.solved[b] = (text, plan, "")
         return out
 
     def shrink(self, bad: list[str], alloc, misfits: dict[str, set[str]] | None = None) -> None:
