@@ -263,21 +263,18 @@ def plan_scenario(
     stands if it meets every demand and verifies (else status ``time_limit``, no plan); the
     solver gets what is left less a reserve for filling, verifying and the figures
     (:func:`planner.clock.reserve_s`); the strict N-1 solve for the failover gain runs only in
-    time still left. ``warm_start``: hand first-fit's plan (or ``start_racks``, made as ``start_made``
-    says in the seconds it gives: the measure the figures' reserve is sized from) to the solver as its
-    first incumbent; when it meets every demand the answer is never worse (it is returned, status
-    feasible, if the solver finds nothing better). A plan without a bound gets the capacity bound."""
+    time still left. ``warm_start``: hand first-fit's plan (or ``start_racks``; ``start_made``: how,
+    in how many seconds) to the solver as its first incumbent; when it meets every demand the
+    answer is never worse (returned, status feasible, if the solver finds nothing better). A plan
+    without a bound gets the capacity bound."""
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
-    elapsed = deadline.elapsed
-    say = progress or (lambda _p: None)
+    elapsed, say, stages = deadline.elapsed, progress or (lambda _p: None), {}
     if any(c.fabrics for c in scenario.clusters):
         warm_start = False  # first-fit does not size designed fabrics or charge their power
-    stages: dict[str, float] = {}
     greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks, start_made)
-    # first-fit's plan may stand (as the answer, or without a search) only when the verifier accepts it
-    # whole: first-fit knows the site, not every limit a scenario may add (region power arriving);
-    # verified only when it would stand (a verify of a large plan costs seconds)
+    # first-fit's plan may stand only when the verifier accepts it whole (first-fit knows the site, not
+    # every limit a scenario may add), verified only when it would stand (a verify costs seconds)
     meets = bool(greedy) and greedy_meets_demands(scenario, greedy)
     accepted = _verified_once(scenario, greedy)
     ff = (greedy, how, touch_s)
