@@ -575,6 +575,7 @@ def test_a_job_its_first_pod_cannot_power_whole_moves_to_the_next() -> None:
     assert len(moved) == 32
     racks, how = start_racks(s)
     assert how == "first-fit, largest demands first, a job its first pod cannot hold whole moved to the next"
+    assert start_racks(s, moved_only=True) == (racks, how)  # the same pass, made alone
     plan = plan_scenario(s)
     assert (plan.status, plan.kpis.gpus) == ("optimal", 512)
     assert verify(plan, s).ok

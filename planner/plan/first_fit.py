@@ -513,34 +513,37 @@ def missed_demands(scenario: Scenario, racks: list[PlacedRack]) -> set[str]:
 
 
 def start_racks(
-    scenario: Scenario, deadline: Deadline | None = None, until: float | None = None
+    scenario: Scenario, deadline: Deadline | None = None, until: float | None = None, moved_only: bool = False
 ) -> tuple[list[PlacedRack], str]:
     """The first-fit plan to start the solver from, and how it was made: first-fit in scenario
     order, or, when that misses an exact or at-least demand, first-fit with the largest demands
-    first (the repair), if that meets them. Past ``until`` (or the deadline): no start."""
+    first (the repair), if that meets them, else that with a job its first pod cannot hold whole
+    moved to the next (``retry``); ``moved_only``: only the last, in one pass. As-many-as-fit
+    clusters whose spread limits first-fit breaks are left to the solver. Past ``until`` (or the
+    deadline): no start."""
     try:
-        return _start_racks(scenario, deadline, until)
+        return _start_racks(scenario, deadline, until, moved_only)
     except TimeUp:
         return [], "none: first-fit stopped at its share of the time limit"
 
 
+MOVED = "first-fit, largest demands first, a job its first pod cannot hold whole moved to the next"
+
+
 def _start_racks(
-    scenario: Scenario, deadline: Deadline | None, until: float | None
+    scenario: Scenario, deadline: Deadline | None, until: float | None, moved_only: bool = False
 ) -> tuple[list[PlacedRack], str]:
     if deadline is not None:
         deadline.check("placing racks first-fit", until)
-    racks = greedy_racks(scenario, False, deadline, until, partial=True)
+    racks = greedy_racks(scenario, moved_only, deadline, until, partial=True, retry=moved_only)
     stopped = deadline is not None and deadline.clock() > min(deadline.at, until or deadline.at)
     if stopped:
         return racks, "first-fit (stopped at its share of the time limit)"
     tries = [
-        (lambda: racks, "first-fit"),
+        (lambda: racks, MOVED if moved_only else "first-fit"),
         (lambda: greedy_racks(scenario, True, deadline, until), "first-fit, largest demands first"),
-        (
-            lambda: greedy_racks(scenario, True, deadline, until, retry=True),
-            "first-fit, largest demands first, a job its first pod cannot hold whole moved to the next",
-        ),
-    ]
+        (lambda: greedy_racks(scenario, True, deadline, until, retry=True), MOVED),
+    ][: 1 if moved_only else 3]
     loose = {c.id for c in scenario.clusters if c.demand == Demand.max}
     fallback = None
     for make, how in tries:

@@ -181,7 +181,7 @@ def first_fit_fallback(scenario: Scenario, budget: Budget, stages: dict[str, flo
         return
     t, clock = time.perf_counter(), budget.deadline.clock
     until = clock() + budget.seconds("first_fit")
-    greedy, how = start_racks(scenario, budget.deadline, until)
+    greedy, how = start_racks(scenario, budget.deadline, until, moved_only=True)
     plan = None
     if greedy and clock() < until:  # first_fit_plan: only when it meets every demand
         try:
