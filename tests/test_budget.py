@@ -101,9 +101,9 @@ def _within(seen, limit_s: float) -> None:
 
 def test_a_slow_building_is_solved_again_in_the_time_the_quick_one_left(monkeypatch) -> None:
     """Two buildings on one lane, 100 s: each first solve gets 0.6 × 100 ÷ 2 = 30 s. B1 answers in
-    5 s; B2 needs 50 s, so it stops at its 30 s (t = 35) with no plan. The again stage then gives it
-    0.9 × (100 − 35) = 58.5 s, in which it answers (t = 85). The joined plan holds the three
-    512-GPU jobs and verifies."""
+    5 s; B2 needs 50 s, so it stops at its 30 s (t = 35) with no plan; first-fit places its share,
+    so it stands on that plan and the again stage gives it 0.9 × (100 − 35) = 58.5 s to beat it, in
+    which it answers (t = 85). The joined plan holds the three 512-GPU jobs and verifies."""
     s, d, seen = _run(monkeypatch, {"B1": 5.0, "B2": 50.0})
     assert seen == [("B1", 30.0, 0.0), ("B2", 30.0, 5.0), ("B2", 58.5, 35.0)]
     assert verify(d.plan, s).ok
@@ -112,9 +112,10 @@ def test_a_slow_building_is_solved_again_in_the_time_the_quick_one_left(monkeypa
 
 
 def test_a_building_that_never_answers_stands_on_first_fit(monkeypatch) -> None:
-    """B2 never answers: its first solve ends at 30 s (t = 35), its second at 58.5 s (t = 93.5);
-    first-fit then places its share, which stands: one round, no hand-over, a verified plan of
-    all three jobs; nothing started after or was given time beyond the deadline."""
+    """B2 never answers: its first solve ends at 30 s (t = 35); first-fit places its share, and its
+    second solve (58.5 s, to t = 93.5) finds nothing better, so first-fit's plan of the share
+    stands: one round, no hand-over, a verified plan of all three jobs; nothing started after or
+    was given time beyond the deadline."""
     s, d, seen = _run(monkeypatch, {"B1": 5.0, "B2": 5.0}, {"B2": False})
     assert seen == [("B1", 30.0, 0.0), ("B2", 30.0, 5.0), ("B2", 58.5, 35.0)]
     assert (d.rounds, d.fell_back) == (1, None)

@@ -753,11 +753,10 @@ def test_a_building_without_a_plan_stands_on_first_fit_when_it_places_the_share(
     assert {r.building for r in d.plan.racks} == {"B1", "B2"}
 
 
-def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monkeypatch) -> None:
-    """The power-arrival region above with B2's solve giving no answer (a crashed or late worker) and
-    no first-fit repair (as with a designed fabric, which first-fit cannot stand): every cluster of
-    a phased region wants as many as fit, so B2 stands empty and B1's plan is the joined plan,
-    verified against the whole scenario, with a note naming B2; no hand-over to the whole model."""
+def _region_without_b2(monkeypatch, fallback: bool):
+    """The power-arrival region above with B2's solve giving no answer (a crashed or late worker)
+    and no first-fit repair around kept plans; ``fallback``: whether first-fit may plan the whole.
+    The scenario and the objective B1's own plan reached."""
     import planner.scale.decompose as dec
     from planner.scale import joined
 
@@ -774,12 +773,23 @@ def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monke
     monkeypatch.setattr(dec, "solve_part", flaky)
     monkeypatch.setattr(joined, "solve_part", flaky)
     monkeypatch.setattr(dec, "first_fit_repair", lambda *a, **k: None)
-    monkeypatch.setattr(dec, "first_fit_fallback", lambda *a, **k: None)  # nor first-fit of the whole
+    if not fallback:
+        monkeypatch.setattr(dec, "first_fit_fallback", lambda *a, **k: None)
     s = scenario(
         [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
         phases=PHASES,
         power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
     )
+    return s, got
+
+
+def test_a_region_building_without_a_plan_stands_empty_and_the_others_join(monkeypatch) -> None:
+    """The power-arrival region above with B2's solve giving no answer (a crashed or late worker) and
+    no first-fit repair nor first-fit of the whole (as with a designed fabric, which first-fit cannot
+    stand): every cluster of a phased region wants as many as fit, so B2 stands empty and B1's plan
+    is the joined plan, verified against the whole scenario, with a note naming B2; no hand-over to
+    the whole model."""
+    s, got = _region_without_b2(monkeypatch, fallback=False)
     d = plan_decomposed(s, polish=False)
     assert d.fell_back is None
     assert verify(d.plan, s).ok
@@ -795,27 +805,7 @@ def test_first_fit_of_the_whole_stands_where_it_beats_the_joined_plan(monkeypatc
     """The region above with B2 giving no answer, first-fit free to plan the whole: the joined plan
     holds B1's plan alone, first-fit's plan of the whole (made before the master) stands in both
     buildings and holds more, so it is the answer, verified, and its note says so."""
-    import planner.scale.decompose as dec
-    from planner.scale import joined
-
-    real = joined.solve_part
-    got: dict[str, float] = {}
-
-    def flaky(part, text, limit, *rest):
-        if part == "B2":
-            return {"part": part, "error": "no answer"}
-        r = real(part, text, limit, *rest)
-        got[part] = r["plan"]["objective_value"]
-        return r
-
-    monkeypatch.setattr(dec, "solve_part", flaky)
-    monkeypatch.setattr(joined, "solve_part", flaky)
-    monkeypatch.setattr(dec, "first_fit_repair", lambda *a, **k: None)
-    s = scenario(
-        [{"id": "grow", "demand": "max", "rack_types": [GT], "max_hops": 7}],
-        phases=PHASES,
-        power_arrival=[{"interconnect_mw": 1.0}, {"phase": "q2", "generation_mw": 1.0}],
-    )
+    s, got = _region_without_b2(monkeypatch, fallback=True)
     d = plan_decomposed(s, polish=False)
     assert verify(d.plan, s).ok
     assert d.plan.solver == "greedy"
