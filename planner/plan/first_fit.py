@@ -107,9 +107,7 @@ class _FirstFit:
 
     def __init__(self, scenario: Scenario, retry: bool = False) -> None:
         s = self.s = scenario
-        self.retry = retry
-        """Whether a cluster with a demand to meet whose first home cannot hold it whole is taken
-        out again and tried at the next home (:meth:`place_cluster`)."""
+        self.retry = retry  # a cluster its first home cannot hold whole is tried at the next
         self.ix = ix = index_site(s.site)
         self.tl = tl = timeline(s)
         self.types = types = s.catalog.by_id()
@@ -211,8 +209,7 @@ class _FirstFit:
             (rid, i) for rid, i in self.free_all if tl.row_on.get(rid, 0) <= p and rid not in dark_rows
         ]
         self.free_set = set(self.free)
-        self.short: dict[tuple[str, tuple[str, ...]], int] = {}
-        """GPUs of a set of rack types a home took when it could not hold a demand whole (``retry``)."""
+        self.short: dict[tuple[str, tuple[str, ...]], int] = {}  # GPUs of a type set a home held (retry)
 
     def try_place(self, rid: str, i: int, t: RackType, cluster: str, spare: bool = False) -> bool:
         """Place one rack if it fits everything (cheap checks first)."""

@@ -447,11 +447,9 @@ def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_
     return m, build_s
 
 
-def _start(
-    scenario, deadline, stages, say, warm_start: bool, given, made=("the plan given", 0.0)
-) -> tuple[list[PlacedRack], str, float]:
-    """The racks the solve starts from and must beat: ``given`` (a plan's racks, ``made``: how, in
-    how many seconds), else first-fit's (:func:`_first_fit`), none without a warm start."""
+def _start(scenario, deadline, stages, say, warm_start: bool, given, made):
+    """The racks the solve starts from and must beat, how and in how many seconds they were made:
+    ``given`` (made as ``made`` says), else first-fit's (:func:`_first_fit`); none without a warm start."""
     if not warm_start:
         return [], "", 0.0
     if given is not None:
@@ -481,10 +479,8 @@ def _first_fit(
 def first_fit_plan(
     scenario: Scenario, deadline: Deadline, why: str, made: tuple[list[PlacedRack], str] | None = None
 ) -> Plan | None:
-    """First-fit's plan of the whole scenario (``made``: its racks and how they were made, when
-    already placed), with the bound known without a solver, when it meets every demand and the
-    verifier accepts it (a decomposition's last answer where the whole model would not fit in
-    memory); None otherwise. First-fit stops at the deadline."""
+    """First-fit's plan of the whole (``made``: its racks and how, if placed), with the bound known
+    without a solver, when it meets every demand and verifies; else None. Stops at the deadline."""
     if scenario.designed:
         return None  # first-fit stands no network racks
     greedy, how = made if made is not None else start_racks(scenario, deadline, deadline.at)
