@@ -208,3 +208,36 @@ def test_the_first_fit_stage_takes_its_part_of_the_time_left() -> None:
     assert b.seconds("first_fit") == pytest.approx(25.0)
     clock.now = 92.0
     assert b.seconds("first_fit") == pytest.approx(2.0)
+
+
+def test_the_pairs_leave_the_polish_its_part_when_it_follows() -> None:
+    """100 s limit, a pass 0.5 s (tail 10 s), pairs starting at t = 20: they work to the solves' end,
+    70 s away; when the polish follows they leave it 0.5 × 80 = 40 s more, so theirs is 30 s away."""
+    clock = VirtualClock()
+    b = Budget(Deadline(100.0, 0.0, clock), "process", 2, pass_s=0.5)
+    clock.now = 20.0
+    assert b.pairs_end().left() == pytest.approx(70.0)
+    b.polish_follows = True
+    assert b.pairs_end().left() == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("polish", [True, False])
+def test_with_the_polish_no_lp_of_the_whole_is_solved_beside_it(monkeypatch, polish) -> None:
+    """No bound ever proves the joined plan's gap (the gap test made to fail): with the polish, the
+    whole model from the joined plan runs and states its own bound, and the LP relaxation of the
+    whole (which the polish solves again at its root) is never solved; without it, the LP is
+    solved once. Either way the three 512-GPU jobs come back, verified."""
+    lps: list[float] = []
+
+    def lp(s, limit_s):  # the merged relaxation's LP is solved too: only the whole's is counted
+        if not s.clusters[0].id.startswith("merged-"):
+            lps.append(limit_s)
+        return None
+
+    monkeypatch.setattr(joined, "within_gap", lambda gap, rel: False)
+    monkeypatch.setattr(joined, "lp_bound", lp)
+    s = scenario(POD_JOBS)
+    d = plan_decomposed(s, polish=polish)
+    assert verify(d.plan, s).ok
+    assert d.plan.kpis.gpus == 3 * 512
+    assert ("polish_s" in d.stages, len(lps)) == ((True, 0) if polish else (False, 1))

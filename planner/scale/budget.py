@@ -18,10 +18,13 @@ slower) shortens what is left for everything alike.
                                                               solved once more (flat rounds and
                                                               phased regions alike)
     merged_bound  0.30                     1         —        the merged relaxation's LP
-    lp_bound      0.40                     1         —        the whole model's LP relaxation
+    lp_bound      0.40                     1         —        the whole model's LP relaxation (only
+                                                              where no polish follows)
     pair          0.90 over the waves      5         60       one pair of buildings solved as one
     polish        1.00                     5         —        the whole model set against the
-                                                              joined plan, from the joined plan
+                                                              joined plan, from the joined plan: its
+                                                              MIP bound after the root cuts is the
+                                                              run's strongest
     replan        0.70                     0.5       —        explain: the buildings a relaxation
                                                               step touches, planned again
     first_fit     0.25                     0         —        first-fit's plan of the whole, verified:
@@ -29,7 +32,9 @@ slower) shortens what is left for everything alike.
 
 Reserve: the building solves and the pairs stop :data:`TAIL_PASSES` passes over the site before
 the deadline, each pass as long as counting the proposals took in this run (measured, so a slow or
-loaded machine reserves more); what joining, verifying and writing the plan take.
+loaded machine reserves more); what joining, verifying and writing the plan take. Where the polish
+follows (the whole model fits), the pairs also leave it :data:`POLISH_KEEP` of the time left when
+they start (:meth:`Budget.pairs_end`).
 
 Memory: the whole model (its LP bound, the polish, a hand-over) is built only where its count
 variables, counted with the proposals, times :data:`WHOLE_GB_PER_COUNT` stay within
@@ -83,6 +88,13 @@ plans (~12, when a building has no plan) and the joined plan's figures and verif
 measured on the gigawatt region, where counting the proposals takes 0.31 s idle)."""
 ROUND_START = 0.25
 """Part of the whole limit that must be left for a master round to start."""
+POLISH_KEEP = 0.5
+"""Part of the time left when the pairs of buildings start that they leave to the polish where it
+follows: the whole model from the joined plan, whose MIP bound after its root cuts is the strongest
+the run can state (the LP relaxation of the whole is 1.6-4.5 % above the optimum on drawn fleets,
+the root bound 0.1-0.3 %). Measured on a drawn 250k fleet (benchmarks/draws.py seed 1596950628,
+idle): the whole model reached its root bound in 40 s of a 50 s limit (build 5 s, presolve, LP,
+first cut round), and the pairs found every gain in their first two waves, 40 s of the 100 s left."""
 BOUNDS_START_S = 3.0
 """Seconds that must be left for an LP bound or the polish to start (below it the capacity bound
 and the joined plan stand)."""
@@ -115,6 +127,9 @@ class Budget:
     whole_counts: int = 0
     """Count variables the whole model would make (position class × rack type × cluster group, per
     phase), counted with the proposals; 0: not counted (the whole model is taken to fit)."""
+
+    polish_follows: bool = False
+    """Whether the polish follows the pairs (set by the join): they leave it :data:`POLISH_KEEP`."""
 
     @property
     def lanes(self) -> int:
@@ -149,6 +164,12 @@ class Budget:
     def solves(self) -> Deadline:
         """The deadline the building solves and the pairs work to: the run's, less the tail."""
         return self.deadline.sooner(self.tail_s())
+
+    def pairs_end(self) -> Deadline:
+        """The deadline the pairs work to: the solves' (:meth:`solves`), sooner by :data:`POLISH_KEEP`
+        of the time left where the polish follows."""
+        end = self.solves()
+        return end.sooner(POLISH_KEEP * self.left()) if self.polish_follows else end
 
     def round_may_start(self) -> bool:
         return self.left() >= ROUND_START * self.deadline.limit_s

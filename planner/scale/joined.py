@@ -260,9 +260,10 @@ def _join(
     verified against the whole scenario and its gap measured to the tightest bound proven in time.
     ``improve`` (pairs of buildings solved again, :mod:`planner.scale.pairs`) gets its turn when the
     merged and capacity bounds do not prove the gap; should its plans fail verification whole, the
-    plans as they were stand. ``whole_lp`` false: no LP bound of the whole model (a region of tens of
-    buildings, where it would not finish in the time the buildings leave); nor where the
-    ``budget`` says the whole model would not fit in memory (no polish then either)."""
+    plans as they were stand. With ``polish`` the whole model from the joined plan states its MIP
+    bound (no separate LP bound); ``whole_lp`` false: no LP bound of the whole model (a region of tens
+    of buildings, where it would not finish in the time the buildings leave); neither where the
+    ``budget`` says the whole model would not fit in memory."""
     t0 = deadline.t0
     tw = time.perf_counter()
     bounds: list[tuple[float | None, str]] = []
@@ -286,11 +287,14 @@ def _join(
         return within_gap(gap, scenario.solver.rel_gap)
 
     proven, before = proves(final), final
+    # the polish states the whole model's MIP bound (after its root cuts): the pairs leave it its
+    # part of the time, and the LP of the whole (weaker, solved again at the polish's root) is skipped
+    budget.polish_follows = polish
     if not proven and improve is not None:
         final = improve(final, proves)
         value = _value(scenario, final)
         proven = proves(final)
-    if not proven and whole_lp and budget.bounds_may_start():
+    if not proven and whole_lp and not polish and budget.bounds_may_start():
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
         lp_s = budget.seconds("lp_bound")

@@ -294,9 +294,10 @@ class _Rounds:
     def pairs(self, final: dict[str, Plan], enough: Callable[[dict[str, Plan]], bool]) -> dict[str, Plan]:
         """The joined plan short of its bound: pairs of buildings solved again together
         (:mod:`planner.scale.pairs`) until what joining and verifying the plan needs is left
-        (the budget's tail: :data:`~planner.scale.budget.TAIL_PASSES` passes over the site), or
-        until ``enough`` says the plans prove the gap."""
-        until = self.budget.solves()
+        (the budget's tail: :data:`~planner.scale.budget.TAIL_PASSES` passes over the site, and the
+        polish's part where it follows: :meth:`~planner.scale.budget.Budget.pairs_end`), or until
+        ``enough`` says the plans prove the gap."""
+        until = self.budget.pairs_end()
         tp = time.perf_counter()
         out = Pairs(self.scenario, self.data, self.groups, self.props).improve(
             final, until, self.run_args, self.say, enough
