@@ -29,7 +29,8 @@ def cmd_netbox_push(args: argparse.Namespace) -> int:
         raise InputError(f"{args.payload}: not a NetBox payload ({e})") from None
     if not isinstance(payload, dict) or not {"order", "endpoints", "objects"} <= set(payload):
         raise InputError(f"{args.payload}: not a NetBox payload (needs order, endpoints and objects)")
-    done = push(payload, NetBox(args.url, _token(args)), say=lambda s: print(s, flush=True))
+    nb = NetBox(args.url, _token(args), timeout_s=args.timeout, insecure=args.insecure)
+    done = push(payload, nb, say=lambda s: print(s, flush=True))
     made = sum(v["created"] for v in done.values())
     kept = sum(v["updated"] for v in done.values())
     print(f"NetBox at {args.url}: {made:,} objects created, {kept:,} updated")
@@ -51,7 +52,14 @@ def cmd_import_netbox(args: argparse.Namespace) -> int:
     overlay = read_yaml_file(args.overlay) if args.overlay else {}
     if overlay is None or not isinstance(overlay, dict):
         raise InputError(f"--overlay {args.overlay}: expected a mapping")
-    rows = rows_from_folder(args.csv) if args.csv else rows_from_api(NetBox(args.url, _token(args)))
+    if args.csv:
+        rows = rows_from_folder(args.csv)
+    else:
+        from planner.clock import run_started
+
+        deadline = run_started() + args.deadline
+        nb = NetBox(args.url, _token(args), timeout_s=args.timeout, deadline=deadline, insecure=args.insecure)
+        rows = rows_from_api(nb)
     got = site_from_rows(rows, overlay, args.prefix)
     site = validate_model(Site, got.site, "site", args.url or args.csv)
     atomic_write(args.output, dump(site.model_dump(mode="json", exclude_defaults=True)))

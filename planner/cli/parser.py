@@ -46,6 +46,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _positive_float(text: str) -> float:
+    value = _finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text[:40]}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is bad input (exit 2) with one line naming the flag."""
 
@@ -136,7 +143,23 @@ def _add_netbox(sub) -> None:
     push.add_argument(
         "--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token"
     )
+    _http_flags(push, deadline=False)
     push.set_defaults(func=cmd_netbox_push)
+
+
+def _http_flags(p, deadline: bool) -> None:
+    """How long NetBox may take to answer, and whether its TLS certificate is checked."""
+    p.add_argument(
+        "--timeout", type=_positive_float, default=120.0, help="seconds for one whole answer (default 120)"
+    )
+    if deadline:
+        p.add_argument(
+            "--deadline",
+            type=_positive_float,
+            default=1800.0,
+            help="seconds for the whole import, from process start (default 1800)",
+        )
+    p.add_argument("--insecure", action="store_true", help="do not verify NetBox's TLS certificate")
 
 
 def _add_library(sub) -> None:
@@ -171,6 +194,7 @@ def _add_import(sub) -> None:
     src.add_argument("--url", help="NetBox address (token in $NETBOX_TOKEN or --token-env)")
     src.add_argument("--csv", help="folder of CSVs named by kind (racks.csv or 07-racks.csv …)")
     n.add_argument("--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token")
+    _http_flags(n, deadline=True)
     n.add_argument("--overlay", help="YAML of what NetBox cannot hold (a bundle's overlay.yaml)")
     n.add_argument("--prefix", default="", help="only objects named with this prefix (stripped)")
     n.add_argument("-o", "--output", required=True, help="site YAML to write")

@@ -59,8 +59,9 @@ def _clusters_in(m: Model, lim: Limit, counts: dict) -> list[str]:
     """Clusters with racks counted in a limit's left-hand side in the elastic solution: count
     variables directly, feed-group and node loads through the rows they cover (mapped by keys)."""
     key_of = {v.name: k for k, v in m.n.items()}
-    group_of = {v.name: g for g, v in m.group_kw.items()}
-    node_of = {v.name: n for n, v in m.node_kw.items()}
+    # Per-phase map keys read "name|phase" in phased models: the group or node is the name.
+    group_of = {v.name: g.rsplit("|", 1)[0] if m.tl.phased else g for g, v in m.group_kw.items()}
+    node_of = {v.name: n.rsplit("|", 1)[0] if m.tl.phased else n for n, v in m.node_kw.items()}
     rows, found = set(), set()
     for var in lim.lhs.keys():
         if var.name in key_of:

@@ -46,12 +46,20 @@ class Explanation:
 
 
 def _demand_text(s: Scenario) -> str:
+    """What the clusters ask, e.g. "a at exactly 1,024 GPUs, b at 512+ GPUs (1,152+ from q3)"."""
     wants = []
     for c in s.clusters:
-        if c.demand == Demand.exact:
-            wants.append(f"{c.id} at exactly {c.gpus:,} GPUs")
-        elif c.demand == Demand.at_least:
-            wants.append(f"{c.id} at {c.gpus:,}+ GPUs")
+        if c.demand not in (Demand.exact, Demand.at_least):
+            continue
+        how = "exactly " if c.demand == Demand.exact else ""
+        plus = "+" if c.demand == Demand.at_least else ""
+        if c.gpus is not None:
+            text = f"{c.id} at {how}{c.gpus:,}{plus} GPUs"
+        else:
+            text = f"{c.id} at {how}" + ", ".join(
+                f"{n:,}{plus} GPUs from {ph}" for ph, n in (c.gpus_by_phase or {}).items()
+            )
+        wants.append(text)
     return ", ".join(wants) or "the clusters"
 
 

@@ -94,6 +94,60 @@ def rows_from_api(nb) -> dict[str, list[dict]]:
     return {k: [_flat_api(k, o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
 
 
+MAX_CSV_BYTES = 512 * 2**20
+"""One CSV file's cap (512 MiB): a gigawatt site's racks file is about 10 MB."""
+
+MAX_POSITION = 9_999
+"""Largest rack position index the import takes (rows hold tens of positions)."""
+
+REQUIRED = {
+    "sites": ("name",),
+    "locations": ("name", "site"),
+    "racks": ("name",),
+    "power-panels": ("name",),
+    "power-feeds": ("name", "power_panel"),
+    "devices": ("name",),
+}
+"""Columns (API fields) every object of a kind must carry, as in NetBox's import forms."""
+
+
+def _decode(f: Path) -> str:
+    """A CSV file's text: UTF-8 with or without a byte-order mark (what NetBox writes and reads),
+    else InputError naming the encoding found."""
+    if f.stat().st_size > MAX_CSV_BYTES:
+        raise InputError(f"--csv {f.name}: {f.stat().st_size:,} bytes, more than the {MAX_CSV_BYTES:,} read")
+    raw = f.read_bytes()
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\x00" in raw[:64]):
+        raise InputError(
+            f"--csv {f.name}: the file is UTF-16; NetBox's CSV import and export use UTF-8: "
+            "save it as UTF-8 (CSV UTF-8 in a spreadsheet)"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"--csv {f.name}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start:,}; Latin-1 or "
+            "a Windows code page?); NetBox's CSV import and export use UTF-8: save it as UTF-8"
+        ) from None
+
+
+def _read_csv(f: Path, kind: str) -> list[dict]:
+    """The rows of one kind's CSV, its header checked for :data:`REQUIRED` columns."""
+    try:
+        reader = csv.DictReader(io.StringIO(_decode(f)))
+        rows = list(reader)
+    except csv.Error as e:
+        raise InputError(f"--csv {f.name}: line {reader.line_num + 1}: {e}") from None
+    header = reader.fieldnames or []
+    missing = [c for c in REQUIRED[kind] if c not in header]
+    if rows and missing:
+        raise InputError(
+            f"--csv {f.name}: no {', '.join(repr(c) for c in missing)} column (the columns of NetBox's "
+            f"{kind} import form; this file has {', '.join(header[:12]) or 'none'})"
+        )
+    return rows
+
+
 def rows_from_folder(folder: str | Path) -> dict[str, list[dict]]:
     """Rows per kind from CSV files named after their kind (``07-racks.csv`` or ``racks.csv``)."""
     folder = Path(folder)
@@ -103,10 +157,45 @@ def rows_from_folder(folder: str | Path) -> dict[str, list[dict]]:
     for f in sorted(folder.glob("*.csv")):
         kind = f.stem.split("-", 1)[1] if f.stem[:2].isdigit() and "-" in f.stem else f.stem
         if kind in out and f.is_file() and not f.is_symlink():
-            out[kind] = list(csv.DictReader(io.StringIO(f.read_text(encoding="utf-8"))))
+            out[kind] = _read_csv(f, kind)
     if not out["racks"]:
         raise InputError(f"--csv: '{folder}' holds no racks CSV (racks.csv or NN-racks.csv)")
     return out
+
+
+def _check_rows(rows: dict[str, list[dict]]) -> None:
+    """Every object names what :data:`REQUIRED` asks of its kind."""
+    for kind, need in REQUIRED.items():
+        for i, r in enumerate(rows.get(kind, [])):
+            gone = [c for c in need if _text(r.get(c)).strip() == ""]
+            if gone:
+                raise InputError(
+                    f"{kind}[{i}]: no {', '.join(repr(c) for c in gone)} (every {kind[:-1]} names "
+                    f"{' and '.join(need)}); got {', '.join(sorted(map(str, r))[:10]) or 'nothing'}"
+                )
+
+
+OVERLAY_MAPS = ("buildings", "halls", "rows", "power_nodes")
+"""Overlay sections that map an ID to the fields to set on it."""
+
+
+def _check_overlay(ov: dict) -> None:
+    """The overlay's shape: ``site`` a mapping, every section of :data:`OVERLAY_MAPS` a mapping of
+    IDs to mappings."""
+    if not isinstance(ov.get("site") or {}, dict):
+        raise InputError(
+            f"--overlay site: expected a mapping of site fields, got {type(ov['site']).__name__}"
+        )
+    for sec in OVERLAY_MAPS:
+        v = ov.get(sec) or {}
+        if not isinstance(v, dict):
+            raise InputError(f"--overlay {sec}: expected a mapping of IDs to fields, got {type(v).__name__}")
+        for k, x in v.items():
+            if not isinstance(x, dict):
+                raise InputError(f"--overlay {sec}.{k}: expected a mapping of fields, got {type(x).__name__}")
+    fab = (ov.get("site") or {}).get("fabric")
+    if fab is not None and not isinstance(fab, dict):
+        raise InputError(f"--overlay site.fabric: expected a mapping, got {type(fab).__name__}")
 
 
 def _num(v, what: str) -> float | None:
@@ -116,6 +205,15 @@ def _num(v, what: str) -> float | None:
         return float(v)
     except (TypeError, ValueError):
         raise InputError(f"{what}: '{v}' is not a number") from None
+
+
+def _index(v) -> int | None:
+    """A position index 0..MAX_POSITION from a CSV cell or API value, else None."""
+    try:
+        f = float(_text(v))
+    except ValueError:
+        return None
+    return int(f) if f.is_integer() and 0 <= f <= MAX_POSITION else None
 
 
 def _bool(v) -> bool | None:
@@ -165,7 +263,14 @@ class _Reader:
             if not row or r.get("cf_planner_position") in (None, ""):
                 self.unmapped.append(f"rack '{r.get('name')}': no planner_row/planner_position custom field")
                 continue
-            by_row.setdefault(row, []).append(r)
+            pos = _index(r.get("cf_planner_position"))
+            if pos is None:
+                self.unmapped.append(
+                    f"rack '{r.get('name')}': planner_position {_text(r.get('cf_planner_position'))[:40]!r} "
+                    f"is no position index (a whole number 0..{MAX_POSITION:,})"
+                )
+                continue
+            by_row.setdefault(row, []).append({**r, "cf_planner_position": pos})
         out = {}
         for row_id, racks in by_row.items():
             made = self._row(row_id, racks, halls)
@@ -174,7 +279,7 @@ class _Reader:
         return out
 
     def _row(self, row_id: str, racks: list[dict], halls: dict[str, dict]) -> dict | None:
-        at = {int(float(r["cf_planner_position"])): r for r in racks}
+        at = {r["cf_planner_position"]: r for r in racks}
         hall = self.name(racks[0].get("location"))
         if hall not in halls:
             self.unmapped.append(f"row '{row_id}': its racks stand in no known hall location ('{hall}')")
@@ -320,15 +425,25 @@ class _Reader:
 
 
 def _xy(row: dict, k: int) -> tuple[float, float]:
-    step = row.get("pitch_m", 0.6) * k
-    dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
-        row.get("direction", "+x")
-    ]
-    return round(row["origin_x_m"] + dx, 6), round(row["origin_y_m"] + dy, 6)
+    """Centre (x, y) in m of position k of a row: origin + k · pitch along its direction."""
+    try:
+        step = float(row.get("pitch_m", 0.6)) * k
+        dx, dy = {"+x": (step, 0.0), "-x": (-step, 0.0), "+y": (0.0, step), "-y": (0.0, -step)}[
+            row.get("direction", "+x")
+        ]
+        return round(float(row["origin_x_m"]) + dx, 6), round(float(row["origin_y_m"]) + dy, 6)
+    except (TypeError, ValueError, KeyError):
+        got = {f: row.get(f) for f in ("pitch_m", "direction", "origin_x_m", "origin_y_m")}
+        raise InputError(
+            f"row '{row.get('id')}': its geometry (from NetBox or the --overlay rows) is not numbers "
+            f"and a direction +x, -x, +y or -y: {got}"
+        ) from None
 
 
 def site_from_rows(rows: dict[str, list[dict]], overlay: dict | None = None, prefix: str = "") -> Imported:
     """The site (a mapping the site schema validates) from NetBox rows per kind."""
+    _check_rows(rows)
+    _check_overlay(overlay or {})
     rd = _Reader(rows, overlay or {}, prefix)
     hall_of, buildings = rd.places()
     if not buildings:
@@ -357,21 +472,32 @@ def site_from_rows(rows: dict[str, list[dict]], overlay: dict | None = None, pre
     site["buildings"] = [b for b in buildings.values() if b["halls"]]
     for b in site["buildings"]:
         b["halls"] = [h for h in b["halls"] if h["rows"] or h["power_nodes"]]
-    tray = float(((ov.get("site") or {}).get("fabric") or {}).get("tray_allowance_m", 3.0))
+    tray = _num(
+        ((ov.get("site") or {}).get("fabric") or {}).get("tray_allowance_m"),
+        "--overlay site.fabric.tray_allowance_m",
+    )
     existing = rd.existing(rows_made, hall_of)
     _cables(existing, halls, rows_made, tray)
     return Imported(site=site, existing=existing, unmapped=rd.unmapped)
 
 
-def _cables(existing: list[dict], halls: dict[str, dict], rows: dict[str, dict], tray: float) -> None:
+def _cables(existing: list[dict], halls: dict[str, dict], rows: dict[str, dict], tray: float | None) -> None:
     """An installed rack's cable length to its pod's network rack: |Δx| + |Δy| + tray allowance."""
-    pods = {p["id"]: p for h in halls.values() for p in h.get("pods", [])}
+    pods = {
+        str(p.get("id")): p
+        for h in halls.values()
+        for p in (h.get("pods") if isinstance(h.get("pods"), list) else [])
+        if isinstance(p, dict) and isinstance(p.get("network_rack"), dict)
+    }
     for e in existing:
-        pod = pods.get(rows[e["row"]].get("pod", ""))
-        if pod is None or pod["network_rack"]["row"] not in rows:
-            continue
-        px, py = _xy(rows[pod["network_rack"]["row"]], int(pod["network_rack"]["position"]))
-        e["cable_length_m"] = round(abs(e["x_m"] - px) + abs(e["y_m"] - py) + tray, 6)
+        pod = pods.get(str(rows[e["row"]].get("pod", "")))
+        at = _index(pod["network_rack"].get("position")) if pod else None
+        if pod is None or pod["network_rack"].get("row") not in rows or at is None:
+            continue  # the schema's check of the overlay's pods says what is wrong
+        px, py = _xy(rows[pod["network_rack"]["row"]], at)
+        e["cable_length_m"] = round(
+            abs(e["x_m"] - px) + abs(e["y_m"] - py) + (3.0 if tray is None else tray), 6
+        )
 
 
 def overlay_of(site) -> dict:
