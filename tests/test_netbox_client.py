@@ -460,3 +460,38 @@ def test_a_malformed_overlay_is_refused(text, said, tmp_path, capsys) -> None:
     )
     assert _csv_import(d, tmp_path, "--overlay", str(_overlay(tmp_path, text))) == 2
     assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        (
+            "voltage",
+            "0",
+            "voltage 0 is outside 0 < voltage ≤ 100,000; NetBox keeps it in volts "
+            + "(415 for a 415 V three-phase feed)",
+        ),
+        ("amperage", "-32", "amperage -32 is outside 0 < amperage ≤ 100,000; NetBox keeps it in amperes"),
+        (
+            "max_utilization",
+            "800",
+            "max_utilization 800 is outside 0 < max_utilization ≤ 100; NetBox keeps it in percent "
+            + "(80 for 80 %)",
+        ),
+    ],
+)
+def test_a_feed_outside_electrical_ranges_is_refused_with_its_unit(
+    key, value, said, bundle, tmp_path, capsys
+) -> None:
+    d = tmp_path / "b"
+    shutil.copytree(bundle, d)
+    f = next(d.glob("*-power-feeds.csv"))
+    with f.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0][key] = value
+    with f.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert _bundle_import(d, tmp_path) == 2
+    assert f"power feed '{rows[0]['name']}': {said}" in capsys.readouterr().err

@@ -251,3 +251,36 @@ def test_a_long_unknown_key_is_echoed_as_a_prefix(small_data: dict[str, Any]) ->
     assert len(line) < 600  # the key's prefix and the allowed keys, never the 100,000 characters
     assert line.startswith("xxxxxxxxx")
     assert line.count("x") < 200
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (
+            "gpu_power_cap_w: 0.7\n",
+            "gpu_power_cap_w: 0.7 W is below what a grand-teton-h100 GPU runs at: its TDP is 700 W and a cap "
+            "goes down to 25% of it, 175 W; the cap is in watts (0.7 looks like kW: 700 W?)",
+        ),
+        (
+            "gpu_power_cap_w: 100\n",
+            "gpu_power_cap_w: 100 W is below what a grand-teton-h100 GPU runs at: its TDP is 700 W and a cap "
+            "goes down to 25% of it, 175 W; the cap is in watts",
+        ),
+        (
+            "catalog: {rack_types: [{id: big, kind: gpu, servers_per_rack: 18, gpus_per_server: 40, "
+            "gpu_power_w: 12000, weight_kg: 1360, capex_usd: 1}]}\n",
+            "catalog.rack_types[0]: rated 8,640.0 kW (servers_per_rack × (gpus_per_server × gpu_power_w "
+            "/ 1000 + non_gpu_power_kw_per_server) + overhead_power_kw), beyond any rack built or announced "
+            "(at most 1,000 kW); gpu_power_w is in watts, the rest in kW",
+        ),
+    ],
+)
+def test_figures_outside_what_hardware_can_be_name_their_unit(folder: Path, extra: str, said: str) -> None:
+    """A cap typed in kW where W is meant planned 2,240 GPUs at full PFLOPS where 1,080 fit."""
+    text = SCENARIO.format(site="site.yaml") + extra
+    assert _problems(load_scenario_text, text, FolderRoot(folder)) == [said]
+
+
+def test_a_cap_the_gpus_can_run_at_is_taken(folder: Path) -> None:
+    text = SCENARIO.format(site="site.yaml") + "gpu_power_cap_w: 175\n"
+    assert load_scenario_text(text, FolderRoot(folder)).gpu_power_cap_w == 175

@@ -263,6 +263,52 @@ def check_units(scenario: Scenario) -> list[Problem]:
     return []
 
 
+MIN_CAP_SHARE = 0.25
+"""Lowest GPU power cap as a share of the GPU's TDP that the planner takes (estimate: GPU drivers
+accept power limits down to roughly a quarter to a third of TDP, e.g. an H100 SXM's 700 W to
+~200 W); below it the cap is no mode a GPU runs in, and most often a figure in kW typed for W."""
+
+MAX_RACK_KW = 1_000.0
+"""Largest rated rack power the catalog takes, kW (estimate: today's densest racks draw ~120–132 kW,
+GB200 NVL72 per the NVIDIA DGX GB200 user guide in the reference facts; announced roadmaps reach
+several hundred kW). A rack type rated beyond it is a unit slip (W for kW)."""
+
+
+def check_physical(scenario: Scenario) -> list[Problem]:
+    """Figures outside what the hardware can be: a GPU power cap below what the clusters' GPUs
+    run at, a rack type rated beyond any rack built or announced. Each names the unit expected."""
+    out = []
+    types = scenario.catalog.by_id()
+    used = sorted(
+        {t for c in scenario.clusters for t in c.rack_types if t in types and types[t].gpu_power_w > 0}
+    )
+    cap = scenario.gpu_power_cap_w
+    if cap is not None and used:
+        low = max(used, key=lambda t: types[t].gpu_power_w)
+        tdp = types[low].gpu_power_w
+        if cap < MIN_CAP_SHARE * tdp:
+            hint = (
+                f" ({cap:g} looks like kW: {cap * 1000:,.0f} W?)"
+                if MIN_CAP_SHARE * tdp <= cap * 1000 <= 2 * tdp
+                else ""
+            )
+            what = (
+                f"{cap:g} W is below what a {low} GPU runs at: its TDP is {tdp:,.0f} W and a cap goes down "
+                f"to {MIN_CAP_SHARE:.0%} of it, {MIN_CAP_SHARE * tdp:,.0f} W; the cap is in watts{hint}"
+            )
+            out.append(Problem("gpu_power_cap_w", what))
+    for ti, t in enumerate(scenario.catalog.rack_types):
+        kw = t.rated_power_kw
+        if kw > MAX_RACK_KW:
+            what = (
+                f"rated {kw:,.1f} kW (servers_per_rack × (gpus_per_server × gpu_power_w / 1000 + "
+                f"non_gpu_power_kw_per_server) + overhead_power_kw), beyond any rack built or announced "
+                f"(at most {MAX_RACK_KW:,.0f} kW); gpu_power_w is in watts, the rest in kW"
+            )
+            out.append(Problem(f"catalog.rack_types[{ti}]", what))
+    return out
+
+
 def check_retrofits(scenario: Scenario) -> list[Problem]:
     """Retrofits name real rows, nodes and zones; a new loop is liquid, new, and goes to a row without one."""
     out = []
@@ -424,6 +470,7 @@ def check_scenario(scenario: Scenario) -> list[Problem]:
         *check_phases(scenario),
         *check_futures(scenario),
         *check_units(scenario),
+        *check_physical(scenario),
         *check_backup(scenario),
         *check_retrofits(scenario),
         *check_existing(scenario),

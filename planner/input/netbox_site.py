@@ -207,6 +207,17 @@ def _num(v, what: str) -> float | None:
         raise InputError(f"{what}: '{v}' is not a number") from None
 
 
+def _in_range(feed: dict, key: str, top: float, unit: str, n: str) -> float | None:
+    """A power feed's electrical figure (None when not stated), refused outside 0 < x ≤ top with
+    the unit NetBox keeps it in."""
+    x = _num(feed.get(key), f"power feed '{n}' {key}")
+    if x is not None and not 0 < x <= top:
+        raise InputError(
+            f"power feed '{n}': {key} {x:g} is outside 0 < {key} ≤ {top:,g}; NetBox keeps it in {unit}"
+        )
+    return x
+
+
 def _index(v) -> int | None:
     """A position index 0..MAX_POSITION from a CSV cell or API value, else None."""
     try:
@@ -364,9 +375,11 @@ class _Reader:
         kind = _text(src.get("cf_planner_kind")) or ("busway" if feed else "other")
         out["kind"] = kind
         cap = _num(src.get("cf_planner_capacity_kw"), f"power node {n} planner_capacity_kw")
+        if feed:
+            v = _in_range(feed, "voltage", 100_000, "volts (415 for a 415 V three-phase feed)", n)
+            a = _in_range(feed, "amperage", 100_000, "amperes", n)
+            util = (_in_range(feed, "max_utilization", 100, "percent (80 for 80 %)", n) or 100) / 100
         if cap is None and feed:
-            v, a = _num(feed.get("voltage"), "voltage"), _num(feed.get("amperage"), "amperage")
-            util = (_num(feed.get("max_utilization"), "max_utilization") or 100) / 100
             if v and a:
                 three = _text(feed.get("phase")) in ("three-phase", "3-phase", "")
                 cap = round(v * a * (math.sqrt(3) if three else 1) * util / 1000, 6)
