@@ -604,6 +604,47 @@ def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_
     assert not app(scenario="dr-hall").run().metric
 
 
+def test_a_plan_edited_in_the_library_is_not_shown_by_its_link() -> None:
+    """A stored plan whose row was changed in the database (its GPUs inflated): its link opens the
+    scenario with a warning, never the plan; a fresh Solve finds the right figure again."""
+    import json
+    import os
+
+    import sqlalchemy as sa
+
+    from planner.plan.library import PLANS
+
+    at = load(app(), "dr-hall")
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    stored = at.query_params["plan"]
+    with sa.create_engine(os.environ["PLANNER_LIBRARY"]).begin() as c:
+        entry = json.loads(c.execute(sa.select(PLANS.c.entry).where(PLANS.c.id == stored)).scalar())
+        entry["plan"]["kpis"]["gpus"] = 999_999
+        c.execute(PLANS.update().where(PLANS.c.id == stored).values(entry=json.dumps(entry), gpus=999_999))
+    fresh = app(scenario="dr-hall", plan=stored).run()
+    assert len(fresh.warning) == 1
+    assert fresh.warning[0].value.startswith(
+        f"The link's plan {stored} fails its check (its plan does not verify against its scenario ("
+    )
+    assert not fresh.metric
+    fresh.button(key="solve").click().run()
+    assert {m.label: m.value for m in fresh.metric}["GPUs"] == "864"
+
+
+def test_a_library_that_cannot_be_opened_is_an_error_box_and_the_page_still_solves(
+    monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("PLANNER_LIBRARY", f"sqlite:///{tmp_path}")  # a folder
+    at = load(app(), "dr-hall")
+    at.switch_page("ui/plan_page.py").run()
+    at.button(key="solve").click().run()
+    assert {m.label: m.value for m in at.metric}["GPUs"] == "864"
+    assert at.error[0].value.startswith(
+        f"The plan library cannot be used: plan library sqlite:///{tmp_path}: cannot open the database file"
+    )
+
+
 def test_an_edited_scenarios_link_reopens_it_and_a_lost_one_says_so() -> None:
     at = open_page("ui/scenario_page.py")
     at.number_input(key=form_key(at, "capex")).set_value(12e6)

@@ -12,6 +12,7 @@ import pytest
 
 from planner.cli import main
 from planner.enums import Status
+from planner.errors import InputError
 from planner.input.loader import load_scenario
 from planner.input.variants import scenario_yaml
 from planner.plan import load_plan, save_plan
@@ -111,3 +112,160 @@ def test_cli_stores_lists_and_writes_a_plan_out(small, tmp_path: Path, capsys) -
     assert load_scenario(tmp_path / "s.yaml").name == "small-hall"
     assert main([*lib, "show", "nope", "-o", str(out)]) == 2
     assert "id: the library holds no plan 'nope' (planner library list)" in capsys.readouterr().err
+
+
+# --- a library that checks what it reads -----------------------------------------------------
+
+
+def _tamper(url: str, pid: str, **columns) -> None:
+    """Edit a stored row behind the library's back (as anyone with the database can)."""
+    import sqlalchemy as sa
+
+    from planner.plan.library import PLANS
+
+    with sa.create_engine(url).begin() as c:
+        c.execute(PLANS.update().where(PLANS.c.id == pid).values(**columns))
+
+
+def _inflated(entry: dict, gpus: int) -> str:
+    import json
+
+    e = json.loads(json.dumps(entry))
+    e["plan"]["kpis"]["gpus"] = gpus
+    return json.dumps(e)
+
+
+def test_a_row_edited_in_the_database_is_listed_failing_and_never_opened_or_reused(
+    small, tmp_path, capsys
+) -> None:
+    """A stored plan edited to 999,999 GPUs (the right figure is 1,080)."""
+    s, plan = small
+    url = f"sqlite:///{tmp_path}/lib.sqlite"
+    text = scenario_yaml(s)
+    pid = Library(url).store(text, "small-hall", "joint", entry_of(plan), s)
+    _tamper(url, pid, gpus=999_999, entry=_inflated(entry_of(plan), 999_999))
+    lib = Library(url)  # a new process: nothing memoised
+    got = lib.get(pid)
+    assert not got["valid"]
+    assert got["why"].startswith("its plan does not verify against its scenario (")
+    assert lib.best(got["scenario_key"], "joint") is None
+    assert [(r["id"], r["valid"]) for r in lib.list()] == [(pid, False)]
+    cli = ["library", "--library", url]
+    assert main([*cli, "list"]) == 1
+    out = capsys.readouterr().out
+    assert f"plan {pid} fails its check: its plan does not verify against its scenario (" in out
+    assert main([*cli, "show", pid, "-o", str(tmp_path / "p.yaml")]) == 1
+    assert not (tmp_path / "p.yaml").exists()
+
+
+def test_a_row_whose_columns_are_not_its_plan_is_refused(small, tmp_path) -> None:
+    """Only the listed figure edited: the plan inside still verifies, the list would lie."""
+    s, plan = small
+    url = f"sqlite:///{tmp_path}/lib.sqlite"
+    pid = Library(url).store(scenario_yaml(s), "small-hall", "joint", entry_of(plan), s)
+    _tamper(url, pid, gpus=999_999)
+    got = Library(url).get(pid)
+    assert (got["valid"], got["why"]) == (
+        False,
+        "its listed figures (optimal, 999,999 GPUs) are not its plan's (optimal, 1,080 GPUs)",
+    )
+
+
+def test_only_a_proven_optimum_is_reused_as_the_answer(small, tmp_path) -> None:
+    """A time-limited plan stored first (one rack short, feasible at a stated gap) is no answer to
+    reuse; once the proven optimum is stored it is."""
+    s, plan = small
+    lib = Library(f"sqlite:///{tmp_path}/lib.sqlite")
+    text = scenario_yaml(s)
+    fewer = [r for r in plan.racks if r.cluster != "train-gt"] + [
+        r for r in plan.racks if r.cluster == "train-gt"
+    ][1:]
+    claims = {
+        "racks": fewer,
+        "status": Status.feasible,
+        "objective_value": 1064.0,
+        "gap": 16 / 1064,
+        "optimality": None,
+    }
+    smaller, _ = plan_figures(plan.model_copy(update=claims), s)
+    worse = lib.store(text, "small-hall", "joint", {"plan": smaller.model_dump(mode="json")}, s)
+    key = lib.get(worse)["scenario_key"]
+    assert lib.best(key, "joint", proven=True) is None
+    assert lib.best(key, "joint")[0] == worse  # offered beside a new solve, never as its answer
+    proven = lib.store(text, "small-hall", "joint", entry_of(plan), s)
+    assert lib.best(key, "joint", proven=True)[0] == proven
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda d: "nosuchdb://x", "plan library nosuchdb://x: is no database URL the planner knows"),
+        (lambda d: f"sqlite:///{d}", "cannot open the database file: is the path a folder"),
+        (
+            lambda d: (d / "junk.sqlite").write_bytes(b"x" * 4096) and f"sqlite:///{d}/junk.sqlite",
+            "the file is not an SQLite database (damaged?): move it aside and a new library starts",
+        ),
+        (
+            lambda d: "postgresql://planner:secret@127.0.0.1:9/plans",
+            "plan library postgresql://planner:***@127.0.0.1:9/plans: the database server does not answer: "
+            "is it running?",
+        ),
+    ],
+)
+def test_a_database_fault_is_bad_input_naming_the_library(make, said, tmp_path, capsys) -> None:
+    url = make(tmp_path)
+    assert main(["library", "--library", url, "list"]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert "secret" not in err
+
+
+def test_a_read_only_library_says_so(small, tmp_path, capsys) -> None:
+    s, plan = small
+    url = f"sqlite:///{tmp_path}/lib.sqlite"
+    Library(url).put_scenario(scenario_yaml(s), "small-hall")
+    (tmp_path / "lib.sqlite").chmod(0o444)
+    ro = f"sqlite:///file:{tmp_path}/lib.sqlite?mode=ro&uri=true"
+    with pytest.raises(InputError) as e:
+        Library(ro).store(scenario_yaml(s), "small-hall", "joint", entry_of(plan), s)
+    assert "the database is read-only: give a writable --library or $PLANNER_LIBRARY" in str(e.value)
+
+
+def test_a_locked_library_says_so(small, tmp_path, monkeypatch) -> None:
+    import sqlite3
+
+    import planner.plan.library as library
+
+    s, _ = small
+    path = tmp_path / "lib.sqlite"
+    Library(f"sqlite:///{path}")
+    holder = sqlite3.connect(path)
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(library, "BUSY_S", 0.2)
+    try:
+        with pytest.raises(InputError) as e:
+            Library(f"sqlite:///{path}").put_scenario(scenario_yaml(s) + "# edited\n", "x")
+    finally:
+        holder.rollback()
+    assert "another writer held the database" in str(e.value)
+
+
+def _first_writer(url: str, i: int) -> str:
+    from planner.plan.library import Library
+
+    return Library(url).put_scenario(f"name: s{i % 3}\n", f"s{i % 3}")
+
+
+def test_twelve_first_writers_into_a_new_file_all_succeed(tmp_path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    url = f"sqlite:///{tmp_path}/new/lib.sqlite"
+    with ProcessPoolExecutor(12) as pool:
+        keys = list(pool.map(_first_writer, [url] * 12, range(12)))
+    assert len(set(keys)) == 3
+    with Library(url).engine.connect() as c:
+        import sqlalchemy as sa
+
+        from planner.plan.library import SCENARIOS
+
+        assert c.execute(sa.select(sa.func.count()).select_from(SCENARIOS)).scalar() == 3

@@ -56,11 +56,21 @@ _LIBRARIES: dict[str, Library] = {}
 def library() -> Library:
     """The plan library (planner.plan.library): scenarios and verified plans that survive reloads
     and server restarts; ``PLANNER_LIBRARY`` names its database (read on every call: one
-    connection pool per database for the process)."""
+    connection pool per database for the process). InputError when it cannot be opened."""
     url = library_url()
     if url not in _LIBRARIES:
         _LIBRARIES[url] = Library(url)
     return _LIBRARIES[url]
+
+
+def with_library(use, default=None):
+    """``use(library())``, or ``default`` with an error box when the library faults (the page goes
+    on: plans are solved and shown, not kept)."""
+    try:
+        return use(library())
+    except InputError as e:
+        st.error(f"The plan library cannot be used: {e.lines()[0]}. Plans are solved and shown but not kept.")
+        return default
 
 
 @st.cache_resource
@@ -96,7 +106,7 @@ def set_current(text: str, source: str) -> None:
     st.session_state.pop("uploaded_plan", None)
     texts().put(scenario_key(text), text)
     if source not in SHIPPED:  # an edited or uploaded text: its ?s= link survives a restart
-        library().put_scenario(text, source)
+        with_library(lambda lib: lib.put_scenario(text, source))
     sync_url()
 
 
@@ -181,7 +191,7 @@ def _restore() -> None:
         return
     text = texts().get(key) if key else None
     if text is None and key:
-        text = library().scenario(key)
+        text = with_library(lambda lib: lib.scenario(key))
     if text is not None:
         st.session_state.scenario_yaml = text
         st.session_state.scenario_source = "restored"
@@ -203,9 +213,15 @@ def _restore_plan(plan_id: str | None, name: str | None) -> bool:
     session's result; False when the link names none the library holds."""
     if not plan_id or plan_id == "1":
         return False
-    got = library().get(plan_id)
+    got = with_library(lambda lib: lib.get(plan_id))
     if got is None:
         st.session_state.url_warning = f"The link names a plan the library does not hold ({plan_id[:24]})."
+        return False
+    if not got["valid"]:
+        st.session_state.url_warning = (
+            f"The link's plan {plan_id[:24]} fails its check ({got['why']}): it is not shown. Solve the "
+            "scenario again."
+        )
         return False
     text = got["scenario_text"]
     st.session_state.scenario_yaml = text
@@ -256,22 +272,38 @@ def solve_text(text: str, scenario: Scenario, box=None, mode: str = "joint") -> 
     process: a region's buildings one after another). A verified plan of the same scenario and
     mode in the plan library is reused; a new one that verifies is stored there."""
     key = scenario_key(text) + ("" if mode == "joint" else f"|{mode}")
-    stored = library().best(scenario_key(text), mode)
-    if stored is not None:  # a verified plan of this scenario and mode: reused, never solved twice
-        entry = {**stored[1], "library_id": stored[0], "reused": True}
+    proven = with_library(lambda lib: lib.best(scenario_key(text), mode, proven=True))
+    if proven is not None:  # a proven optimum of this scenario and mode, verified again: reused
+        entry = {**proven[1], "library_id": proven[0], "reused": True}
         _keep(key, entry)
         return entry
+    stored = with_library(lambda lib: lib.best(scenario_key(text), mode))
     entry = dict(hub().run(key, _solver(scenario, box, mode)))  # a copy: the hub's entry is shared
     _store(text, scenario, mode, entry)
+    if stored is not None and _better(stored[1], entry):  # a time-limited plan kept: the better one shows
+        entry = {**stored[1], "library_id": stored[0], "reused": True}
     _keep(key, entry)
     return entry
+
+
+def _better(old: dict, new: dict) -> bool:
+    """Whether a stored entry ranks before a fresh one (planner.plan.library.rank)."""
+    from planner.plan.library import rank
+
+    def r(e: dict) -> tuple:
+        p = e.get("plan") or {}
+        return rank(p.get("status", ""), p.get("gap"), ((p.get("kpis") or {}).get("gpus")) or 0)
+
+    return "plan" in old and ("plan" not in new or r(old) < r(new))
 
 
 def _store(text: str, scenario: Scenario, mode: str, entry: dict) -> None:
     """A result whose plan verifies goes into the plan library; the entry keeps its ID."""
     if "plan" in entry:
-        pid = library().store(
-            text, st.session_state.get("scenario_source") or "scenario", mode, entry, scenario
+        pid = with_library(
+            lambda lib: lib.store(
+                text, st.session_state.get("scenario_source") or "scenario", mode, entry, scenario
+            )
         )
         if pid is not None:
             entry["library_id"] = pid

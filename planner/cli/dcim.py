@@ -102,16 +102,25 @@ def cmd_library(args: argparse.Namespace) -> int:
         print(f"stored {args.plan} as plan {pid} ({lib.url})")
         return EXIT_OK
     if args.library_command == "list":
-        rows = [("id", "scenario", "mode", "status", "GPUs", "gap", "wall s")]
+        rows = [("id", "scenario", "mode", "status", "GPUs", "gap", "wall s", "check")]
+        failing = []
         for r in lib.list(args.limit):
             gap = "" if r["gap"] is None else f"{100 * r['gap']:.3f}%"
             wall = "" if r["wall_s"] is None else f"{r['wall_s']:.1f}"
-            rows.append((r["id"], r["name"], r["settings"], r["status"], f"{r['gpus']:,}", gap, wall))
+            check = "verified" if r["valid"] else "FAILS"
+            rows.append((r["id"], r["name"], r["settings"], r["status"], f"{r['gpus']:,}", gap, wall, check))
+            if not r["valid"]:
+                failing.append(f"plan {r['id']} fails its check: {r['why']}")
         print_table(rows)
-        return EXIT_OK
+        for line in failing:
+            print(line)
+        return EXIT_OK if not failing else EXIT_FAILED
     got = lib.get(args.id)
     if got is None:
         raise InputError(f"id: the library holds no plan '{args.id}' (planner library list)")
+    if not got["valid"]:
+        print(f"plan {args.id} fails its check: {got['why']}; not written")
+        return EXIT_FAILED
     from planner.fileio import atomic_write
     from planner.plan import Plan, plan_to_yaml
 
