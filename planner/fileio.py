@@ -18,6 +18,7 @@ gone (:func:`remove_dead_temps`).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable
@@ -154,6 +155,47 @@ def atomic_write_with(path: str | Path, writer: Callable[[str], object]) -> None
         pass
     finally:
         os.close(dfd)
+
+
+def atomic_write_folder(p: Path, files: dict[str, str]) -> None:
+    """Files (name → UTF-8 text) into folder ``p`` (made if new) all or none: every check comes
+    before the first byte (a link, FIFO or device where a file goes is refused); the files are
+    written whole into a temporary folder beside ``p`` and only then moved in (the new folder
+    renamed at once, or a rename per file, which needs no space), so a failure while writing (a
+    full disk) leaves ``p`` as it was."""
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"-o {p}: folder {parent} does not exist")
+    for name in files:
+        refuse_special(p / name)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=parent))
+    except OSError as e:
+        raise WriteError(p, e.strerror or str(e)) from None
+    try:
+        for name, text in files.items():
+            with open(tmp / name, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        _move_in(tmp, p, files)
+    except OSError as e:
+        raise WriteError(p, e.strerror or str(e)) from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _move_in(tmp: Path, p: Path, files: dict[str, str]) -> None:
+    """The written folder ``tmp`` becomes ``p``, or its files replace theirs in an existing ``p``."""
+    if not p.exists():
+        os.chmod(tmp, 0o755)
+        os.rename(tmp, p)
+        return
+    for name in files:
+        refuse_special(p / name)  # the target may have changed while we wrote
+        os.chmod(tmp / name, 0o644)
+        os.replace(tmp / name, p / name)
 
 
 def _alive(pid: int) -> bool:

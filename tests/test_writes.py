@@ -253,3 +253,43 @@ def test_verify_of_a_file_that_states_no_plan_checks_its_claims_only(tmp_path: P
     lying = load_plan(out).model_copy(update={"racks": load_plan(full).racks[:1]})
     save_plan(lying, tmp_path / "lying.plan.yaml")
     assert cli("verify", str(tmp_path / "lying.plan.yaml"), "datasets/small-hall.yaml").returncode == 1
+
+
+def _bundle(tmp_path: Path) -> tuple[Path, list[str]]:
+    """small-hall's plan and the export command of its NetBox bundle into tmp_path/bundle."""
+    plan = tmp_path / "p.plan.yaml"
+    assert cli("plan", "datasets/small-hall.yaml", "-o", str(plan), "--quiet").returncode == 0
+    out = tmp_path / "bundle"
+    return out, ["export", str(plan), "datasets/small-hall.yaml", "--format", "netbox", "-o", str(out)]
+
+
+def test_a_bundle_that_cannot_be_written_whole_leaves_the_old_one_as_it_was(tmp_path: Path) -> None:
+    """A file-size limit (as a full disk) hit at the racks CSV: no file of the old bundle changed,
+    no new file, no temporary folder left."""
+    out, export = _bundle(tmp_path)
+    assert cli(*export).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    (tmp_path / "p.plan.yaml").write_text((tmp_path / "p.plan.yaml").read_text())  # same plan
+    r = cli(*export, "--prefix", "new-", preexec_fn=small_files)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"error: cannot write {out}: File too large"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "p.plan.yaml"]
+
+
+def test_a_link_planted_in_the_bundle_folder_is_refused_before_any_file_is_written(tmp_path: Path) -> None:
+    out, export = _bundle(tmp_path)
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (out / "07-racks.csv").symlink_to(victim)
+    r = cli(*export)
+    assert r.returncode == 2
+    assert f"-o {out}/07-racks.csv: is a symbolic link" in r.stderr
+    assert [p.name for p in out.iterdir()] == ["07-racks.csv"]
+    assert victim.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "p.plan.yaml", "victim.txt"]

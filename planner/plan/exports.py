@@ -24,7 +24,7 @@ from pathlib import Path
 
 from planner.cells import safe_rows
 from planner.errors import InputError
-from planner.fileio import atomic_write, atomic_write_with
+from planner.fileio import atomic_write, atomic_write_folder, atomic_write_with
 from planner.plan import Plan
 from planner.schema import Scenario
 from planner.verifier import verify
@@ -198,8 +198,11 @@ def netbox_files(plan: Plan, scenario: Scenario, prefix: str = "", level: str = 
 
 
 def _write_folder(path: str | Path, files: dict[str, str]) -> None:
-    """Each file atomically into folder ``path`` (made if new; an existing one must be a real
-    folder), or all of them into one ``.zip`` file."""
+    """All files into folder ``path`` (made if new; an existing one must be a real folder whose
+    files of these names are regular files), or all of them into one ``.zip`` file. Every check
+    comes before the first byte; the files are written whole into a temporary folder beside the
+    target and only then moved in (a rename each, which needs no space), so a failure while
+    writing (a full disk) leaves the target as it was."""
     p = Path(path)
     if p.suffix == ".zip":
         import zipfile
@@ -213,12 +216,7 @@ def _write_folder(path: str | Path, files: dict[str, str]) -> None:
         return
     if p.is_symlink() or (p.exists() and not p.is_dir()):
         raise InputError(f"-o {p}: not a folder (a NetBox bundle is a folder or a .zip)")
-    if not p.exists():
-        if not (p.parent if str(p.parent) else Path(".")).is_dir():
-            raise InputError(f"-o {p}: folder {p.parent} does not exist")
-        p.mkdir()
-    for name, text in files.items():
-        atomic_write(p / name, text)
+    atomic_write_folder(p, files)
 
 
 def export_plan(
