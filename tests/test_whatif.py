@@ -83,11 +83,16 @@ def test_reserving_positions_in_the_dashboard_costs_their_racks() -> None:
     assert at.session_state["site_edits"][-1]["what"] == "R: reserved [3, 4]"
     assert metrics(solve(at))["GPUs"] == "64"
     at.switch_page("ui/scenario_page.py").run()
-    next(w for w in at.text_input if w.key and w.key.startswith("wi_res_")).input("3, x")
-    at.run()
-    assert [e.value for e in at.error] == [
-        "Reserved positions: '3, x' is not a comma-separated list of whole numbers"
-    ]
+    n = next(r for b in s.site.buildings for h in b.halls for r in h.rows if r.id == "R").positions
+    for typed in ("3, x", "²", "9" * 5000, f"1, {n}", "-1"):
+        at.switch_page("ui/scenario_page.py").run()
+        next(w for w in at.text_input if w.key and w.key.startswith("wi_res_")).input(typed)
+        at.run()
+        assert not at.exception, typed[:20]
+        assert [e.value for e in at.error] == [
+            f"Reserved positions: '{typed[:60]}' is not a comma-separated list of positions from 0 to "
+            f"{n - 1} (whole numbers in digits 0-9)"
+        ], typed[:20]
 
 
 def test_in_a_phased_scenario_the_raise_can_be_a_retrofit_the_plan_buys() -> None:

@@ -5,6 +5,8 @@ Phases and Reliability pages then answer for the edited scenario."""
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from planner.errors import InputError
@@ -86,11 +88,15 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
         "Reserved positions in that row (comma-separated)", value=shown, key=f"wi_res_{k}_{row}"
     )
     changes: dict = {}
-    reserved = _positions(typed)
+    reserved = _positions(typed, rows[row].positions if row else None)
     if row and reserved is not None and reserved != sorted(rows[row].reserved):
         changes["rows"] = {row: {"reserved": reserved}}
     elif reserved is None:
-        st.error(f"Reserved positions: '{typed[:60]}' is not a comma-separated list of whole numbers")
+        top = f" from 0 to {rows[row].positions - 1}" if row else ""
+        st.error(
+            f"Reserved positions: '{typed[:60]}' is not a comma-separated list of positions{top} "
+            "(whole numbers in digits 0-9)"
+        )
     if node and abs(kw - nodes[node].capacity_kw) > 1e-9:
         changes.setdefault("power_nodes", {})[node] = {"capacity_kw": kw}
     if zone and units != zones[zone].units:
@@ -144,12 +150,14 @@ def _as_retrofit(scenario: Scenario, changes: dict, said: str, nodes: dict, k: s
     return out, f"retrofit {rid}: +{add:,.0f} kW usable on {node} for ${cost:,.0f}, {int(lead)} phase(s) lead"
 
 
-def _positions(text: str) -> list[int] | None:
-    """'3, 4' → [3, 4]; '' → []; None when it is not a list of whole numbers."""
+def _positions(text: str, n: int | None = None) -> list[int] | None:
+    """'3, 4' → [3, 4]; '' → []; None unless it is a list of position indexes (ASCII digits, each
+    below the row's ``n`` positions when given)."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not all(p.isdigit() for p in parts):
+    if not all(re.fullmatch(r"[0-9]{1,6}", p) for p in parts):
         return None
-    return sorted({int(p) for p in parts})
+    out = sorted({int(p) for p in parts})
+    return None if n is not None and out and out[-1] >= n else out
 
 
 def _describe(changes: dict, nodes: dict, zones: dict) -> str:
