@@ -500,3 +500,32 @@ def test_a_table_without_the_results_columns_is_bad_input(tmp_path: Path) -> Non
     assert (
         f"{table}: no column point, status: not a results table of planner batch (columns: a, b)" in r.stderr
     )
+
+
+def test_a_scheduler_without_workers_is_bad_input_not_a_silent_wait(tmp_path: Path) -> None:
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--dashboard-address", ":0", "--no-show"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        from distributed import Client
+
+        for _ in range(60):  # until it answers
+            try:
+                Client(address, timeout="1s").close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        r = _batch_on(address, tmp_path / "out")
+    finally:
+        scheduler.terminate()
+        scheduler.wait(timeout=30)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"  - --scheduler {address}: the scheduler has no workers (none joined within 3 s); start some "
+        f"with `dask worker {address}` where `planner` imports"
+    )

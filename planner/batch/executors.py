@@ -127,6 +127,15 @@ def _dask(
                 f"--scheduler {scheduler[:80]}: something answers there, but not a Dask scheduler "
                 f"({type(e).__name__})"
             ) from None
+        try:
+            client.wait_for_workers(1, timeout=connect_timeout_s)
+        except TimeoutError:
+            client.close()
+            raise InputError(
+                f"--scheduler {scheduler[:80]}: the scheduler has no workers (none joined within "
+                f"{connect_timeout_s:g} s); start some with `dask worker {scheduler[:80]}` where `planner` "
+                "imports"
+            ) from None
     else:
         cluster = LocalCluster(
             n_workers=workers,
