@@ -4,7 +4,12 @@
     .venv/bin/python benchmarks/fuzz.py -n 200     # fewer
 
 Inputs: the shipped scenarios (with their sites inlined or beside them), sites, the catalog,
-the sweeps, a plan and a results table. Each mutant is one of: a scalar replaced by a hostile
+the sweeps, a plan and a results table; a scenario with every §21 block (power the grid accepts,
+sources, water); NetBox answers (a fake NetBox on 127.0.0.1 serving small-hall's objects, one
+page mutated, read by ``planner import netbox --url``); plan-library rows (a stored plan's JSON
+mutated in the database, read by ``planner library list`` and ``show``); and what-if edits (the
+dashboard's change sets, mutated, applied by :func:`planner.input.variants.apply_changes`: an
+InputError is an answer, any other exception a failure). Each mutant is one of: a scalar replaced by a hostile
 value, a key dropped or renamed, a list emptied or doubled, bytes flipped, inserted or cut, or
 the text truncated. Each runs through the CLI command that reads it (validate, plan with a
 short time limit, verify, batch, frontier, compare) in this process, under a 30 s alarm. An exit
@@ -18,6 +23,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import random
 import shutil
 import signal
@@ -64,6 +70,15 @@ TIMEOUT_S = 30
 
 class Hang(Exception):
     pass
+
+
+def _tamper(db: Path, entry: str) -> None:
+    """Write ``entry`` as every stored plan's JSON in the library at ``db``."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as c:
+        c.execute("UPDATE plans SET entry = ?", (entry,))
+        c.commit()
 
 
 def _alarm(_signum, _frame):
@@ -149,6 +164,122 @@ def mutate(text: str, rng: random.Random) -> str:
     return b.decode(errors="replace")
 
 
+GRID_BLOCK = """
+power_arrival:
+  - {interconnect_mw: 2, dynamic_range_mw: 0.4, ramp_mw_per_s: 0.4, source: fuzz seed}
+  - {generation_mw: 1, power_source: gas, dynamic_range_mw: 0.2, ramp_mw_per_s: 0.1, source: fuzz seed}
+power_stability: {swing_s: 1, source: fuzz seed}
+power_sources:
+  grid: {t_co2_per_mwh: 0.4, usd_per_mwh: 70, source: fuzz seed}
+  gas: {t_co2_per_mwh: 0.5, usd_per_mwh: 90, source: fuzz seed}
+water: {wue_l_per_kwh: 0.2, peak_l_per_s_per_mw: 0.4, source: fuzz seed}
+"""
+"""§21 fields appended to small-hall for the ``grid`` seed."""
+
+WHATIF = """site:
+  power_nodes: {UPS-A: {capacity_kw: 900}}
+  cooling_zones: {CZ-AIR: {units: 12}}
+  rows: {R03: {reserved: [3, 4]}}
+budgets: {capex_usd: 50000000}
+gpu_power_cap_w: 600
+clusters: {train-gt: {max_hops: 5}}
+"""
+"""A what-if change set of the dashboard's kind, on small-hall (the ``whatif`` seed)."""
+
+
+class _NetBoxPages:
+    """A fake NetBox on 127.0.0.1 serving the JSON page files of the folder in ``root[0]``
+    (``racks.json`` for ``/api/dcim/racks/?limit=1000``); other paths: an empty page."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        root: list[Path] = []
+        self.root = root
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                kind = self.path.split("/api/dcim/", 1)[-1].split("/", 1)[0]
+                f = root[0] / f"{kind}.json" if root else None
+                body = f.read_bytes() if f is not None and f.is_file() else b'{"next": null, "results": []}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
+def _netbox_seed(work: Path) -> None:
+    """small-hall's bundle as API pages in ``work/netbox`` (one JSON file per kind)."""
+    import csv
+
+    from planner.cli import main
+
+    main(
+        [
+            "export",
+            str(work / "small-hall.plan.yaml"),
+            str(work / "small-hall.yaml"),
+            "--format",
+            "netbox",
+            "-o",
+            str(work / "bundle"),
+        ]
+    )
+    (work / "netbox").mkdir()
+    for f in (work / "bundle").glob("*.csv"):
+        kind = f.stem.split("-", 1)[1]
+        rows = list(csv.DictReader(f.open(encoding="utf-8")))
+        (work / "netbox" / f"{kind}.json").write_text(
+            json.dumps({"count": len(rows), "next": None, "results": rows})
+        )
+    shutil.copy(work / "bundle" / "overlay.yaml", work / "netbox-overlay.yaml")
+
+
+def _library_seed(work: Path) -> str:
+    """small-hall's plan stored in ``work/library.sqlite``; its entry JSON in ``work/library-entry.json``;
+    the plan's ID."""
+    from planner.input.loader import load_scenario
+    from planner.input.variants import scenario_yaml
+    from planner.plan import load_plan
+    from planner.plan.library import Library
+
+    s = load_scenario(work / "small-hall.yaml")
+    plan = load_plan(work / "small-hall.plan.yaml")
+    entry = {"plan": plan.model_dump(mode="json"), "wall_s": 1.0}
+    pid = Library(f"sqlite:///{work}/library.sqlite").store(scenario_yaml(s), "small-hall", "joint", entry, s)
+    (work / "library-entry.json").write_text(json.dumps(entry))
+    return pid
+
+
+def _whatif(target: Path, work: Path) -> int:
+    """Apply a mutated what-if change set to small-hall: 0 applied, 2 refused (InputError)."""
+    import yaml
+
+    from planner.errors import InputError
+    from planner.input.loader import load_scenario
+    from planner.input.variants import apply_changes
+
+    try:
+        changes = yaml.safe_load(target.read_text())
+    except yaml.YAMLError:
+        return 2  # the dashboard builds change sets itself; a text that is no YAML never reaches it
+    try:
+        apply_changes(load_scenario(work / "small-hall.yaml"), changes)
+    except InputError:
+        return 2
+    return 0
+
+
 def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
     """Seed inputs in ``work`` and the CLI arguments that read each: kind → [(file, args)]."""
     from planner.cli import main
@@ -177,6 +308,13 @@ def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
                 "--quiet",
             ]
         )
+        (work / "grid-hall.yaml").write_text(
+            (work / "small-hall.yaml").read_text().replace("name: small-hall", "name: grid-hall") + GRID_BLOCK
+        )
+        assert main(["validate", str(work / "grid-hall.yaml")]) == 0
+        _netbox_seed(work)
+        pid = _library_seed(work)
+        (work / "whatif.yaml").write_text(WHATIF)
     scenarios = [
         f
         for f in work.glob("*.yaml")
@@ -227,6 +365,35 @@ def _prepare(work: Path) -> dict[str, list[tuple[Path, list[str]]]]:
             (work / "small-hall.plan.yaml", ["compare", "{file}", str(work / "small-hall.plan.yaml")]),
         ],
         "results": [(work / "results" / "results.csv", ["frontier", "{file}", "-o", "{out}"])],
+        "grid": [
+            (work / "grid-hall.yaml", ["validate", "{file}"]),
+            (work / "grid-hall.yaml", ["plan", "{file}", "--time-limit", "5", "--quiet"]),
+        ],
+        "netbox-answer": [
+            (
+                work / "netbox" / f"{k}.json",
+                [
+                    "import",
+                    "netbox",
+                    "--url",
+                    "{netbox}",
+                    "--overlay",
+                    str(work / "netbox-overlay.yaml"),
+                    "-o",
+                    "{out}",
+                    "--timeout",
+                    "5",
+                    "--deadline",
+                    "20",
+                ],
+            )
+            for k in ("sites", "locations", "racks", "power-panels", "power-feeds", "devices")
+        ],
+        "library-row": [
+            (work / "library-entry.json", ["library", "--library", "{library}", "list"]),
+            (work / "library-entry.json", ["library", "--library", "{library}", "show", pid, "-o", "{out}"]),
+        ],
+        "whatif": [(work / "whatif.yaml", ["whatif"])],
     }
 
 
@@ -241,6 +408,8 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
     with tempfile.TemporaryDirectory(prefix="planner-fuzz-") as tmp:
         work = Path(tmp)
         seeds = _prepare(work)
+        pages = _NetBoxPages()
+        os.environ.setdefault("NETBOX_TOKEN", "fuzz-token")
         kinds = sorted(seeds)
         for i in range(n):
             kind = kinds[i % len(kinds)]
@@ -253,7 +422,20 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
             target = mutant_dir / src.name
             if target.exists():
                 target.unlink()
-            target.write_text(mutate(text, rng))
+            mutant = mutate(text, rng)
+            if src.suffix == ".json" and rng.random() < 0.5:  # JSON back as JSON half the time
+                with contextlib.suppress(Exception):
+                    import yaml
+
+                    mutant = json.dumps(yaml.safe_load(mutant))
+            target.write_text(mutant)
+            if kind == "netbox-answer":
+                shutil.copytree(work / "netbox", mutant_dir / "netbox")
+                shutil.copy(target, mutant_dir / "netbox" / src.name)
+                pages.root[:] = [mutant_dir / "netbox"]
+            if kind == "library-row":
+                shutil.copy(work / "library.sqlite", mutant_dir / "library.sqlite")
+                _tamper(mutant_dir / "library.sqlite", mutant)
             if kind == "sweep":
                 (mutant_dir / "sw").mkdir()
                 shutil.move(str(target), mutant_dir / "sw" / src.name)
@@ -266,6 +448,8 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
                     out=mutant_dir / "out.html" if kind == "results" else mutant_dir / "out.yaml",
                     outdir=mutant_dir / "out",
                     scenario_with_catalog=cat_scenario,
+                    netbox=pages.url,
+                    library=f"sqlite:///{mutant_dir}/library.sqlite",
                 )
                 for a in args
             ]
@@ -278,9 +462,12 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
                     contextlib.redirect_stdout(io.StringIO()),
                     contextlib.redirect_stderr(io.StringIO()) as err,
                 ):
-                    code = main(real)
+                    code = _whatif(target, work) if kind == "whatif" else main(real)
             except Hang:
                 code = "hang"
+            except Exception as e:  # noqa: BLE001 - outside main(): the what-if harness
+                code = 3
+                err = io.StringIO(f"{type(e).__name__}: {e}")
                 err = io.StringIO("hang")
             except SystemExit as e:
                 code = e.code

@@ -7,6 +7,9 @@ capex $1.0M (twice the $0.5M before); undone, 40 GPUs again."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.input.variants import apply_changes, scenario_yaml
@@ -128,3 +131,30 @@ def test_in_a_phased_scenario_the_raise_can_be_a_retrofit_the_plan_buys() -> Non
         "retrofit whatif-F: +32 kW usable on F for $1, 0 phase(s) lead"
     )
     assert metrics(solve(at))["GPUs"] == "48"
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ("po", "changes: expected a mapping of what to change, got str"),
+        ({"site": "po"}, "site: expected a mapping of power_nodes, cooling_zones or rows, got str"),
+        (
+            {"site": {"power_nodes": {"UPS-A": 1e308}}},
+            "site.power_nodes.UPS-A: expected a mapping of fields, got float",
+        ),
+        ({"site": {"racks": {}}}, "site.racks: not one of power_nodes, cooling_zones, rows"),
+        ({"budgets": True}, "budgets: expected a mapping of fields, got bool"),
+        ({"clusters": {"train-gt": [1]}}, "clusters.train-gt: expected a mapping of fields, got list"),
+        ({"rack_types": "gb200-nvl72"}, "rack_types: expected a list of rack type IDs, got str"),
+    ],
+)
+def test_a_change_set_of_the_wrong_shape_is_bad_input(changes, said) -> None:
+    """The what-if change sets (planner.input.variants.apply_changes), mutated by the fuzz run: each
+    wrong shape is named, never an AttributeError."""
+    from planner.errors import InputError
+    from planner.input.loader import load_scenario
+
+    s = load_scenario(Path(__file__).resolve().parent.parent / "datasets" / "small-hall.yaml")
+    with pytest.raises(InputError) as e:
+        apply_changes(s, changes)
+    assert e.value.lines() == [said]

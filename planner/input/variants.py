@@ -30,6 +30,7 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
     ``units``, a row's ``reserved``) and ``add_retrofits`` (retrofits the plan may buy, appended).
     A value of None removes an optional setting.
     """
+    _check_shape(changes)
     data = copy.deepcopy(scenario_data(scenario))
     for key in ("name", "objective", "gpu_power_cap_w", "power_budget_ratio", "description"):
         if key in changes:
@@ -47,6 +48,38 @@ def apply_changes(scenario: Scenario, changes: dict[str, Any]) -> Scenario:
     if changes.get("add_retrofits"):
         data["retrofits"] = [*data.get("retrofits", []), *changes["add_retrofits"]]
     return scenario_from_data(data)
+
+
+def _mapping(v: Any, path: str, of: str) -> dict:
+    if not isinstance(v, dict):
+        raise InputError(f"{path}: expected a mapping of {of}, got {type(v).__name__}")
+    return v
+
+
+def _check_shape(changes: Any) -> None:
+    """A change set's shape (:func:`apply_changes`): mappings where mappings go, a list of rack
+    types, a list of retrofits; an InputError names the first path that is not."""
+    _mapping(changes, "changes", "what to change")
+    for key in ("budgets", "solver"):
+        if key in changes:
+            _mapping(changes[key], key, "fields")
+    if "rack_types" in changes and not isinstance(changes["rack_types"], list):
+        raise InputError(
+            f"rack_types: expected a list of rack type IDs, got {type(changes['rack_types']).__name__}"
+        )
+    for cid, fields in _mapping(changes.get("clusters", {}), "clusters", "cluster IDs to fields").items():
+        _mapping(fields, f"clusters.{cid}", "fields")
+    for kind, items in _mapping(
+        changes.get("site", {}), "site", "power_nodes, cooling_zones or rows"
+    ).items():
+        if kind not in ("power_nodes", "cooling_zones", "rows"):
+            raise InputError(f"site.{kind}: not one of power_nodes, cooling_zones, rows")
+        for item_id, fields in _mapping(items, f"site.{kind}", "IDs to fields").items():
+            _mapping(fields, f"site.{kind}.{item_id}", "fields")
+    if changes.get("add_retrofits") is not None and not isinstance(changes["add_retrofits"], list):
+        raise InputError(
+            f"add_retrofits: expected a list of retrofits, got {type(changes['add_retrofits']).__name__}"
+        )
 
 
 def _cluster_changes(clusters: list[dict], changes: dict[str, Any]) -> None:
