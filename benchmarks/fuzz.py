@@ -490,16 +490,44 @@ def fuzz(n: int, seed: int = 1, say=None) -> tuple[Counter, list[str]]:
     return counts, failures
 
 
+def _table(args, by_kind: dict[str, dict], failures: list[str], took: float) -> None:
+    """benchmarks/OUT: mutants per input kind and exit code, failures listed."""
+    import platform
+
+    codes = ["0", "1", "2", "3", "hang"]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines = [
+        "# Fuzz: mutants of every input kind through the CLI",
+        "",
+        f"Written by `.venv/bin/python benchmarks/fuzz.py -n {args.n} --seed {args.seed} --out {args.out}` "
+        f"on {when} in {took:.0f} s; machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}. Exit 0, 1 and 2 are answers; 3 (an internal error) and a hang (no "
+        f"answer within {TIMEOUT_S} s) are failures.",
+        "",
+        "| input kind | " + " | ".join(f"exit {c}" if c != "hang" else "hangs" for c in codes) + " |",
+        "|---|" + "---|" * len(codes),
+    ]
+    for kind, got in by_kind.items():
+        lines.append(f"| {kind} | " + " | ".join(f"{got.get(c, 0):,}" for c in codes) + " |")
+    total = {c: sum(g.get(c, 0) for g in by_kind.values()) for c in codes}
+    lines.append("| **all** | " + " | ".join(f"**{total[c]:,}**" for c in codes) + " |")
+    lines += ["", "Failures: " + ("none" if not failures else ""), *[f"- {f}" for f in failures[:50]], ""]
+    (ROOT / "benchmarks" / args.out).write_text("\n".join(lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=None, help="also write a results table to benchmarks/OUT (e.g. FUZZ.md)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     counts, failures = fuzz(args.n, args.seed, say=lambda m: print(m, file=sys.stderr))
     by_kind: dict[str, dict] = {}
     for (kind, code), v in sorted(counts.items(), key=str):
         by_kind.setdefault(kind, {})[str(code)] = v
+    if args.out:
+        _table(args, by_kind, failures, time.perf_counter() - t0)
     print(
         json.dumps(
             {
