@@ -29,6 +29,22 @@ def small():
     return s, plan_scenario(s)
 
 
+def one_rack_short(plan, s):
+    """small-hall's plan less one Grand Teton rack (16 GPUs), stated feasible at the gap to the
+    1,080-GPU optimum, its figures recomputed."""
+    fewer = [r for r in plan.racks if r.cluster != "train-gt"] + [
+        r for r in plan.racks if r.cluster == "train-gt"
+    ][1:]
+    claims = {
+        "racks": fewer,
+        "status": Status.feasible,
+        "objective_value": 1064.0,
+        "gap": (1080 - 1064) / 1064,  # the plan's bound stays 1,080 GPUs
+        "optimality": None,
+    }
+    return plan_figures(plan.model_copy(update=claims), s)[0]
+
+
 def entry_of(plan, **changes) -> dict:
     return {"plan": plan.model_copy(update=changes).model_dump(mode="json"), "wall_s": 1.0}
 
@@ -77,18 +93,7 @@ def test_a_better_plan_replaces_a_worse_one_for_reuse_and_both_ids_still_open(sm
     s, plan = small
     lib = Library(f"sqlite:///{tmp_path}/lib.sqlite")
     text = scenario_yaml(s)
-    fewer = [r for r in plan.racks if r.cluster != "train-gt"] + [
-        r for r in plan.racks if r.cluster == "train-gt"
-    ][1:]
-    gap = (1080 - 1064) / 1064  # the plan's bound stays 1,080 GPUs
-    claims = {
-        "racks": fewer,
-        "status": Status.feasible,
-        "objective_value": 1064.0,
-        "gap": gap,
-        "optimality": None,
-    }
-    smaller, _ = plan_figures(plan.model_copy(update=claims), s)
+    smaller = one_rack_short(plan, s)
     worse = lib.store(text, "small-hall", "joint", {"plan": smaller.model_dump(mode="json")}, s)
     assert worse is not None
     better = lib.store(text, "small-hall", "joint", entry_of(plan), s)
@@ -177,17 +182,7 @@ def test_only_a_proven_optimum_is_reused_as_the_answer(small, tmp_path) -> None:
     s, plan = small
     lib = Library(f"sqlite:///{tmp_path}/lib.sqlite")
     text = scenario_yaml(s)
-    fewer = [r for r in plan.racks if r.cluster != "train-gt"] + [
-        r for r in plan.racks if r.cluster == "train-gt"
-    ][1:]
-    claims = {
-        "racks": fewer,
-        "status": Status.feasible,
-        "objective_value": 1064.0,
-        "gap": 16 / 1064,
-        "optimality": None,
-    }
-    smaller, _ = plan_figures(plan.model_copy(update=claims), s)
+    smaller = one_rack_short(plan, s)
     worse = lib.store(text, "small-hall", "joint", {"plan": smaller.model_dump(mode="json")}, s)
     key = lib.get(worse)["scenario_key"]
     assert lib.best(key, "joint", proven=True) is None
