@@ -23,6 +23,7 @@ page = st.navigation(
 try:
     if page.title != "Scenario":
         pending_banner()
+    sync_url()  # before the page too: a page that ends early (st.stop) drops what it sends after
     try:
         page.run()
     finally:

@@ -290,6 +290,28 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         browser.close()
 
 
+def test_the_sweep_pages_url_names_the_scenario_and_survives_a_reload(server: str) -> None:
+    """The Sweep page ends early (st.stop) until a sweep has run: the URL used to stay bare there, so
+    a reload opened small-hall and a copied link the wrong scenario."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        _open_solved(page, server, "dr-hall")
+        page.get_by_role("link", name="Sweep").click()
+        page.get_by_role("heading", name="Sweep variants of dr-hall").wait_for(timeout=60_000)
+        page.wait_for_function("() => location.search.includes('scenario=dr-hall')", timeout=10_000)
+        assert re.search(r"plan=[0-9a-f]{16}", page.url)
+        page.reload()
+        page.get_by_role("heading", name="Sweep variants of dr-hall").wait_for(timeout=60_000)
+        page.get_by_role("link", name="Plan").click()
+        page.get_by_role("heading", name="Plan: dr-hall").wait_for(timeout=60_000)
+        page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()
+
+
 def test_site_map_click_opens_the_hall_and_every_page_is_screenshotted(server: str) -> None:
     """region-100k: a click on a hall tile of the site map opens that hall's floor plan; dr-hall: the
     explanation stays open when the floor plan's colouring changes; fleet-expansion on Phases (joint
