@@ -55,6 +55,16 @@ def unplaceable(m: Model) -> list[Finding]:
     return out
 
 
+COUNTED = ("positions", "racks", "GPUs")
+"""Units of counted things: one of them is said in the singular."""
+
+
+def _amount(x: float, unit: str) -> str:
+    """``x`` with its unit: "1 position", "12 positions", "1 kW"."""
+    text = _fmt(x)
+    return f"{text} {unit[:-1] if text == '1' and unit in COUNTED else unit}"
+
+
 def _clusters_in(m: Model, lim: Limit, counts: dict) -> list[str]:
     """Clusters with racks counted in a limit's left-hand side in the elastic solution: count
     variables directly, feed-group and node loads through the rows they cover (mapped by keys)."""
@@ -273,9 +283,9 @@ def _capacity_finding(
     whom = f" for {', '.join(who)}" if who else ""
     case = f" when {when} fails" if when else ""
     shown = lim.limit + lim.fixed
-    fixed = f" of which {_fmt(lim.fixed)} {lim.unit} is taken by network racks" if lim.fixed > 1e-9 else ""
+    fixed = f" of which {_amount(lim.fixed, lim.unit)} is taken by network racks" if lim.fixed > 1e-9 else ""
     what = (
-        f"{family} {element}: short by {_fmt(short)} {lim.unit}{case}{whom} "
-        f"(limit {_fmt(shown)} {lim.unit}{fixed}, needs {_fmt(shown + short)} {lim.unit})"
+        f"{family} {element}: short by {_amount(short, lim.unit)}{case}{whom} "
+        f"(limit {_amount(shown, lim.unit)}{fixed}, needs {_amount(shown + short, lim.unit)})"
     )
     return Finding("conflict", element, what, short, lim.unit)
