@@ -7,7 +7,6 @@ call. It never returns a plan that the independent verifier rejects.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -19,6 +18,7 @@ from planner.errors import SolverFailure
 from planner.model import Model, build
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.plan.fabric_start import fabric_relaxed_start
+from planner.plan.failover import failover_text, rack_counts, strict_n1  # noqa: F401 - re-exported
 from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.grid import with_grid
@@ -27,7 +27,7 @@ from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
 from planner.plan.orders import order_book
 from planner.rules.bounds import capacity_bound
-from planner.schema import FailoverGain, RackCount, Scenario
+from planner.schema import FailoverGain, Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import (
     Progress,
@@ -547,24 +547,6 @@ def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: floa
     )
 
 
-def strict_n1(scenario: Scenario) -> Scenario:
-    """The scenario with every cluster keeping power in a contingency (strict N-1)."""
-    clusters = [c.model_copy(update={"on_power_failure": FailoverPolicy.keep}) for c in scenario.clusters]
-    return scenario.model_copy(update={"clusters": clusters})
-
-
-def rack_counts(racks: list[PlacedRack]) -> list[RackCount]:
-    """Racks per (row, type, cluster, spare), in row order: a plan's witness."""
-    n: dict[tuple[str, str, str, bool], int] = defaultdict(int)
-    for r in racks:
-        if not r.existing:
-            n[r.row, r.rack_type, r.cluster, r.spare] += 1
-    return [
-        RackCount(row=row, rack_type=t, cluster=c, count=k, spare=sp)
-        for (row, t, c, sp), k in sorted(n.items())
-    ]
-
-
 def failover_gain(
     scenario: Scenario,
     plan: Plan,
@@ -602,21 +584,4 @@ def failover_gain(
         gain_objective=round((plan.objective_value or 0.0) - strict.objective_value, 6),
         strict_racks=rack_counts(strict.racks),
         strict_retrofits=strict.retrofits,
-    )
-
-
-def failover_text(scenario: Scenario, g: FailoverGain) -> str:
-    """The plan's note on the failover gain."""
-    unit = Objective(scenario.objective).unit_for(bool(scenario.phases))
-    if g.strict_gpus is None:
-        if g.strict_status == Status.infeasible:
-            return (
-                "failover policies: strict N-1 (infeasible) cannot meet the demands; the policies make "
-                "this plan possible"
-            )
-        return f"failover policies: gain against strict N-1 {g.note}"
-    return (
-        f"failover policies: {g.gain_objective:+,.6g} {unit} against strict N-1 ({g.strict_objective:,.6g} "
-        f"{unit}, "
-        f"{g.strict_status.value}); {g.gain_gpus:+,} GPUs ({g.strict_gpus:,} under strict N-1)"
     )
