@@ -119,7 +119,7 @@ def _guarded(method):
     def run(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except (sa.exc.SQLAlchemyError, OSError, ValueError) as e:
+        except (sa.exc.SQLAlchemyError, OSError) as e:
             raise fault(self.url, e) from None
 
     return run
@@ -318,8 +318,7 @@ def _check(row: dict, scenario_text: str) -> tuple[bool, str]:
         return False, f"its plan or scenario no longer reads ({str(e).splitlines()[0][:120]})"
     report = verify(plan, scenario)
     if not report.ok:
-        first = next((str(x) for x in getattr(report, "violations", [])), "")
-        return False, "its plan does not verify against its scenario" + (f" ({first[:160]})" if first else "")
+        return False, f"its plan does not verify against its scenario ({str(report.violations[0])[:160]})"
     gpus = plan.kpis.gpus if plan.kpis is not None else 0
     if (
         (row["status"], row["gpus"]) != (plan.status.value, gpus)
