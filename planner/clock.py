@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from planner import stop
+
 MIN_SOLVE_S = 0.5
 """Least time worth handing a MILP solver: below it the solver is not started (HiGHS may not stop
 within a shorter limit on a large model: its presolve runs before the first clock check)."""
@@ -83,7 +85,9 @@ class Deadline:
         return self.t0 + part * self.limit_s
 
     def check(self, stage: str, until: float | None = None) -> None:
-        """Raise :class:`TimeUp` when the limit (or ``until``, an earlier perf_counter time) has passed."""
+        """Raise :class:`TimeUp` when the limit (or ``until``, an earlier perf_counter time) has passed;
+        :class:`~planner.stop.Stopped` when the user stopped the run."""
+        stop.check(stage)
         if self.clock() > (self.at if until is None else min(until, self.at)):
             raise TimeUp(stage)
 

@@ -162,14 +162,14 @@ def test_form_changes_reach_the_solve() -> None:
     at.number_input(key=form_key(at, "gpus_nvl-infer")).set_value(72)
     apply_knobs(at)
     assert not at.exception
-    edited = load_scenario_text(at.session_state.scenario_yaml)
+    edited = load_scenario_text(at.session_state["planner"].scenario_yaml)
     assert (edited.clusters[1].demand.value, edited.clusters[1].gpus) == ("exact", 72)
     at.switch_page("ui/plan_page.py").run()
     at.button(key="solve").click().run()
     assert not at.exception
     from ui.state import plan_of, scenario_key
 
-    plan = plan_of(at.session_state["my_results"][scenario_key(at.session_state.scenario_yaml)])
+    plan = plan_of(at.session_state["planner"].results[scenario_key(at.session_state["planner"].scenario_yaml)])
     assert sum(1 for r in plan.racks if r.cluster == "nvl-infer") == 1
 
 
@@ -177,7 +177,7 @@ def test_loading_another_scenario_resets_the_form_and_the_plan_page_says_what_is
     at = open_page("ui/scenario_page.py")
     at.number_input(key=form_key(at, "capex")).set_value(30e6)
     apply_knobs(at)
-    assert load_scenario_text(at.session_state.scenario_yaml).budgets.capex_usd == 30e6
+    assert load_scenario_text(at.session_state["planner"].scenario_yaml).budgets.capex_usd == 30e6
     at.switch_page("ui/plan_page.py").run()
     assert "capex budget **$30,000,000**" in at.markdown[0].value
     load(at, "meta-24k-building")
@@ -556,8 +556,8 @@ def test_failover_policy_knob_on_the_scenario_page() -> None:
     at.number_input(key=ratio).set_value(0.5)
     apply_knobs(at)
     assert not at.error, errors(at)
-    assert "on_power_failure: cap" in at.session_state.scenario_yaml
-    assert "cap_ratio: 0.5" in at.session_state.scenario_yaml
+    assert "on_power_failure: cap" in at.session_state["planner"].scenario_yaml
+    assert "cap_ratio: 0.5" in at.session_state["planner"].scenario_yaml
 
 
 def test_compare_page_puts_roce_and_infiniband_side_by_side() -> None:

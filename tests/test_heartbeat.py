@@ -40,39 +40,38 @@ class _Box:
 
 
 def test_the_dashboard_box_names_a_silent_stage_and_the_stage_in_its_label() -> None:
-    """A solve in the dashboard's worker thread reports a stage, then is silent until the box
-    says it is still at that stage; the box's label names the stage; the job's answer stands."""
-    from ui.follow import follow
+    """A solve as a dashboard job reports a stage, then is silent until the box says it is still
+    at that stage; the box's label names the stage; the job's answer stands."""
+    from ui.follow import follow_job
+    from ui.jobs import JobHub
 
-    box, got = _Box(), []
+    box = _Box()
 
-    def job(progress) -> None:
-        progress(Progress("building model", 0.0))
+    def work(job) -> dict:
+        job.report(Progress("building model", 0.0))
         deadline = time.perf_counter() + 10
         while not any("still building model" in x for x in box.lines) and time.perf_counter() < deadline:
             time.sleep(0.02)
-        progress("verifying the plan")
-        got.append("plan")
+        job.report("verifying the plan")
+        return {"plan": "the plan"}
 
-    lines = follow(job, box, every_s=0.05)
-    assert got == ["plan"]
-    assert lines == box.lines
-    assert lines[0] == "[   0.0 s] building model"
-    assert any(line.split("] ", 1)[1].startswith("still building model (") for line in lines)
-    assert lines[-1].endswith("] verifying the plan")
+    job = JobHub().start("k", "small-hall (joint)", work, "session-1")
+    entry = follow_job(job, box, every_s=0.05)
+    assert entry["plan"] == "the plan" and entry["wall_s"] >= 0
+    assert box.lines[0] == "[   0.0 s] building model"
+    assert any(line.split("] ", 1)[1].startswith("still building model (") for line in box.lines)
+    assert box.lines[-1].endswith("] verifying the plan")
     assert box.labels[0].startswith("Solving… building model (")
     assert box.labels[-1].startswith("Solving… verifying the plan (")
 
 
 def test_an_error_in_the_dashboard_solve_reaches_the_page() -> None:
-    """The worker's exception is raised on the page's thread (which shows it in an error box)."""
-    import pytest
+    """An exception in the job's work becomes the entry's error, never a traceback on the page."""
+    from ui.follow import follow_job
+    from ui.jobs import JobHub
 
-    from planner.errors import InputError
-    from ui.follow import follow
+    def work(job) -> dict:
+        raise KeyError("site")
 
-    def job(progress) -> None:
-        raise InputError("clusters[0].gpus: -1 is below 0")
-
-    with pytest.raises(InputError, match="clusters\\[0\\].gpus"):
-        follow(job, _Box())
+    entry = follow_job(JobHub().start("k", "t", work, "s"), _Box())
+    assert entry["error"] == "internal error: KeyError: 'site'"

@@ -17,6 +17,7 @@ from planner.plan.pipeline import plan_scenario
 from tests.conftest import tiny_scenario
 from tests.test_app import app, errors
 from tests.test_units import ONE
+from ui.session import Session
 
 FEED = [{"id": "F", "kind": "busway", "capacity_kw": 25}]
 
@@ -48,8 +49,7 @@ def test_the_engine_answers_the_edit_as_derived_by_hand() -> None:
 
 def test_twenty_more_in_hall_b_asked_and_undone_in_the_dashboard() -> None:
     at = app()
-    at.session_state["scenario_yaml"] = scenario_yaml(hall_b())
-    at.session_state["scenario_source"] = "pasted"
+    at.session_state["planner"] = Session(scenario_yaml=scenario_yaml(hall_b()), scenario_source="pasted")
     at.run()
     assert metrics(solve(at))["GPUs"] == "40"
     at.switch_page("ui/scenario_page.py").run()
@@ -60,7 +60,7 @@ def test_twenty_more_in_hall_b_asked_and_undone_in_the_dashboard() -> None:
     at.run()
     next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
     assert not at.error, errors(at)
-    assert at.session_state["site_edits"][-1]["what"] == "F: 25 → 50 kW"
+    assert at.session_state["planner"].site_edits[-1]["what"] == "F: 25 → 50 kW"
     assert metrics(solve(at))["GPUs"] == "80"
     assert metrics(at)["Racks"] == "10"
     at.switch_page("ui/scenario_page.py").run()
@@ -74,8 +74,7 @@ def test_reserving_positions_in_the_dashboard_costs_their_racks() -> None:
     of row R leaves 8 positions, 8 racks, 64 GPUs."""
     s = apply_changes(hall_b(), {"site": {"power_nodes": {"F": {"capacity_kw": 50}}}})
     at = app()
-    at.session_state["scenario_yaml"] = scenario_yaml(s)
-    at.session_state["scenario_source"] = "pasted"
+    at.session_state["planner"] = Session(scenario_yaml=scenario_yaml(s), scenario_source="pasted")
     at.run()
     at.switch_page("ui/scenario_page.py").run()
     assert next(w for w in at.selectbox if w.key and w.key.startswith("wi_row_")).value == "R"
@@ -83,7 +82,7 @@ def test_reserving_positions_in_the_dashboard_costs_their_racks() -> None:
     at.run()
     next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
     assert not at.error, errors(at)
-    assert at.session_state["site_edits"][-1]["what"] == "R: reserved [3, 4]"
+    assert at.session_state["planner"].site_edits[-1]["what"] == "R: reserved [3, 4]"
     assert metrics(solve(at))["GPUs"] == "64"
     at.switch_page("ui/scenario_page.py").run()
     n = next(r for b in s.site.buildings for h in b.halls for r in h.rows if r.id == "R").positions
@@ -114,8 +113,7 @@ def test_in_a_phased_scenario_the_raise_can_be_a_retrofit_the_plan_buys() -> Non
         phases=one,
     )
     at = app()
-    at.session_state["scenario_yaml"] = scenario_yaml(s)
-    at.session_state["scenario_source"] = "pasted"
+    at.session_state["planner"] = Session(scenario_yaml=scenario_yaml(s), scenario_source="pasted")
     at.run()
     assert metrics(solve(at))["GPUs"] == "16"
     at.switch_page("ui/scenario_page.py").run()
@@ -127,7 +125,7 @@ def test_in_a_phased_scenario_the_raise_can_be_a_retrofit_the_plan_buys() -> Non
     at.run()
     next(b for b in at.button if b.key and b.key.startswith("wi_apply_")).click().run()
     assert not at.error, errors(at)
-    assert at.session_state["site_edits"][-1]["what"] == (
+    assert at.session_state["planner"].site_edits[-1]["what"] == (
         "retrofit whatif-F: +32 kW usable on F for $1, 0 phase(s) lead"
     )
     assert metrics(solve(at))["GPUs"] == "48"

@@ -10,7 +10,9 @@ from planner.input.variants import apply_changes, scenario_yaml
 from ui.charts import kpi_table, with_deltas
 from ui.floorplan import floor_figure
 from ui.format import show_table
-from ui.state import current_scenario, plan_of, show_problems, solve_text
+from ui.session import session
+from ui.solve import solve_text
+from ui.state import current_scenario, plan_of, show_problems
 
 scenario = current_scenario()
 if scenario is None:
@@ -89,9 +91,9 @@ if go:
                 state="complete" if status in (Status.optimal, Status.feasible) else "error",
             )
         results[name] = (v, plan_of(entry), entry)
-    st.session_state.compare = results
+    session().compare = results
 
-results = st.session_state.get("compare", {})
+results = session().compare
 if results:
     plans = {n: p for n, (_, p, _) in results.items() if p is not None}
     if plans:

@@ -1,66 +1,45 @@
-"""Progress a person can follow in the dashboard: a solve runs in a worker thread and the page's
-own thread writes what it reports into the status box, stamped with the seconds since it started;
-a stage that stays silent for :data:`EVERY_S` seconds (a large build, a bound, a verification)
-gets a line saying it is still at work, and the box's label always names the stage and the time.
-Every Streamlit call stays on the page's thread."""
+"""Progress a person can follow in the dashboard: a solve runs as a job in its own thread
+(:mod:`ui.jobs`) and the page's thread writes what it reports into a status box, stamped with the
+seconds since the job started; a stage that stays silent for :data:`EVERY_S` seconds (a large
+build, a bound, a verification) gets a line saying it is still at work, and the box's label names
+the stage, the time and the buildings done, refreshed every second. Every Streamlit call stays on
+the page's thread; leaving the page stops the following, never the job."""
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from collections.abc import Callable
 
-from planner.cli.heartbeat import stage_of, stamped
+from ui.jobs import Job
 
 EVERY_S = 8.0
 """Silence before a "still …" line, s (checked every quarter second: no stage is silent 10 s)."""
+LABEL_EVERY_S = 1.0
+"""How often the box's label is refreshed, s (each refresh lets Streamlit end the run when the
+user leaves the page)."""
 
 
-def follow(
-    job: Callable[[Callable[[object], None]], None],
-    box=None,
-    every_s: float = EVERY_S,
-    title: str = "Solving",
-) -> list[str]:
-    """Run ``job(progress)`` in a worker thread; meanwhile write each report (and a "still …"
-    line after ``every_s`` s of silence) into ``box`` (``write`` and ``update(label=…)``, a
-    Streamlit status box) from this thread. Returns the lines written. An exception in ``job``
-    is raised here."""
-    t0 = time.perf_counter()
-    reports: queue.SimpleQueue = queue.SimpleQueue()
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            job(reports.put)
-        except BaseException as e:  # noqa: BLE001 - handed to the page's thread
-            failed.append(e)
-
-    worker = threading.Thread(target=run, name="dashboard-solve", daemon=True)
-    worker.start()
-    lines: list[str] = []
-    stage, last = "starting", time.perf_counter()
-
-    def say(line: str) -> None:
-        lines.append(line)
+def follow_job(job: Job, box=None, every_s: float = EVERY_S, title: str = "Solving") -> dict:
+    """Write ``job``'s lines (from the first) into ``box`` (``write`` and ``update(label=…)``, a
+    Streamlit status box) until it ends, with a "still …" line after ``every_s`` s of silence;
+    returns its result entry."""
+    seen, quiet_since, labelled = 0, time.perf_counter(), 0.0
+    while True:
+        ended = not job.running  # read before the lines: the last ones are written before the entry
+        lines = job.lines[seen:]
+        seen += len(lines)
+        now = time.perf_counter()
+        if lines:
+            quiet_since = now
+        elif job.running and now - quiet_since >= every_s:
+            quiet = f"{now - quiet_since:.0f} s since the last report"
+            lines = [f"[{job.elapsed():6.1f} s] still {job.stage} ({quiet})"]
+            quiet_since = now
         if box is not None:
-            box.write(line)
-            box.update(label=f"{title}… {stage} ({time.perf_counter() - t0:.0f} s)")
-
-    while worker.is_alive() or not reports.empty():
-        try:
-            report = reports.get(timeout=0.25)
-        except queue.Empty:
-            if time.perf_counter() - last >= every_s:
-                now, quiet = time.perf_counter() - t0, time.perf_counter() - last
-                say(f"[{now:6.1f} s] still {stage} ({quiet:.0f} s since the last report)")
-                last = time.perf_counter()
-            continue
-        line = stamped(report, t0)
-        stage, last = stage_of(report, line), time.perf_counter()
-        say(line)
-    worker.join()
-    if failed:
-        raise failed[0]
-    return lines
+            for line in lines:
+                box.write(line)
+            if lines or now - labelled >= LABEL_EVERY_S:
+                box.update(label=f"{title}… {job.doing()}")
+                labelled = now
+        if ended:
+            return job.entry or {}
+        time.sleep(0.25)

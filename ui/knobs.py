@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.schema import Scenario
+from ui.session import session
 
 LABELS = {
     "objective": "objective",
@@ -110,18 +111,18 @@ def describe(diff: dict, base: dict) -> list[str]:
 
 def pending_edits(key: str) -> dict:
     """Edits of the scenario with this key not yet applied."""
-    held = st.session_state.get("pending_edits")
+    held = session().pending_edits
     return dict(held["values"]) if held and held.get("key") == key else {}
 
 
 def keep_pending(key: str, diff: dict) -> None:
     """Remember the edits (in a plain session value: widget values are dropped when the page is left)."""
-    st.session_state.pending_edits = {"key": key, "values": dict(diff)}
+    session().pending_edits = {"key": key, "values": dict(diff)}
 
 
 def discard_edits(key: str) -> None:
     """Drop the edits and the widgets holding them (a button callback: runs before the page does)."""
-    st.session_state.pending_edits = {"key": key, "values": {}}
+    session().pending_edits = {"key": key, "values": {}}
     for name in [n for n in st.session_state if isinstance(n, str) and n.endswith(f"_{key}")]:
         del st.session_state[name]
 
@@ -162,14 +163,15 @@ ORIGIN = {"uploaded": "uploaded", "edited": "edited", "restored": "reopened from
 def in_effect(scenario: Scenario) -> None:
     """What the Plan page will solve: name, where it came from, the site in six figures; the last
     Apply or load said in words."""
-    source = st.session_state.get("scenario_source", "")
+    ss = session()
+    source = ss.scenario_source or ""
     origin = ORIGIN.get(source, "shipped")
     if source.startswith("sweep "):
         origin = f"the sweep's variant {source.removeprefix('sweep ')}"
-    if source == "edited" and st.session_state.get("edited_from"):
-        origin = f"edited from the shipped {st.session_state.edited_from}"
+    if source == "edited" and ss.edited_from:
+        origin = f"edited from the shipped {ss.edited_from}"
     st.subheader(f"In effect: {scenario.name} ({origin})")
-    applied = st.session_state.pop("applied", None)
+    applied, ss.applied = ss.applied, None
     if applied:
         st.success(applied)
     cols = st.columns(6)

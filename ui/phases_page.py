@@ -13,7 +13,9 @@ from planner.plan.orders import supply_use
 from ui.colors import cluster_colors
 from ui.floorplan import floor_figure, joint_vs_rolling
 from ui.format import show_table
-from ui.state import current_scenario, my_entry, plan_of, scenario_key, solve_text
+from ui.session import session
+from ui.solve import resume, solve_text
+from ui.state import current_scenario, joint_entry, my_entry, plan_of, scenario_key
 
 
 def regret_line(scenario, j, r) -> str:
@@ -80,7 +82,7 @@ def futures_section(scenario, plan) -> None:
 scenario = current_scenario()
 if scenario is None:
     st.stop()
-text = st.session_state.scenario_yaml
+text = session().scenario_yaml
 st.title(f"Phases: {scenario.name}")
 phases = [p.id for p in scenario.phases]
 if not phases:
@@ -112,9 +114,19 @@ for col, (mode, label) in zip(st.columns(len(MODES)), MODES, strict=True):
                 state="complete" if ok else "error",
             )
 
-plans = {mode: plan_of(my_entry(text, mode)) for mode, _ in MODES}
+
+def shown(mode: str) -> dict | None:
+    """This session's result in ``mode`` (the joint one decomposed on the Region page too), or
+    its solve left running, followed here to its end."""
+    if mode == "joint":
+        return joint_entry(text) or resume(text, mode) or resume(text, "decomposed")
+    return my_entry(text, mode) or resume(text, mode, f"Solving {mode}")
+
+
+entries = {mode: shown(mode) for mode, _ in MODES}
+plans = {mode: plan_of(e) for mode, e in entries.items()}
 plans = {k: v for k, v in plans.items() if v is not None}
-failed = [(mode, (my_entry(text, mode) or {}).get("error")) for mode, _ in MODES]
+failed = [(mode, (e or {}).get("error")) for mode, e in entries.items()]
 for mode, error in failed:
     if error:
         st.error(f"{mode}: {error}")

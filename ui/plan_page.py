@@ -10,16 +10,9 @@ from planner.plan import plan_from_text
 from planner.plan.numbers import plan_figures
 from planner.verifier import verify
 from ui.format import show_table
-from ui.state import (
-    UPLOAD_MB,
-    current_scenario,
-    explain_binding,
-    my_entry,
-    plan_of,
-    scenario_key,
-    show_problems,
-    solve_text,
-)
+from ui.session import session
+from ui.solve import explain_binding, resume, solve_text
+from ui.state import UPLOAD_MB, current_scenario, joint_entry, my_entry, plan_of, scenario_key, show_problems
 from ui.views import (
     active_settings,
     downloads,
@@ -33,15 +26,16 @@ from ui.views import (
 scenario = current_scenario()
 if scenario is None:
     st.stop()
-text = st.session_state.scenario_yaml
+ss = session()
+text = ss.scenario_yaml
 skey = scenario_key(text)[:12]
-source = st.session_state.get("scenario_source", "")
+source = ss.scenario_source or ""
 st.title(
     f"Plan: {scenario.name}"
     + (f" · sweep variant {source.removeprefix('sweep ')}" if source.startswith("sweep ") else "")
 )
-if st.session_state.get("sweep_opened") and source.startswith("sweep "):
-    st.info(st.session_state.sweep_opened)
+if ss.sweep_opened and source.startswith("sweep "):
+    st.info(ss.sweep_opened)
 if scenario.description:
     st.caption(scenario.description)
 st.markdown("Active settings: " + active_settings(scenario))
@@ -50,9 +44,8 @@ with st.expander("Open a plan YAML"):
     up = st.file_uploader(
         "Plan YAML", type=["yaml", "yml"], key=f"plan_upload_{skey}", max_upload_size=UPLOAD_MB
     )
-    if up is not None and st.session_state.get("uploaded_name") != (up.name, up.size, skey):
-        st.session_state.uploaded_name = (up.name, up.size, skey)
-        st.session_state.pop("uploaded_plan", None)
+    if up is not None and ss.uploaded_name != (up.name, up.size, skey):
+        ss.uploaded_name, ss.uploaded_plan = (up.name, up.size, skey), None
         try:
             candidate = plan_from_text(up.getvalue(), up.name)
         except InputError as e:
@@ -62,14 +55,15 @@ with st.expander("Open a plan YAML"):
             if rep.ok:
                 # show what the racks, retrofits and fabric designs give, never the file's own figures
                 recomputed, _ = plan_figures(candidate, scenario)
-                st.session_state.uploaded_plan = recomputed.model_dump(mode="json")
+                ss.uploaded_plan = recomputed.model_dump(mode="json")
             else:
                 show_problems([str(v) for v in rep.violations], f"The plan {up.name}")
 
-entry = my_entry(text) or my_entry(text, "decomposed")  # the Region page's plan shows here too
-again = entry is None and st.session_state.pop("resolve", False)  # a reload or shared link of a solved plan
+# the Region page's plan shows here too; a solve this session left running is followed to its end
+entry = joint_entry(text) or resume(text) or resume(text, "decomposed")
+again, ss.resolve = entry is None and ss.resolve, False  # a reload or shared link of a solved plan
 if st.button("Solve", type="primary", key="solve") or again:
-    st.session_state.pop("uploaded_plan", None)
+    ss.uploaded_plan = None
     with st.status(
         "Solving…" if not again else "Showing the plan this link was solved to (cached, or solved again)…",
         expanded=True,
@@ -93,7 +87,7 @@ if st.button("Solve", type="primary", key="solve") or again:
             )
 
 plan = plan_of(entry)
-uploaded = st.session_state.get("uploaded_plan")
+uploaded = ss.uploaded_plan
 if uploaded is not None:
     from planner.plan import Plan
 
@@ -104,7 +98,7 @@ if uploaded is not None:
         "every figure below is recomputed from its racks."
     )
     if st.button("Close the opened plan", key="close_upload"):
-        st.session_state.pop("uploaded_plan", None)
+        ss.uploaded_plan = None
         st.rerun()
 
 if entry and "error" in entry and uploaded is None:

@@ -10,12 +10,14 @@ import streamlit as st
 from planner.plan.structures import region_power, structures
 from ui.format import show_table
 from ui.grid import grid_section
-from ui.state import current_scenario, my_entry, plan_of, solve_button
+from ui.session import session
+from ui.solve import resume, solve_button
+from ui.state import current_scenario, joint_entry, plan_of
 
 scenario = current_scenario()
 if scenario is None:
     st.stop()
-text = st.session_state.scenario_yaml
+text = session().scenario_yaml
 st.title(f"Region: {scenario.name}")
 st.caption(
     "Buildings and temporary structures (tents) of the region: when each can hold racks, what the plan "
@@ -33,7 +35,8 @@ if len(scenario.site.buildings) < 2 and not scenario.power_arrival:
 # for the whole model of a gigawatt region become about a minute; a joint plan from another page is shown as
 # it is
 split = len(scenario.site.buildings) >= 2
-plan = plan_of(my_entry(text, "joint")) or plan_of(my_entry(text, "decomposed"))
+mode = "decomposed" if split else "joint"
+plan = plan_of(joint_entry(text) or resume(text, mode, "Solving building by building"))
 if plan is None:
     label = "Solve jointly, building by building" if split else "Solve jointly"
     plan = solve_button(
@@ -41,7 +44,7 @@ if plan is None:
         scenario,
         label,
         "region_solve",
-        "decomposed" if split else "joint",
+        mode,
         help="Decomposed by building: a master shares each cluster's GPUs and the power arrived between the "
         "buildings, each "
         "building is planned alone, and the joined plan is verified and measured against the LP bound of "

@@ -13,12 +13,14 @@ from planner.rules.reliability import blast_states
 from ui.floorplan import floor_figure
 from ui.format import show_table
 from ui.grid import maintenance_section
-from ui.state import current_scenario, my_entry, plan_of, solve_button
+from ui.session import session
+from ui.solve import resume, solve_button
+from ui.state import current_scenario, joint_entry, plan_of
 
 scenario = current_scenario()
 if scenario is None:
     st.stop()
-text = st.session_state.scenario_yaml
+text = session().scenario_yaml
 st.title(f"Reliability: {scenario.name}")
 st.caption(
     "What each power node, cooling zone, pod and row takes down when it fails; per cluster its mean time "
@@ -28,7 +30,7 @@ st.caption(
     "(first order). Failover policies and spread limits are set per cluster on the Scenario page."
 )
 
-plan = plan_of(my_entry(text))
+plan = plan_of(joint_entry(text) or resume(text) or resume(text, "decomposed"))  # the Region page's plan too
 if plan is None:
     plan = solve_button(text, scenario, "Solve", "rel_solve")
     if plan is None:

@@ -19,6 +19,7 @@ from ui.knobs import (
     knob_values,
     pending_edits,
 )
+from ui.session import session
 from ui.state import (
     SHIPPED,
     UPLOAD_MB,
@@ -58,9 +59,7 @@ def apply_upload(kind: str, raw: bytes, name: str, scenario) -> list[str]:
     except InputError as e:
         return e.lines()
     set_scenario(new, "uploaded")
-    st.session_state.applied = (
-        f"Loaded the uploaded {kind} ({name}): the scenario in effect is now {new.name}."
-    )
+    session().applied = f"Loaded the uploaded {kind} ({name}): the scenario in effect is now {new.name}."
     return []
 
 
@@ -68,8 +67,8 @@ st.title("Scenario")
 scenario = current_scenario()
 if scenario is not None:
     in_effect(scenario)
-src = st.session_state.get("scenario_source", "small-hall")
-sk = scenario_key(st.session_state.scenario_yaml)[:12]
+src = session().scenario_source or "small-hall"
+sk = scenario_key(session().scenario_yaml)[:12]
 c1, c2 = st.columns([3, 1])
 pick = c1.selectbox(
     f"Load a shipped scenario ({len(SHIPPED)})",
@@ -80,7 +79,7 @@ pick = c1.selectbox(
 )
 if c2.button("Load shipped scenario", key="load_shipped", disabled=pick is None):
     load_shipped(pick)
-    st.session_state.applied = f"Loaded the shipped scenario {pick}."
+    session().applied = f"Loaded the shipped scenario {pick}."
     st.rerun()
 
 with st.expander("Upload YAML (scenario, site or catalog)"):
@@ -123,7 +122,7 @@ if scenario is None:
     st.stop()
 
 st.subheader("Main knobs")
-k = scenario_key(st.session_state.scenario_yaml)[
+k = scenario_key(session().scenario_yaml)[
     :12
 ]  # widgets belong to this scenario: a new one gets fresh widgets
 base = knob_values(scenario)
@@ -235,14 +234,11 @@ if apply and diff:
     except InputError as e:
         show_problems(e.lines(), "The edited scenario")
     else:
-        origin = st.session_state.get("scenario_source")
+        ss = session()
+        origin = ss.scenario_source
         set_scenario(new, "edited")
-        st.session_state.edited_from = (
-            origin
-            if origin in SHIPPED
-            else (st.session_state.get("edited_from") if origin == "edited" else None)
-        )
-        st.session_state.applied = (
+        ss.edited_from = origin if origin in SHIPPED else (ss.edited_from if origin == "edited" else None)
+        ss.applied = (
             f"Applied to {scenario.name}: "
             + "; ".join(describe(diff, base))
             + ". The Plan page now solves this edited scenario."
@@ -250,16 +246,14 @@ if apply and diff:
         keep_pending(k, {})
         st.rerun()
 
-site_edit_form(
-    scenario, k, st.session_state.scenario_yaml, st.session_state.get("scenario_source"), set_scenario
-)
+site_edit_form(scenario, k, session().scenario_yaml, session().scenario_source, set_scenario)
 
 st.subheader("Site")
 halls = [h.id for b in scenario.site.buildings for h in b.halls]
 hall = st.selectbox(f"Hall ({len(halls)})", halls, key=f"site_hall_{k}")
 st.plotly_chart(floor_figure(scenario, None, hall), key="site_floor", width="stretch")
 with st.expander("Scenario YAML"):
-    text = st.session_state.scenario_yaml
+    text = session().scenario_yaml
     st.code(
         text[:20000]
         + ("\n# … (truncated for display; download from the Plan page)" if len(text) > 20000 else ""),

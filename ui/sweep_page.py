@@ -19,6 +19,7 @@ from planner.plan import load_plan
 from planner.plan.numbers import plan_figures
 from planner.verifier import verify
 from ui.format import cell, show_table
+from ui.session import session
 from ui.state import current_scenario, parse_scenario_text, scenario_key, set_current, show_problems
 
 MAX_UI_POINTS = 24  # most points a dashboard sweep may have (larger sweeps: planner batch)
@@ -49,7 +50,7 @@ def numbers(text: str, label: str, lo: float, hi: float) -> list[float | None]:
 scenario = current_scenario()
 if scenario is None:
     st.stop()
-text = st.session_state.scenario_yaml
+text = session().scenario_yaml
 skey = scenario_key(text)[:12]
 st.title(f"Sweep variants of {scenario.name}")
 st.caption(
@@ -116,7 +117,7 @@ if go:
             progress=progress,
         )
         bar.empty()
-        st.session_state.sweep = {
+        session().sweep = {
             "dir": str(out),
             "base": text,
             "name": scenario.name,
@@ -124,7 +125,7 @@ if go:
             "params": sweep.params,
         }
 
-run = st.session_state.get("sweep")
+run = session().sweep
 if not run:
     st.info("Choose the values to vary and press **Run sweep**.")
     st.stop()
@@ -167,10 +168,10 @@ picked = [p["customdata"][1] for p in (event.selection.points if event else []) 
 solved = [str(p) for p in ok["point"]]
 if not solved:
     st.stop()
-if picked and picked[0] in solved and picked[0] != st.session_state.get("sweep_clicked"):
+if picked and picked[0] in solved and picked[0] != session().sweep_clicked:
     # a new click on the chart moves the choice (the widget keeps its own value otherwise)
-    st.session_state.sweep_clicked = picked[0]
-    st.session_state.sweep_pick = picked[0]
+    session().sweep_clicked = picked[0]
+    st.session_state.sweep_pick = picked[0]  # the widget's own key
 choice = st.selectbox("Variant", solved, key="sweep_pick")
 if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
     row = table[table["point"] == choice].iloc[0]
@@ -193,9 +194,9 @@ if st.button("Open this variant's plan on the Plan page", key="sweep_open"):
     was = base_scenario.name
     set_current(scenario_yaml(variant), f"sweep {choice}")
     shown = ", ".join(f"{fp} = {'as in the scenario' if v is None else cell(v)}" for fp, v in values.items())
-    st.session_state.sweep_opened = (
+    session().sweep_opened = (
         f"The sweep's variant {choice} ({shown}) replaced the scenario in effect (was {was}); "
         "the Scenario page shows it and this page's URL reopens it."
     )
-    st.session_state.uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
+    session().uploaded_plan = plan_figures(plan, variant)[0].model_dump(mode="json")
     st.switch_page("ui/plan_page.py")

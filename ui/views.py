@@ -14,6 +14,7 @@ from planner.schema import Scenario
 from ui.charts import kpi_table, utilisation_figure
 from ui.floorplan import floor_figure
 from ui.format import show_table
+from ui.session import session
 from ui.sitemap import COLOR_BY as SITE_COLOR_BY
 from ui.sitemap import site_map_figure
 
@@ -158,10 +159,10 @@ def site_overview(scenario: Scenario, plan: Plan | None, key: str) -> None:
         width="stretch",
     )
     clicked = [p["customdata"] for p in (event.selection.points if event else []) if p.get("customdata")]
-    if clicked and clicked[0] != st.session_state.get(f"{key}_map_clicked"):
+    if clicked and clicked[0] != session().map_clicked.get(key):
         # a new click opens that hall (the hall picker below keeps its own value otherwise)
-        st.session_state[f"{key}_map_clicked"] = clicked[0]
-        st.session_state[f"{key}_hall"] = clicked[0]
+        session().map_clicked[key] = clicked[0]
+        st.session_state[f"{key}_hall"] = clicked[0]  # the hall picker's own widget key
     st.caption("Click a hall to open its floor plan below.")
     with st.expander("Per hall (table)"):
         show_table(df, f"{key}_overview")

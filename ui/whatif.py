@@ -12,6 +12,7 @@ import streamlit as st
 from planner.errors import InputError
 from planner.input.variants import apply_changes
 from planner.schema import Scenario
+from ui.session import session
 
 MAX_EDITS = 20
 """Named site edits a session keeps for undo."""
@@ -113,13 +114,11 @@ def site_edit_form(scenario: Scenario, k: str, text: str, source: str | None, se
         except InputError as e:
             st.error("The site edit is refused: " + "; ".join(e.lines()))
             return
-        edits = list(st.session_state.get("site_edits", []))[-(MAX_EDITS - 1) :]
+        edits = list(session().site_edits)[-(MAX_EDITS - 1) :]
         edits.append({"name": name or said, "what": said, "before": text, "source": source})
-        st.session_state.site_edits = edits
+        session().site_edits = edits
         set_scenario(new, "edited")
-        st.session_state.applied = (
-            f"Site edit '{name or said}' applied ({said}). The Plan page answers for it."
-        )
+        session().applied = f"Site edit '{name or said}' applied ({said}). The Plan page answers for it."
         st.rerun()
     _undo(set_scenario)
 
@@ -175,7 +174,7 @@ def _describe(changes: dict, nodes: dict, zones: dict) -> str:
 def _undo(set_scenario) -> None:
     from planner.input.loader import load_scenario_text
 
-    edits = st.session_state.get("site_edits", [])
+    edits = session().site_edits
     if not edits:
         return
     st.caption(
@@ -183,7 +182,7 @@ def _undo(set_scenario) -> None:
     )
     if st.button(f"Undo '{edits[-1]['name']}'", key=f"wi_undo_{len(edits)}"):
         last = edits[-1]
-        st.session_state.site_edits = edits[:-1]
+        session().site_edits = edits[:-1]
         set_scenario(load_scenario_text(last["before"]), last["source"] or "edited")
-        st.session_state.applied = f"Site edit '{last['name']}' undone."
+        session().applied = f"Site edit '{last['name']}' undone."
         st.rerun()

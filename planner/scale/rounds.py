@@ -270,6 +270,12 @@ class _Rounds:
         def done(r: dict) -> None:
             p = Plan.model_validate(r["plan"]) if "plan" in r else None
             self.solved[r["part"]] = (self.texts[r["part"]], p, r.get("error", ""))
+            finished.append(r["part"])
+            self.say(
+                f"round {self.rounds}: building solves: {len(finished)} of {len(jobs)} done ({r['part']})"
+            )
+
+        finished: list[str] = []
 
         tb = time.perf_counter()
         run_jobs(solve_part, jobs, done, **self.run_args)

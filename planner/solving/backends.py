@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import pulp
 
+from planner import stop
 from planner.errors import InputError
 
 ProgressHook = Callable[[float | None, float | None], None]
@@ -281,8 +282,11 @@ class HighsBackend(Backend):
         if req.work_limit is not None and not req.relax_integrality:
             h.setOptionValue("mip_max_nodes", int(req.work_limit))
         h.passModel(_highs_lp(arrays, cost_pairs, integer, req))
-        _start_and_hook(h, req, arrays.col)
+        raised = _start_and_hook(h, req, arrays.col)
         h.run()
+        if raised:
+            raise raised[0]
+        stop.check("solving")
         return _highs_result(h, req, arrays.names, base.row_names, any(integer))
 
 
@@ -340,9 +344,8 @@ def _highs_lp(arrays: _Arrays, cost_pairs, integer: list[int], req: SolveRequest
     return lp
 
 
-def _start_and_hook(h, req: SolveRequest, col: dict[str, int]) -> None:
-    """Hand HiGHS the start (the variables it knows) and the progress callback."""
-    import highspy
+def _give_start(h, req: SolveRequest, col: dict[str, int]) -> None:
+    """Hand HiGHS the start: the values of the variables it knows."""
     import numpy as np
 
     if req.start:
@@ -350,19 +353,47 @@ def _start_and_hook(h, req: SolveRequest, col: dict[str, int]) -> None:
         if pairs:
             idx = np.array([i for i, _ in pairs], dtype=np.int32)
             h.setSolution(len(pairs), idx, np.array([x for _, x in pairs], dtype=np.float64))
-    if req.on_progress is None:
-        return
-    hook = req.on_progress
-    improving = highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution
 
-    def on_event(ctype, _msg, out, _din, _user):
+
+def _start_and_hook(h, req: SolveRequest, col: dict[str, int]) -> list[BaseException]:
+    """Hand HiGHS the start (the variables it knows), the progress callback and the user's stop
+    (:mod:`planner.stop`: the solve is interrupted at HiGHS's next interrupt check). An exception
+    the progress hook raises interrupts the solve and is returned in the list, to be raised after
+    it (never through HiGHS's C++ frames)."""
+    import highspy
+
+    _give_start(h, req, col)
+    raised: list[BaseException] = []
+    halt = stop.current()
+    if req.on_progress is None and halt is None:
+        return raised
+    hook = req.on_progress
+    kinds = highspy.cb.HighsCallbackType
+    improving = kinds.kCallbackMipImprovingSolution
+
+    def on_event(ctype, _msg, out, din, _user):
+        if raised or (halt is not None and halt.is_set()):
+            if din is not None:
+                din.user_interrupt = True
+            return
+        if hook is None or ctype not in (improving, kinds.kCallbackMipInterrupt):
+            return
         inc = out.objective_function_value if ctype == improving else None
         bnd = out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
-        hook(inc if inc is not None and math.isfinite(inc) else None, bnd)
+        try:
+            hook(inc if inc is not None and math.isfinite(inc) else None, bnd)
+        except BaseException as e:  # noqa: BLE001 - raised after the solve, outside HiGHS
+            raised.append(e)
+            if din is not None:
+                din.user_interrupt = True
 
     h.setCallback(on_event, None)
     h.startCallback(improving)
-    h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipInterrupt)
+    h.startCallback(kinds.kCallbackMipInterrupt)
+    if halt is not None:
+        h.startCallback(kinds.kCallbackSimplexInterrupt)
+        h.startCallback(kinds.kCallbackIpmInterrupt)
+    return raised
 
 
 def _highs_result(h, req: SolveRequest, names: list[str], row_names: list[str], mip: bool) -> BackendResult:
