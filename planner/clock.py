@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from planner import stop
+from planner.stop import check as check_stopped
 
 MIN_SOLVE_S = 0.5
 """Least time worth handing a MILP solver: below it the solver is not started (HiGHS may not stop
@@ -87,7 +87,7 @@ class Deadline:
     def check(self, stage: str, until: float | None = None) -> None:
         """Raise :class:`TimeUp` when the limit (or ``until``, an earlier perf_counter time) has passed;
         :class:`~planner.stop.Stopped` when the user stopped the run."""
-        stop.check(stage)
+        check_stopped(stage)
         if self.clock() > (self.at if until is None else min(until, self.at)):
             raise TimeUp(stage)
 

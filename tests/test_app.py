@@ -169,7 +169,8 @@ def test_form_changes_reach_the_solve() -> None:
     assert not at.exception
     from ui.state import plan_of, scenario_key
 
-    plan = plan_of(at.session_state["planner"].results[scenario_key(at.session_state["planner"].scenario_yaml)])
+    ss = at.session_state["planner"]
+    plan = plan_of(ss.results[scenario_key(ss.scenario_yaml)])
     assert sum(1 for r in plan.racks if r.cluster == "nvl-infer") == 1
 
 

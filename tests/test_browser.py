@@ -440,9 +440,13 @@ def test_the_frontier_html_opens_the_clicked_points_plan(tmp_path: Path) -> None
 
 
 def test_region_page_solves_the_gigawatt_region_building_by_building(server: str) -> None:
-    """prometheus-1gw on the Region page: solved decomposed by building in the dashboard's process,
-    the structures map, power arrived against drawn, the backup choice per structure; screenshot.
-    Its link (plan=ID) reopens the same plan on a restarted dashboard, without solving."""
+    """prometheus-1gw on the Region page: solved decomposed by building as a job of the session.
+    The user presses Solve and leaves for the Scenario page: the sidebar shows the job (stage,
+    building solves done of how many); a second session's Solve joins it (one solve on the
+    server); back on Region the page follows the job and shows its plan: the structures map, power
+    arrived against drawn, the backup choice per structure; screenshot. Phases and Reliability
+    show the same plan, also after a reload. Its link (plan=ID) reopens the same plan on a
+    restarted dashboard, without solving."""
     from playwright.sync_api import sync_playwright
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -452,6 +456,21 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         page.goto(f"{server}/region_page?scenario=prometheus-1gw")
         page.get_by_role("heading", name="Region: prometheus-1gw").wait_for(timeout=120_000)
         page.get_by_role("button", name="Solve jointly, building by building").click()
+        page.get_by_text(re.compile(r"^Running: prometheus-1gw \(decomposed\)")).wait_for(timeout=60_000)
+        page.get_by_role("link", name="Scenario").click()
+        page.get_by_role("heading", name=re.compile(r"^In effect: prometheus-1gw")).wait_for(timeout=60_000)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text(re.compile(r"building solves \d+ of \d+ done")).wait_for(timeout=300_000)
+        page.screenshot(path=str(OUT / "16-region-running.png"), full_page=True)
+        other = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+        other.goto(f"{server}/region_page?scenario=prometheus-1gw")
+        other.get_by_role("heading", name="Region: prometheus-1gw").wait_for(timeout=120_000)
+        other.get_by_role("button", name="Solve jointly, building by building").click()
+        other.get_by_text(re.compile(r"^Running: prometheus-1gw \(decomposed\)")).wait_for(timeout=60_000)
+        other.get_by_text("1 solve running on this server").wait_for(timeout=30_000)  # joined, not a second
+        page.get_by_role("link", name="Region").click()
+        page.get_by_role("heading", name="Region: prometheus-1gw").wait_for(timeout=60_000)
+        assert page.get_by_text("Not solved yet").count() == 0  # the job is followed, not forgotten
         page.get_by_role("heading", name="Backup power per structure").wait_for(timeout=600_000)
         page.get_by_text(re.compile(r"decomposed by building: \d+ building plans joined")).first.wait_for(
             timeout=10_000
@@ -476,6 +495,23 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
         assert page.get_by_text("optimal", exact=True).count() >= 1
         page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=30_000)
         link = page.url[page.url.index("/region_page") :]
+        other.get_by_role("heading", name="Backup power per structure").wait_for(timeout=120_000)
+        joined = other.locator('[data-testid="stMetric"]').filter(has_text="GPUs by q8")
+        assert int(re.sub(r"\D", "", joined.locator('[data-testid="stMetricValue"]').inner_text())) == by_q8
+        # the same plan on Phases and Reliability, and again after a reload there
+        for name, heading, shown in (
+            ("Phases", "Phases: prometheus-1gw", "Costs"),
+            ("Reliability", "Reliability: prometheus-1gw", "Blast radius"),
+        ):
+            page.get_by_role("link", name=name).click()
+            page.get_by_role("heading", name=heading).wait_for(timeout=60_000)
+            page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
+            page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=30_000)
+            page.reload()
+            page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
+            assert page.get_by_text("Not solved yet").count() == 0
+        for pg in (page, other):
+            assert pg.locator('[data-testid="stException"]').count() == 0
         browser.close()
     # the link on a second dashboard over the same plan library (a restarted server): the same
     # plan, shown without solving

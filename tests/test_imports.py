@@ -86,12 +86,13 @@ BASE = (
     "planner.enums",
     "planner.errors",
     "planner.clock",
+    "planner.stop",
     "planner.fileio",
     "planner.cells",
     "planner.yamlio",
     "planner.version",
 )
-"""Modules every stage may use: allowed values, errors, the run's clock, safe writes, YAML."""
+"""Modules every stage may use: allowed values, errors, the run's clock and its stop, safe writes, YAML."""
 LOWER = (
     "schema",
     "input",

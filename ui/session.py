@@ -48,6 +48,8 @@ class Session:
     sweep_opened: str | None = None
     map_clicked: dict[str, str] = field(default_factory=dict)
     """Last hall clicked on each site map (by map key)."""
+    panel_drawn: bool = False
+    """Whether this page run has drawn the sidebar's job panel."""
     id: str = ""
     """This session's identity among a job's watchers."""
 

@@ -47,6 +47,8 @@ def start(text: str, scenario: Scenario, mode: str = "joint") -> dict | Job:
     ):  # none, or one this session stopped: a new job (or another's, joined)
         work = _work(text, scenario, mode, ss.scenario_source or "scenario", hub())
         job = ss.jobs[key] = jobs().start(key, f"{scenario.name} ({mode})", work, ss.id)
+        with st.sidebar:  # the sidebar was drawn before the job began: it joins the panel now
+            _panel_of([job])
     return job
 
 
@@ -109,33 +111,49 @@ def cancel(job: Job) -> None:
 
 def job_panel() -> None:
     """In the sidebar of every page: this session's solves still running (stage, time, buildings
-    done of how many, a Stop button), refreshed every :data:`PANEL_EVERY_S` s while one runs, and
-    the ones that ended while the user looked elsewhere."""
+    done of how many, refreshed every :data:`PANEL_EVERY_S` s; a Stop button each), and the ones
+    that ended while the user looked elsewhere."""
     ss = session()
+    ss.panel_drawn = False
     for line in ss.ended:
         st.sidebar.warning(line)
     ss.ended.clear()
     if ss.jobs:
         with st.sidebar:
-            _panel()
+            _panel_of(list(ss.jobs.values()))
+
+
+def _panel_of(shown: list[Job]) -> None:
+    """The panel's title and refreshing lines (once per page run), and a Stop button for each of
+    ``shown`` that runs. The Stop buttons are the page's own widgets, not the refreshing part's:
+    a click ends the page's run at once (a page following the job included), where a click inside
+    the refreshing part would wait for that run to end."""
+    ss = session()
+    if not ss.panel_drawn:
+        st.markdown("**Solves of this session**")
+        _status()
+        ss.panel_drawn = True
+    for job in shown:
+        if job.running and not job.stopping:
+            if st.button(
+                f"Stop {job.title}", key=f"stop_{job.key}", help="Stop this solve; nothing of it is kept"
+            ):
+                cancel(job)
+                st.rerun()
 
 
 @st.fragment(run_every=PANEL_EVERY_S)
-def _panel() -> None:
-    ss = session()
-    if not ss.jobs:
-        return
-    st.markdown("**Solves of this session**")
-    for key, job in list(ss.jobs.items()):
+def _status() -> None:
+    """The session's jobs, one line each, and how many solves this server runs."""
+    for job in list(session().jobs.values()):
         if job.stopping:
             st.caption(f"Stopping: {job.status()}")
         elif job.running:
             st.caption(f"Running: {job.status()}")
-            if st.button("Stop", key=f"stop_{key}", help="Stop this solve; nothing of it is kept"):
-                cancel(job)
-                st.rerun()
         else:
             st.caption(f"Done: {job.title}: {_outcome(job.entry or {})}. Shown on its page.")
+    n = len(jobs().running())
+    st.caption(f"{n} solve{'s' if n != 1 else ''} running on this server")
 
 
 def _outcome(entry: dict) -> str:

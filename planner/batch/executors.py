@@ -175,4 +175,17 @@ def run_jobs(
         )
 
 
+def counting(on_done: Callable[[dict], None], total: int, say: Callable[[str], None], what: str):
+    """``on_done`` that also says after each result "``what``: k of ``total`` done (part)" (the
+    dashboard shows the count beside the stage)."""
+    finished: list[str] = []
+
+    def done(result: dict) -> None:
+        on_done(result)
+        finished.append(str(result.get("part", "")))
+        say(f"{what}: {len(finished)} of {total} done ({finished[-1]})")
+
+    return done
+
+
 EXECUTORS = {"serial": _serial, "process": _process, "dask": _dask}

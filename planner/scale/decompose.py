@@ -77,7 +77,7 @@ import math
 import time
 from collections.abc import Callable
 
-from planner.batch.executors import run_jobs
+from planner.batch.executors import counting, run_jobs
 from planner.clock import Deadline
 from planner.errors import InputError
 from planner.input.site_index import index_site
@@ -330,9 +330,10 @@ def _solve_buildings(
         todo = [
             (b, text, least, until, budget.waves(len(order) - i), False) for i, (b, text) in enumerate(order)
         ]
-        run_jobs(solve_part, todo, done, **run)
+        run_jobs(solve_part, todo, counting(done, len(todo), say, "building solves"), **run)
     else:
-        run_jobs(solve_part, [(b, text, each) for b, text in jobs], done, **run)
+        jobs_each = [(b, text, each) for b, text in jobs]
+        run_jobs(solve_part, jobs_each, counting(done, len(jobs_each), say, "building solves"), **run)
     solve_again(scenario, dict(jobs), solved, budget, solves, run, say, tie_breaks=not shared)
     return solved
 

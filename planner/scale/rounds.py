@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from planner.batch.executors import run_jobs
+from planner.batch.executors import counting, run_jobs
 from planner.enums import Status
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
@@ -270,15 +270,10 @@ class _Rounds:
         def done(r: dict) -> None:
             p = Plan.model_validate(r["plan"]) if "plan" in r else None
             self.solved[r["part"]] = (self.texts[r["part"]], p, r.get("error", ""))
-            finished.append(r["part"])
-            self.say(
-                f"round {self.rounds}: building solves: {len(finished)} of {len(jobs)} done ({r['part']})"
-            )
-
-        finished: list[str] = []
 
         tb = time.perf_counter()
-        run_jobs(solve_part, jobs, done, **self.run_args)
+        counted = counting(done, len(jobs), self.say, f"round {self.rounds}: building solves")
+        run_jobs(solve_part, jobs, counted, **self.run_args)
         # no plan in its share of the time: a share first-fit places stands on that plan; one it
         # cannot place gives way now (the next round moves its misfits), not after a second solve as
         # long as the rest of the run

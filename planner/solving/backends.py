@@ -29,8 +29,9 @@ from typing import ClassVar
 
 import pulp
 
-from planner import stop
 from planner.errors import InputError
+from planner.stop import check as check_stopped
+from planner.stop import current as stop_event
 
 ProgressHook = Callable[[float | None, float | None], None]
 """Called by a backend during a solve with (incumbent, bound) in the problem's own sense."""
@@ -286,7 +287,7 @@ class HighsBackend(Backend):
         h.run()
         if raised:
             raise raised[0]
-        stop.check("solving")
+        check_stopped("solving")
         return _highs_result(h, req, arrays.names, base.row_names, any(integer))
 
 
@@ -364,7 +365,7 @@ def _start_and_hook(h, req: SolveRequest, col: dict[str, int]) -> list[BaseExcep
 
     _give_start(h, req, col)
     raised: list[BaseException] = []
-    halt = stop.current()
+    halt = stop_event()
     if req.on_progress is None and halt is None:
         return raised
     hook = req.on_progress
