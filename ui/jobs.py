@@ -38,7 +38,8 @@ class Job:
     lines: list[str] = field(default_factory=list)
     stage: str = "starting"
     done_of: tuple[int, int] | None = None
-    """Building solves done and started in this round (decomposed runs)."""
+    """Building solves done and started in this round (decomposed runs); the stage says it while
+    the building solves last."""
     entry: dict | None = None
     """The result entry once the job has ended (``error`` set when it failed or was stopped)."""
     halt: threading.Event = field(default_factory=threading.Event)
@@ -64,17 +65,18 @@ class Job:
         self.lines.append(line)
         self.stage = stage_of(message, line)
         m = BUILDINGS.search(line)
-        if m:
+        if m:  # the stage names the count: "round 1: building solves 3 of 18 done"
             self.done_of = (int(m.group(1)), int(m.group(2)))
+            said = line.split("] ", 1)[-1]
+            self.stage = f"{said[: said.index(m.group(0))]}building solves {m.group(1)} of {m.group(2)} done"
         stop.check(self.stage)
 
     def doing(self) -> str:
-        """What the job does now, for how long, buildings done of how many."""
+        """What the job does now (building solves done of how many, while they last) and for how long."""
         if not self.running:
             return f"{self.stage} (ended after {self.elapsed():.0f} s)"
         what = "stopping (the solver ends at its next check)" if self.stopping else self.stage
-        count = f", building solves {self.done_of[0]} of {self.done_of[1]} done" if self.done_of else ""
-        return f"{what} ({self.elapsed():.0f} s{count})"
+        return f"{what} ({self.elapsed():.0f} s)"
 
     def status(self) -> str:
         """One line: the job's title and :meth:`doing`."""
