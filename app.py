@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.solve import collect, job_panel
+from ui.solve import job_panel
 from ui.state import pending_banner, sync_url
 
 st.set_page_config(page_title="GPU fleet planner", layout="wide")
@@ -24,8 +24,7 @@ page = st.navigation(
 try:
     if page.title != "Scenario":
         pending_banner()
-    collect()  # solves of this session that ended while it looked elsewhere: their results kept
-    job_panel()  # those still running, on every page: stage, time, buildings done, Stop
+    job_panel()  # this session's solves, on every page: stage, time, buildings done, Stop
     sync_url()  # before the page too: a page that ends early (st.stop) drops what it sends after
     try:
         page.run()

@@ -50,6 +50,8 @@ class Session:
     """Last hall clicked on each site map (by map key)."""
     panel_drawn: bool = False
     """Whether this page run has drawn the sidebar's job panel."""
+    stop_slots: dict[str, Any] = field(default_factory=dict)
+    """This page run's Stop buttons by job key (placeholders emptied when the job is collected)."""
     id: str = ""
     """This session's identity among a job's watchers."""
 

@@ -90,6 +90,9 @@ def collect() -> dict[str, dict]:
         if job.running:
             continue
         del ss.jobs[key]
+        slot = ss.stop_slots.pop(key, None)
+        if slot is not None:  # its Stop button, drawn while it ran, goes
+            slot.empty()
         entry = dict(job.entry or {})
         if entry.get("library_error"):
             ss.ended.append(
@@ -110,11 +113,13 @@ def cancel(job: Job) -> None:
 
 
 def job_panel() -> None:
-    """In the sidebar of every page: this session's solves still running (stage, time, buildings
-    done of how many, refreshed every :data:`PANEL_EVERY_S` s; a Stop button each), and the ones
-    that ended while the user looked elsewhere."""
+    """In the sidebar of every page (drawn before the page): this session's solves that ended
+    collected (and a library fault of theirs said), those still running shown (stage, time,
+    building solves done of how many, refreshed every :data:`PANEL_EVERY_S` s; a Stop button
+    each)."""
     ss = session()
-    ss.panel_drawn = False
+    ss.panel_drawn, ss.stop_slots = False, {}  # a past run's placeholders are not this run's
+    collect()  # solves that ended while the session looked elsewhere: their results kept
     for line in ss.ended:
         st.sidebar.warning(line)
     ss.ended.clear()
@@ -135,7 +140,8 @@ def _panel_of(shown: list[Job]) -> None:
         ss.panel_drawn = True
     for job in shown:
         if job.running and not job.stopping:
-            if st.button(
+            slot = ss.stop_slots[job.key] = st.empty()  # emptied when the job's result is collected
+            if slot.button(
                 f"Stop {job.title}", key=f"stop_{job.key}", help="Stop this solve; nothing of it is kept"
             ):
                 cancel(job)
@@ -145,6 +151,8 @@ def _panel_of(shown: list[Job]) -> None:
 @st.fragment(run_every=PANEL_EVERY_S)
 def _status() -> None:
     """The session's jobs, one line each, and how many solves this server runs."""
+    if not session().jobs:
+        st.caption("None running now.")
     for job in list(session().jobs.values()):
         if job.stopping:
             st.caption(f"Stopping: {job.status()}")
