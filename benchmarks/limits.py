@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -84,6 +85,7 @@ def run(scenario: str, flags: list[str], limit: float) -> dict:
         "gap": gap,
         "verified": verified,
         "silent": silent,
+        "stderr": r.stderr,
     }
 
 
@@ -113,6 +115,7 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="run only rows whose scenario and flags contain this")
     ap.add_argument("--out", default="LIMITS.md", help="results file in benchmarks/ (default LIMITS.md)")
     ap.add_argument("--load", choices=("both", "idle", "loaded"), default="both", help="which rows to run")
+    ap.add_argument("--logs", default=None, help="folder for each row's progress lines (its stderr)")
     args = ap.parse_args()
     t_all = time.perf_counter()
     rows = []
@@ -138,7 +141,13 @@ def main() -> None:
                 else:
                     got = run(scenario, flags, limit)
                 rows.append((what, limit, load, got))
-                print(what, limit, load, {k: v for k, v in got.items()}, file=sys.stderr, flush=True)
+                if args.logs:
+                    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", what).strip("_")
+                    log = Path(args.logs) / f"{slug}-{limit:g}s-{load}spinners.log"
+                    log.parent.mkdir(parents=True, exist_ok=True)
+                    log.write_text(got["stderr"])
+                shown = {k: v for k, v in got.items() if k != "stderr"}
+                print(what, limit, load, shown, file=sys.stderr, flush=True)
     cmd = " ".join(f"{x:g}" for x in args.limits)
     flags = (
         (f" --only '{args.only}'" if args.only else "")

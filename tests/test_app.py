@@ -266,6 +266,31 @@ def test_explain_table_in_dashboard() -> None:
     assert at.dataframe[-1].value.iloc[0]["+GPUs"] == "96"
 
 
+def test_explain_keeps_a_plan_solved_building_by_building_on_the_plan_page() -> None:
+    """A plan the Region page solved (kept as the session's decomposed result) shows on the Plan
+    page; Explain keeps its table with that plan (it once made an empty joint result that hid the
+    plan: "Not solved yet")."""
+    from planner.input.variants import scenario_yaml
+    from ui.session import Session
+    from ui.state import result_key
+
+    scenario = load_scenario(ROOT / "datasets/dr-hall.yaml")
+    text = scenario_yaml(scenario)
+    plan = plan_scenario(scenario)
+    at = app()
+    at.session_state["planner"] = Session(
+        scenario_yaml=text,
+        scenario_source="dr-hall",
+        results={result_key(text, "decomposed"): {"plan": plan.model_dump(mode="json"), "wall_s": 1.0}},
+    )
+    at.run()
+    at.button(key="explain").click().run()
+    assert not at.exception
+    assert not [i.value for i in at.info if i.value.startswith("Not solved yet")]
+    assert at.dataframe[-1].value.iloc[0]["+GPUs"] == "96"
+    assert "binding" in at.session_state["planner"].results[result_key(text, "decomposed")]
+
+
 def test_large_site_shows_an_overview_and_says_top_n() -> None:
     at = app(scenario="region-100k").run()
     at.button(key="solve").click().run()

@@ -551,7 +551,13 @@ def test_phases_page_plans_for_three_futures(server: str) -> None:
             p, server, "fleet-futures", "Solve for the futures (two-stage)", "Futures (two-stage plan)", 3400
         )
         page.get_by_text("(VSS)").wait_for(timeout=10_000)
-        page.get_by_text("fast", exact=True).last.click()
+        futures = page.locator('[data-testid="stRadio"]').filter(has_text="Future")
+        fast = futures.get_by_text("fast", exact=True)
+        try:
+            fast.click(timeout=60_000)
+        except Exception:
+            page.screenshot(path=str(OUT / "17-futures-no-radio.png"), full_page=True)
+            raise
         page.get_by_text("the first phase (h1) is the same in every future").wait_for(timeout=30_000)
         page.wait_for_timeout(1500)
         page.screenshot(path=str(OUT / "17-futures.png"), full_page=True)

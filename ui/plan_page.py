@@ -12,7 +12,7 @@ from planner.verifier import verify
 from ui.format import show_table
 from ui.session import session
 from ui.solve import explain_binding, resume, solve_text
-from ui.state import UPLOAD_MB, current_scenario, joint_entry, my_entry, plan_of, scenario_key, show_problems
+from ui.state import UPLOAD_MB, current_scenario, joint_entry, plan_of, scenario_key, show_problems
 from ui.views import (
     active_settings,
     downloads,
@@ -174,7 +174,7 @@ st.subheader("Utilisation against limits")
 utilisation(plan)
 if plan.racks and plan.status in (Status.optimal, Status.feasible) and uploaded is None:
     st.subheader("Binding limits and what relaxing them buys")
-    if (my_entry(text) or {}).get("binding") or st.button("Explain", key="explain"):
+    if (joint_entry(text) or {}).get("binding") or st.button("Explain", key="explain"):
         with st.spinner("Screening every limit, re-solving the most valuable ones…"):
             explain_table(
                 explain_binding(text, scenario, plan)

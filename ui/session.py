@@ -55,6 +55,9 @@ class Session:
     id: str = ""
     """This session's identity among a job's watchers."""
 
+    def __post_init__(self) -> None:
+        self.results = OrderedDict(self.results)
+
 
 def session() -> Session:
     """This session's state object (created on first use)."""

@@ -267,8 +267,10 @@ def explain_binding(text: str, scenario: Scenario, plan: Plan) -> dict:
     from planner.enums import Objective
     from planner.explainer import explain_feasible
 
-    key = scenario_key(text)
-    entry = session().results.get(key)
+    mine = session().results
+    held = [k for k in (result_key(text), result_key(text, "decomposed")) if "plan" in (mine.get(k) or {})]
+    key = held[0] if held else result_key(text)  # kept with the plan it explains (the Region page's too)
+    entry = mine.get(key)
     if entry is None:
         entry = {}
         _keep(key, entry)

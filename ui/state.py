@@ -253,7 +253,8 @@ def my_entry(text: str, mode: str = "joint") -> dict | None:
 def joint_entry(text: str) -> dict | None:
     """This session's joint plan of a scenario: solved whole, or decomposed by building (the Region
     page's plan of a region is its joint plan on every page)."""
-    return my_entry(text) or my_entry(text, "decomposed")
+    mine = [my_entry(text), my_entry(text, "decomposed")]
+    return next((e for e in mine if e and "plan" in e), None) or mine[0] or mine[1]
 
 
 def _keep(key: str, entry: dict) -> None:
