@@ -118,6 +118,34 @@ def test_a_units_six_positions_are_six_racks_each_with_its_part() -> None:
     ] * 3
 
 
+def test_a_units_part_role_and_the_rack_role_share_one_netbox_role() -> None:
+    """NetBox holds role, manufacturer and device-type slugs unique regardless of case: a Catalina
+    unit's part role ``GPU`` beside GPU racks (role ``gpu``) once made two roles with the slug ``gpu``
+    and the push stopped at "ID 1 is listed 2 times". The unit's GPU parts now carry the rack role;
+    every slug of every kind is unique, and every device's role is one of the bundle's roles."""
+    s = unit_site()
+    gpu_rack = next(t for t in s.catalog.rack_types if t.gpus and not t.parts)
+    s = s.model_copy(
+        update={
+            "clusters": [
+                *s.clusters,
+                s.clusters[0].model_copy(update={"id": "plain", "rack_types": [gpu_rack.id]}),
+            ]
+        }
+    )
+    plan = solved(s, "highs")
+    b = bundle(plan, s)
+    roles = {r["name"] for r in b.objects["device-roles"]}
+    assert {"gpu", "CDU"} <= roles
+    assert "GPU" not in roles
+    assert {d["role"] for d in b.objects["devices"]} <= roles
+    assert any(d["device_type"].endswith("-GPU") and d["role"] == "gpu" for d in b.objects["devices"])
+    assert any(d["device_type"] == gpu_rack.id for d in b.objects["devices"])
+    for kind in ("manufacturers", "device-types", "device-roles", "sites", "locations"):
+        slugs = [r["slug"].lower() for r in b.objects[kind]]
+        assert len(slugs) == len(set(slugs)), kind
+
+
 def test_a_prefix_names_every_object_so_two_plans_stand_apart(small) -> None:
     s, plan = small
     a, b = bundle(plan, s, prefix="a-"), bundle(plan, s, prefix="b-")

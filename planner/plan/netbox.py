@@ -139,7 +139,7 @@ class _Builder:
         self.taken: dict[tuple[str, int], dict] = {}  # (row, position) → device
         self.device_types: dict[str, dict] = {}
         self.roles: dict[str, dict] = {}
-        self.makers: set[str] = set()
+        self.makers: dict[str, str] = {}  # slug → the manufacturer's name (first seen stands)
         self.designs = {d.id: d for d in scenario.fabrics}
         self.height = max(
             [42, *(t.height_u for t in self.types.values()), *(d.rack_units for d in scenario.fabrics)]
@@ -152,8 +152,8 @@ class _Builder:
         self._custom_fields()
         self._places()
         self._devices()
-        for m in sorted(self.makers):
-            self.add("manufacturers", {"name": m, "slug": slug(m)})
+        for key, m in sorted(self.makers.items()):
+            self.add("manufacturers", {"name": m, "slug": key})
         self.b.objects["device-types"] = list(self.device_types.values())
         self.b.objects["device-roles"] = list(self.roles.values())
         self._racks()
@@ -195,13 +195,17 @@ class _Builder:
         }
 
     def _type(self, model: str, maker: str, height: int, weight: float, what: str) -> None:
-        maker = maker or "generic"
-        self.makers.add(maker)
+        maker = self.makers.setdefault(slug(maker or "generic"), maker or "generic")  # NVIDIA is Nvidia
         if model not in self.device_types:
+            taken = {d["slug"] for d in self.device_types.values()}
+            key, n = slug(model), 1
+            while key in taken:  # "a/b" and "A-B" are two models with one slug: the second is numbered
+                n += 1
+                key = f"{slug(model)[:95]}-{n}"
             self.device_types[model] = {
                 "manufacturer": maker,
                 "model": model,
-                "slug": slug(model),
+                "slug": key,
                 "u_height": height,
                 "is_full_depth": True,
                 "weight": round(weight, 2),
@@ -209,9 +213,14 @@ class _Builder:
                 "description": what,
             }
 
-    def _role(self, name: str) -> None:
-        if name not in self.roles:
-            self.roles[name] = {"name": name, "slug": slug(name), "color": ROLE_COLORS.get(name, "9e9e9e")}
+    def _role(self, name: str) -> str:
+        """The device role named ``name``, made once per slug: NetBox holds role names and slugs
+        unique regardless of case, so a unit's part role ``GPU`` is the rack role ``gpu`` (the
+        first name seen stands). Returns the name the devices use."""
+        key = slug(name)
+        if key not in self.roles:
+            self.roles[key] = {"name": name, "slug": key, "color": ROLE_COLORS.get(name.lower(), "9e9e9e")}
+        return self.roles[key]["name"]
 
     def _device(self, row_id: str, position: int, model: str, role: str, extra: dict) -> None:
         hall = self.rows[row_id][1]
@@ -276,16 +285,14 @@ class _Builder:
         }
         if not t.parts:
             self._type(t.id, t.manufacturer, min(t.height_u, self.height), t.weight_kg, t.description)
-            self._role(role)
-            self._device(r.row, r.position, t.id, role, base)
+            self._device(r.row, r.position, t.id, self._role(role), base)
             return
         for i, part in enumerate(t.parts):
             model = f"{t.id}/{i + 1}-{part.role}"
             self._type(
                 model, t.manufacturer, min(t.height_u, self.height), part.weight_kg, f"{t.id}: {part.role}"
             )
-            self._role(part.role)
-            self._device(r.row, r.position + i, model, part.role, {**base, "planner_part": i})
+            self._device(r.row, r.position + i, model, self._role(part.role), {**base, "planner_part": i})
 
     def _racks(self) -> None:
         for b in self.site.buildings:
