@@ -480,13 +480,18 @@ def first_fit_plan(
     scenario: Scenario, deadline: Deadline, why: str, made: tuple[list[PlacedRack], str] | None = None
 ) -> Plan | None:
     """First-fit's plan of the whole (``made``: its racks and how, if placed), with the bound known
-    without a solver, when it meets every demand and verifies; else None. Stops at the deadline."""
+    without a solver, when it meets every demand and verifies; else None. Its placement stops at the
+    deadline; the plan is verified once, with its figures (a second verification of the bare racks
+    before them cost 16 s idle at 5 GW, 130 s on a loaded machine)."""
     if scenario.designed:
         return None  # first-fit stands no network racks
     greedy, how = made if made is not None else start_racks(scenario, deadline, deadline.at)
-    if not greedy or not greedy_meets_demands(scenario, greedy) or not _verified_once(scenario, greedy)():
+    if not greedy or not greedy_meets_demands(scenario, greedy):
         return None
-    return _first_fit_only(scenario, greedy, how, why, {}, lambda _p: None, deadline.elapsed)
+    try:
+        return _first_fit_only(scenario, greedy, how, why, {}, lambda _p: None, deadline.elapsed)
+    except SolverFailure:  # the verifier refuses first-fit's racks: no plan from them
+        return None
 
 
 def _first_fit_only(
