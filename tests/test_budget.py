@@ -241,3 +241,15 @@ def test_with_the_polish_no_lp_of_the_whole_is_solved_beside_it(monkeypatch, pol
     assert verify(d.plan, s).ok
     assert d.plan.kpis.gpus == 3 * 512
     assert ("polish_s" in d.stages, len(lps)) == ((True, 0) if polish else (False, 1))
+
+
+def test_a_hand_overs_first_fit_stops_placing_in_time_to_be_finished_by_the_deadline() -> None:
+    """Finishing a first-fit plan takes FIRST_FIT_FINISH (0.5) of its placing time: at t = 40 s of a
+    100 s limit, placing stops at 40 + 60 / 1.5 = 80 s, leaving 20 s = 0.5 × 40 s to finish; past
+    the deadline it stops at once."""
+    clock = VirtualClock()
+    b = Budget(Deadline(100.0, 0.0, clock), "process", 2, pass_s=0.5)
+    clock.now = 40.0
+    assert b.first_fit_until() == pytest.approx(80.0)
+    clock.now = 130.0
+    assert b.first_fit_until() == pytest.approx(130.0)

@@ -477,15 +477,20 @@ def _first_fit(
 
 
 def first_fit_plan(
-    scenario: Scenario, deadline: Deadline, why: str, made: tuple[list[PlacedRack], str] | None = None
+    scenario: Scenario,
+    deadline: Deadline,
+    why: str,
+    made: tuple[list[PlacedRack], str] | None = None,
+    until: float | None = None,
 ) -> Plan | None:
     """First-fit's plan of the whole (``made``: its racks and how, if placed), with the bound known
     without a solver, when it meets every demand and verifies; else None. Its placement stops at the
-    deadline; the plan is verified once, with its figures (a second verification of the bare racks
-    before them cost 16 s idle at 5 GW, 130 s on a loaded machine)."""
+    deadline (or ``until``, an earlier clock time: the racks placed by then stand where every
+    cluster wants as many as fit); the plan is verified once, with its figures (a second verification
+    of the bare racks before them cost 16 s idle at 5 GW, 130 s on a loaded machine)."""
     if scenario.designed:
         return None  # first-fit stands no network racks
-    greedy, how = made if made is not None else start_racks(scenario, deadline, deadline.at)
+    greedy, how = made if made is not None else start_racks(scenario, deadline, until or deadline.at)
     if not greedy or not greedy_meets_demands(scenario, greedy):
         return None
     try:

@@ -224,7 +224,9 @@ def _first_fit_whole(scenario, deadline, stages, rounds, why, say, budget: Budge
         return _fallback_stands(scenario, deadline, stages, rounds, f"{why}; {big}", say, budget.fallback)
     tw = time.perf_counter()
     note = f"decomposition: {why}; {big}: first-fit's plan of the whole"
-    plan = first_fit_plan(scenario, deadline, note)
+    plan = first_fit_plan(
+        scenario, deadline, note, until=budget.first_fit_until()
+    )  # finished by the deadline
     if plan is None:
         plan = Plan(
             scenario_name=scenario.name,
