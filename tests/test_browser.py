@@ -47,6 +47,23 @@ def _open_solved(page, server: str, name: str, timeout_ms: int = 60_000) -> None
     page.get_by_text("Worst power use (N-1)").wait_for(timeout=timeout_ms)
 
 
+def _switch_and_reload(page, link: str, heading: str, scenario: str, shown: str | None = None) -> None:
+    """Open the page ``link`` in the sidebar, see its ``heading`` (and the heading ``shown``, a part
+    only a plan draws); its URL names the scenario and the plan library's ID of its plan; after a
+    reload the same headings show again."""
+    page.get_by_role("link", name=link).click()
+    page.get_by_role("heading", name=heading).wait_for(timeout=60_000)
+    if shown:
+        page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
+    page.wait_for_function(f"() => location.search.includes('scenario={scenario}')", timeout=10_000)
+    page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=30_000)
+    assert re.search(r"plan=[0-9a-f]{16}", page.url)  # the plan library's ID
+    page.reload()
+    page.get_by_role("heading", name=heading).wait_for(timeout=60_000)
+    if shown:
+        page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
+
+
 def _start(library: str) -> tuple[subprocess.Popen, str]:
     """A dashboard on a free localhost port with its plan library at ``library``."""
     port = _free_port()
@@ -241,12 +258,7 @@ def test_the_url_keeps_the_scenario_through_page_switches_reloads_and_copied_lin
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
         _open_solved(page, server, "dr-hall-flex")
-        page.get_by_role("link", name="Phases").click()
-        page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
-        page.wait_for_function("() => location.search.includes('scenario=dr-hall-flex')", timeout=10_000)
-        assert re.search(r"plan=[0-9a-f]{16}", page.url)  # the plan library's ID
-        page.reload()
-        page.get_by_role("heading", name="Phases: dr-hall-flex").wait_for(timeout=60_000)
+        _switch_and_reload(page, "Phases", "Phases: dr-hall-flex", "dr-hall-flex")
         page.get_by_role("link", name="Plan").click()
         page.get_by_role("heading", name="Plan: dr-hall-flex").wait_for(timeout=60_000)
         page.get_by_text("Worst power use (N-1)").wait_for(
@@ -299,12 +311,7 @@ def test_the_sweep_pages_url_names_the_scenario_and_survives_a_reload(server: st
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
         _open_solved(page, server, "dr-hall")
-        page.get_by_role("link", name="Sweep").click()
-        page.get_by_role("heading", name="Sweep variants of dr-hall").wait_for(timeout=60_000)
-        page.wait_for_function("() => location.search.includes('scenario=dr-hall')", timeout=10_000)
-        assert re.search(r"plan=[0-9a-f]{16}", page.url)
-        page.reload()
-        page.get_by_role("heading", name="Sweep variants of dr-hall").wait_for(timeout=60_000)
+        _switch_and_reload(page, "Sweep", "Sweep variants of dr-hall", "dr-hall")
         page.get_by_role("link", name="Plan").click()
         page.get_by_role("heading", name="Plan: dr-hall").wait_for(timeout=60_000)
         page.get_by_text("Worst power use (N-1)").wait_for(timeout=60_000)
@@ -503,12 +510,7 @@ def test_region_page_solves_the_gigawatt_region_building_by_building(server: str
             ("Phases", "Phases: prometheus-1gw", "Costs"),
             ("Reliability", "Reliability: prometheus-1gw", "Blast radius"),
         ):
-            page.get_by_role("link", name=name).click()
-            page.get_by_role("heading", name=heading).wait_for(timeout=60_000)
-            page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
-            page.wait_for_function("() => /plan=[0-9a-f]{16}/.test(location.search)", timeout=30_000)
-            page.reload()
-            page.get_by_role("heading", name=shown).wait_for(timeout=120_000)
+            _switch_and_reload(page, name, heading, "prometheus-1gw", shown)
             assert page.get_by_text("Not solved yet").count() == 0
         for pg in (page, other):
             assert pg.locator('[data-testid="stException"]').count() == 0

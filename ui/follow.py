@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from planner.cli.heartbeat import still
 from ui.jobs import Job
 
 EVERY_S = 8.0
@@ -31,8 +32,7 @@ def follow_job(job: Job, box=None, every_s: float = EVERY_S, title: str = "Solvi
         if lines:
             quiet_since = now
         elif job.running and now - quiet_since >= every_s:
-            quiet = f"{now - quiet_since:.0f} s since the last report"
-            lines = [f"[{job.elapsed():6.1f} s] still {job.stage} ({quiet})"]
+            lines = [still(job.elapsed(), job.stage, now - quiet_since)]
             quiet_since = now
         if box is not None:
             for line in lines:

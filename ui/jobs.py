@@ -45,7 +45,6 @@ class Job:
     halt: threading.Event = field(default_factory=threading.Event)
     watchers: set[str] = field(default_factory=set)
     ended: float | None = None
-    thread: threading.Thread | None = None
 
     @property
     def running(self) -> bool:
@@ -107,8 +106,7 @@ class JobHub:
             finished = [k for k, j in self._jobs.items() if not j.running]
             for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
                 del self._jobs[k]
-        job.thread = threading.Thread(target=_run, args=(job, work), name=f"solve {title}"[:60], daemon=True)
-        job.thread.start()
+        threading.Thread(target=_run, args=(job, work), name=f"solve {title}"[:60], daemon=True).start()
         return job
 
     def cancel(self, job: Job, watcher: str) -> None:

@@ -22,6 +22,11 @@ def stamped(report: object, t0: float) -> str:
     return text if text.startswith("[") else f"[{time.perf_counter() - t0:6.1f} s] {text}"
 
 
+def still(elapsed_s: float, stage: str, quiet_s: float) -> str:
+    """The line for a stage silent ``quiet_s`` seconds, stamped ``elapsed_s`` since the start."""
+    return f"[{elapsed_s:6.1f} s] still {stage} ({quiet_s:.0f} s since the last report)"
+
+
 def stage_of(report: object, line: str) -> str:
     """The stage a report names: a :class:`~planner.solving.core.Progress`'s own, else the line's
     text after its stamp; up to the first colon."""
@@ -53,11 +58,7 @@ class Heartbeat:
                 quiet = time.perf_counter() - self.last
                 if quiet >= self.every_s:
                     now = time.perf_counter() - self.t0
-                    print(
-                        f"[{now:6.1f} s] still {self.stage} ({quiet:.0f} s since the last report)",
-                        file=self.out,
-                        flush=True,
-                    )
+                    print(still(now, self.stage, quiet), file=self.out, flush=True)
                     self.last = time.perf_counter()
 
     def __enter__(self) -> Heartbeat:
