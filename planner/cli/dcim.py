@@ -60,17 +60,24 @@ def cmd_import_netbox(args: argparse.Namespace) -> int:
         deadline = run_started() + args.deadline
         nb = NetBox(args.url, _token(args), timeout_s=args.timeout, deadline=deadline, insecure=args.insecure)
         rows = rows_from_api(nb)
-    got = site_from_rows(rows, overlay, args.prefix)
+    got = site_from_rows(rows, overlay, args.prefix, args.site)
     site = validate_model(Site, got.site, "site", args.url or args.csv)
     atomic_write(args.output, dump(site.model_dump(mode="json", exclude_defaults=True)))
     if args.existing:
-        atomic_write(args.existing, dump({"existing": got.existing}))
+        installed = (
+            {"racks": got.existing, "rack_types": got.rack_types}
+            if got.rack_types
+            else {"existing": got.existing}
+        )
+        atomic_write(args.existing, dump(installed))
     halls = sum(len(b.halls) for b in site.buildings)
     rows_n = sum(len(h.rows) for b in site.buildings for h in b.halls)
     print(
         f"wrote {args.output}: {len(site.buildings)} building(s), {halls} hall(s), {rows_n} rows; "
         f"{len(got.existing)} installed rack(s)"
     )
+    for line in got.defaults:
+        print(f"default: {line}")
     for line in got.unmapped:
         print(f"unmapped: {line}")
     return EXIT_OK

@@ -189,17 +189,23 @@ def _add_import(sub) -> None:
     """``import netbox``: a site YAML from NetBox."""
     im = sub.add_parser("import", help="a site YAML (and installed racks) from a DCIM")
     isub = im.add_subparsers(dest="import_source", required=True, parser_class=_Parser)
-    n = isub.add_parser("netbox", help="from NetBox's REST API or a folder of its import-column CSVs")
+    n = isub.add_parser(
+        "netbox", help="from NetBox's REST API, a folder of its import-column CSVs or its own CSV export"
+    )
     src = n.add_mutually_exclusive_group(required=True)
     src.add_argument("--url", help="NetBox address (token in $NETBOX_TOKEN or --token-env)")
-    src.add_argument("--csv", help="folder of CSVs named by kind (racks.csv or 07-racks.csv …)")
+    src.add_argument(
+        "--csv", help="folder of CSVs named by kind (racks.csv, 07-racks.csv, or NetBox's netbox_racks.csv …)"
+    )
     n.add_argument("--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token")
     _http_flags(n, deadline=True)
     n.add_argument("--overlay", help="YAML of what NetBox cannot hold (a bundle's overlay.yaml)")
     n.add_argument("--prefix", default="", help="only objects named with this prefix (stripped)")
+    n.add_argument("--site", help="the NetBox site to import (name or slug; needed when several hold racks)")
     n.add_argument("-o", "--output", required=True, help="site YAML to write")
     n.add_argument(
-        "--existing", help="also write the installed racks (a YAML list for a scenario's existing:)"
+        "--existing",
+        help="also write the installed racks and their rack types (a file for a scenario's existing:)",
     )
     n.set_defaults(func=cmd_import_netbox)
 

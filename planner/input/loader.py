@@ -409,6 +409,22 @@ def _resolve_ref(value: Any, root: DataRoot | None, key: str) -> Any:
     return root.read(value, key)[0]
 
 
+def _with_types(catalog: Any, types: Any) -> Any:
+    """A catalog with the rack types an installed-racks file brings (``planner import netbox
+    --existing``: each installed rack's load), those the catalog names itself kept."""
+    if not isinstance(types, list) or not types:
+        return catalog
+    cat = dict(catalog) if isinstance(catalog, dict) else {} if catalog is None else None
+    if cat is None or not isinstance(cat.get("rack_types", []), list):
+        return catalog  # validation reports the shape problem
+    mine = {r.get("id") for r in cat.get("rack_types", []) if isinstance(r, dict)}
+    cat["rack_types"] = [
+        *cat.get("rack_types", []),
+        *(t for t in types if isinstance(t, dict) and t.get("id") not in mine),
+    ]
+    return cat
+
+
 def scenario_from_data(
     data: Any, base_dir: str | Path | DataRoot | None = None, source: str = ""
 ) -> Scenario:
@@ -425,9 +441,10 @@ def scenario_from_data(
                 data[key] = _resolve_ref(data[key], root, key)
             except InputError as e:
                 problems += e.problems
-    if isinstance(data.get("existing"), dict):  # a plan: its racks, all installed now
-        racks = data["existing"].get("racks")
-        data["existing"] = racks if isinstance(racks, list) else data["existing"]
+    if isinstance(data.get("existing"), dict):  # a plan, or an import's installed racks: all installed now
+        got = data["existing"]
+        data["existing"] = got["racks"] if isinstance(got.get("racks"), list) else got
+        data["catalog"] = _with_types(data.get("catalog"), got.get("rack_types"))
     if isinstance(data.get("existing"), list):
         data["existing"] = [{**r, "existing": True} if isinstance(r, dict) else r for r in data["existing"]]
     if problems:

@@ -30,10 +30,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.input.netbox_build import native_site
+from planner.input.netbox_rows import KINDS, Imported, file_kind, flat_api, from_export, is_export, text
+
+_text = text
 
 ROW_FIELDS = {
     "planner_pod": "pod",
@@ -45,38 +48,6 @@ ROW_FIELDS = {
 }
 """Rack custom field → the row field it carries (every rack of a row states the same)."""
 
-KINDS = ("sites", "locations", "racks", "power-panels", "power-feeds", "devices")
-
-
-@dataclass
-class Imported:
-    """What the import made: the site mapping, installed racks, and what it could not map."""
-
-    site: dict
-    existing: list[dict] = field(default_factory=list)
-    unmapped: list[str] = field(default_factory=list)
-
-
-def _text(v) -> str:
-    return "" if v is None else str(v)
-
-
-def _flat_api(kind: str, o: dict) -> dict:
-    """An API object as the bundle's flat row: references by name, choices by value, custom fields
-    as ``cf_<name>``."""
-    out: dict = {}
-    for k, v in o.items():
-        if k == "custom_fields":
-            out.update({f"cf_{c}": x for c, x in (v or {}).items()})
-        elif isinstance(v, dict) and "value" in v and "label" in v:
-            out[k] = v["value"]
-        elif isinstance(v, dict):
-            out[k] = v.get("name", v.get("model", v.get("display")))
-        else:
-            out[k] = v
-    return out
-
-
 ENDPOINTS = {
     "sites": "dcim/sites",
     "locations": "dcim/locations",
@@ -84,6 +55,8 @@ ENDPOINTS = {
     "power-panels": "dcim/power-panels",
     "power-feeds": "dcim/power-feeds",
     "devices": "dcim/devices",
+    "power-ports": "dcim/power-ports",
+    "device-types": "dcim/device-types",
 }
 """REST API path (after ``/api/``) of each kind the import reads."""
 
@@ -91,7 +64,7 @@ ENDPOINTS = {
 def rows_from_api(nb) -> dict[str, list[dict]]:
     """Every object of the kinds the import reads, from a client with ``all(endpoint)`` (a
     :class:`planner.plan.netbox_push.NetBox`)."""
-    return {k: [_flat_api(k, o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
+    return {k: [flat_api(o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
 
 
 MAX_CSV_BYTES = 512 * 2**20
@@ -106,7 +79,9 @@ REQUIRED = {
     "racks": ("name",),
     "power-panels": ("name",),
     "power-feeds": ("name", "power_panel"),
-    "devices": ("name",),
+    "devices": (),
+    "power-ports": ("name",),
+    "device-types": ("model",),
 }
 """Columns (API fields) every object of a kind must carry, as in NetBox's import forms."""
 
@@ -139,6 +114,9 @@ def _read_csv(f: Path, kind: str) -> list[dict]:
     except csv.Error as e:
         raise InputError(f"--csv {f.name}: line {reader.line_num + 1}: {e}") from None
     header = reader.fieldnames or []
+    if is_export(header):  # NetBox's own "Export → All data (CSV)": labels for columns and choices
+        rows = [from_export(r, kind) for r in rows]
+        header = [k for k in rows[0]] if rows else []
     missing = [c for c in REQUIRED[kind] if c not in header]
     if rows and missing:
         raise InputError(
@@ -155,7 +133,7 @@ def rows_from_folder(folder: str | Path) -> dict[str, list[dict]]:
         raise InputError(f"--csv: '{folder}' is not a folder")
     out: dict[str, list[dict]] = {k: [] for k in KINDS}
     for f in sorted(folder.glob("*.csv")):
-        kind = f.stem.split("-", 1)[1] if f.stem[:2].isdigit() and "-" in f.stem else f.stem
+        kind = file_kind(f.stem)
         if kind in out and f.is_file() and not f.is_symlink():
             out[kind] = _read_csv(f, kind)
     if not out["racks"]:
@@ -453,10 +431,17 @@ def _xy(row: dict, k: int) -> tuple[float, float]:
         ) from None
 
 
-def site_from_rows(rows: dict[str, list[dict]], overlay: dict | None = None, prefix: str = "") -> Imported:
-    """The site (a mapping the site schema validates) from NetBox rows per kind."""
+def site_from_rows(
+    rows: dict[str, list[dict]], overlay: dict | None = None, prefix: str = "", site: str | None = None
+) -> Imported:
+    """The site (a mapping the site schema validates) from NetBox rows per kind: by the planner's
+    custom fields where its racks carry them (a bundle the planner exported), else the way NetBox
+    users keep a site (:mod:`planner.input.netbox_native`)."""
     _check_rows(rows)
     _check_overlay(overlay or {})
+    ours = [r for r in rows.get("racks", []) if not prefix or _text(r.get("name")).startswith(prefix)]
+    if not any(_text(r.get("cf_planner_row")) for r in ours):
+        return native_site(rows, overlay, site)
     rd = _Reader(rows, overlay or {}, prefix)
     hall_of, buildings = rd.places()
     if not buildings:

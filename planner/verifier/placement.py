@@ -24,6 +24,12 @@ def rack_checks(
         checks.rack(i, r)
 
 
+INSTALLED = "installed"
+"""Cluster of installed racks that only draw power (``planner import netbox``: a NetBox rack holding
+devices that are no planned cluster's): an existing rack of it whose type holds no GPUs serves no
+cluster of the scenario; its power, weight, position and cooling are checked as any rack's."""
+
+
 class _RackChecks:
     """The placement checks of one plan's racks, with what earlier racks took and the verdicts of
     racks alike (judged once)."""
@@ -31,7 +37,7 @@ class _RackChecks:
     def __init__(self, scenario: Scenario, site: SiteView, rep: VerifyReport, states: list[PhaseState]):
         self.scenario, self.site, self.rep, self.states = scenario, site, rep, states
         self.types = scenario.catalog.by_id()
-        clusters = {c.id: c for c in scenario.clusters}
+        clusters = self.clusters = {c.id: c for c in scenario.clusters}
         stores = {c.id: storage_wanted(scenario, c) > 0 for c in scenario.clusters}  # once per cluster
         self.pod_spots = {(p.network_rack.row, p.network_rack.position): p.id for p in site.pods.values()}
         self.taken: dict[tuple[str, int], int] = {}
@@ -67,11 +73,12 @@ class _RackChecks:
         at = self.when(name, r, ref[0], t)
         if at is None:
             return
-        key = (r.cluster, r.rack_type, r.row, at.index)
+        load_only = r.existing and r.cluster == INSTALLED and t.gpus == 0 and r.cluster not in self.clusters
+        key = (r.cluster, r.rack_type, r.row, at.index, load_only)
         if (
             key not in self.seen
         ):  # racks alike in cluster, type, row and phase pass or fail alike: judged once
-            self.seen[key] = self.fit(r.cluster, r.rack_type, r.row, t, ref[1], ref[2], at)
+            self.seen[key] = self.fit(r.cluster, r.rack_type, r.row, t, ref[1], ref[2], at, load_only)
         for check, message in self.seen[key]:
             self.rep.add(name, check, message)
         if t.links > 0:
@@ -209,10 +216,12 @@ def _unit_span(name: str, r, t, row, pod_spots: dict, taken: dict, i: int, rep: 
 def _fit_checks(scenario: Scenario, site: SiteView, clusters: dict, stores: dict[str, bool]):
     """The checks of one kind of rack in one row and phase: (check, message) of each violation."""
 
-    def fit(cluster: str, rack_type: str, row_id: str, t, hall: str, row, at: PhaseState):
+    def fit(cluster: str, rack_type: str, row_id: str, t, hall: str, row, at: PhaseState, load_only: bool):
         out: list[tuple[str, str]] = []
         c = clusters.get(cluster)
-        if c is None:
+        if load_only:
+            pass  # an installed rack that only draws power (planner import netbox): no cluster to serve
+        elif c is None:
             out.append(("cluster", f"unknown cluster '{cluster}'"))
         else:
             storage = stores[c.id] and rack_type == c.storage_rack_type
