@@ -59,7 +59,7 @@ def cmd_import_netbox(args: argparse.Namespace) -> int:
 
         deadline = run_started() + args.deadline
         nb = NetBox(args.url, _token(args), timeout_s=args.timeout, deadline=deadline, insecure=args.insecure)
-        rows = rows_from_api(nb)
+        rows = rows_from_api(nb, args.site)
     got = site_from_rows(rows, overlay, args.prefix, args.site)
     site = validate_model(Site, got.site, "site", args.url or args.csv)
     atomic_write(args.output, dump(site.model_dump(mode="json", exclude_defaults=True)))

@@ -122,6 +122,11 @@ class _Builder:
         limits = [x for x in limits if x]
         if limits:
             out["max_rack_weight_kg"] = min(limits)
+        else:
+            self.nv.defaults.append(
+                f"row '{row_id}': its racks state no weight limit (max_weight; NetBox 4.7's CSV export "
+                "leaves it empty: read the API to keep it): 1,400 kg, the site schema's default"
+            )
         self._power(out, racks, h)
         if not out.get("feeds"):
             self.nv.unmapped.append(

@@ -110,6 +110,7 @@ EXPORT_RENAME = {
     "type": {"devices": "device_type", "racks": "rack_type", "power-feeds": "type"},
     "position": {"devices": "position"},
     "rack_face": {"devices": "face"},
+    "height": {"racks": "u_height"},
 }
 """Export column → API field where the label alone does not say it (``Type`` of a device is its
 device type, of a rack its rack type, of a feed primary or redundant)."""

@@ -61,10 +61,20 @@ ENDPOINTS = {
 """REST API path (after ``/api/``) of each kind the import reads."""
 
 
-def rows_from_api(nb) -> dict[str, list[dict]]:
+SITE_FILTERED = ("locations", "racks", "power-panels", "power-feeds", "devices", "power-ports")
+"""Kinds the API filters by site (``?site=<slug>``) when the import names one."""
+
+
+def rows_from_api(nb, site: str | None = None) -> dict[str, list[dict]]:
     """Every object of the kinds the import reads, from a client with ``all(endpoint)`` (a
-    :class:`planner.plan.netbox_push.NetBox`)."""
-    return {k: [flat_api(o) for o in nb.all(f"/api/{ENDPOINTS[k]}/")] for k in KINDS}
+    :class:`planner.input.netbox_client.NetBox`); with ``site`` (name or slug), only that site's."""
+    sites = [flat_api(o) for o in nb.all(f"/api/{ENDPOINTS['sites']}/")]
+    slug = next((_text(s.get("slug")) for s in sites if site in (s.get("name"), s.get("slug"))), None)
+    out = {"sites": sites}
+    for k in KINDS[1:]:
+        query = {"site": slug} if site and slug and k in SITE_FILTERED else {}
+        out[k] = [flat_api(o) for o in nb.all(f"/api/{ENDPOINTS[k]}/", **query)]
+    return out
 
 
 MAX_CSV_BYTES = 512 * 2**20
@@ -126,16 +136,39 @@ def _read_csv(f: Path, kind: str) -> list[dict]:
     return rows
 
 
+def _read_types_yaml(f: Path) -> list[dict]:
+    """Device types from NetBox's YAML export (one document per type, as in its device-type
+    library)."""
+    import yaml
+
+    try:
+        docs = [d for d in yaml.safe_load_all(_decode(f)) if d is not None]
+    except yaml.YAMLError as e:
+        raise InputError(
+            f"--csv {f.name}: not NetBox's device-type YAML ({str(e).splitlines()[0]})"
+        ) from None
+    bad = next((d for d in docs if not isinstance(d, dict) or "model" not in d), None)
+    if bad is not None:
+        raise InputError(f"--csv {f.name}: a document without 'model' ({str(bad)[:80]}): not a device type")
+    return docs
+
+
 def rows_from_folder(folder: str | Path) -> dict[str, list[dict]]:
-    """Rows per kind from CSV files named after their kind (``07-racks.csv`` or ``racks.csv``)."""
+    """Rows per kind from CSV files named after their kind (``07-racks.csv``, ``racks.csv`` or
+    NetBox's own ``netbox_racks.csv``); device types also from NetBox's YAML export of them
+    (``netbox_device types.yaml``)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"--csv: '{folder}' is not a folder")
     out: dict[str, list[dict]] = {k: [] for k in KINDS}
-    for f in sorted(folder.glob("*.csv")):
+    for f in sorted(folder.iterdir()):
         kind = file_kind(f.stem)
-        if kind in out and f.is_file() and not f.is_symlink():
+        if kind not in out or not f.is_file() or f.is_symlink():
+            continue
+        if f.suffix == ".csv":
             out[kind] = _read_csv(f, kind)
+        elif f.suffix in (".yaml", ".yml") and kind == "device-types":
+            out[kind] = _read_types_yaml(f)
     if not out["racks"]:
         raise InputError(f"--csv: '{folder}' holds no racks CSV (racks.csv or NN-racks.csv)")
     return out
@@ -431,6 +464,10 @@ def _xy(row: dict, k: int) -> tuple[float, float]:
         ) from None
 
 
+def _site_slug(rows: dict[str, list[dict]], name) -> str:
+    return next((_text(s.get("slug")) for s in rows.get("sites", []) if s.get("name") == name), "")
+
+
 def site_from_rows(
     rows: dict[str, list[dict]], overlay: dict | None = None, prefix: str = "", site: str | None = None
 ) -> Imported:
@@ -439,7 +476,12 @@ def site_from_rows(
     users keep a site (:mod:`planner.input.netbox_native`)."""
     _check_rows(rows)
     _check_overlay(overlay or {})
-    ours = [r for r in rows.get("racks", []) if not prefix or _text(r.get("name")).startswith(prefix)]
+    ours = [
+        r
+        for r in rows.get("racks", [])
+        if (not prefix or _text(r.get("name")).startswith(prefix))
+        and (not site or site in (_text(r.get("site")), _site_slug(rows, r.get("site"))))
+    ]
     if not any(_text(r.get("cf_planner_row")) for r in ours):
         return native_site(rows, overlay, site)
     rd = _Reader(rows, overlay or {}, prefix)
