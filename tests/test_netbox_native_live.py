@@ -8,6 +8,7 @@ racks as they are."""
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import pytest
@@ -17,7 +18,8 @@ from planner.input.netbox_client import NetBox
 from planner.input.netbox_site import rows_from_api, rows_from_folder, site_from_rows
 from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
-from tests.test_netbox_live import _env, _login, fresh
+from tests.test_netbox_live import ROOT, _env, _login, fresh
+from tests.test_netbox_native import check_mdf, check_mdf_installed
 
 pytestmark = pytest.mark.netbox
 
@@ -81,6 +83,7 @@ def build_campus(nb, p: str) -> str:
                         "u_height": 48,
                         "max_weight": 3000,
                         "weight_unit": "lb",
+                        **({"cooling_capacity": 15} if h == "B1" else {}),  # kW: hall B1's racks shed 15 kW
                     },
                 )["id"]
                 for side, kind, panel in (("A", "primary", 1), ("B", "redundant", 2)):
@@ -169,7 +172,10 @@ def _by_hand_checks(got, p: str) -> None:
     assert sum(r["positions"] for r in rows.values()) == 40
     for r in rows.values():
         assert r["redundant"] is True
-        assert r["max_rack_power_kw"] == pytest.approx(FEED_KW, abs=1e-6)
+        kw = (
+            15.0 if "B1-" in r["id"] else FEED_KW
+        )  # by hand: B1's racks' cooling capacity is below the feed's
+        assert r["max_rack_power_kw"] == pytest.approx(kw, abs=1e-6)
         assert r["max_rack_weight_kg"] == pytest.approx(LIMIT_KG, abs=1e-6)
         assert len(r["feeds"]) == 2 * r["positions"]
     feed = next(n for h in halls.values() for n in h["power_nodes"] if n["id"] == "A1-R01-01-A")
@@ -260,3 +266,16 @@ def test_a_plan_of_the_campus_leaves_the_installed_racks_as_they_are(nb, campus)
     assert kept == sorted((e["row"], e["position"], e["rack_type"]) for e in got.existing)
     new = {(r.row, r.position) for r in plan.racks if not r.existing}
     assert not new & {(e["row"], e["position"]) for e in got.existing}
+
+
+def test_the_netbox_demo_datas_site_mdf_imports_from_the_running_demo_netbox() -> None:
+    """The NetBox project's demo data as `scripts/netbox up` serves it (its 4.2 dump migrated by
+    NetBox 4.7): site MDF read through the REST API is what the dump gives by hand."""
+    env = dict(line.split("=", 1) for line in (ROOT / ".netbox" / "env").read_text().split() if "=" in line)
+    url = os.environ.get("NETBOX_DEMO_URL") or env.get("NETBOX_DEMO_URL")
+    if not url:
+        pytest.fail("no demo NetBox: `scripts/netbox up` serves the demo data and writes NETBOX_DEMO_URL")
+    _, token = _env()
+    got = site_from_rows(rows_from_api(NetBox(url, token), "ncsu-065"), site="ncsu-065")
+    check_mdf(got)
+    check_mdf_installed(got)

@@ -56,6 +56,7 @@ def _installed(nv: Native) -> dict[str, dict]:
         key = text(p.get("device_id")) or text(p.get("device"))
         ports.setdefault(key, []).append(p)
     out: dict[str, dict] = {}
+    silent: list[str] = []
     for d in nv.rows.get("devices", []):
         rack = text(d.get("rack"))
         if rack not in names or text(d.get("status")) in NOT_INSTALLED:
@@ -70,13 +71,18 @@ def _installed(nv: Native) -> dict[str, dict]:
             m = num(p.get("maximum_draw"), f"power port '{p.get('name')}' of {what} maximum_draw")
             w += a if a else m or 0.0
         if not w:
-            nv.defaults.append(f"device '{what}' in rack {rack}: no power port states a draw: 0 W counted")
+            silent.append(f"{what} in {rack}")
         t = types.get(text(d.get("device_type")), {})
         kg = weight_kg(t.get("weight"), t.get("weight_unit"), f"device type '{t.get('model')}' weight") or 0.0
         slot = out.setdefault(rack, {"kw": 0.0, "kg": 0.0, "what": []})
         slot["kw"] += w / 1000
         slot["kg"] += kg
         slot["what"].append(what)
+    if silent:
+        nv.defaults.append(
+            f"{len(silent)} installed device(s) state no draw on any power port (allocated or maximum): "
+            f"0 W counted for {', '.join(silent[:12])}{' …' if len(silent) > 12 else ''}"
+        )
     return out
 
 
@@ -91,6 +97,7 @@ class _Builder:
         self.hall_kw: dict[str, float] = {}
         self.existing: list[dict] = []
         self.types: list[dict] = []
+        self.weightless: list[str] = []
 
     def hall(self, hall: str) -> dict:
         hid, bid = self.nv.hall_id(hall), self.nv.building_of(hall)
@@ -175,6 +182,7 @@ class _Builder:
         out["feeds"] = list(dict.fromkeys(ids))
         out["redundant"] = redundant
         out["max_rack_power_kw"] = round(min(caps), 6)
+        self._cooling(out, racks)
         if len(set(round(c, 6) for c in caps)) > 1:
             self.nv.defaults.append(
                 f"row '{out['id']}': its racks' feeds allow {min(caps):g} to {max(caps):g} kW: every rack "
@@ -183,6 +191,24 @@ class _Builder:
         if reserved:
             out["reserved"] = sorted(set(reserved))
 
+    def _cooling(self, out: dict, racks: list[dict]) -> None:
+        """NetBox 4.7's rack cooling capacity (kW): a rack sheds no more heat than it states, so
+        the row's racks draw no more than the least stated; its cooling capability is not mapped."""
+        cool = [num(r.get("cooling_capacity"), f"rack '{r.get('name')}' cooling_capacity") for r in racks]
+        cool = [c for c in cool if c]
+        if cool and min(cool) < out["max_rack_power_kw"]:
+            self.nv.defaults.append(
+                f"row '{out['id']}': its racks' cooling capacity, {min(cool):g} kW, is below what their "
+                f"feeds allow ({out['max_rack_power_kw']:g} kW): a rack may draw {min(cool):g} kW"
+            )
+            out["max_rack_power_kw"] = round(min(cool), 6)
+        kinds = sorted({text(r.get("cooling_capability")) for r in racks} - {""})
+        if kinds:
+            self.nv.unmapped.append(
+                f"row '{out['id']}': cooling capability {', '.join(kinds)} is not mapped (the hall's air "
+                "zone cools it; give liquid loops in the overlay's rows)"
+            )
+
     def _existing(self, h: dict, row: dict, i: int, r: dict, load: dict) -> None:
         rid = ident(r.get("name"))
         kg = load["kg"] + (
@@ -190,9 +216,7 @@ class _Builder:
         )
         if kg <= 0:
             kg = INSTALLED_KG
-            self.nv.defaults.append(
-                f"rack '{r.get('name')}': neither it nor its devices state a weight: {INSTALLED_KG:g} kg"
-            )
+            self.weightless.append(text(r.get("name")))
         tid = f"installed-{rid}"[:64]
         u = num(r.get("u_height"), f"rack '{r.get('name')}' u_height")
         self.types.append(
@@ -274,6 +298,12 @@ class _Builder:
             b["halls"] = [h for h in b["halls"] if h["rows"]]
         self.buildings = {k: b for k, b in self.buildings.items() if b["halls"]}
         self.cables()
+        if self.weightless:
+            more = " …" if len(self.weightless) > 12 else ""
+            self.nv.defaults.append(
+                f"{len(self.weightless)} installed rack(s) whose rack and devices state no weight: "
+                f"{INSTALLED_KG:g} kg each ({', '.join(self.weightless[:12])}{more})"
+            )
 
     def _hall(self, hid: str, h: dict) -> None:
         h.pop("_building")
