@@ -30,10 +30,14 @@ def cmd_netbox_push(args: argparse.Namespace) -> int:
     if not isinstance(payload, dict) or not {"order", "endpoints", "objects"} <= set(payload):
         raise InputError(f"{args.payload}: not a NetBox payload (needs order, endpoints and objects)")
     nb = NetBox(args.url, _token(args), timeout_s=args.timeout, insecure=args.insecure)
-    done = push(payload, nb, say=lambda s: print(s, flush=True))
+    done = push(payload, nb, say=lambda s: print(s, flush=True), on_dropped=args.on_dropped)
     made = sum(v["created"] for v in done.values())
     kept = sum(v["updated"] for v in done.values())
-    print(f"NetBox at {args.url}: {made:,} objects created, {kept:,} updated")
+    gone = sum(v.get("retired", 0) for v in done.values())
+    print(
+        f"NetBox at {args.url}: {made:,} objects created, {kept:,} updated, {gone:,} retired "
+        f"({'deleted' if args.on_dropped == 'delete' else 'given a retired status'})"
+    )
     return EXIT_OK
 
 

@@ -143,6 +143,13 @@ def _add_netbox(sub) -> None:
     push.add_argument(
         "--token-env", default="NETBOX_TOKEN", help="environment variable holding the API token"
     )
+    push.add_argument(
+        "--on-dropped",
+        choices=["decommissioning", "delete"],
+        default="decommissioning",
+        help="what an older plan of the same sites made and this one dropped becomes (default: "
+        "devices decommissioning, feeds offline, racks deprecated; delete removes them)",
+    )
     _http_flags(push, deadline=False)
     push.set_defaults(func=cmd_netbox_push)
 

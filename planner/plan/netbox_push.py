@@ -1,7 +1,11 @@
 """Load a NetBox bundle (:mod:`planner.plan.netbox`) into a running NetBox through its REST API:
 kind by kind in import order, each object created, or updated where one with its natural key
 (:data:`KEYS`) exists, so a second load of the same plan updates and a plan under another prefix
-stands beside it. Calls go through :class:`planner.input.netbox_client.NetBox` (a client that
+stands beside it. A new plan pushed over an older one of the same sites replaces it: what the
+older plan made and the new one dropped is retired (:data:`RETIRED`: given a status, or deleted),
+and a rack that still holds a retired device is ``reserved``, never ``available``. Only objects a
+planner push made (a ``planner_…`` custom field set) are ever retired. A push stopped halfway is
+finished by running it again. Calls go through :class:`planner.input.netbox_client.NetBox` (a client that
 trusts no server); the planner needs no NetBox client library.
 """
 
@@ -36,6 +40,19 @@ SITE_SCOPED = ("locations", "racks", "power-panels", "power-feeds", "devices")
 """Kinds that belong to a site: only the payload's sites are read to find what exists."""
 
 
+RETIRED = {
+    "devices": "decommissioning",
+    "power-feeds": "offline",
+    "racks": "deprecated",
+    "power-panels": None,
+    "locations": "decommissioning",
+}
+"""Kinds a new plan retires, latest in import order first, with the status a dropped object gets
+under ``--on-dropped decommissioning`` (a power panel has no status: it is kept and counted)."""
+ON_DROPPED = ("decommissioning", "delete")
+"""What a push does with what the new plan dropped; the first is the default."""
+
+
 def key_of(kind: str, obj: dict) -> tuple:
     """The natural key of ``obj`` (a payload object or an API response)."""
     out = []
@@ -47,18 +64,28 @@ def key_of(kind: str, obj: dict) -> tuple:
     return tuple(out)
 
 
-def push(payload: dict, nb: NetBox, say: Callable[[str], None] = lambda s: None) -> dict[str, dict[str, int]]:
+def push(
+    payload: dict,
+    nb: NetBox,
+    say: Callable[[str], None] = lambda s: None,
+    on_dropped: str = ON_DROPPED[0],
+) -> dict[str, dict[str, int]]:
     """Load ``payload`` (:func:`planner.plan.netbox.api_payload`) into ``nb``; per kind the objects
-    ``created`` and ``updated``."""
+    ``created``, ``updated`` and ``retired`` (what an older plan of the same sites made and this one
+    dropped: ``on_dropped`` decommissioning or delete)."""
+    if on_dropped not in ON_DROPPED:
+        raise ValueError(f"on_dropped: {on_dropped!r} is none of {', '.join(ON_DROPPED)}")
     out = {}
     sites = [o["slug"] for o in payload["objects"].get("sites", [])]
+    found: dict[str, list[dict]] = {}
     for kind in payload["order"]:
         t0 = time.monotonic()
         endpoint = payload["endpoints"][kind]
         if kind in SITE_SCOPED and sites:
-            have = {key_of(kind, o): o["id"] for site in sites for o in nb.all(endpoint, site=site)}
+            found[kind] = [o for site in sites for o in nb.all(endpoint, site=site)]
         else:
-            have = {key_of(kind, o): o["id"] for o in nb.all(endpoint)}
+            found[kind] = list(nb.all(endpoint))
+        have = {key_of(kind, o): o["id"] for o in found[kind]}
         new, old = [], []
         for obj in payload["objects"][kind]:
             oid = have.get(key_of(kind, obj))
@@ -67,6 +94,53 @@ def push(payload: dict, nb: NetBox, say: Callable[[str], None] = lambda s: None)
             nb.call("POST", endpoint, new[i : i + BATCH])
         for i in range(0, len(old), BATCH):
             nb.call("PATCH", endpoint, old[i : i + BATCH])
-        out[kind] = {"created": len(new), "updated": len(old)}
+        out[kind] = {"created": len(new), "updated": len(old), "retired": 0}
         say(f"{kind}: {len(new)} created, {len(old)} updated ({time.monotonic() - t0:.1f} s)")
+    if sites:
+        _retire(payload, nb, found, out, on_dropped, say)
     return out
+
+
+def _made_here(o: dict) -> bool:
+    """An object a planner push made: one of its ``planner_…`` custom fields holds a value."""
+    return any(
+        k.startswith("planner_") and v not in (None, "") for k, v in (o.get("custom_fields") or {}).items()
+    )
+
+
+def _retire(payload: dict, nb: NetBox, found: dict, out: dict, on_dropped: str, say) -> None:
+    """Retire what the payload's sites held from an older plan and this payload dropped; then no
+    rack that holds a retired device stays ``available``."""
+    held: list[dict] = []
+    for kind in RETIRED:
+        if kind not in payload["order"]:
+            continue
+        keep = {key_of(kind, o) for o in payload["objects"][kind]}
+        gone = [o for o in found[kind] if key_of(kind, o) not in keep and _made_here(o)]
+        _retire_kind(nb, payload["endpoints"][kind], gone, on_dropped, RETIRED[kind])
+        if kind == "devices" and on_dropped != "delete":
+            held = gone
+        out.setdefault(kind, {"created": 0, "updated": 0})["retired"] = len(gone)
+        if gone:
+            say(f"{kind}: {len(gone)} retired ({on_dropped})")
+    racks = {o["id"]: key_of("racks", o) for o in found.get("racks", [])}
+    holding = {racks.get((o.get("rack") or {}).get("id")) for o in held}
+    now = {key_of("racks", o): o.get("status") for o in payload["objects"].get("racks", [])}
+    free = [
+        {"id": i, "status": "reserved"}
+        for i, k in racks.items()
+        if k in holding and now.get(k) == "available"
+    ]
+    for i in range(0, len(free), BATCH):
+        nb.call("PATCH", payload["endpoints"]["racks"], free[i : i + BATCH])
+
+
+def _retire_kind(nb: NetBox, endpoint: str, gone: list[dict], on_dropped: str, status: str | None) -> None:
+    """Delete ``gone``, or give each the retired ``status`` (none: keep it as it is)."""
+    if on_dropped == "delete":
+        for i in range(0, len(gone), BATCH):
+            nb.call("DELETE", endpoint, [{"id": o["id"]} for o in gone[i : i + BATCH]])
+    elif status is not None:
+        todo = [o for o in gone if (o.get("status") or {}).get("value") != status]
+        for i in range(0, len(todo), BATCH):
+            nb.call("PATCH", endpoint, [{"id": o["id"], "status": status} for o in todo[i : i + BATCH]])
