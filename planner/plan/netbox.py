@@ -96,6 +96,10 @@ CUSTOM_FIELDS: list[tuple[str, str, tuple[str, ...], str]] = [
 ]
 """(name, type, object types, description) of the custom fields the bundle uses."""
 
+CUSTOM_FIELD_FORM = {"search_weight": 1000, "filter_logic": "loose", "weight": 100}
+"""Columns NetBox 4.7's custom-field import form requires (its defaults: search weight 1000, loose
+filtering, display weight 100)."""
+
 NETWORK_RACK_KG = 900.0
 """Weight of a designed fabric's network rack as a device type, kg (the plan states none; a 42 U
 rack of ~16 switches at ~25 kg with optics and cabling, ~900 kg, an estimate)."""
@@ -165,7 +169,14 @@ class _Builder:
         for name, kind, objs, text in CUSTOM_FIELDS:
             self.add(
                 "custom-fields",
-                {"name": name, "label": name, "type": kind, "object_types": list(objs), "description": text},
+                {
+                    "name": name,
+                    "label": name,
+                    "type": kind,
+                    "object_types": list(objs),
+                    "description": text,
+                    **CUSTOM_FIELD_FORM,
+                },
             )
 
     def _places(self) -> None:
