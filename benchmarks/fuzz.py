@@ -250,8 +250,8 @@ def _library_seed(work: Path) -> str:
     the plan's ID."""
     from planner.input.loader import load_scenario
     from planner.input.variants import scenario_yaml
+    from planner.library import Library
     from planner.plan import load_plan
-    from planner.plan.library import Library
 
     s = load_scenario(work / "small-hall.yaml")
     plan = load_plan(work / "small-hall.plan.yaml")

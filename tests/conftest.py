@@ -108,6 +108,6 @@ def tiny_scenario(
 
 @pytest.fixture(autouse=True)
 def _own_plan_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets an empty plan library (planner/plan/library.py): nothing a test or an earlier
+    """Every test gets an empty plan library (planner/library/__init__.py): nothing a test or an earlier
     run stored is reused by another."""
     monkeypatch.setenv("PLANNER_LIBRARY", f"sqlite:///{tmp_path_factory.mktemp('library')}/library.sqlite")

@@ -621,7 +621,7 @@ def test_page_switches_keep_the_scenario_in_the_url_and_a_solved_link_shows_its_
     at.button(key="solve").click().run()
     stored = at.query_params["plan"]
     assert dict(at.query_params) == {"scenario": "dr-hall", "plan": stored}
-    assert len(stored) == 16  # the plan library's ID (planner/plan/library.py)
+    assert len(stored) == 16  # the plan library's ID (planner/library/__init__.py)
     # the copied link in a fresh browser: same scenario, its plan shown again without pressing Solve
     fresh = app(scenario="dr-hall", plan=stored).run()
     assert fresh.title[0].value == "Plan: dr-hall"
@@ -638,7 +638,7 @@ def test_a_plan_edited_in_the_library_is_not_shown_by_its_link() -> None:
 
     import sqlalchemy as sa
 
-    from planner.plan.library import PLANS
+    from planner.library import PLANS
 
     at = load(app(), "dr-hall")
     at.switch_page("ui/plan_page.py").run()

@@ -1,4 +1,4 @@
-"""Exports (planner/plan/exports.py): placement CSV and XLSX, one row per rack; the NetBox bundle's
+"""Exports (planner/dcim/exports.py): placement CSV and XLSX, one row per rack; the NetBox bundle's
 devices (tests/test_netbox_bundle.py has the rest)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
+from planner.dcim.exports import NETBOX_COLUMNS, PLACEMENT_COLUMNS
 from planner.input.loader import load_scenario
 from planner.plan import save_plan
-from planner.plan.exports import NETBOX_COLUMNS, PLACEMENT_COLUMNS
 from planner.plan.pipeline import plan_scenario
 
 DATASETS = Path(__file__).resolve().parent.parent / "datasets"
@@ -205,7 +205,7 @@ def test_a_formula_in_free_text_is_neutralised_in_every_export(tmp_path: Path) -
 
     from planner.batch.sweep import grid_sweep, run_batch
     from planner.cells import safe_cell, safe_frame
-    from planner.plan.exports import export_plan
+    from planner.dcim.exports import export_plan
     from tests.conftest import small_hall_data
 
     evil = '=HYPERLINK("http://example.invalid","x")\r\n\x1b[2J'

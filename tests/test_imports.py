@@ -101,6 +101,8 @@ LOWER = (
     "solving",
     "verifier",
     "plan",
+    "dcim",
+    "library",
     "batch",
     "scale",
     "explainer",
@@ -115,6 +117,8 @@ MAY_IMPORT = {
     "solving": ("model",),
     "verifier": ("schema",),
     "plan": ("schema", "input", "rules", "model", "solving", "verifier"),
+    "dcim": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
+    "library": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
     "batch": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
     "scale": ("schema", "input", "rules", "model", "solving", "verifier", "plan", "batch"),
     "explainer": ("schema", "input", "rules", "model", "solving", "verifier", "plan"),
@@ -145,6 +149,8 @@ def test_every_stage_imports_only_the_stages_below_it() -> None:
 
 def test_the_layering_finds_an_import_from_above() -> None:
     assert "cli" not in MAY_IMPORT["plan"]
+    assert "dcim" not in MAY_IMPORT["plan"]
+    assert "library" not in MAY_IMPORT["plan"]
     assert "plan" not in MAY_IMPORT["model"]
     with pytest.raises(AssertionError, match="belongs to no stage"):
         stage_of("planner.somewhere_new")

@@ -1,4 +1,4 @@
-"""The plan library (planner/plan/library.py): only plans that verify are stored; the best stored
+"""The plan library (planner/library/__init__.py): only plans that verify are stored; the best stored
 plan of a scenario and mode is the proven optimum, else the smallest gap, else the most GPUs; every
 ID keeps opening its own plan; a second Library on the same database (a server restart) sees it
 all; the CLI stores, lists and writes plans out. The dashboard's use: tests/test_app.py and
@@ -15,8 +15,8 @@ from planner.enums import Status
 from planner.errors import InputError
 from planner.input.loader import load_scenario
 from planner.input.variants import scenario_yaml
+from planner.library import Library, rank
 from planner.plan import load_plan, save_plan
-from planner.plan.library import Library, rank
 from planner.plan.numbers import plan_figures
 from planner.plan.pipeline import plan_scenario
 
@@ -126,7 +126,7 @@ def _tamper(url: str, pid: str, **columns) -> None:
     """Edit a stored row behind the library's back (as anyone with the database can)."""
     import sqlalchemy as sa
 
-    from planner.plan.library import PLANS
+    from planner.library import PLANS
 
     with sa.create_engine(url).begin() as c:
         c.execute(PLANS.update().where(PLANS.c.id == pid).values(**columns))
@@ -229,7 +229,7 @@ def test_a_read_only_library_says_so(small, tmp_path, capsys) -> None:
 def test_a_locked_library_says_so(small, tmp_path, monkeypatch) -> None:
     import sqlite3
 
-    import planner.plan.library as library
+    import planner.library as library
 
     s, _ = small
     path = tmp_path / "lib.sqlite"
@@ -246,7 +246,7 @@ def test_a_locked_library_says_so(small, tmp_path, monkeypatch) -> None:
 
 
 def _first_writer(url: str, i: int) -> str:
-    from planner.plan.library import Library
+    from planner.library import Library
 
     return Library(url).put_scenario(f"name: s{i % 3}\n", f"s{i % 3}")
 
@@ -261,6 +261,6 @@ def test_twelve_first_writers_into_a_new_file_all_succeed(tmp_path) -> None:
     with Library(url).engine.connect() as c:
         import sqlalchemy as sa
 
-        from planner.plan.library import SCENARIOS
+        from planner.library import SCENARIOS
 
         assert c.execute(sa.select(sa.func.count()).select_from(SCENARIOS)).scalar() == 3

@@ -1,4 +1,4 @@
-"""The NetBox bundle (planner/plan/netbox.py) and the site import (planner/input/netbox_site.py),
+"""The NetBox bundle (planner/dcim/bundle.py) and the site import (planner/dcim/site.py),
 without a NetBox: what each file holds, counted by hand from the small hall; a unit's positions;
 names under a prefix; the REST payload's nested references; the round trip export → CSV → import
 giving the same site and a plan of the same GPUs; what the import cannot map is listed. The same
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
+from planner.dcim.bundle import KINDS, api_payload, bundle, csv_files
+from planner.dcim.site import overlay_of, rows_from_folder, site_from_rows
 from planner.input.loader import load_scenario
-from planner.input.netbox_site import overlay_of, rows_from_folder, site_from_rows
 from planner.plan import save_plan
-from planner.plan.netbox import KINDS, api_payload, bundle, csv_files
 from planner.plan.pipeline import plan_scenario
 from planner.schema.site import Site
 from tests.test_optimize import solved

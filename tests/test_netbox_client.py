@@ -1,4 +1,4 @@
-"""A NetBox that misbehaves (planner/input/netbox_client.py): a fake NetBox on 127.0.0.1 serves
+"""A NetBox that misbehaves (planner/dcim/client.py): a fake NetBox on 127.0.0.1 serves
 each bad answer a real server or a hostile one can give, and `planner import netbox --url` must
 answer exit 2 with a sentence naming the URL and what was expected, in bounded time, nothing
 written; a second server on another port, named by a `next` link or a redirect, must never see a
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
+from planner.dcim.client import NetBox
 from planner.errors import InputError
-from planner.input.netbox_client import NetBox
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "0123456789abcdef0123456789abcdef01234567"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from planner.dcim.bundle import KINDS, api_payload, bundle, csv_files, slug
+from planner.dcim.push import NetBox, push
+from planner.dcim.site import overlay_of, rows_from_api, site_from_rows
 from planner.input.loader import load_scenario
-from planner.input.netbox_site import overlay_of, rows_from_api, site_from_rows
-from planner.plan.netbox import KINDS, api_payload, bundle, csv_files, slug
-from planner.plan.netbox_push import NetBox, push
 from planner.plan.pipeline import plan_scenario
 from planner.schema.site import Site
 from tests.test_netbox_bundle import canon
@@ -177,7 +177,7 @@ def test_the_csv_files_load_through_netboxs_own_import_forms(nb: NetBox, small) 
     prefix = fresh()
     b = bundle(plan, s, prefix=prefix)
     web = _login(url)
-    from planner.plan.netbox import ENDPOINTS
+    from planner.dcim.bundle import ENDPOINTS
 
     for name, text in csv_files(b).items():
         kind = name[3:-4]
@@ -201,7 +201,7 @@ def test_the_plan_library_keeps_plans_in_postgresql(small) -> None:
     import sqlalchemy as sa
 
     from planner.input.variants import scenario_yaml
-    from planner.plan.library import Library
+    from planner.library import Library
 
     env = ROOT / ".netbox" / "env"
     kv = dict(line.split("=", 1) for line in env.read_text().split() if "=" in line) if env.is_file() else {}

@@ -1,4 +1,4 @@
-"""A NetBox kept the way its users keep it (planner/input/netbox_native.py, netbox_build.py), read
+"""A NetBox kept the way its users keep it (planner/dcim/native.py, netbox_build.py), read
 from the NetBox project's own demo data (datasets/netbox-demo/): site MDF (ncsu-065) has 24 racks
 R101–R308 in locations Row 1–3, two feeds per rack (primary from one panel, redundant from
 another; 220 V single-phase 20 A at 80 %) and switches and servers installed. Every figure below
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from planner.dcim.rows import export_key, from_export, weight_kg
+from planner.dcim.site import site_from_rows
 from planner.errors import InputError
 from planner.input.loader import scenario_from_data
-from planner.input.netbox_rows import export_key, from_export, weight_kg
-from planner.input.netbox_site import site_from_rows
 from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
 from tests.netbox_demo import rows

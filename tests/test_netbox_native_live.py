@@ -13,9 +13,9 @@ import re
 
 import pytest
 
+from planner.dcim.client import NetBox
+from planner.dcim.site import rows_from_api, rows_from_folder, site_from_rows
 from planner.input.loader import scenario_from_data
-from planner.input.netbox_client import NetBox
-from planner.input.netbox_site import rows_from_api, rows_from_folder, site_from_rows
 from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
 from tests.test_netbox_live import ROOT, _env, _login, fresh

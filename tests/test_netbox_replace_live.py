@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from planner.dcim.bundle import api_payload, bundle, slug
+from planner.dcim.push import push
 from planner.input.loader import load_scenario
-from planner.plan.netbox import api_payload, bundle, slug
-from planner.plan.netbox_push import push
 from planner.plan.pipeline import plan_scenario
 from tests.test_netbox_live import DATASETS, fresh, nb  # noqa: F401  (nb: the fixture)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from planner.dcim.exports import netbox_rows
 from planner.enums import Status
 from planner.input.site_index import index_site, place
-from planner.plan.exports import netbox_rows
 from planner.plan.pipeline import plan_scenario
 from planner.schema import BoughtRetrofit, Plan
 from planner.verifier import verify

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.errors import InputError
+from planner.library import rank
 from planner.plan import Plan
-from planner.plan.library import rank
 from planner.schema import Scenario
 from ui.cache import SolveHub
 from ui.follow import follow_job
@@ -236,7 +236,7 @@ def _solve(scenario: Scenario, mode: str, job: Job) -> dict:
 
 
 def _better(old: dict, new: dict) -> bool:
-    """Whether a stored entry ranks before a fresh one (planner.plan.library.rank)."""
+    """Whether a stored entry ranks before a fresh one (planner.library.rank)."""
 
     def r(e: dict) -> tuple:
         p = e.get("plan") or {}

@@ -16,8 +16,8 @@ import streamlit as st
 from planner.errors import InputError
 from planner.input.loader import DATASETS, FolderRoot, UploadRoot, load_scenario, load_scenario_text
 from planner.input.variants import scenario_yaml
+from planner.library import Library, library_url, text_key
 from planner.plan import Plan
-from planner.plan.library import Library, library_url, text_key
 from planner.schema import Scenario
 from ui.cache import SolveHub, TextStore
 from ui.session import session
@@ -51,7 +51,7 @@ _LIBRARIES: dict[str, Library] = {}
 
 
 def library() -> Library:
-    """The plan library (planner.plan.library): scenarios and verified plans that survive reloads
+    """The plan library (planner.library): scenarios and verified plans that survive reloads
     and server restarts; ``PLANNER_LIBRARY`` names its database (read on every call: one
     connection pool per database for the process). InputError when it cannot be opened."""
     url = library_url()

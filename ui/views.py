@@ -250,7 +250,7 @@ def downloads(scenario_yaml: str, plan: Plan, name: str, scenario=None) -> None:
     """Plan YAML, scenario YAML and KPI CSV downloads; with the scenario, the placement table
     (CSV, XLSX: a sheet per hall plus KPIs) and the NetBox bundle (a ZIP of import CSVs), made on click."""
     if scenario is not None and plan.racks:
-        from planner.plan.exports import to_bytes
+        from planner.dcim.exports import to_bytes
 
         e1, e2, e3 = st.columns(3)
         e1.download_button(

@@ -20,7 +20,7 @@ def _token(args: argparse.Namespace) -> str:
 
 def cmd_netbox_push(args: argparse.Namespace) -> int:
     """Create or update every object of a NetBox API payload (by natural key), kind by kind."""
-    from planner.plan.netbox_push import NetBox, push
+    from planner.dcim.push import NetBox, push
 
     try:
         with open(args.payload, encoding="utf-8") as f:
@@ -43,10 +43,10 @@ def cmd_netbox_push(args: argparse.Namespace) -> int:
 
 def cmd_import_netbox(args: argparse.Namespace) -> int:
     """A site YAML (and installed racks) from NetBox; everything unmapped is listed."""
+    from planner.dcim.push import NetBox
+    from planner.dcim.site import rows_from_api, rows_from_folder, site_from_rows
     from planner.fileio import atomic_write, check_writable
     from planner.input.loader import read_yaml_file, validate_model
-    from planner.input.netbox_site import rows_from_api, rows_from_folder, site_from_rows
-    from planner.plan.netbox_push import NetBox
     from planner.schema.site import Site
     from planner.yamlio import dump
 
@@ -90,7 +90,7 @@ def cmd_import_netbox(args: argparse.Namespace) -> int:
 def cmd_library(args: argparse.Namespace) -> int:
     """The plan library: store a verified plan, list what is stored, write one out."""
     from planner.cli.plans import EXIT_FAILED, print_table, scenario_of
-    from planner.plan.library import Library
+    from planner.library import Library
 
     lib = Library(args.library)
     if args.library_command == "store":

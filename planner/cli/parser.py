@@ -170,7 +170,7 @@ def _http_flags(p, deadline: bool) -> None:
 
 
 def _add_library(sub) -> None:
-    """``library store|list|show``: the plan library (planner/plan/library.py)."""
+    """``library store|list|show``: the plan library (planner/library/__init__.py)."""
     lb = sub.add_parser("library", help="the plan library: verified plans kept in a database")
     lb.add_argument(
         "--library", help="database URL (default: $PLANNER_LIBRARY, else SQLite in ~/.local/share)"

@@ -154,9 +154,9 @@ def rack_changes(racks_a: list, racks_b: list) -> tuple[set, list, list, list]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a verified plan's placement as CSV, XLSX or a NetBox bundle."""
+    from planner.dcim.exports import export_plan
     from planner.fileio import check_writable
     from planner.plan import load_plan
-    from planner.plan.exports import export_plan
 
     if args.format != "netbox":
         check_writable(args.output)

@@ -22,7 +22,7 @@ Objects and names (``P`` is the ``prefix`` that keeps two plans of one site apar
 
 :func:`bundle` builds the objects once; :func:`csv_files` renders them for NetBox's bulk import
 forms (references by name) and :func:`api_payload` for its REST API (references as nested
-attribute lookups, custom fields in ``custom_fields``). :mod:`planner.plan.netbox_push` loads
+attribute lookups, custom fields in ``custom_fields``). :mod:`planner.dcim.push` loads
 either into a running NetBox, creating or updating by natural key.
 """
 

@@ -12,7 +12,7 @@ network rack's switches and optics), feeds (the row's feeds, ``+``-joined), link
 NetBox (``netbox``): a folder (or a ``.zip``) of the CSV files NetBox's bulk import forms take, one
 per object kind in import order, beside ``overlay.yaml`` (what NetBox cannot hold, for ``planner
 import netbox``) and ``netbox-api.json``; ``netbox-api`` writes only the REST API payload. The
-objects, names and conventions: :mod:`planner.plan.netbox`. :data:`NETBOX_COLUMNS` are the first
+objects, names and conventions: :mod:`planner.dcim.bundle`. :data:`NETBOX_COLUMNS` are the first
 columns of the devices file (a subset of NetBox's device import fields).
 """
 
@@ -113,8 +113,8 @@ def placement_rows(plan: Plan, scenario: Scenario) -> list[dict]:
 
 
 def netbox_rows(plan: Plan, scenario: Scenario) -> list[dict]:
-    """The NetBox bundle's devices (one per position taken; :mod:`planner.plan.netbox`)."""
-    from planner.plan.netbox import bundle
+    """The NetBox bundle's devices (one per position taken; :mod:`planner.dcim.bundle`)."""
+    from planner.dcim.bundle import bundle
 
     return bundle(plan, scenario).objects["devices"]
 
@@ -184,8 +184,8 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
 
 def netbox_files(plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus") -> dict[str, str]:
     """File name → text of the NetBox bundle (module docstring)."""
-    from planner.input.netbox_site import overlay_of
-    from planner.plan.netbox import api_json, bundle, csv_files
+    from planner.dcim.bundle import api_json, bundle, csv_files
+    from planner.dcim.site import overlay_of
     from planner.yamlio import dump
 
     b = bundle(plan, scenario, prefix, level)
@@ -224,7 +224,7 @@ def export_plan(
 ) -> int:
     """Write ``plan`` as ``fmt`` (csv, xlsx, netbox, netbox-api) to ``path``; the racks written. A
     plan the verifier rejects against the scenario is refused (InputError naming the first
-    violation). ``prefix`` and ``level`` name NetBox objects (:mod:`planner.plan.netbox`)."""
+    violation). ``prefix`` and ``level`` name NetBox objects (:mod:`planner.dcim.bundle`)."""
     if fmt not in FORMATS:
         raise InputError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}")
     if not plan.status.has_plan:
@@ -242,7 +242,7 @@ def export_plan(
     elif fmt == "netbox":
         _write_folder(path, netbox_files(plan, scenario, prefix, level))
     elif fmt == "netbox-api":
-        from planner.plan.netbox import api_json, bundle
+        from planner.dcim.bundle import api_json, bundle
 
         atomic_write(path, api_json(bundle(plan, scenario, prefix, level)))
     else:

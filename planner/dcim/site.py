@@ -32,9 +32,9 @@ import io
 import math
 from pathlib import Path
 
+from planner.dcim.build import native_site
+from planner.dcim.rows import KINDS, Imported, file_kind, flat_api, from_export, is_export, text
 from planner.errors import InputError
-from planner.input.netbox_build import native_site
-from planner.input.netbox_rows import KINDS, Imported, file_kind, flat_api, from_export, is_export, text
 
 _text = text
 
@@ -67,7 +67,7 @@ SITE_FILTERED = ("locations", "racks", "power-panels", "power-feeds", "devices",
 
 def rows_from_api(nb, site: str | None = None) -> dict[str, list[dict]]:
     """Every object of the kinds the import reads, from a client with ``all(endpoint)`` (a
-    :class:`planner.input.netbox_client.NetBox`); with ``site`` (name or slug), only that site's."""
+    :class:`planner.dcim.client.NetBox`); with ``site`` (name or slug), only that site's."""
     sites = [flat_api(o) for o in nb.all(f"/api/{ENDPOINTS['sites']}/")]
     slug = next((_text(s.get("slug")) for s in sites if site in (s.get("name"), s.get("slug"))), None)
     out = {"sites": sites}
@@ -473,7 +473,7 @@ def site_from_rows(
 ) -> Imported:
     """The site (a mapping the site schema validates) from NetBox rows per kind: by the planner's
     custom fields where its racks carry them (a bundle the planner exported), else the way NetBox
-    users keep a site (:mod:`planner.input.netbox_native`)."""
+    users keep a site (:mod:`planner.dcim.native`)."""
     _check_rows(rows)
     _check_overlay(overlay or {})
     ours = [

@@ -1,11 +1,11 @@
-"""Load a NetBox bundle (:mod:`planner.plan.netbox`) into a running NetBox through its REST API:
+"""Load a NetBox bundle (:mod:`planner.dcim.bundle`) into a running NetBox through its REST API:
 kind by kind in import order, each object created, or updated where one with its natural key
 (:data:`KEYS`) exists, so a second load of the same plan updates and a plan under another prefix
 stands beside it. A new plan pushed over an older one of the same sites replaces it: what the
 older plan made and the new one dropped is retired (:data:`RETIRED`: given a status, or deleted),
 and a rack that still holds a retired device is ``reserved``, never ``available``. Only objects a
 planner push made (a ``planner_…`` custom field set) are ever retired. A push stopped halfway is
-finished by running it again. Calls go through :class:`planner.input.netbox_client.NetBox` (a client that
+finished by running it again. Calls go through :class:`planner.dcim.client.NetBox` (a client that
 trusts no server); the planner needs no NetBox client library.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from planner.input.netbox_client import NetBox
+from planner.dcim.client import NetBox
 
 __all__ = ["KEYS", "NetBox", "key_of", "push"]
 
@@ -70,7 +70,7 @@ def push(
     say: Callable[[str], None] = lambda s: None,
     on_dropped: str = ON_DROPPED[0],
 ) -> dict[str, dict[str, int]]:
-    """Load ``payload`` (:func:`planner.plan.netbox.api_payload`) into ``nb``; per kind the objects
+    """Load ``payload`` (:func:`planner.dcim.bundle.api_payload`) into ``nb``; per kind the objects
     ``created``, ``updated`` and ``retired`` (what an older plan of the same sites made and this one
     dropped: ``on_dropped`` decommissioning or delete)."""
     if on_dropped not in ON_DROPPED:

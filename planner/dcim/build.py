@@ -1,11 +1,10 @@
-"""The site a NetBox holds, assembled by the rules of :mod:`planner.input.netbox_native`: rows and
+"""The site a NetBox holds, assembled by the rules of :mod:`planner.dcim.native`: rows and
 their feeds, panels as power nodes, installed racks with their load, and the defaults for what
 NetBox cannot hold (floor area, cooling, pods), each named in :attr:`Imported.defaults`."""
 
 from __future__ import annotations
 
-from planner.errors import InputError
-from planner.input.netbox_native import (
+from planner.dcim.native import (
     DEPTH_M,
     FLOOR_SHARE,
     INSTALLED_KG,
@@ -14,7 +13,8 @@ from planner.input.netbox_native import (
     Native,
     ident,
 )
-from planner.input.netbox_rows import Imported, num, text, weight_kg
+from planner.dcim.rows import Imported, num, text, weight_kg
+from planner.errors import InputError
 
 POD_GPUS = 1_000_000
 """A default pod's GPU limit: none in practice (NetBox holds no network design; give pods in the
@@ -25,7 +25,7 @@ def native_site(
     rows: dict[str, list[dict]], overlay: dict | None = None, site: str | None = None
 ) -> Imported:
     """The site mapping, installed racks and their rack types from a NetBox kept without the
-    planner's custom fields (:mod:`planner.input.netbox_native`)."""
+    planner's custom fields (:mod:`planner.dcim.native`)."""
     nv = Native(rows, overlay or {}, site)
     layout = nv.layout()
     if not layout:

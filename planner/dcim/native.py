@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 import re
 
+from planner.dcim.rows import num, text
 from planner.errors import InputError
-from planner.input.netbox_rows import num, text
 
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 """The planner's ID pattern (planner/schema/base.py ``Id``)."""

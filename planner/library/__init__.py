@@ -20,6 +20,8 @@ opened or reused. Database faults (a bad URL, a folder, a corrupt or locked file
 does not answer, a read-only or full disk) are :class:`InputError` naming the library (password
 masked) and what to do; SQLite writers wait up to :data:`BUSY_S` for each other, and the first
 ones into a new file never fail on each other's ``CREATE TABLE``.
+
+May import: every stage up to :mod:`planner.plan` (it re-checks what it reads with the verifier).
 """
 
 from __future__ import annotations
