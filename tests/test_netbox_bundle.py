@@ -48,7 +48,8 @@ def canon(site: Site) -> dict:
 def test_small_hall_bundle_holds_every_object_counted_by_hand(small) -> None:
     """Small hall: 1 site (the campus), 2 locations (building B1, hall H1), 8 rows × 20 = 160
     racks, 11 power nodes as panels (UTIL, UPS-A/B, 8 busways), the 8 busways rows draw from as
-    feeds, 57 placed racks + 2 pods' network racks = 59 devices; roles gpu and network."""
+    feeds, 57 placed racks + 2 pods' network racks = 59 devices; roles gpu and network; each
+    device's rack two whips (118 more feeds), its two power ports (118) and a cable each (118)."""
     s, plan = small
     b = bundle(plan, s)
     assert len(plan.racks) == 57
@@ -60,8 +61,10 @@ def test_small_hall_bundle_holds_every_object_counted_by_hand(small) -> None:
         "device-roles": 2,
         "racks": 160,
         "power-panels": 11,
-        "power-feeds": 8,
+        "power-feeds": 8 + 118,
         "devices": 59,
+        "power-ports": 118,
+        "cables": 118,
     }
     racks = {r["name"]: r for r in b.objects["racks"]}
     assert racks["R03-10"]["status"] == "reserved"  # small-hall.site.yaml: R03 reserved: [10]

@@ -77,5 +77,5 @@ def test_the_small_hall_bundle_imports_file_by_file_through_netboxs_forms_in_chr
                 pytest.fail(f"NetBox's {kind} import form refused {name}: {' | '.join(errors)[:800]}")
         browser.close()
     assert nb.call("GET", "/api/extras/custom-fields/?limit=1")["count"] == 19
-    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8, "devices": 59}
+    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8 + 118, "devices": 59}
     assert read_back(nb, prefix, s.site.id) == expected

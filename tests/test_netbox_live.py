@@ -94,7 +94,7 @@ def test_small_hall_bundle_imports_whole_and_a_second_push_updates(nb: NetBox, s
             assert first[kind] == {"created": len(b.objects[kind]), "updated": 0}, kind
         else:  # NetBox-wide (custom fields, manufacturers, device types, roles): made once, then kept
             assert sum(first[kind].values()) == len(b.objects[kind]), kind
-    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8, "devices": 59}
+    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8 + 118, "devices": 59}
     assert read_back(nb, prefix, s.site.id) == expected
     again = push(api_payload(b), nb)
     assert again == {k: {"created": 0, "updated": len(b.objects[k])} for k in KINDS}
@@ -149,9 +149,11 @@ def test_meta_24k_bundle_imports_whole_with_its_network_racks(nb: NetBox) -> Non
     got = read_back(nb, prefix, s.site.id)
     assert got["racks"] == positions
     assert got["devices"] == units + pods + len(plan.network_racks)
-    assert got["power-feeds"] == len(
-        {f for bl in s.site.buildings for h in bl.halls for r in h.rows for f in r.feeds}
-    )
+    assert (
+        got["power-feeds"]
+        == len({f for bl in s.site.buildings for h in bl.halls for r in h.rows for f in r.feeds})
+        + 2 * got["devices"]
+    )  # the nodes rows draw from, and two whips for each device's rack
 
 
 def _login(url: str):
@@ -191,7 +193,7 @@ def test_the_csv_files_load_through_netboxs_own_import_forms(nb: NetBox, small) 
             headers={"Referer": f"{url}/{ENDPOINTS[kind]}/import/"},
             timeout=300,
         )
-    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8, "devices": 59}
+    expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8 + 118, "devices": 59}
     assert read_back(nb, prefix, s.site.id) == expected
 
 

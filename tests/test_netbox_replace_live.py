@@ -1,8 +1,15 @@
-"""A plan replaces a plan in the running NetBox (SPEC §20): a re-plan of small-hall pushed over its
-predecessor with the same prefix leaves NetBox holding the new plan only — what it dropped retired
-(decommissioning, or deleted), no rack `available` with a device in it — and says how many."""
+"""A pushed plan as NetBox shows it, and a plan that replaces a plan, in the running NetBox (SPEC
+§20): NetBox's own rack power utilisation reads the plan's load (whips assigned to racks, power
+ports with their draw, cables between them) and its rack pages render; a re-plan of small-hall
+pushed over its predecessor with the same prefix leaves NetBox holding the new plan only — what
+it dropped retired (decommissioning, or deleted), no rack `available` with a device in it — and
+says how many."""
 
 from __future__ import annotations
+
+import csv
+import io
+import math
 
 import pytest
 
@@ -10,7 +17,7 @@ from planner.dcim.bundle import api_payload, bundle, slug
 from planner.dcim.push import push
 from planner.input.loader import load_scenario
 from planner.plan.pipeline import plan_scenario
-from tests.test_netbox_live import DATASETS, fresh, nb  # noqa: F401  (nb: the fixture)
+from tests.test_netbox_live import DATASETS, _env, _login, fresh, nb  # noqa: F401  (nb: the fixture)
 
 pytestmark = pytest.mark.netbox
 
@@ -69,9 +76,46 @@ def test_a_push_that_stopped_halfway_is_finished_by_pushing_again(nb, plans) -> 
     (s, plan), _ = plans
     prefix = fresh()
     whole = api_payload(bundle(plan, s, prefix=prefix))
-    half = {**whole, "objects": {**whole["objects"], "devices": whole["objects"]["devices"][:20]}}
-    push(half, nb)  # as if the push had stopped after 20 devices
+    first = {d["name"] for d in whole["objects"]["devices"][:20]}
+    objects = {
+        **whole["objects"],
+        "devices": whole["objects"]["devices"][:20],
+        "power-ports": [o for o in whole["objects"]["power-ports"] if o["device"]["name"] in first],
+        "cables": [o for o in whole["objects"]["cables"] if o["side_a_device"] in first],
+    }
+    push({**whole, "objects": objects}, nb)  # as if the push had stopped after 20 devices
     done = push(whole, nb)
     n = len(whole["objects"]["devices"])
     assert done["devices"] == {"created": n - 20, "updated": 20, "retired": 0}
     assert len(_devices(nb, slug(f"{prefix}{s.site.id}"))) == n
+
+
+def test_netboxs_rack_power_utilisation_reads_the_plans_load(nb, plans) -> None:  # noqa: F811
+    """By hand: a Grand Teton H100 rack plans 2 × (4.6 + 8 × 0.7) + 1.0 = 21.4 kW, drawn half
+    through each of its two power ports (10,700 W allocated each); row R02 allows 25 kW a rack, so
+    each whip is 415 V three-phase at ⌈25,000 / (415 × √3)⌉ = 35 A, which NetBox counts as
+    round(415 × 35 × 1.732) = 25,157 VA: 21,400 / 50,314 = 42.5 %."""
+    (s, plan), _ = plans
+    prefix = fresh()
+    push(api_payload(bundle(plan, s, prefix=prefix)), nb)
+    amps = math.ceil(25_000 / (415 * math.sqrt(3)))
+    by_hand = round(2 * 10_700 / (2 * round(415 * amps * 1.732)) * 100, 1)
+    assert (amps, by_hand) == (35, 42.5)
+    url, _ = _env()
+    web = _login(url)
+    site = slug(f"{prefix}{s.site.id}")
+    got = web.get(f"{url}/dcim/racks/?site={site}&export", timeout=120)
+    power = {r["Name"]: r["Power"] for r in csv.DictReader(io.StringIO(got.content.decode("utf-8-sig")))}
+    gt = next((r for r in plan.racks if r.rack_type == "grand-teton-h100" and r.row == "R02"), None)
+    assert gt is not None, sorted({(r.row, r.rack_type) for r in plan.racks})
+    assert len(power) == 160, list(power.items())[:5]
+    assert power[f"{prefix}R02-{gt.position:02d}"] == f"{by_hand}%"
+    assert {p for name, p in power.items() if name.startswith(f"{prefix}R04-")} <= {"0.0%", "0%", "0", ""}, [
+        p for name, p in power.items() if name.startswith(f"{prefix}R04-")
+    ]  # R04 holds no device: it draws nothing
+    rack = next(nb.all("/api/dcim/racks/", site=site, name=f"{prefix}R02-{gt.position:02d}"))
+    for page in (
+        f"/dcim/racks/{rack['id']}/",
+        f"/api/dcim/racks/{rack['id']}/elevation/?face=front&render=svg",
+    ):
+        assert web.get(f"{url}{page}", timeout=60).status_code == 200, page

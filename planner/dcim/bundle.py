@@ -55,6 +55,8 @@ KINDS = (
     "power-panels",
     "power-feeds",
     "devices",
+    "power-ports",
+    "cables",
 )
 """Object kinds in NetBox's import order (each refers only to kinds before it)."""
 
@@ -69,6 +71,8 @@ ENDPOINTS = {
     "power-panels": "dcim/power-panels",
     "power-feeds": "dcim/power-feeds",
     "devices": "dcim/devices",
+    "power-ports": "dcim/power-ports",
+    "cables": "dcim/cables",
 }
 """REST API path (after ``/api/``) and bulk import form (``/<path>/import/``) per kind."""
 
@@ -141,6 +145,7 @@ class _Builder:
         self.site = scenario.site
         self.hall_home: dict[str, tuple[str, str]] = {}  # hall → (NetBox site, location)
         self.taken: dict[tuple[str, int], dict] = {}  # (row, position) → device
+        self.kw: dict[tuple[str, int], tuple[float, float]] = {}  # (row, position) → (planning, nameplate) kW
         self.device_types: dict[str, dict] = {}
         self.roles: dict[str, dict] = {}
         self.makers: dict[str, str] = {}  # slug → the manufacturer's name (first seen stands)
@@ -163,6 +168,7 @@ class _Builder:
         self._racks()
         self._power()
         self.b.objects["devices"] = [self.taken[k] for k in sorted(self.taken)]
+        self._whips()
         return self.b
 
     def _custom_fields(self) -> None:
@@ -233,7 +239,10 @@ class _Builder:
             self.roles[key] = {"name": name, "slug": key, "color": ROLE_COLORS.get(name.lower(), "9e9e9e")}
         return self.roles[key]["name"]
 
-    def _device(self, row_id: str, position: int, model: str, role: str, extra: dict) -> None:
+    def _device(self, row_id: str, position: int, model: str, role: str, extra: dict, kw: tuple) -> None:
+        """The device standing in a rack; ``kw`` its (planning, nameplate) kW, drawn through its
+        two power ports from the rack's two whips (:meth:`_whips`)."""
+        self.kw[row_id, position] = kw
         hall = self.rows[row_id][1]
         site, loc = self.hall_home[hall]
         name = rack_name(self.p, row_id, position)
@@ -267,7 +276,12 @@ class _Builder:
                     self._role("network")
                     loc = pod.network_rack
                     self._device(
-                        loc.row, loc.position, t.id, "network", {"description": f"pod {pod.id} network rack"}
+                        loc.row,
+                        loc.position,
+                        t.id,
+                        "network",
+                        {"description": f"pod {pod.id} network rack"},
+                        self._kw(t),
                     )
         for n in self.plan.network_racks:
             model = f"{n.design} network rack"
@@ -281,6 +295,7 @@ class _Builder:
                 model,
                 "network",
                 {"description": f"{n.design}: {switches}"[:200], "planner_cluster": n.cluster},
+                (n.kw, n.kw),
             )
 
     def _placed(self, r) -> None:
@@ -296,14 +311,77 @@ class _Builder:
         }
         if not t.parts:
             self._type(t.id, t.manufacturer, min(t.height_u, self.height), t.weight_kg, t.description)
-            self._device(r.row, r.position, t.id, self._role(role), base)
+            self._device(r.row, r.position, t.id, self._role(role), base, self._kw(t))
             return
         for i, part in enumerate(t.parts):
             model = f"{t.id}/{i + 1}-{part.role}"
             self._type(
                 model, t.manufacturer, min(t.height_u, self.height), part.weight_kg, f"{t.id}: {part.role}"
             )
-            self._device(r.row, r.position + i, model, self._role(part.role), {**base, "planner_part": i})
+            kw = tuple(x * part.power_share for x in self._kw(t))
+            self._device(r.row, r.position + i, model, self._role(part.role), {**base, "planner_part": i}, kw)
+
+    def _kw(self, t) -> tuple[float, float]:
+        """A rack type's (planning, nameplate) kW under the scenario."""
+        cap = self.scenario.gpu_power_cap_w
+        return self.scenario.rack_power_kw(t), t.nameplate_power_kw(cap)
+
+    def _whips(self) -> None:
+        """Each rack holding a device gets two whips (power feeds ``<rack>-A`` and ``-B``, assigned
+        to the rack, under the panels of its row's first and last feed; each rated for the row's
+        rack limit), its device two power ports (``PSU-A``/``PSU-B``, half its planning kW
+        allocated, half its nameplate kW maximum) and a cable from each port to its whip: NetBox's
+        rack power utilisation then shows the plan's load."""
+        nodes = {n.id: n for b in self.site.buildings for n in b.power_nodes}
+        nodes |= {n.id: n for b in self.site.buildings for h in b.halls for n in h.power_nodes}
+        for (row_id, k), dev in sorted(self.taken.items()):
+            row = self.rows[row_id][0]
+            plan_kw, max_kw = self.kw[row_id, k]
+            for side, node_id in (("A", row.feeds[0]), ("B", row.feeds[-1])):
+                n = nodes[node_id]
+                panel, feed = f"{self.p}{n.parent or n.id}", f"{dev['rack']}-{side}"
+                self.add(
+                    "power-feeds",
+                    {
+                        "site": dev["site"],
+                        "power_panel": panel,
+                        "location": dev["location"],
+                        "rack": dev["rack"],
+                        "name": feed,
+                        "status": "active" if dev["status"] == "active" else "planned",
+                        "type": "redundant" if side == "B" and row.redundant else "primary",
+                        "supply": "ac",
+                        "phase": "three-phase",
+                        "voltage": VOLTS,
+                        "amperage": _amps(row.max_rack_power_kw),
+                        "max_utilization": 100,
+                        "cf_planner_capacity_kw": row.max_rack_power_kw,
+                    },
+                )
+                port = f"PSU-{side}"
+                self.add(
+                    "power-ports",
+                    {
+                        "device": dev["name"],
+                        "name": port,
+                        "maximum_draw": max(1, round(max_kw * 500)),
+                        "allocated_draw": max(1, round(plan_kw * 500)),
+                    },
+                )
+                self.add(
+                    "cables",
+                    {
+                        "side_a_site": dev["site"],
+                        "side_a_device": dev["name"],
+                        "side_a_type": "dcim.powerport",
+                        "side_a_name": port,
+                        "side_b_site": dev["site"],
+                        "side_b_power_panel": panel,
+                        "side_b_type": "dcim.powerfeed",
+                        "side_b_name": feed,
+                        "status": "planned",
+                    },
+                )
 
     def _racks(self) -> None:
         for b in self.site.buildings:
@@ -428,6 +506,7 @@ REFS = {
     "role": lambda v, o: {"name": v},
     "rack": lambda v, o: {"name": v, "site": {"name": o["site"]}},
     "power_panel": lambda v, o: {"name": v, "site": {"name": o["site"]}},
+    "device": lambda v, o: {"name": v},
 }
 """How the REST API takes each reference: a nested lookup by attributes."""
 

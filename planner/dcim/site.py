@@ -351,7 +351,11 @@ class _Reader:
 
     def power(self, hall_of: dict[str, str], buildings: dict, rows: dict[str, dict]) -> None:
         panels = {self.name(r["name"]): r for r in self.rows["power-panels"] if self.mine(r.get("name"))}
-        feeds = {self.name(r["name"]): r for r in self.rows["power-feeds"] if self.mine(r.get("name"))}
+        feeds = {  # a feed assigned to a rack is that rack's whip (a pushed plan's), not a power node
+            self.name(r["name"]): r
+            for r in self.rows["power-feeds"]
+            if self.mine(r.get("name")) and not _text(r.get("rack"))
+        }
         feed_hall = {f: self.row_hall.get(r["id"], "") for r in rows.values() for f in r.get("feeds", [])}
         nodes: dict[str, dict] = {}
         where: dict[str, str] = {}
