@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from planner.dcim.bundle import ENDPOINTS, bundle, csv_files
+from planner.dcim.bundle import ENDPOINTS, bundle, csv_files, slug
 from planner.dcim.client import NetBox
 from planner.input.loader import load_scenario
 from planner.plan.pipeline import plan_scenario
-from tests.test_netbox_live import DATASETS, ROOT, _env, fresh, read_back
+from tests.test_netbox_live import DATASETS, ROOT, _env, count, fresh, read_back
 
 pytestmark = pytest.mark.netbox
 CHROMIUM = "/usr/bin/chromium"
@@ -79,3 +79,6 @@ def test_the_small_hall_bundle_imports_file_by_file_through_netboxs_forms_in_chr
     assert nb.call("GET", "/api/extras/custom-fields/?limit=1")["count"] == 19
     expected = {"locations": 2, "racks": 160, "power-panels": 11, "power-feeds": 8 + 118, "devices": 59}
     assert read_back(nb, prefix, s.site.id) == expected
+    site = slug(f"{prefix}{s.site.id}")
+    assert count(nb, "dcim/power-ports", site=site) == 118  # two per device
+    assert count(nb, "dcim/cables", site=site) == 118  # each port to its rack's whip
