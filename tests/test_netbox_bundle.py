@@ -230,3 +230,16 @@ def test_cli_refuses_a_push_without_a_token(small, tmp_path: Path, capsys, monke
 def test_cli_refuses_a_csv_folder_without_racks(tmp_path: Path, capsys) -> None:
     assert main(["import", "netbox", "--csv", str(tmp_path), "-o", str(tmp_path / "s.yaml")]) == 2
     assert f"--csv: '{tmp_path}' holds no racks CSV (racks.csv or NN-racks.csv)" in capsys.readouterr().err
+
+
+def test_a_bundle_without_whips_holds_no_rack_feeds_ports_or_cables(small) -> None:
+    """``--no-whips``: the 8 busway feeds only, no power ports, no cables; the rest as with them."""
+    s, plan = small
+    lean, full = bundle(plan, s, whips=False), bundle(plan, s)
+    assert (len(lean.objects["power-feeds"]), lean.objects["power-ports"], lean.objects["cables"]) == (
+        8,
+        [],
+        [],
+    )
+    same = [k for k in full.objects if k not in ("power-feeds", "power-ports", "cables")]
+    assert all(lean.objects[k] == full.objects[k] for k in same)

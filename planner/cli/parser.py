@@ -129,6 +129,12 @@ def _add_export(sub) -> None:
         default="campus",
         help="NetBox site = the campus (buildings and halls are locations) or each building",
     )
+    xp.add_argument(
+        "--no-whips",
+        action="store_true",
+        help="leave out each rack's whips, power ports and cables (two thirds of a gigawatt bundle; "
+        "NetBox then shows no rack power utilisation)",
+    )
     _data_root_flag(xp)
     xp.set_defaults(func=cmd_export)
 

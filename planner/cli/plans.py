@@ -162,7 +162,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         check_writable(args.output)
     scenario = scenario_of(args)
     plan = load_plan(args.plan)
-    n = export_plan(plan, scenario, args.format, args.output, args.prefix, args.site_level)
+    n = export_plan(plan, scenario, args.format, args.output, args.prefix, args.site_level, not args.no_whips)
     print(f"wrote {args.output}: {n:,} racks ({args.format})")
     return EXIT_OK
 

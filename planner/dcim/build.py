@@ -202,7 +202,7 @@ class _Builder:
                 f"feeds allow ({out['max_rack_power_kw']:g} kW): a rack may draw {min(cool):g} kW"
             )
             out["max_rack_power_kw"] = round(min(cool), 6)
-        kinds = sorted({text(r.get("cooling_capability")) for r in racks} - {""})
+        kinds = sorted({text(r.get("cooling_capability")) for r in racks} - {"", "air-only"})
         if kinds:
             self.nv.unmapped.append(
                 f"row '{out['id']}': cooling capability {', '.join(kinds)} is not mapped (the hall's air "

@@ -138,8 +138,8 @@ def _amps(kw: float) -> int:
 
 
 class _Builder:
-    def __init__(self, plan: Plan, scenario: Scenario, prefix: str, level: str) -> None:
-        self.plan, self.scenario, self.p, self.level = plan, scenario, prefix, level
+    def __init__(self, plan: Plan, scenario: Scenario, prefix: str, level: str, whips: bool = True) -> None:
+        self.plan, self.scenario, self.p, self.level, self.whips = plan, scenario, prefix, level, whips
         self.b = Bundle()
         self.types = scenario.catalog.by_id()
         self.site = scenario.site
@@ -168,7 +168,8 @@ class _Builder:
         self._racks()
         self._power()
         self.b.objects["devices"] = [self.taken[k] for k in sorted(self.taken)]
-        self._whips()
+        if self.whips:
+            self._whips()
         return self.b
 
     def _custom_fields(self) -> None:
@@ -406,6 +407,10 @@ class _Builder:
             "u_height": self.height,
             "max_weight": int(round(row.max_rack_weight_kg)),
             "weight_unit": "kg",
+            # NetBox 4.7's rack cooling: a position sheds what it may draw (all power ends as heat,
+            # §5), through air, or air and the row's liquid loop
+            "cooling_capability": "hybrid" if row.liquid_loop else "air-only",
+            "cooling_capacity": row.max_rack_power_kw,
             "cf_planner_row": row.id,
             "cf_planner_position": k,
             "cf_planner_x_m": round(x, 3),
@@ -464,11 +469,15 @@ class _Builder:
         }
 
 
-def bundle(plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus") -> Bundle:
-    """The NetBox objects of ``plan`` (module docstring); ``level`` is where NetBox sites sit."""
+def bundle(
+    plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus", whips: bool = True
+) -> Bundle:
+    """The NetBox objects of ``plan`` (module docstring); ``level`` is where NetBox sites sit;
+    ``whips`` False leaves out each rack's whips, power ports and cables (at gigawatt scale they are
+    two thirds of the objects, and NetBox then shows no rack power utilisation)."""
     if level not in LEVELS:
         raise ValueError(f"level: '{level}' is not one of {', '.join(LEVELS)}")
-    return _Builder(plan, scenario, prefix, level).build()
+    return _Builder(plan, scenario, prefix, level, whips).build()
 
 
 def _cell(v) -> str | int | float:

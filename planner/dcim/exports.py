@@ -182,13 +182,15 @@ def _xlsx(plan: Plan, scenario: Scenario, rows: list[dict], path: str) -> None:
             )
 
 
-def netbox_files(plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus") -> dict[str, str]:
+def netbox_files(
+    plan: Plan, scenario: Scenario, prefix: str = "", level: str = "campus", whips: bool = True
+) -> dict[str, str]:
     """File name → text of the NetBox bundle (module docstring)."""
     from planner.dcim.bundle import api_json, bundle, csv_files
     from planner.dcim.site import overlay_of
     from planner.yamlio import dump
 
-    b = bundle(plan, scenario, prefix, level)
+    b = bundle(plan, scenario, prefix, level, whips)
     head = "# What NetBox cannot hold of this site: planner import netbox --overlay overlay.yaml\n"
     return {
         **csv_files(b),
@@ -220,11 +222,18 @@ def _write_folder(path: str | Path, files: dict[str, str]) -> None:
 
 
 def export_plan(
-    plan: Plan, scenario: Scenario, fmt: str, path: str | Path, prefix: str = "", level: str = "campus"
+    plan: Plan,
+    scenario: Scenario,
+    fmt: str,
+    path: str | Path,
+    prefix: str = "",
+    level: str = "campus",
+    whips: bool = True,
 ) -> int:
     """Write ``plan`` as ``fmt`` (csv, xlsx, netbox, netbox-api) to ``path``; the racks written. A
     plan the verifier rejects against the scenario is refused (InputError naming the first
-    violation). ``prefix`` and ``level`` name NetBox objects (:mod:`planner.dcim.bundle`)."""
+    violation). ``prefix`` and ``level`` name NetBox objects, ``whips`` False leaves out the racks'
+    whips, power ports and cables (:mod:`planner.dcim.bundle`)."""
     if fmt not in FORMATS:
         raise InputError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}")
     if not plan.status.has_plan:
@@ -240,11 +249,11 @@ def export_plan(
     if fmt == "csv":
         atomic_write(path, _csv(rows, PLACEMENT_COLUMNS))
     elif fmt == "netbox":
-        _write_folder(path, netbox_files(plan, scenario, prefix, level))
+        _write_folder(path, netbox_files(plan, scenario, prefix, level, whips))
     elif fmt == "netbox-api":
         from planner.dcim.bundle import api_json, bundle
 
-        atomic_write(path, api_json(bundle(plan, scenario, prefix, level)))
+        atomic_write(path, api_json(bundle(plan, scenario, prefix, level, whips)))
     else:
         atomic_write_with(path, lambda tmp: _xlsx(plan, scenario, rows, tmp))
     return len(rows)
