@@ -10,7 +10,7 @@ import pytest
 
 from planner.dcim.rows import export_key, from_export, weight_kg
 from planner.dcim.site import site_from_rows
-from planner.errors import InputError
+from planner.errors import InputError, SolverFailure
 from planner.input.loader import scenario_from_data
 from planner.plan.pipeline import plan_scenario
 from planner.verifier import verify
@@ -86,8 +86,9 @@ def test_what_the_demo_site_holds_that_cannot_be_mapped_is_listed(mdf) -> None:
     assert "row 'MDF': no power feed is assigned to any of its racks (PowerFeed.rack)" in mdf.unmapped
 
 
-def test_a_plan_for_the_demo_site_verifies_and_keeps_what_is_installed(mdf) -> None:
-    scenario = scenario_from_data(
+def _scenario(mdf):
+    """Site MDF with its installed racks and as many 4 × L4 racks as fit."""
+    return scenario_from_data(
         {
             "name": "mdf",
             "site": mdf.site,
@@ -97,6 +98,10 @@ def test_a_plan_for_the_demo_site_verifies_and_keeps_what_is_installed(mdf) -> N
             "objective": "max_gpus",
         }
     )
+
+
+def test_a_plan_for_the_demo_site_verifies_and_keeps_what_is_installed(mdf) -> None:
+    scenario = _scenario(mdf)
     plan = plan_scenario(scenario)
     rep = verify(plan, scenario)
     assert rep.ok, rep.violations
@@ -109,19 +114,16 @@ def test_a_plan_for_the_demo_site_verifies_and_keeps_what_is_installed(mdf) -> N
 def test_an_installed_rack_serves_no_cluster_only_when_it_is_installed_and_holds_no_gpus(mdf) -> None:
     """The verifier's one allowance for cluster 'installed': existing racks without GPUs. A new
     rack of that cluster, or an installed one of a GPU type, is still an unknown cluster."""
-    scenario = scenario_from_data(
-        {
-            "name": "mdf",
-            "site": mdf.site,
-            "existing": {"racks": mdf.existing, "rack_types": mdf.rack_types},
-            "catalog": {"rack_types": [L4]},
-            "clusters": [{"id": "infer", "demand": "max", "rack_types": ["l4-server-rack"]}],
-        }
-    )
+    scenario = _scenario(mdf)
     plan = plan_scenario(scenario)
     new = next(r for r in plan.racks if not r.existing)
     bad = plan.model_copy(update={"racks": [*plan.racks, new.model_copy(update={"cluster": "installed"})]})
     assert "unknown cluster 'installed'" in " ".join(v.message for v in verify(bad, scenario).violations)
+    gpu = {**mdf.existing[0], "rack_type": "l4-server-rack"}  # an installed rack that holds GPUs
+    with_gpus = _scenario(mdf).model_dump(mode="json")
+    with_gpus["existing"] = [gpu, *(e for e in with_gpus["existing"][1:])]
+    with pytest.raises(SolverFailure, match="unknown cluster 'installed'"):  # the verifier refuses the plan
+        plan_scenario(scenario_from_data(with_gpus))
 
 
 def test_several_sites_with_racks_ask_for_site_by_name() -> None:
