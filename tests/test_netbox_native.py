@@ -84,6 +84,8 @@ def check_mdf_installed(mdf) -> None:
 def test_what_the_demo_site_holds_that_cannot_be_mapped_is_listed(mdf) -> None:
     assert "rack 'Plant 2': no power feed assigned to it: its position is reserved" in mdf.unmapped
     assert "row 'MDF': no power feed is assigned to any of its racks (PowerFeed.rack)" in mdf.unmapped
+    assert not [d for d in mdf.defaults if "row 'MDF'" in d]  # a row left out takes no default
+    assert sum("no weight limit" in d for d in mdf.defaults) == 3  # the demo's racks state none
 
 
 def _scenario(mdf):

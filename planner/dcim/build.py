@@ -127,6 +127,12 @@ class _Builder:
             for r in racks
         ]
         limits = [x for x in limits if x]
+        self._power(out, racks, h)
+        if not out.get("feeds"):
+            self.nv.unmapped.append(
+                f"row '{row_id}': no power feed is assigned to any of its racks (PowerFeed.rack)"
+            )
+            return
         if limits:
             out["max_rack_weight_kg"] = min(limits)
         else:
@@ -134,12 +140,6 @@ class _Builder:
                 f"row '{row_id}': its racks state no weight limit (max_weight; NetBox 4.7's CSV export "
                 "leaves it empty: read the API to keep it): 1,400 kg, the site schema's default"
             )
-        self._power(out, racks, h)
-        if not out.get("feeds"):
-            self.nv.unmapped.append(
-                f"row '{row_id}': no power feed is assigned to any of its racks (PowerFeed.rack)"
-            )
-            return
         for i, r in enumerate(racks):
             name = text(r.get("name"))
             if name in self.loads:
