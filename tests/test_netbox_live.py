@@ -136,6 +136,26 @@ def test_a_units_six_positions_are_six_racks_in_netbox(nb: NetBox) -> None:
     ]
 
 
+def test_a_catalina_unit_beside_gpu_racks_pushes_whole(nb: NetBox) -> None:
+    """A plan with a Catalina-style unit (part roles CDU and GPU) beside plain GPU racks (role gpu):
+    once two roles with the slug ``gpu`` and a push that stopped at "ID 1 is listed 2 times"; now
+    every device, whip, power port and cable is in NetBox."""
+    s = unit_site()
+    gpu_rack = next(t for t in s.catalog.rack_types if t.gpus and not t.parts)
+    plain = s.clusters[0].model_copy(update={"id": "plain", "rack_types": [gpu_rack.id]})
+    s = s.model_copy(update={"clusters": [*s.clusters, plain]})
+    plan = solved(s, "highs")
+    prefix = fresh()
+    b = bundle(plan, s, prefix=prefix)
+    done = push(api_payload(b), nb)
+    site = slug(prefix + "tiny")
+    assert {r.rack_type for r in plan.racks} >= {"pod6", gpu_rack.id}
+    for kind in ("devices", "power-ports", "cables"):
+        assert done[kind]["created"] == len(b.objects[kind]), kind
+    assert count(nb, "dcim/devices", site=site) == len(b.objects["devices"])
+    assert count(nb, "dcim/cables", site=site) == len(b.objects["cables"])
+
+
 def test_meta_24k_bundle_imports_whole_with_its_network_racks(nb: NetBox) -> None:
     """The 24,576-GPU building: every position a rack, every placed rack, pod network rack and
     designed-fabric network rack a device."""
