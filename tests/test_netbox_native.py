@@ -167,3 +167,17 @@ def test_netboxs_export_columns_and_choice_labels_read_as_its_api_fields() -> No
         {"Name": "F1", "Type": "Redundant", "Phase": "Single phase", "Max Utilization": "80%"}, "power-feeds"
     )
     assert got == {"name": "F1", "type": "redundant", "phase": "single-phase", "max_utilization": "80%"}
+
+
+def test_pushed_plans_beside_sites_users_keep_ask_which_to_import() -> None:
+    """A NetBox holding a plan the planner pushed (racks with its custom fields) beside the demo's
+    own sites: without --site or --prefix the import asks which, naming both kinds."""
+    got = rows()
+    got["racks"] = [*got["racks"], {"name": "x-R01-00", "site": "x-small-hall", "cf_planner_row": "R01"}]
+    with pytest.raises(InputError) as e:
+        site_from_rows(got)
+    assert "NetBox holds plans the planner pushed (in x-small-hall) beside sites its users keep (" in str(
+        e.value
+    )
+    assert "name the one to import with --site NAME, or a pushed plan's --prefix" in str(e.value)
+    check_mdf(site_from_rows(got, site="ncsu-065"))  # naming the site reads it the NetBox way

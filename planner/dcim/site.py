@@ -486,8 +486,16 @@ def site_from_rows(
         if (not prefix or _text(r.get("name")).startswith(prefix))
         and (not site or site in (_text(r.get("site")), _site_slug(rows, r.get("site"))))
     ]
-    if not any(_text(r.get("cf_planner_row")) for r in ours):
+    marked = {_text(r.get("site")) for r in ours if _text(r.get("cf_planner_row"))}
+    if not marked:
         return native_site(rows, overlay, site)
+    unmarked = {_text(r.get("site")) for r in ours if not _text(r.get("cf_planner_row"))} - marked
+    if unmarked and not site and not prefix:
+        pushed, kept = ", ".join(sorted(marked)[:5]), ", ".join(sorted(unmarked)[:5])
+        raise InputError(
+            f"--site: NetBox holds plans the planner pushed (in {pushed}) beside sites its users keep "
+            f"({kept}); name the one to import with --site NAME, or a pushed plan's --prefix"
+        )
     rd = _Reader(rows, overlay or {}, prefix)
     hall_of, buildings = rd.places()
     if not buildings:
