@@ -116,7 +116,7 @@ class _Builder:
             "positions": len(racks),
             "origin_x_m": 0.0,
             "origin_y_m": round(len(h["rows"]) * DEPTH_M, 6),
-            "pitch_m": _pitch(self.nv, racks),
+            "pitch_m": _pitch(racks),
             "direction": "+x",
             "depth_m": DEPTH_M,
             "air_zone": f"{h['id']}-air",
@@ -341,7 +341,7 @@ class _Builder:
         h.update(ov)
 
 
-def _pitch(nv: Native, racks: list[dict]) -> float:
+def _pitch(racks: list[dict]) -> float:
     """The row's pitch: its racks' outer width (mm or in) where all state one, else PITCH_M."""
     widths = set()
     for r in racks:
@@ -350,4 +350,4 @@ def _pitch(nv: Native, racks: list[dict]) -> float:
             return PITCH_M
         unit = text(r.get("outer_unit")).lower()
         widths.add(round(w * (0.0254 if unit in ("in", "inches") else 0.001), 6))
-    return widths.pop() if len(widths) == 1 else max(widths)
+    return max(widths)

@@ -122,12 +122,10 @@ class Native:
                 for r, m in zip(rest, parts, strict=True):
                     key = ident(m.group("row")) if named else self.loc_id(loc) if loc else self.sid
                     rows.setdefault(key, {"hall": hall, "racks": []})["racks"].append(r)
-                for r in fixed:
-                    rows.setdefault(ident(r["cf_planner_row"]), {"hall": hall, "racks": []})["racks"].append(
-                        r
-                    )
-                for row in rows.values():
-                    row["racks"].sort(key=lambda r: _cf_pos(r))
+                for key in {ident(r["cf_planner_row"]) for r in fixed}:  # positions the custom field states
+                    row = rows.setdefault(key, {"hall": hall, "racks": []})
+                    row["racks"] += [r for r in fixed if ident(r["cf_planner_row"]) == key]
+                    row["racks"].sort(key=_cf_pos)
             else:
                 key = self.loc_id(loc) if loc else self.sid
                 rows[key] = {"hall": self.parent(loc) if loc else "", "racks": racks}
