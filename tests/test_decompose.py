@@ -395,7 +395,7 @@ LEAN = generate_site(
 )
 
 
-def lean(n: int):
+def lean(n: int, gpus: int = 144):
     """Two buildings of 39 usable positions whose power (design 10.7 kW a position, half a Grand
     Teton rack's 21.4) holds 19 racks each (measured: the single model places 38 racks, 608 GPUs):
     the site count says 39 racks, so the master's first split is optimistic. ``n`` exact
@@ -406,7 +406,7 @@ def lean(n: int):
             "site": LEAN.model_dump(mode="json"),
             "solver": {"time_limit_s": 60, "rel_gap": 0},
             "clusters": [
-                {"id": f"j{i}", "demand": "exact", "gpus": 144, "rack_types": [GT], "max_hops": 5}
+                {"id": f"j{i}", "demand": "exact", "gpus": gpus, "rack_types": [GT], "max_hops": 5}
                 for i in range(n)
             ],
         }
@@ -468,16 +468,33 @@ def test_the_master_counts_each_rows_power_so_two_jobs_go_to_each_building_at_on
     assert d.plan.kpis.gpus == 576
 
 
-def test_only_the_whole_model_says_infeasible() -> None:
-    """Five jobs need three in one building: the repairs run out, the whole model answers, and it
-    proves the scenario infeasible; the note says why the decomposition handed over."""
-    s = lean(5)
+def test_only_the_whole_model_says_infeasible_where_the_room_sees_no_shortfall() -> None:
+    """Three jobs of 12 racks (192 GPUs) on the lean buildings: each fits a building alone (12 ≤
+    19 racks) and together the site (36 ≤ 38), but no two share a building (24 > 19), so three
+    need three buildings. The room names no shortfall; the repairs run out, the whole model
+    answers and proves the scenario infeasible; the note says why the decomposition handed over."""
+    s = lean(3, gpus=192)
     d = plan_decomposed(s)
     assert d.plan.status == "infeasible"
     assert d.plan.racks == []
     assert d.fell_back is not None
     assert d.plan.notes[0] == f"decomposition handed over to the whole model: {d.fell_back}"
     assert plan_scenario(s).status == "infeasible"
+
+
+def test_more_than_the_site_holds_is_infeasible_by_room_before_the_master() -> None:
+    """Five jobs of 144 GPUs need 720 where the lean site's power holds 38 racks, 608 GPUs: proved
+    infeasible from the site before any proposal, master or model (no hand-over)."""
+    d = plan_decomposed(lean(5))
+    assert d.plan.status == "infeasible"
+    assert d.plan.racks == []
+    assert d.fell_back is None
+    assert set(d.stages) == {"room_proof_s", "total_s"}
+    assert d.plan.notes == [
+        "infeasible, proved by room: the 5 clusters on grand-teton-h100 need 720 GPUs within the site; "
+        "the most the site can hold of its rack types is 608, 112 short (space, power and heat room, "
+        "an upper bound on every plan)"
+    ]
 
 
 def test_a_master_without_solution_hands_over_to_the_whole_model(monkeypatch) -> None:

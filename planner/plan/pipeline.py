@@ -16,6 +16,7 @@ from planner.clock import MIN_SOLVE_S, Deadline, TimeUp, reserve_s
 from planner.enums import Demand, FailoverPolicy, Objective, RetrofitKind, Status
 from planner.errors import SolverFailure
 from planner.model import Model, build
+from planner.model.room_proof import room_shortfalls
 from planner.plan import BoughtRetrofit, ClusterFabric, PlacedRack, Plan
 from planner.plan.fabric_start import fabric_relaxed_start
 from planner.plan.failover import failover_text, rack_counts, strict_n1  # noqa: F401 - re-exported
@@ -270,8 +271,12 @@ def plan_scenario(
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed, say, stages = deadline.elapsed, progress or (lambda _p: None), {}
-    if any(c.fabrics for c in scenario.clusters):
-        warm_start = False  # first-fit does not size designed fabrics or charge their power
+    short = infeasible_by_room(scenario, elapsed())
+    if short is not None:
+        say(Progress(short.notes[0], elapsed()))
+        return short
+    # first-fit does not size designed fabrics or charge their power
+    warm_start = warm_start and not any(c.fabrics for c in scenario.clusters)
     greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks, start_made)
     # first-fit's plan may stand only when the verifier accepts it whole (first-fit knows the site, not
     # every limit a scenario may add), verified only when it would stand (a verify costs seconds)
@@ -540,6 +545,17 @@ def _with_failover_gain(
 
 FIRST_FIT_SHARE = 0.35
 """First-fit (the solver's start) stops once this share of the time limit has passed."""
+
+
+def infeasible_by_room(scenario: Scenario, elapsed_s: float = 0.0) -> Plan | None:
+    """The infeasible answer when a firm demand exceeds the room of its scope
+    (:func:`planner.model.room_proof.room_shortfalls`: a proof from the site's limits, no model
+    built); None when no demand does."""
+    short = room_shortfalls(scenario)
+    if not short:
+        return None
+    notes = [f"infeasible, proved by room: {x}" for x in short]
+    return finish_plan(_no_plan(scenario, Status.infeasible, notes, elapsed_s), scenario)
 
 
 def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:

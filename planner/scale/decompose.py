@@ -63,7 +63,8 @@ the tier (``region_share_km``); the tier's switches stand after the join, in the
 
 Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
 over time (above), the whole model answers in the time left, starting from first-fit's plan of the
-whole, and the plan's first note says why; only it may say infeasible. Never no plan where
+whole, and the plan's first note says why; only it may say infeasible, or before anything is
+built a firm demand larger than the room of its scope (:mod:`planner.model.room_proof`). Never no plan where
 first-fit's plan of the whole meets every demand: it stands when the whole model finds nothing in
 time or would not fit in memory, and wherever it beats the joined plan. A joined plan further
 than the requested gap from its bound is set against the whole model's plan in the time left
@@ -83,10 +84,12 @@ from planner.errors import InputError
 from planner.input.site_index import index_site
 from planner.input.variants import scenario_data
 from planner.plan import Plan
+from planner.plan.pipeline import infeasible_by_room
 from planner.scale.budget import STAGES, TAIL_PASSES, Budget
 from planner.scale.joined import (  # noqa: F401 - describe, solve_part: re-exported
     Decomposition,
     _join,
+    _timed,
     _whole,
     describe,
     first_fit_fallback,
@@ -138,13 +141,9 @@ def plan_decomposed(
     groups = groups_of(scenario, data)
     run = dict(executor=executor, workers=workers, scheduler=scheduler)
     budget = Budget(deadline, executor, workers)
-    why = (
-        _too_short(budget, len(buildings))
-        or ("rack supply per phase (supply) is shared by every building" if scenario.supply else None)
-        or grid_coupling(scenario)
-    )
-    if why:
-        return _whole(scenario, deadline, stages, 0, why, say)
+    early = _before_the_master(scenario, budget, len(buildings), stages, say)
+    if early is not None:
+        return early
     if scenario.power_arrival or (over_time and any(g.spanning for g in groups)):
         return _plan_region(scenario, data, groups, budget, stages, run, say, polish)
     if over_time and (budgeted or any(g.spanning for g in groups)):
@@ -174,6 +173,24 @@ def plan_decomposed(
     first_fit_fallback(scenario, budget, stages, say)
     # 2-3. master and buildings, in rounds
     return _Rounds(scenario, data, groups, props, home, budget, stages, run, say, budgeted).run(polish)
+
+
+def _before_the_master(scenario: Scenario, budget: Budget, n: int, stages: dict, say) -> Decomposition | None:
+    """The answer given before any proposal: infeasible where a firm demand exceeds the room of its
+    scope (proved from the site, no model), or the whole model where the time is too short for the
+    decomposition or rack supply or the grid couple the buildings; None to decompose."""
+    deadline = budget.deadline
+    short = infeasible_by_room(scenario, deadline.elapsed())
+    if short is not None:
+        say(short.notes[0])
+        stages["room_proof_s"] = stages["total_s"] = deadline.elapsed()
+        return Decomposition(_timed(short, stages), stages, 0, None, 0)
+    why = (
+        _too_short(budget, n)
+        or ("rack supply per phase (supply) is shared by every building" if scenario.supply else None)
+        or grid_coupling(scenario)
+    )
+    return _whole(scenario, deadline, stages, 0, why, say) if why else None
 
 
 def _too_short(budget: Budget, jobs: int, within: Deadline | None = None) -> str | None:
