@@ -412,6 +412,7 @@ BOUND_WORDS = {
     "demands": "the sum of the demands (re-derived by the verifier)",
     "merged relaxation": "the merged relaxation (an LP the planner solved)",
     "LP relaxation": "the LP relaxation of the whole (an LP the planner solved)",
+    "packing relaxation": "the packing relaxation (a MILP of jobs per building the planner solved)",
 }
 """A plan's bound source in words, with who vouches for it."""
 

@@ -62,7 +62,7 @@ def room_shortfalls(scenario: Scenario) -> list[Short]:
     firm = [c for c in scenario.clusters if c.gpus and c.demand in (Demand.exact, Demand.at_least)]
     if not firm:
         return []
-    rooms = _Rooms(scenario)
+    rooms = ScopeRooms(scenario)
     short: list[Short] = []
     for c in firm:
         kind = scenario.scope_of(c)
@@ -84,8 +84,9 @@ def room_shortfalls(scenario: Scenario) -> list[Short]:
     return short
 
 
-class _Rooms:
-    """The room of every pod, building and the site for a type set and failover factor, memoised."""
+class ScopeRooms:
+    """The room of every pod, building and the site for a type set and failover factor, memoised
+    (:meth:`of`); ``building_of`` maps each pod holding GPU positions to its building."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -93,6 +94,7 @@ class _Rooms:
         self.room = site_room(scenario, self.ix)
         self.types = scenario.catalog.by_id()
         self.classes = list(position_classes(scenario, self.ix).values())
+        self.building_of = {self.ix.rows[c.row].row.pod: self.ix.rows[c.row].building for c in self.classes}
         self._fit: dict[tuple[str, str], bool] = {}
         self._memo: dict[tuple, dict[tuple[str, str], tuple[int, str]]] = {}
 

@@ -22,6 +22,8 @@ from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
 from planner.scale.budget import Budget
+from planner.scale.packing import SOURCE as PACKING
+from planner.scale.packing import packing_bound
 from planner.schema import Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import gap_of, within_gap
@@ -29,6 +31,7 @@ from planner.version import __version__
 
 SOURCES = {
     "the merged relaxation": "merged relaxation",
+    PACKING: "packing relaxation",
     "the LP relaxation of the whole": "LP relaxation",
     CAPACITY: "capacity",
 }
@@ -283,6 +286,8 @@ def _join(
     maximise = Objective(scenario.objective).maximise
     stated = [b for b, _ in bounds if b is not None]
     first = (min(stated) if maximise else max(stated)) if stated else None
+    if not within_gap(None if first is None else gap_of(value, first), scenario.solver.rel_gap):
+        first = _packing(scenario, budget, bounds, stages, say) or first
 
     def proves(plans: dict[str, Plan]) -> bool:  # whether the merged or capacity bound proves their gap
         gap = None if first is None else gap_of(_value(scenario, plans), first)
@@ -326,6 +331,21 @@ def _join(
         return _fallback_stands(scenario, deadline, stages, rounds, why, say, safe)
     stages["total_s"] = time.perf_counter() - t0
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
+
+
+def _packing(scenario: Scenario, budget: Budget, bounds: list, stages: dict, say) -> float | None:
+    """The packing bound (:mod:`planner.scale.packing`) where the merged and capacity bounds do not
+    prove the joined plan's gap and there is time: added to ``bounds``; the tightest bound stated
+    so far, or None when it gave none."""
+    if not budget.bounds_may_start():
+        return None
+    tp = time.perf_counter()
+    limit = budget.seconds("packing_bound")
+    say(f"bound from the packing relaxation, {limit:.0f} s at most")
+    bounds.append((packing_bound(scenario, limit), PACKING))
+    stages["packing_bound_s"] = time.perf_counter() - tp
+    stated = [b for b, _ in bounds if b is not None]
+    return (min(stated) if Objective(scenario.objective).maximise else max(stated)) if stated else None
 
 
 def _value(scenario: Scenario, final: dict[str, Plan]) -> float:

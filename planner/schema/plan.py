@@ -474,7 +474,9 @@ class Plan(StrictModel):
     """Where the bound comes from: ``solver`` (the MILP solver's own bound: its claim, which the
     verifier cannot re-derive), ``capacity`` (power, positions and demands, recomputed by the
     verifier), ``demands`` (the sum of the demands, recomputed), ``merged relaxation`` or
-    ``LP relaxation`` (an LP the planner solved: its claim); empty for a bound of older plans."""
+    ``LP relaxation`` (an LP the planner solved: its claim), ``packing relaxation`` (a MILP of jobs
+    per building the planner solved, :mod:`planner.scale.packing`: its proven bound, a claim);
+    empty for a bound of older plans."""
     certified_bound: Float | None = None
     """A bound with its evidence: the LP relaxation's bound proven by the dual solution in
     :attr:`bound_certificate`, which ``planner verify`` checks (weaker than a MILP bound, but checked)."""

@@ -1,0 +1,199 @@
+"""The packing bound: a small MILP over (cluster kind, building) whose optimum no plan exceeds, for
+max_gpus scenarios whose fleets hold many firm jobs that do not divide a pod (where the LP
+relaxation of the whole model, and the merged relaxation, are several per cent above the optimum).
+
+Clusters alike in rack types T, scope, demand, figure d and failover factor φ form a kind k of m_k
+clusters. With R_u(T, φ) the room of a pod, building or the site (:class:`planner.model.room_proof.
+ScopeRooms`: space, each feed group's power, each zone's heat, pod ports; an upper bound on the GPUs
+of types T standing there in any plan) and φ₀ the least factor of all clusters (the largest room):
+
+    n[k,b] ∈ {0 … W[k,b]}   clusters of kind k in building b (one pod or one building each)
+        W[k,b] = Σ_{p∈b} ⌊R_p(T_k, φ_k) ÷ d_k⌋   (firm, pod scope)   ⌊R_b(T_k, φ_k) ÷ d_k⌋  (firm, building)
+                 m_k   otherwise
+    g[k,b]  GPUs:   d_k·n (exact);   d_k·n ≤ g ≤ M·n (at least);   g ≤ min(d_k, M)·n (as many as fit)
+        M = max_{p∈b} R_p(T_k, φ_k) (pod scope), R_b(T_k, φ_k) (building scope)
+    Σ_b n[k,b] = m_k (exact, at least), ≤ m_k (as many as fit)
+    site-scope kinds: g[k,b] ≤ R_b(T_k, φ_k) and Σ_b g = m_k·d_k (exact), ≥ (at least), ≤ (as many)
+    room:   Σ_{k: T_k ⊆ S} g[k,b] ≤ R_b(S, φ₀)  and  Σ_b Σ_{k: T_k ⊆ S} g[k,b] ≤ R_site(S, φ₀)
+    pods:   Σ_{k firm, pod scope, T_k ⊆ S, d_k ≥ t} n[k,b] ≤ Σ_{p∈b} ⌊R_p(S, φ₀) ÷ t⌋
+    max Σ g
+
+for every type set S of the fleet (and all types together) and every firm size t. Each row holds
+for the counts of any plan: a one-pod cluster of at least d stands in one pod, which holds at most
+⌊R_p ÷ t⌋ clusters of at least t GPUs of types in S; so the MILP's proven dual bound bounds every
+plan. Not for phases, installed racks, designed fabrics or other objectives (None)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import pulp
+
+from planner.enums import Demand, FailoverPolicy, Objective, Scope
+from planner.model.room_proof import ScopeRooms
+from planner.schema import Scenario
+from planner.solving.backends import SolveRequest, from_name
+
+SOURCE = "the packing relaxation"
+"""The bound's source, in words."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Clusters alike for the bound: rack types, scope, demand, figure, failover factor."""
+
+    types: tuple[str, ...]
+    scope: Scope
+    demand: Demand
+    gpus: int | None
+    factor: float
+
+    @property
+    def firm(self) -> bool:
+        return self.demand in (Demand.exact, Demand.at_least) and bool(self.gpus)
+
+
+def packing_bound(scenario: Scenario, time_limit_s: float) -> float | None:
+    """The packing MILP's proven bound (module docstring), rounded down to whole GPUs; None where it
+    does not apply, when the solver proves no bound in time, or when the MILP is infeasible (the
+    room proof, :mod:`planner.model.room_proof`, speaks to that)."""
+    if (
+        Objective(scenario.objective) != Objective.max_gpus
+        or scenario.phases
+        or scenario.existing
+        or any(c.fabrics for c in scenario.clusters)
+        or not scenario.clusters
+    ):
+        return None
+    prob = _Packing(scenario).problem()
+    res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, max(0.1, time_limit_s), 1e-4))
+    if res.infeasible or res.bound is None or not math.isfinite(res.bound):
+        return None
+    return float(math.floor(res.bound + 1e-6))
+
+
+class _Packing:
+    """The packing MILP of one scenario (module docstring)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.s = scenario
+        self.rooms = ScopeRooms(scenario)
+        self.kinds: Counter[Kind] = Counter()
+        for c in scenario.clusters:
+            scope = scenario.scope_of(c)
+            self.kinds[
+                Kind(
+                    tuple(scenario.gpu_types_for(c)),
+                    Scope.pod if scope == Scope.rack else scope,
+                    Demand(c.demand),
+                    c.gpus,
+                    FailoverPolicy(c.on_power_failure).factor(c.cap_ratio),
+                )
+            ] += 1
+        self.floor = min(k.factor for k in self.kinds)
+        self.sets = sorted(
+            {k.types for k in self.kinds} | {tuple(sorted({t for k in self.kinds for t in k.types}))}
+        )
+        self.buildings = sorted(set(self.rooms.building_of.values()))
+        self.pods_of: dict[str, list[str]] = defaultdict(list)
+        for pod, b in self.rooms.building_of.items():
+            self.pods_of[b].append(pod)
+        self.prob = pulp.LpProblem("packing", pulp.LpMaximize)
+        self.n: dict[tuple[int, str], pulp.LpVariable] = {}
+        self.g: dict[tuple[int, str], pulp.LpAffineExpression] = {}
+
+    def room(self, types: tuple[str, ...], factor: float, kind: str, unit: str = "") -> int:
+        return self.rooms.of(types, factor).get((kind, unit), (0, ""))[0]
+
+    def problem(self) -> pulp.LpProblem:
+        for i, (k, m) in enumerate(self.kinds.items()):
+            if k.scope == Scope.site:
+                self._spanning(i, k, m)
+            else:
+                self._bound_to_one(i, k, m)
+        self._room_rows()
+        self._pod_rows()
+        self.prob += pulp.lpSum(self.g.values())
+        return self.prob
+
+    def _spanning(self, i: int, k: Kind, m: int) -> None:
+        """A site-scope kind: GPUs per building within its room; the figure over the site."""
+        parts = []
+        for b in self.buildings:
+            r = self.room(k.types, k.factor, "building", b)
+            if r > 0:
+                v = self.prob.add_variable(f"q_{i}_{b}", lowBound=0, upBound=r)
+                self.g[i, b] = pulp.LpAffineExpression(v)
+                parts.append(v)
+        if k.gpus is None:
+            return
+        total, want = pulp.lpSum(parts), m * k.gpus
+        self.prob += (
+            (total == want)
+            if k.demand == Demand.exact
+            else (total >= want if k.demand == Demand.at_least else total <= want),
+            f"demand_{i}",
+        )
+
+    def _bound_to_one(self, i: int, k: Kind, m: int) -> None:
+        """A kind whose clusters each stand in one pod or one building: whole clusters per building."""
+        counts = []
+        for b in self.buildings:
+            pods = [self.room(k.types, k.factor, "pod", p) for p in self.pods_of[b]]
+            whole = self.room(k.types, k.factor, "building", b)
+            most = max(pods, default=0) if k.scope == Scope.pod else whole
+            if most <= 0 or (k.firm and k.gpus > most):
+                continue
+            if k.firm:
+                fits = sum(r // k.gpus for r in pods) if k.scope == Scope.pod else whole // k.gpus
+            else:
+                fits = m
+            n = self.prob.add_variable(f"n_{i}_{b}", lowBound=0, upBound=min(m, fits), cat=pulp.LpInteger)
+            self.n[i, b] = n
+            counts.append(n)
+            if k.demand == Demand.exact:
+                self.g[i, b] = k.gpus * pulp.LpAffineExpression(n)
+                continue
+            q = self.prob.add_variable(f"g_{i}_{b}", lowBound=0, upBound=whole)
+            top = most if k.demand == Demand.at_least or k.gpus is None else min(k.gpus, most)
+            self.prob += q <= top * n, f"most_{i}_{b}"
+            if k.demand == Demand.at_least:
+                self.prob += q >= k.gpus * n, f"least_{i}_{b}"
+            self.g[i, b] = pulp.LpAffineExpression(q)
+        total = pulp.lpSum(counts)
+        self.prob += (total <= m) if k.demand == Demand.max else (total == m), f"demand_{i}"
+
+    def _room_rows(self) -> None:
+        """Per type set: the GPUs of its kinds within each building's room and the site's."""
+        kinds = list(self.kinds)
+        for si, S in enumerate(self.sets):
+            mine = [i for i, k in enumerate(kinds) if set(k.types) <= set(S)]
+            everywhere = []
+            for b in self.buildings:
+                here = [self.g[i, b] for i in mine if (i, b) in self.g]
+                if here:
+                    self.prob += pulp.lpSum(here) <= self.room(S, self.floor, "building", b), f"room_{si}_{b}"
+                    everywhere.extend(here)
+            if everywhere:
+                self.prob += pulp.lpSum(everywhere) <= self.room(S, self.floor, "site"), f"site_{si}"
+
+    def _pod_rows(self) -> None:
+        """Per type set, building and firm size t: one-pod clusters of at least t within the pods."""
+        kinds = list(self.kinds)
+        for si, S in enumerate(self.sets):
+            firm = [
+                (i, k)
+                for i, k in enumerate(kinds)
+                if k.firm and k.scope == Scope.pod and set(k.types) <= set(S)
+            ]
+            for t in sorted({k.gpus for _, k in firm}):
+                big = [i for i, k in firm if k.gpus >= t]
+                for b in self.buildings:
+                    ns = [self.n[i, b] for i in big if (i, b) in self.n]
+                    if not ns:
+                        continue
+                    cap = sum(self.room(S, self.floor, "pod", p) // t for p in self.pods_of[b])
+                    if cap < sum(n.upBound for n in ns):
+                        self.prob += pulp.lpSum(ns) <= cap, f"pods_{si}_{t}_{b}"
