@@ -468,12 +468,37 @@ def test_the_master_counts_each_rows_power_so_two_jobs_go_to_each_building_at_on
     assert d.plan.kpis.gpus == 576
 
 
-def test_only_the_whole_model_says_infeasible_where_the_room_sees_no_shortfall() -> None:
+def test_jobs_that_pack_into_no_building_are_infeasible_by_packing() -> None:
     """Three jobs of 12 racks (192 GPUs) on the lean buildings: each fits a building alone (12 ≤
-    19 racks) and together the site (36 ≤ 38), but no two share a building (24 > 19), so three
-    need three buildings. The room names no shortfall; the repairs run out, the whole model
-    answers and proves the scenario infeasible; the note says why the decomposition handed over."""
-    s = lean(3, gpus=192)
+    19 racks) and together the site (36 ≤ 38), so the room names no shortfall; but no two share a
+    building (24 > 19): the master finds no split, and the packing relaxation (at most ⌊304 ÷ 192⌋
+    = 1 such job a building, 2 < 3) has no solution. Infeasible in seconds, no whole model."""
+    d = plan_decomposed(lean(3, gpus=192))
+    assert d.plan.status == "infeasible"
+    assert d.plan.racks == []
+    assert d.plan.notes == [
+        f"infeasible, proved by packing: {d.fell_back}, and the packing relaxation (whole jobs per "
+        "building, one-pod jobs within their pods' room) has no solution, so no plan meets every demand"
+    ]
+    assert "whole" not in d.stages
+
+
+def test_only_the_whole_model_says_infeasible_where_room_and_packing_see_no_conflict() -> None:
+    """Two buildings of two pods of 368 Grand Teton GPUs (23 racks; tests/test_room.py). Two one-pod
+    jobs of 256 GPUs (16 racks) and six of 144 (9 racks): a pod holding 256 has 112 left, less than
+    144, and a pod holds at most two 144s (432 > 368), so the six need three pods where two are
+    left. The room sees 1,376 ≤ 1,472; the packing relaxation counts per building (one 256 and three
+    144s: 688 ≤ 736; four jobs of at least 144 in ⌊368 ÷ 144⌋ × 2 = 4) and finds a solution. The
+    decomposition hands over; the whole model proves the scenario infeasible; the note says why."""
+    from tests.test_room import SMALL_GT, _scenario
+
+    jobs = [
+        {"id": f"a{i}", "demand": "exact", "gpus": 250, "rack_types": [GT], "max_hops": 3} for i in range(2)
+    ]
+    jobs += [
+        {"id": f"b{i}", "demand": "exact", "gpus": 150, "rack_types": [GT], "max_hops": 3} for i in range(6)
+    ]
+    s = _scenario({**SMALL_GT, "pods_per_hall": 2, "count": 2}, jobs)
     d = plan_decomposed(s)
     assert d.plan.status == "infeasible"
     assert d.plan.racks == []

@@ -430,7 +430,7 @@ def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_
         except SolverFailure as e:
             note = f"{why}, and the first-fit plan fails verification ({e}): no plan (raise --time-limit)"
             say(Progress(note, deadline.elapsed()))
-            return finish_plan(_no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
+            return finish_plan(no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
     say(Progress("building model", deadline.elapsed()))
     t_build = time.perf_counter()
     try:
@@ -446,7 +446,7 @@ def _build_in_time(scenario, deadline, stages, say, ff, stand, aggregate, group_
             return _first_fit_only(scenario, greedy, how, f"{e}", stages, say, deadline.elapsed)
         note = f"{e}: no plan (raise --time-limit)"
         say(Progress(note, deadline.elapsed()))
-        return finish_plan(_no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
+        return finish_plan(no_plan(scenario, Status.time_limit, [note], deadline.elapsed()), scenario)
     build_s = time.perf_counter() - t_build
     stages["build"] = build_s
     return m, build_s
@@ -555,10 +555,11 @@ def infeasible_by_room(scenario: Scenario, elapsed_s: float = 0.0) -> Plan | Non
     if not short:
         return None
     notes = [f"infeasible, proved by room: {x}" for x in short]
-    return finish_plan(_no_plan(scenario, Status.infeasible, notes, elapsed_s), scenario)
+    return finish_plan(no_plan(scenario, Status.infeasible, notes, elapsed_s), scenario)
 
 
-def _no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
+def no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
+    """A plan without racks: its status (infeasible, time limit) and the notes that say why."""
     return Plan(
         planner_version=__version__,
         scenario_name=scenario.name,

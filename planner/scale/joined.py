@@ -17,13 +17,13 @@ from planner.input.loader import scenario_from_data
 from planner.plan import ClusterFabric, Plan
 from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken, start_racks
 from planner.plan.kpis import objective_value
-from planner.plan.pipeline import finish_plan, first_fit_plan, plan_scenario
+from planner.plan.pipeline import finish_plan, first_fit_plan, no_plan, plan_scenario
 from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
 from planner.scale.budget import Budget
 from planner.scale.packing import SOURCE as PACKING
-from planner.scale.packing import packing_bound
+from planner.scale.packing import packing_bound, packing_infeasible
 from planner.schema import Scenario
 from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import gap_of, within_gap
@@ -145,6 +145,9 @@ def _whole(
     included (the whole model proves it); the note says why the decomposition handed over. Where
     the budget says the whole model would not fit in memory, first-fit's plan of the whole stands
     instead when it meets every demand and verifies (else no plan, status time limit)."""
+    proof = _packing_proof(scenario, budget or Budget(deadline), stages, why, say)
+    if proof is not None:
+        return Decomposition(_timed(proof, stages), stages, rounds, None, 0, fell_back=why)
     if budget is not None and not budget.whole_fits():
         return _first_fit_whole(scenario, deadline, stages, rounds, why, say, budget)
     say(f"decomposition: {why}; solving the whole model in the {max(0.0, deadline.left()):.0f} s left")
@@ -173,6 +176,26 @@ def _whole(
     note = f"decomposition handed over to the whole model: {why}"
     plan = plan.model_copy(update={"notes": [note, *plan.notes]})
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, 0, fell_back=why)
+
+
+def _packing_proof(scenario: Scenario, budget: Budget, stages: dict, why: str, say) -> Plan | None:
+    """Before the whole model: the infeasible answer where the packing MILP has no solution
+    (:func:`planner.scale.packing.packing_infeasible`: no plan's counts solve it), in seconds; None
+    otherwise or without time for it."""
+    if not budget.bounds_may_start():
+        return None
+    tp = time.perf_counter()
+    proved = packing_infeasible(scenario, budget.seconds("packing_bound"))
+    stages["packing_bound_s"] = time.perf_counter() - tp
+    if not proved:
+        return None
+    note = (
+        f"infeasible, proved by packing: {why}, and the packing relaxation (whole jobs per building, "
+        "one-pod jobs within their pods' room) has no solution, so no plan meets every demand"
+    )
+    say(note)
+    stages["total_s"] = budget.deadline.elapsed()
+    return finish_plan(no_plan(scenario, Status.infeasible, [note], budget.deadline.elapsed()), scenario)
 
 
 def first_fit_fallback(scenario: Scenario, budget: Budget, stages: dict[str, float], say) -> None:

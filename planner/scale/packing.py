@@ -57,8 +57,23 @@ class Kind:
 
 def packing_bound(scenario: Scenario, time_limit_s: float) -> float | None:
     """The packing MILP's proven bound (module docstring), rounded down to whole GPUs; None where it
-    does not apply, when the solver proves no bound in time, or when the MILP is infeasible (the
-    room proof, :mod:`planner.model.room_proof`, speaks to that)."""
+    does not apply, when the solver proves no bound in time, or when the MILP is infeasible
+    (:func:`packing_infeasible`)."""
+    res = _solved(scenario, time_limit_s)
+    if res is None or res.infeasible or res.bound is None or not math.isfinite(res.bound):
+        return None
+    return float(math.floor(res.bound + 1e-6))
+
+
+def packing_infeasible(scenario: Scenario, time_limit_s: float) -> bool:
+    """Whether the solver proves the packing MILP infeasible in the time: then no plan meets every
+    demand, for the counts of any plan would solve it."""
+    res = _solved(scenario, time_limit_s)
+    return res is not None and res.infeasible
+
+
+def _solved(scenario: Scenario, time_limit_s: float):
+    """The packing MILP solved by HiGHS (its result), or None where it does not apply."""
     if (
         Objective(scenario.objective) != Objective.max_gpus
         or scenario.phases
@@ -68,10 +83,7 @@ def packing_bound(scenario: Scenario, time_limit_s: float) -> float | None:
     ):
         return None
     prob = _Packing(scenario).problem()
-    res = from_name("highs").solve(SolveRequest(prob, prob.objective, True, max(0.1, time_limit_s), 1e-4))
-    if res.infeasible or res.bound is None or not math.isfinite(res.bound):
-        return None
-    return float(math.floor(res.bound + 1e-6))
+    return from_name("highs").solve(SolveRequest(prob, prob.objective, True, max(0.1, time_limit_s), 1e-4))
 
 
 class _Packing:
