@@ -271,12 +271,9 @@ def plan_scenario(
     if deadline is None:
         deadline = Deadline(time_limit_s if time_limit_s is not None else scenario.solver.time_limit_s)
     elapsed, say, stages = deadline.elapsed, progress or (lambda _p: None), {}
-    short = infeasible_by_room(scenario, elapsed())
-    if short is not None:
-        say(Progress(short.notes[0], elapsed()))
+    if (short := infeasible_by_room(scenario, elapsed(), say)) is not None:
         return short
-    # first-fit does not size designed fabrics or charge their power
-    warm_start = warm_start and not any(c.fabrics for c in scenario.clusters)
+    warm_start = warm_start and not any(c.fabrics for c in scenario.clusters)  # first-fit sizes no fabric
     greedy, how, touch_s = _start(scenario, deadline, stages, say, warm_start, start_racks, start_made)
     # first-fit's plan may stand only when the verifier accepts it whole (first-fit knows the site, not
     # every limit a scenario may add), verified only when it would stand (a verify costs seconds)
@@ -547,14 +544,18 @@ FIRST_FIT_SHARE = 0.35
 """First-fit (the solver's start) stops once this share of the time limit has passed."""
 
 
-def infeasible_by_room(scenario: Scenario, elapsed_s: float = 0.0) -> Plan | None:
+def infeasible_by_room(
+    scenario: Scenario, elapsed_s: float = 0.0, say: ProgressFn | None = None
+) -> Plan | None:
     """The infeasible answer when a firm demand exceeds the room of its scope
     (:func:`planner.model.room_proof.room_shortfalls`: a proof from the site's limits, no model
-    built); None when no demand does."""
+    built), its first note reported to ``say``; None when no demand does."""
     short = room_shortfalls(scenario)
     if not short:
         return None
     notes = [f"infeasible, proved by room: {x}" for x in short]
+    if say is not None:
+        say(Progress(notes[0], elapsed_s))
     return finish_plan(no_plan(scenario, Status.infeasible, notes, elapsed_s), scenario)
 
 

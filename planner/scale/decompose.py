@@ -182,7 +182,7 @@ def _before_the_master(scenario: Scenario, budget: Budget, n: int, stages: dict,
     deadline = budget.deadline
     short = infeasible_by_room(scenario, deadline.elapsed())
     if short is not None:
-        say(short.notes[0])
+        say(short.notes[0])  # the decomposition's reports are words
         stages["room_proof_s"] = stages["total_s"] = deadline.elapsed()
         return Decomposition(_timed(short, stages), stages, 0, None, 0)
     why = (

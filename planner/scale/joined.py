@@ -306,11 +306,7 @@ def _join(
         bounds.append((lp_bound(relaxed, budget.seconds("merged_bound")), "the merged relaxation"))
     bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
     stages["merged_bound_s"] = time.perf_counter() - tw
-    maximise = Objective(scenario.objective).maximise
-    stated = [b for b, _ in bounds if b is not None]
-    first = (min(stated) if maximise else max(stated)) if stated else None
-    if not within_gap(None if first is None else gap_of(value, first), scenario.solver.rel_gap):
-        first = _packing(scenario, budget, bounds, stages, say) or first
+    first = _packing(scenario, budget, bounds, stages, say, value)
 
     def proves(plans: dict[str, Plan]) -> bool:  # whether the merged or capacity bound proves their gap
         gap = None if first is None else gap_of(_value(scenario, plans), first)
@@ -356,19 +352,29 @@ def _join(
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
 
 
-def _packing(scenario: Scenario, budget: Budget, bounds: list, stages: dict, say) -> float | None:
-    """The packing bound (:mod:`planner.scale.packing`) where the merged and capacity bounds do not
-    prove the joined plan's gap and there is time: added to ``bounds``; the tightest bound stated
-    so far, or None when it gave none."""
+def _tightest(scenario: Scenario, bounds: list[tuple[float | None, str]]) -> float | None:
+    """The tightest of the bounds stated (None: none is)."""
+    stated = [b for b, _ in bounds if b is not None]
+    return (min(stated) if Objective(scenario.objective).maximise else max(stated)) if stated else None
+
+
+def _packing(
+    scenario: Scenario, budget: Budget, bounds: list, stages: dict, say, value: float
+) -> float | None:
+    """The tightest bound stated, after the packing bound (:mod:`planner.scale.packing`) is added
+    to ``bounds`` where those stated do not prove the joined plan's gap (objective ``value``) and
+    there is time for it."""
+    first = _tightest(scenario, bounds)
+    if within_gap(None if first is None else gap_of(value, first), scenario.solver.rel_gap):
+        return first
     if not budget.bounds_may_start():
-        return None
+        return first
     tp = time.perf_counter()
     limit = budget.seconds("packing_bound")
     say(f"bound from the packing relaxation, {limit:.0f} s at most")
     bounds.append((packing_bound(scenario, limit), PACKING))
     stages["packing_bound_s"] = time.perf_counter() - tp
-    stated = [b for b, _ in bounds if b is not None]
-    return (min(stated) if Objective(scenario.objective).maximise else max(stated)) if stated else None
+    return _tightest(scenario, bounds)
 
 
 def _value(scenario: Scenario, final: dict[str, Plan]) -> float:
