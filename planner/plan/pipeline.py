@@ -23,13 +23,13 @@ from planner.plan.failover import failover_text, rack_counts, strict_n1  # noqa:
 from planner.plan.fill import fill, representable, start_from_racks
 from planner.plan.first_fit import greedy_meets_demands, start_racks
 from planner.plan.grid import with_grid
+from planner.plan.header import no_plan, plan_header
 from planner.plan.kpis import objective_value
 from planner.plan.netfill import fill_network
 from planner.plan.numbers import plan_figures
 from planner.plan.orders import order_book
 from planner.rules.bounds import capacity_bound
 from planner.schema import FailoverGain, Scenario
-from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import (
     Progress,
     ProgressFn,
@@ -41,7 +41,6 @@ from planner.solving.core import (
     within_gap,
 )
 from planner.verifier import verify
-from planner.version import __version__
 
 
 def _round(x: float | None) -> float | None:
@@ -68,17 +67,11 @@ def to_plan(m: Model, result: SolveResult, build_time_s: float, solver: str) -> 
         if result.objective is not None and result.values.get(v.name, 0.0) > 0.5
     ]
     plan = Plan(
-        planner_version=__version__,
-        scenario_name=s.name,
-        scenario_hash=scenario_hash(s),
-        solver=solver,
-        solver_settings=s.solver,
-        run_hash=run_hash(s),
+        **plan_header(s, solver),
         status=result.status,
         optimality=("solver_claim" if result.claimed else "proven")
         if result.status == Status.optimal
         else None,
-        objective=s.objective,
         objective_value=_round(result.objective),
         bound=_round(result.bound),
         bound_source=result.bound_source if result.bound is not None else "",
@@ -510,14 +503,8 @@ def _first_fit_only(
     say(Progress(note, elapsed()))
     t_fill = time.perf_counter()
     plan = Plan(
-        planner_version=__version__,
-        scenario_name=scenario.name,
-        scenario_hash=scenario_hash(scenario),
-        solver="greedy",
-        solver_settings=scenario.solver,
-        run_hash=run_hash(scenario),
+        **plan_header(scenario, "greedy"),
         status=Status.feasible,
-        objective=scenario.objective,
         objective_value=_round(objective_value(scenario, greedy, [])),  # first-fit buys no retrofit
         racks=greedy,
         notes=[note],
@@ -557,22 +544,6 @@ def infeasible_by_room(
     if say is not None:
         say(Progress(notes[0], elapsed_s))
     return finish_plan(no_plan(scenario, Status.infeasible, notes, elapsed_s), scenario)
-
-
-def no_plan(scenario: Scenario, status: Status, notes: list[str], solve_s: float) -> Plan:
-    """A plan without racks: its status (infeasible, time limit) and the notes that say why."""
-    return Plan(
-        planner_version=__version__,
-        scenario_name=scenario.name,
-        scenario_hash=scenario_hash(scenario),
-        solver=scenario.solver.name,
-        solver_settings=scenario.solver,
-        run_hash=run_hash(scenario),
-        status=status,
-        objective=scenario.objective,
-        solve_time_s=round(solve_s, 4),
-        notes=notes,
-    )
 
 
 def failover_gain(

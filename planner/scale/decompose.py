@@ -63,12 +63,13 @@ the tier (``region_share_km``); the tier's switches stand after the join, in the
 
 Never wrong: when the master has no solution, the repairs run out, or the buildings are coupled
 over time (above), the whole model answers in the time left, starting from first-fit's plan of the
-whole, and the plan's first note says why; only it may say infeasible, or before anything is
-built a firm demand larger than the room of its scope (:mod:`planner.model.room_proof`). Never no plan where
-first-fit's plan of the whole meets every demand: it stands when the whole model finds nothing in
-time or would not fit in memory, and wherever it beats the joined plan. A joined plan further
-than the requested gap from its bound is set against the whole model's plan in the time left
-(``polish``) and the better kept. Every job carries its scenario as JSON (any executor).
+whole, and the plan's first note says why. Only a proof says infeasible: before anything is built
+a firm demand larger than the room of its scope (:mod:`planner.model.room_proof`), before a
+hand-over the packing MILP without a solution (:mod:`planner.scale.packing`), or the whole model.
+Never no plan where first-fit's plan of the whole meets every demand: it stands when the whole
+model finds nothing in time or would not fit in memory, and wherever it beats the joined plan. A
+joined plan further than the requested gap from its bound is set against the whole model's plan
+in the time left (``polish``) and the better kept. Every job carries its scenario as JSON (any executor).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ from planner.errors import InputError, SolverFailure
 from planner.input.loader import scenario_from_data
 from planner.plan import ClusterFabric, Plan
 from planner.plan.first_fit import greedy_meets_demands, greedy_racks, spread_broken, start_racks
+from planner.plan.header import no_plan, plan_header
 from planner.plan.kpis import objective_value
-from planner.plan.pipeline import finish_plan, first_fit_plan, no_plan, plan_scenario
+from planner.plan.pipeline import finish_plan, first_fit_plan, plan_scenario
 from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
@@ -25,9 +26,7 @@ from planner.scale.budget import Budget
 from planner.scale.packing import SOURCE as PACKING
 from planner.scale.packing import packing_bound, packing_infeasible
 from planner.schema import Scenario
-from planner.schema.hashing import run_hash, scenario_hash
 from planner.solving.core import gap_of, within_gap
-from planner.version import __version__
 
 SOURCES = {
     "the merged relaxation": "merged relaxation",
@@ -408,16 +407,10 @@ def _joined_plan(
     gap = None if bound is None else gap_of(value, bound)
     status = Status.optimal if within_gap(gap, scenario.solver.rel_gap) else Status.feasible
     return Plan(
-        planner_version=__version__,
-        scenario_name=scenario.name,
-        scenario_hash=scenario_hash(scenario),
-        solver=scenario.solver.name,
-        solver_settings=scenario.solver,
-        run_hash=run_hash(scenario),
+        **plan_header(scenario),
         status=status,
         optimality="proven" if status == Status.optimal else None,
         mode="joint",
-        objective=scenario.objective,
         objective_value=round(value, 6),
         bound=bound,
         bound_source=SOURCES.get(bound_from, "") if bound is not None else "",
