@@ -32,6 +32,27 @@ def test_the_packing_bound_of_two_pods_by_hand() -> None:
     assert packing_bound(_scenario(two, [whole]), 30) == 736
 
 
+def test_kinds_on_different_types_share_the_pods_rack_limit() -> None:
+    """One pod of 4 rows × 8 positions with power for DGX racks everywhere (44 kW a position, 2N)
+    and a limit of 10 racks: an exact job of 64 GPUs on DGX H100 racks (32 each: 2 racks) beside
+    as many Grand Teton GPUs (16 a rack) as fit. The rooms, one type set at a time, allow 10 × 16 =
+    160 Grand Teton GPUs and 10 × 32 = 320 in all: 64 + 160 = 224. The racks are shared: the DGX
+    job takes 2 of the 10, the Grand Teton job the other 8 (128 GPUs): 192, the optimum, and the
+    use row of the racks (64 ÷ 32 + g ÷ 16 ≤ 10) proves it."""
+    pod = {
+        **SMALL_GT,
+        "design_kw_per_position": 44.0,
+        "max_rack_power_kw": 45,
+        "pod_max_racks": 10,
+        "pod_max_gpus": 2048,
+    }
+    dgx = {"id": "d", "demand": "exact", "gpus": 64, "rack_types": ["dgx-h100-4"], "max_hops": 3}
+    gt = {"id": "g", "demand": "max", "rack_types": GT, "max_hops": 5}
+    s = _scenario(pod, [dgx, gt])
+    assert packing_bound(s, 30) == 192
+    assert plan_scenario(s).objective_value == 192
+
+
 def test_no_bound_for_what_it_does_not_model() -> None:
     """Other objectives than max_gpus have no packing bound."""
     s = _scenario(SMALL_GT, [{"id": "w", "demand": "max", "rack_types": GT, "max_hops": 5}])

@@ -16,7 +16,15 @@ of types T standing there in any plan) and φ₀ the least factor of all cluster
     site-scope kinds: g[k,b] ≤ R_b(T_k, φ_k) and Σ_b g = m_k·d_k (exact), ≥ (at least), ≤ (as many)
     room:   Σ_{k: T_k ⊆ S} g[k,b] ≤ R_b(S, φ₀)  and  Σ_b Σ_{k: T_k ⊆ S} g[k,b] ≤ R_site(S, φ₀)
     pods:   Σ_{k firm, pod scope, T_k ⊆ S, d_k ≥ t} n[k,b] ≤ Σ_{p∈b} ⌊R_p(S, φ₀) ÷ t⌋
+    use:    Σ_k u_r(T_k) · g[k,b] ≤ C_r,b   for each resource r of building b
     max Σ g
+
+The use rows see what the rooms, one type set at a time, cannot: kinds on different types sharing
+a building. The resources of b: its feed groups' power (C = Σ_g K_g at φ₀, u = min_t kW_t ÷ G_t),
+its air zones' and liquid loops' heat (C = Σ_z H_z, u = min_t heat_t ÷ G_t) and its pods' rack
+limits (C = Σ_p racks_p, u = 1 ÷ max_t G_t); a GPU of kind k uses at least u_r(T_k) of r whichever
+of its types it stands on, so each row holds for any plan (a resource without a finite capacity
+in b has no row).
 
 for every type set S of the fleet (and all types together) and every firm size t. Each row holds
 for the counts of any plan: a one-pod cluster of at least d stands in one pod, which holds at most
@@ -127,6 +135,7 @@ class _Packing:
                 self._bound_to_one(i, k, m)
         self._room_rows()
         self._pod_rows()
+        self._use_rows()
         self.prob += pulp.lpSum(self.g.values())
         return self.prob
 
@@ -209,3 +218,54 @@ class _Packing:
                     cap = sum(self.room(S, self.floor, "pod", p) // t for p in self.pods_of[b])
                     if cap < sum(n.upBound for n in ns):
                         self.prob += pulp.lpSum(ns) <= cap, f"pods_{si}_{t}_{b}"
+
+    def _use_rows(self) -> None:
+        """Per building and resource: the least use of each kind's GPUs within its capacity."""
+        kinds = list(self.kinds)
+        caps = _capacities(self.rooms, self.floor)
+        for b in self.buildings:
+            for r, cap in sorted(caps.get(b, {}).items()):
+                terms = [
+                    _least_use(self.rooms, k.types, r) * self.g[i, b]
+                    for i, k in enumerate(kinds)
+                    if (i, b) in self.g
+                ]
+                if terms and math.isfinite(cap):
+                    self.prob += pulp.lpSum(terms) <= cap, f"use_{r}_{b}"
+
+
+def _capacities(rooms: ScopeRooms, factor: float) -> dict[str, dict[str, float]]:
+    """Building → resource ("power", "air", "liquid", "racks") → its capacity there (module
+    docstring): kW for power and heat, racks for the pods' rack limits; infinite where a part of
+    the building has no stated limit."""
+    ix, room = rooms.ix, rooms.room
+    kw = room.group_kw(factor)
+    parts: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for cls in rooms.classes:
+        ref = ix.rows[cls.row]
+        b = ref.building
+        parts[b]["power"].add(room.pm.group_of_row.get(cls.row, ""))
+        parts[b]["air"].add(ref.row.air_zone or "")
+        parts[b]["liquid"].add(ref.row.liquid_loop or "")
+        parts[b]["racks"].add(ref.row.pod)
+    out: dict[str, dict[str, float]] = {}
+    for b, by in parts.items():
+        racks = [ix.pods[p].max_racks for p in by["racks"]]
+        out[b] = {
+            "power": sum(kw.get(g, math.inf) if g else math.inf for g in by["power"]),
+            "air": sum(room.zone_kw(z) if z else math.inf for z in by["air"]),
+            "liquid": sum(room.zone_kw(z) if z else math.inf for z in by["liquid"]),
+            "racks": math.inf if None in racks else float(sum(racks)),
+        }
+    return out
+
+
+def _least_use(rooms: ScopeRooms, type_ids: tuple[str, ...], resource: str) -> float:
+    """u_r(T): the least of resource r one GPU of the types uses (module docstring)."""
+    s = rooms.scenario
+    per = []
+    for t in (rooms.types[t] for t in type_ids if rooms.types[t].gpus > 0):
+        kw = s.rack_power_kw(t)
+        use = {"power": kw, "air": t.heat_kw(kw)[0], "liquid": t.heat_kw(kw)[1], "racks": 1.0}[resource]
+        per.append(use / t.gpus)
+    return min(per, default=0.0)
