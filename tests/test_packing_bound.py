@@ -53,6 +53,27 @@ def test_kinds_on_different_types_share_the_pods_rack_limit() -> None:
     assert plan_scenario(s).objective_value == 192
 
 
+def test_kinds_on_different_types_share_the_positions() -> None:
+    """The same pod without a rack limit, power for a DGX rack in every position: 31 GPU positions
+    (the 32nd holds the network rack), so Grand Teton alone fills 31 × 16 = 496. Beside the 64-GPU
+    DGX job the rooms allow 64 + 496 = 560; the positions are shared: the DGX job takes 2, Grand
+    Teton the other 29 (464): 528, the optimum, which the use row of the positions (64 ÷ 32 +
+    g ÷ 16 ≤ 31) proves."""
+    pod = {
+        **SMALL_GT,
+        "design_kw_per_position": 44.0,
+        "max_rack_power_kw": 45,
+        "pod_max_racks": None,
+        "pod_max_gpus": 2048,
+    }
+    dgx = {"id": "d", "demand": "exact", "gpus": 64, "rack_types": ["dgx-h100-4"], "max_hops": 3}
+    gt = {"id": "g", "demand": "max", "rack_types": GT, "max_hops": 5}
+    assert packing_bound(_scenario(pod, [gt]), 30) == 496
+    s = _scenario(pod, [dgx, gt])
+    assert packing_bound(s, 30) == 528
+    assert plan_scenario(s).objective_value == 528
+
+
 def test_no_bound_for_what_it_does_not_model() -> None:
     """Other objectives than max_gpus have no packing bound."""
     s = _scenario(SMALL_GT, [{"id": "w", "demand": "max", "rack_types": GT, "max_hops": 5}])

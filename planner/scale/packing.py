@@ -21,8 +21,9 @@ of types T standing there in any plan) and φ₀ the least factor of all cluster
 
 The use rows see what the rooms, one type set at a time, cannot: kinds on different types sharing
 a building. The resources of b: its feed groups' power (C = Σ_g K_g at φ₀, u = min_t kW_t ÷ G_t),
-its air zones' and liquid loops' heat (C = Σ_z H_z, u = min_t heat_t ÷ G_t) and its pods' rack
-limits (C = Σ_p racks_p, u = 1 ÷ max_t G_t); a GPU of kind k uses at least u_r(T_k) of r whichever
+its air zones' and liquid loops' heat (C = Σ_z H_z, u = min_t heat_t ÷ G_t), its GPU rows'
+positions (C = their count, u = min_t width_t ÷ G_t) and its pods' rack limits (C = Σ_p racks_p,
+u = 1 ÷ max_t G_t); a GPU of kind k uses at least u_r(T_k) of r whichever
 of its types it stands on, so each row holds for any plan (a resource without a finite capacity
 in b has no row).
 
@@ -235,15 +236,17 @@ class _Packing:
 
 
 def _capacities(rooms: ScopeRooms, factor: float) -> dict[str, dict[str, float]]:
-    """Building → resource ("power", "air", "liquid", "racks") → its capacity there (module
-    docstring): kW for power and heat, racks for the pods' rack limits; infinite where a part of
-    the building has no stated limit."""
+    """Building → resource ("power", "air", "liquid", "racks", "positions") → its capacity there
+    (module docstring): kW for power and heat, racks for the pods' rack limits, positions; infinite
+    where a part of the building has no stated limit."""
     ix, room = rooms.ix, rooms.room
     kw = room.group_kw(factor)
     parts: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    positions: dict[str, int] = defaultdict(int)
     for cls in rooms.classes:
         ref = ix.rows[cls.row]
         b = ref.building
+        positions[b] += cls.size
         parts[b]["power"].add(room.pm.group_of_row.get(cls.row, ""))
         parts[b]["air"].add(ref.row.air_zone or "")
         parts[b]["liquid"].add(ref.row.liquid_loop or "")
@@ -256,6 +259,7 @@ def _capacities(rooms: ScopeRooms, factor: float) -> dict[str, dict[str, float]]
             "air": sum(room.zone_kw(z) if z else math.inf for z in by["air"]),
             "liquid": sum(room.zone_kw(z) if z else math.inf for z in by["liquid"]),
             "racks": math.inf if None in racks else float(sum(racks)),
+            "positions": float(positions[b]),
         }
     return out
 
@@ -266,6 +270,12 @@ def _least_use(rooms: ScopeRooms, type_ids: tuple[str, ...], resource: str) -> f
     per = []
     for t in (rooms.types[t] for t in type_ids if rooms.types[t].gpus > 0):
         kw = s.rack_power_kw(t)
-        use = {"power": kw, "air": t.heat_kw(kw)[0], "liquid": t.heat_kw(kw)[1], "racks": 1.0}[resource]
+        use = {
+            "power": kw,
+            "air": t.heat_kw(kw)[0],
+            "liquid": t.heat_kw(kw)[1],
+            "racks": 1.0,
+            "positions": float(t.width),
+        }[resource]
         per.append(use / t.gpus)
     return min(per, default=0.0)
