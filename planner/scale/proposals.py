@@ -223,29 +223,48 @@ def _powered(g: Group, by_pod: dict[str, int], cells: dict[str, list], room) -> 
 
 
 def _use(scenario: Scenario, t) -> dict[str, float]:
-    """Per GPU of rack type t: planning kW, air and liquid heat kW."""
+    """Per GPU of rack type t: planning kW, air and liquid heat kW, positions, racks and ports."""
     kw = scenario.rack_power_kw(t)
     air, liquid = t.heat_kw(kw)
     g = max(t.gpus, 1)
-    return {"kw": kw / g, "air": air / g, "liquid": liquid / g}
+    return {
+        "kw": kw / g,
+        "air": air / g,
+        "liquid": liquid / g,
+        "positions": t.width / g,
+        "racks": 1.0 / g,
+        "ports": 1.0,
+    }
 
 
 def building_resources(scenario: Scenario, buildings: list[str]) -> dict[str, dict[str, float]]:
     """Per building the power and heat its GPU rows hold, with the pods' network racks and the
     installed racks standing: ``kw`` Σ over the feed groups of its GPU rows of their power room,
     ``air`` and ``liquid`` Σ over their zones of the heat room (:mod:`planner.model.room`; an
-    upper bound on what all its racks together may draw or make). None for a phased scenario."""
+    upper bound on what all its racks together may draw or make); ``positions`` its GPU rows'
+    positions, ``ports`` and ``racks`` its pods' GPU ports and rack limits (infinite where a pod
+    has none): what racks of every medium share, where each group's own room (the master's
+    capacity rows) counts one medium. None for a phased scenario."""
     if scenario.phases:
         return {}
     ix = index_site(scenario.site)
     room = site_room(scenario, ix)
     kw = room.group_kw(min((c.on_power_failure.factor(c.cap_ratio) for c in scenario.clusters), default=1.0))
-    out: dict[str, dict[str, float]] = {b: {"kw": 0.0, "air": 0.0, "liquid": 0.0} for b in buildings}
+    out: dict[str, dict[str, float]] = {
+        b: {"kw": 0.0, "air": 0.0, "liquid": 0.0, "positions": 0.0, "ports": 0.0, "racks": 0.0}
+        for b in buildings
+    }
     seen: set[tuple[str, str]] = set()
     for rid, ref in ix.rows.items():
         if ref.row.network is not None or ref.building not in out:
             continue
         b = out[ref.building]
+        b["positions"] += ref.row.positions
+        if ("pod", ref.row.pod) not in seen:
+            seen.add(("pod", ref.row.pod))
+            pod = ix.pods[ref.row.pod]
+            b["ports"] += pod.max_gpus
+            b["racks"] += math.inf if pod.max_racks is None else pod.max_racks
         for what, key in (
             ("kw", room.pm.group_of_row[rid]),
             ("air", ref.row.air_zone),
