@@ -41,7 +41,7 @@ def test_air_racks_take_the_positions_a_liquid_job_leaves(monkeypatch, split) ->
     s = _scenario(SMALL_GT, [{"id": "x", "demand": "max", "rack_types": AIR, "max_hops": 5}])
     groups, props = _groups_and_props(s)
     if not split:
-        monkeypatch.setattr(building_master, "_media_parts", lambda sc, gs, shared: [gs])
+        monkeypatch.setattr(building_master, "_media_parts", lambda media, gs, shared: [gs])
     room = {"L": {"kw": math.inf, "air": math.inf, "liquid": math.inf, "positions": 31.0, "ports": 2048.0}}
     gpus, _, _ = _master(s, groups, ["L"], props, 10.0, resources=room)
     assert gpus["l", "L"] == pytest.approx(2016)
@@ -53,5 +53,10 @@ def test_without_the_shared_rows_one_row_holds_every_medium() -> None:
     row for all its groups: the media split alone would let each take its whole room."""
     s = _scenario(SMALL_GT, [{"id": "x", "demand": "max", "rack_types": AIR, "max_hops": 5}])
     groups, _ = _groups_and_props(s)
-    assert building_master._media_parts(s, groups, False) == [groups]
-    assert [[g.id for g in part] for part in building_master._media_parts(s, groups, True)] == [["g"], ["l"]]
+    media = building_master._media(s, groups)
+    assert media == {"l": frozenset({"liquid"}), "g": frozenset({"air"})}
+    assert building_master._media_parts(media, groups, False) == [groups]
+    assert [[g.id for g in part] for part in building_master._media_parts(media, groups, True)] == [
+        ["g"],
+        ["l"],
+    ]

@@ -96,13 +96,14 @@ def _master_part(
     counts: dict[tuple[str, str], pulp.LpAffineExpression] = {}
     for gi, g in enumerate(groups):
         _master_group(prob, gi, g, buildings, props, gpus, counts, keep or {})
+    media = _media(scenario, groups)
     for bi, b in enumerate(buildings):
         _one_big_per_pod(prob, bi, b, groups, props, counts)
         mine = [g for g in groups if (g.id, b) in gpus]
-        for mi, media in enumerate(_media_parts(scenario, mine, bool(resources.get(b)))):
-            share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in media]
+        for mi, part in enumerate(_media_parts(media, mine, bool(resources.get(b)))):
+            share = [gpus[g.id, b] * (1.0 / props[g.id, b].cap) for g in part]
             prob += pulp.lpSum(share) <= 1, f"capacity_{bi}_{mi}"
-        for what, room in sorted(resources.get(b, {}).items()):  # power and heat, by each group's use
+        for what, room in sorted(resources.get(b, {}).items()):  # what every group's racks share
             used = [
                 gpus[g.id, b] * props[g.id, b].use[what] for g in mine if props[g.id, b].use.get(what, 0) > 0
             ]
@@ -134,20 +135,26 @@ def _master_part(
     return out, whole, per_b
 
 
-def _media_parts(scenario: Scenario, groups: list[Group], shared: bool) -> list[list[Group]]:
+def _media(scenario: Scenario, groups: list[Group]) -> dict[str, frozenset[str]]:
+    """Group → the cooling media of its rack types ("air", "liquid")."""
+    types = scenario.catalog.by_id()
+    return {
+        g.id: frozenset("liquid" if types[t].liquid_fraction > 0 else "air" for t in g.types) for g in groups
+    }
+
+
+def _media_parts(media: dict[str, frozenset[str]], groups: list[Group], shared: bool) -> list[list[Group]]:
     """The groups whose rooms one capacity row shares pro rata: those on the same cooling media
-    (air racks, liquid racks, or both) together. A group's room counts its own medium's racks
+    (:func:`_media`: air racks, liquid racks, or both) together. A group's room counts its own medium's racks
     alone, so groups on different media are held together only by the rows of what they share —
     power, heat, positions, ports and racks (``shared``: the building has those rows) — and air
     racks may stand in a liquid hall's positions its liquid racks leave. Without those rows, one
     row for all."""
     if not shared:
         return [groups] if groups else []
-    types = scenario.catalog.by_id()
     parts: dict[frozenset[str], list[Group]] = {}
     for g in groups:
-        media = frozenset("liquid" if types[t].liquid_fraction > 0 else "air" for t in g.types)
-        parts.setdefault(media, []).append(g)
+        parts.setdefault(media[g.id], []).append(g)
     return [parts[k] for k in sorted(parts, key=sorted)]
 
 

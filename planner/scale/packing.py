@@ -222,15 +222,15 @@ class _Packing:
 
     def _use_rows(self) -> None:
         """Per building and resource: the least use of each kind's GPUs within its capacity."""
-        kinds = list(self.kinds)
         caps = _capacities(self.rooms, self.floor)
+        least = {
+            (i, r): _least_use(self.rooms, k.types, r)
+            for i, k in enumerate(self.kinds)
+            for r in ("power", "air", "liquid", "racks", "positions")
+        }
         for b in self.buildings:
             for r, cap in sorted(caps.get(b, {}).items()):
-                terms = [
-                    _least_use(self.rooms, k.types, r) * self.g[i, b]
-                    for i, k in enumerate(kinds)
-                    if (i, b) in self.g
-                ]
+                terms = [least[i, r] * self.g[i, b] for i in range(len(self.kinds)) if (i, b) in self.g]
                 if terms and math.isfinite(cap):
                     self.prob += pulp.lpSum(terms) <= cap, f"use_{r}_{b}"
 
