@@ -255,40 +255,51 @@ def test_a_hand_overs_first_fit_stops_placing_in_time_to_be_finished_by_the_dead
     assert b.first_fit_until() == pytest.approx(130.0)
 
 
-def _packing_asked(monkeypatch, clock: VirtualClock, took: float) -> list[tuple[float, float]]:
+def _packing_asked(monkeypatch, clock: VirtualClock, took: float) -> dict[str, list[tuple[float, float]]]:
     """The packing bound made to be asked (no other bound proves the gap) and to take ``took``
-    virtual seconds; each ask recorded as (limit s, virtual start)."""
-    asked: list[tuple[float, float]] = []
+    virtual seconds, the most each building holds 0.1 s before it; each ask recorded as (limit s,
+    virtual start) under "packing" and "most"."""
+    asked: dict[str, list[tuple[float, float]]] = {"most": [], "packing": []}
 
-    def packing(s, limit_s):
-        asked.append((round(limit_s, 6), clock.now))
+    def most(s, deadline):
+        asked["most"].append((round(deadline.limit_s, 6), clock.now))
+        clock.now += min(0.1, deadline.limit_s)
+        return {}
+
+    def packing(s, limit_s, most=None):
+        asked["packing"].append((round(limit_s, 6), clock.now))
         clock.now += min(took, limit_s)
         return None
 
     monkeypatch.setattr(joined, "within_gap", lambda gap, rel: False)
+    monkeypatch.setattr(joined, "building_most", most)
     monkeypatch.setattr(joined, "packing_bound", packing)
     return asked
 
 
 @pytest.mark.parametrize(
-    ("limit_s", "answers", "expect"),
+    ("limit_s", "answers", "most", "expect"),
     [
-        (100.0, {}, (27.0, 10.0)),  # both buildings answer in 5 s: 0.3 × (100 − 10)
-        (1000.0, {}, (60.0, 10.0)),  # 0.3 × 990 = 297 s, its most is 60
-        (100.0, {"B2": False}, (1.95, 93.5)),  # B2 out at 35 and again at 93.5: 0.3 × 6.5
+        (100.0, {}, (9.0, 10.0), (26.97, 10.1)),  # both answer in 5 s: 0.1 × 90, then 0.3 × 89.9
+        (1000.0, {}, (30.0, 10.0), (60.0, 10.1)),  # 0.1 × 990 = 99 s, its most 30; 0.3 × 989.9: 60
+        (100.0, {"B2": False}, (1.0, 93.5), (1.92, 93.6)),  # B2 out at 93.5: 0.65 s, its least 1 s
     ],
 )
-def test_the_packing_bound_takes_its_part_of_the_time_left(monkeypatch, limit_s, answers, expect) -> None:
-    """Where no bound stated proves the joined plan's gap, the packing MILP gets 0.30 of the time
-    left when it starts, within [1, 60] s: two buildings that answer in 5 s each leave 90 s of a
-    100 s limit (27 s; of 1,000 s, 60 s); with B2 never answering (its solves end at 35 s and 93.5
-    s) 6.5 s are left (1.95 s). It is asked once; the plan of the three jobs comes back verified."""
+def test_the_packing_bound_takes_its_part_of_the_time_left(
+    monkeypatch, limit_s, answers, most, expect
+) -> None:
+    """Where no bound stated proves the joined plan's gap, the most each building holds gets 0.10
+    of the time left, within [1, 30] s, and the packing MILP 0.30 of what is left after it (and
+    after the pairs, which have nothing to gain here), within [1, 60] s: two buildings that answer
+    in 5 s each leave 90 s of a 100 s limit (9 s, then 26.97 s; of 1,000 s, 30 s and 60 s); with
+    B2 never answering (its solves end at 35 s and 93.5 s) 6.5 s are left (1 s, then 1.92 s). Each
+    is asked once; the plan of the three jobs comes back verified."""
     clock = VirtualClock()
     asked = _packing_asked(monkeypatch, clock, 1.0)
     seen = _simulated(monkeypatch, clock, {"B1": 5.0, "B2": 5.0}, answers)
     s = scenario(POD_JOBS)
     d = plan_decomposed(s, deadline=Deadline(limit_s, 0.0, clock), polish=False)
-    assert asked == [pytest.approx(expect)]
+    assert asked == {"most": [pytest.approx(most)], "packing": [pytest.approx(expect)]}
     assert verify(d.plan, s).ok
     assert d.plan.kpis.gpus == 3 * 512
     _within(seen, limit_s)
@@ -296,17 +307,20 @@ def test_the_packing_bound_takes_its_part_of_the_time_left(monkeypatch, limit_s,
 
 def test_with_three_seconds_left_the_packing_bound_does_not_start(monkeypatch) -> None:
     """B1 answers in 5 s, B2 never. Of 60 s: first solves of 0.6 × 60 ÷ 2 = 18 s (B2 out at 23), B2
-    again with 0.9 × 37 = 33.3 s (out at 56.3): 3.7 s are left, and the packing bound starts with
-    0.3 × 3.7 = 1.11 s. Of 40 s: 12 s each (B2 out at 17), again 0.9 × 23 = 20.7 s (out at 37.7):
-    2.3 s are left, under the 3 s a bound needs to start; it is never asked, and the joined plan
-    stands on the bounds it has."""
-    for limit_s, expect in ((60.0, [pytest.approx((1.11, 56.3))]), (40.0, [])):
+    again with 0.9 × 37 = 33.3 s (out at 56.3): 3.7 s are left; the most each building holds gets
+    its least, 1 s, and takes 0.1 s, and the packing bound starts with 0.3 × 3.6 = 1.08 s. Of 40 s:
+    12 s each (B2 out at 17), again 0.9 × 23 = 20.7 s (out at 37.7): 2.3 s are left, under the 3 s
+    a bound needs to start; neither is asked, and the joined plan stands on the bounds it has."""
+    for limit_s, most, expect in (
+        (60.0, [pytest.approx((1.0, 56.3))], [pytest.approx((1.08, 56.4))]),
+        (40.0, [], []),
+    ):
         clock = VirtualClock()
         asked = _packing_asked(monkeypatch, clock, 1.0)
         seen = _simulated(monkeypatch, clock, {"B1": 5.0, "B2": 5.0}, {"B2": False})
         s = scenario(POD_JOBS)
         d = plan_decomposed(s, deadline=Deadline(limit_s, 0.0, clock), polish=False)
-        assert asked == expect, (limit_s, asked, seen)
+        assert asked == {"most": most, "packing": expect}, (limit_s, asked, seen)
         assert verify(d.plan, s).ok
         assert d.plan.kpis.gpus == 3 * 512
         _within(seen, limit_s)

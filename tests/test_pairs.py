@@ -12,6 +12,7 @@ from planner.input.loader import scenario_from_data
 from planner.input.site_index import index_site, place
 from planner.input.variants import scenario_data
 from planner.plan import Plan
+from planner.scale.building_most import building_most
 from planner.scale.joined import _join
 from planner.scale.pairs import Pairs, pairs_apply
 from planner.scale.proposals import groups_of, proposals
@@ -86,7 +87,7 @@ def test_a_pair_solved_as_one_moves_the_exact_job_to_the_building_with_room() ->
         {},
         said.append,
         False,
-        lambda f, ok: pairs.improve(f, Deadline(60), SERIAL, said.append, ok),
+        lambda f, ok, _most: pairs.improve(f, Deadline(60), SERIAL, said.append, ok),
     )
     assert verify(d.plan, s).ok
     got = {c["id"]: sum(16 for r in d.plan.racks if r.cluster == c["id"]) for c in CLUSTERS}
@@ -163,7 +164,7 @@ def test_pair_plans_the_whole_rejects_leave_the_plans_as_they_were() -> None:
             racks=[*final["B2"].racks, place(ix, "B2-H1-P1-R01", 2, t, "big2", None, False)],
         ),
     }
-    d = _join(s, final, 1, Deadline(60), {}, lambda _m: None, False, lambda f, ok: broken)
+    d = _join(s, final, 1, Deadline(60), {}, lambda _m: None, False, lambda f, ok, _most: broken)
     assert verify(d.plan, s).ok
     assert d.plan.kpis.gpus == 96
 
@@ -201,3 +202,77 @@ def test_the_decomposition_solves_a_pair_again_when_the_master_misjudges_room(mo
     assert "joined 2 building plans (96): bound from the merged relaxation" in said
     assert "pairs: wave 1: +32 on the objective" in said
     assert d.stages["pairs_s"] > 0
+
+
+def test_with_the_most_each_building_holds_a_swap_is_estimated_and_taken() -> None:
+    """The poor split, with the most each building holds (4 racks: 64 GPUs each) known. B1 is full
+    (64 of 64), B2 holds 32: big1 can grow only by changing building. Moving whole to B2 it could
+    have the most B2 holds of its types (64) within B2's free 32 and the 32 of big2, which can move
+    to the room big1 leaves in B1: 64 − 32 = +32. B2 has no growing cluster (big2 is at its
+    figure). So the pair is estimated at +32 and picked; once big1 has its 64 nothing grows."""
+    s = scenario()
+    data = scenario_data(s)
+    groups = groups_of(s, data)
+    most = building_most(s, Deadline(60))
+    assert most == {("B1", (GT,)): 64, ("B2", (GT,)): 64}
+    pairs = Pairs(s, data, groups, proposals(s, groups, ["B1", "B2"]), most)
+    final = poor(s)
+    held, grow, move = pairs.wants(final)
+    assert (held, dict(grow)) == ({"B1": 64, "B2": 32}, {"B1": [("big1", (GT,), 32, 64)]})
+    assert pairs.one_way(held, grow, move, "B1", "B2") == 32
+    assert pairs.one_way(held, grow, move, "B2", "B1") == 0
+    assert pairs.pick(final, 1) == [("B1", "B2")]
+    better = pairs.improve(final, Deadline(60), SERIAL, lambda _m: None)
+    got = {
+        c["id"]: sum(16 for p in better.values() for r in p.racks if r.cluster == c["id"]) for c in CLUSTERS
+    }
+    assert got == {"small": 32, "big1": 64, "big2": 32}
+    assert pairs.pick(better, 1) == []
+
+
+def test_a_share_of_a_job_spanning_buildings_stays_at_what_it_has_in_a_pair() -> None:
+    """A job spanning the site (max_hops 7, as many as fit up to 64) holds 2 racks in B1 beside
+    small; B2 holds big1 at 2 of its 4 racks and 2 free positions. The pair is no longer left out
+    for the spanning share: solved as one, with the share held at its 32 GPUs, big1 takes B2's free
+    positions: +32, 128 GPUs, the spanning job still at 32 and the joined plan verified."""
+    span = {"id": "span", "demand": "max", "gpus": 64, "rack_types": [GT], "max_hops": 7}
+    s = scenario_from_data(
+        {
+            "name": "pair",
+            "site": SITE.model_dump(mode="json"),
+            "clusters": [CLUSTERS[0], CLUSTERS[1], span],
+            "solver": {"time_limit_s": 60, "rel_gap": 0},
+        }
+    )
+    ix, t = index_site(s.site), s.catalog.by_id()[GT]
+    final = {
+        "B1": Plan(
+            scenario_name=s.name,
+            racks=[
+                place(ix, "B1-H1-P1-R01", i, t, c, None, False)
+                for i, c in zip((0, 1, 3, 4), ("small",) * 2 + ("span",) * 2, strict=True)
+            ],
+        ),
+        "B2": Plan(
+            scenario_name=s.name, racks=[place(ix, "B2-H1-P1-R01", i, t, "big1", None, False) for i in (0, 1)]
+        ),
+    }
+    data = scenario_data(s)
+    groups = groups_of(s, data)
+    pairs = Pairs(s, data, groups, proposals(s, groups, ["B1", "B2"]), building_most(s, Deadline(60)))
+    assert not pairs.pinned
+    sub = pairs.pair_data(final, "B1", "B2")
+    assert {c["id"]: c.get("gpus") for c in sub["clusters"]} == {"big1": 64, "small": 32, "span": 32}
+    d = _join(
+        s,
+        final,
+        1,
+        Deadline(60),
+        {},
+        lambda _m: None,
+        False,
+        lambda f, ok, most: pairs.improve(f, Deadline(60), SERIAL, lambda _m: None, ok),
+    )
+    assert verify(d.plan, s).ok
+    got = {c: sum(16 for r in d.plan.racks if r.cluster == c) for c in ("small", "big1", "span")}
+    assert (got, d.plan.kpis.gpus) == ({"small": 32, "big1": 64, "span": 32}, 128)

@@ -18,8 +18,14 @@ slower) shortens what is left for everything alike.
                                                               solved once more (flat rounds and
                                                               phased regions alike)
     merged_bound  0.30                     1         —        the merged relaxation's LP
+    building_most 0.10                     1         30       the most each building holds (one
+                                                              small MILP per building alike up to its
+                                                              names and type set; 0.01-0.06 s each on
+                                                              drawn 250k buildings): the pairs'
+                                                              estimates, rows of the packing bound
     packing_bound 0.30                     1         60       the packing MILP's bound (where the
-                                                              merged one does not prove the gap)
+                                                              merged one does not prove the gap),
+                                                              after the pairs
     lp_bound      0.40                     1         —        the whole model's LP relaxation (only
                                                               where no polish follows)
     pair          0.90 over the waves      5         60       one pair of buildings solved as one
@@ -77,6 +83,7 @@ STAGES: dict[str, Stage] = {
     "fixed": Stage(0.30, 1.0),
     "again": Stage(0.90, 10.0),
     "merged_bound": Stage(0.30, 1.0),
+    "building_most": Stage(0.10, 1.0, 30.0),
     "packing_bound": Stage(0.30, 1.0, 60.0),
     "lp_bound": Stage(0.40, 1.0),
     "pair": Stage(0.90, 5.0, 60.0),

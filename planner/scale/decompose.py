@@ -46,9 +46,12 @@ Stages (``planner plan --decompose building``), all within one deadline:
    relaxation (:func:`merged`: clusters alike in rack types as one, capped by their figures or
    their scope's room; seconds at a million GPUs), the capacity bound
    (:func:`planner.rules.bounds.capacity_bound`: one pass) and, only when those do not prove the
-   gap, the LP relaxation of the monolithic model; the plan reports its gap to it. Before that LP,
-   a plan the merged bound does not prove gets pairs of buildings solved again as one
-   (:mod:`planner.scale.pairs`), each pair's plan kept only when it beats the two it replaces.
+   gap, the packing MILP (:mod:`planner.scale.packing`) and the LP relaxation of the monolithic
+   model (or the polish's MIP bound); the plan reports its gap to it. Before those, a plan the
+   merged bound does not prove gets the most each building holds proved
+   (:mod:`planner.scale.building_most`) and pairs of buildings solved again as one
+   (:mod:`planner.scale.pairs`, picked by what the most leaves free), each pair's plan kept only
+   when it beats the two it replaces; the most are rows of the packing MILP.
 
 Phases, retrofits and installed racks decompose too: each building plans its own clusters over
 every phase (room counted for a cluster's largest figure), the retrofits that change something in

@@ -23,6 +23,7 @@ from planner.plan.regionfill import fill_region_tier
 from planner.rules.bounds import CAPACITY, capacity_bound
 from planner.scale.bounds import lp_bound, merged
 from planner.scale.budget import Budget
+from planner.scale.building_most import Most, building_most
 from planner.scale.packing import SOURCE as PACKING
 from planner.scale.packing import packing_bound, packing_infeasible
 from planner.schema import Scenario
@@ -279,7 +280,8 @@ def _join(
     stages: dict[str, float],
     say: Callable[[str], None],
     polish: bool,
-    improve: Callable[[dict[str, Plan], Callable[[dict[str, Plan]], bool]], dict[str, Plan]] | None = None,
+    improve: Callable[[dict[str, Plan], Callable[[dict[str, Plan]], bool], Most], dict[str, Plan]]
+    | None = None,
     whole_lp: bool = True,
     budget: Budget | None = None,
 ) -> Decomposition:
@@ -292,33 +294,27 @@ def _join(
     of buildings, where it would not finish in the time the buildings leave); neither where the
     ``budget`` says the whole model would not fit in memory."""
     t0 = deadline.t0
-    tw = time.perf_counter()
-    bounds: list[tuple[float | None, str]] = []
     budget = budget or Budget(deadline)
     whole_lp = whole_lp and budget.whole_fits()
     polish = polish and budget.whole_fits()
-    # an LP bound only with time for it and for verifying the joined plan after (~2 s at a gigawatt)
-    relaxed = merged(scenario) if budget.bounds_may_start() else None
     value = _value(scenario, final)
-    if relaxed is not None:
-        say(f"joined {len(final)} building plans ({value:,.6g}): bound from the merged relaxation")
-        bounds.append((lp_bound(relaxed, budget.seconds("merged_bound")), "the merged relaxation"))
-    bounds.append((capacity_bound(scenario), CAPACITY))  # always there, in one pass: the gap is a figure
-    stages["merged_bound_s"] = time.perf_counter() - tw
-    first = _packing(scenario, budget, bounds, stages, say, value)
+    bounds = _first_bounds(scenario, budget, len(final), value, stages, say)
+    first = _tightest(scenario, bounds)
 
-    def proves(plans: dict[str, Plan]) -> bool:  # whether the merged or capacity bound proves their gap
+    def proves(plans: dict[str, Plan]) -> bool:  # whether the bounds stated so far prove their gap
         gap = None if first is None else gap_of(_value(scenario, plans), first)
         return within_gap(gap, scenario.solver.rel_gap)
 
     proven, before = proves(final), final
+    most = {} if proven else _most(scenario, budget, stages, say)
     # the polish states the whole model's MIP bound (after its root cuts): the pairs leave it its
     # part of the time, and the LP of the whole (weaker, solved again at the polish's root) is skipped
     budget.polish_follows = polish
     if not proven and improve is not None:
-        final = improve(final, proves)
+        final = improve(final, proves, most)
         value = _value(scenario, final)
-        proven = proves(final)
+    first = _packing(scenario, budget, bounds, stages, say, value, most)
+    proven = proves(final)
     if not proven and whole_lp and not polish and budget.bounds_may_start():
         # the merged bound does not prove the gap: the LP of the whole may (it builds within the time given)
         tl = time.perf_counter()
@@ -351,6 +347,22 @@ def _join(
     return Decomposition(_timed(plan, stages), stages, rounds, plan.bound, len(final))
 
 
+def _first_bounds(
+    scenario: Scenario, budget: Budget, parts: int, value: float, stages: dict, say
+) -> list[tuple[float | None, str]]:
+    """The merged relaxation's LP bound (only with time for it and for verifying the joined plan
+    after, ~2 s at a gigawatt) and the capacity bound (always, in one pass: the gap is a figure)."""
+    tw = time.perf_counter()
+    bounds: list[tuple[float | None, str]] = []
+    relaxed = merged(scenario) if budget.bounds_may_start() else None
+    if relaxed is not None:
+        say(f"joined {parts} building plans ({value:,.6g}): bound from the merged relaxation")
+        bounds.append((lp_bound(relaxed, budget.seconds("merged_bound")), "the merged relaxation"))
+    bounds.append((capacity_bound(scenario), CAPACITY))
+    stages["merged_bound_s"] = time.perf_counter() - tw
+    return bounds
+
+
 def _tightest(scenario: Scenario, bounds: list[tuple[float | None, str]]) -> float | None:
     """The tightest of the bounds stated (None: none is)."""
     stated = [b for b, _ in bounds if b is not None]
@@ -358,11 +370,11 @@ def _tightest(scenario: Scenario, bounds: list[tuple[float | None, str]]) -> flo
 
 
 def _packing(
-    scenario: Scenario, budget: Budget, bounds: list, stages: dict, say, value: float
+    scenario: Scenario, budget: Budget, bounds: list, stages: dict, say, value: float, most: Most
 ) -> float | None:
     """The tightest bound stated, after the packing bound (:mod:`planner.scale.packing`) is added
     to ``bounds`` where those stated do not prove the joined plan's gap (objective ``value``) and
-    there is time for it."""
+    there is time for it; with a row for the most each building holds (``most``)."""
     first = _tightest(scenario, bounds)
     if within_gap(None if first is None else gap_of(value, first), scenario.solver.rel_gap):
         return first
@@ -371,9 +383,22 @@ def _packing(
     tp = time.perf_counter()
     limit = budget.seconds("packing_bound")
     say(f"bound from the packing relaxation, {limit:.0f} s at most")
-    bounds.append((packing_bound(scenario, limit), PACKING))
+    bounds.append((packing_bound(scenario, limit, most), PACKING))
     stages["packing_bound_s"] = time.perf_counter() - tp
     return _tightest(scenario, bounds)
+
+
+def _most(scenario: Scenario, budget: Budget, stages: dict, say) -> Most:
+    """The most each building holds (:mod:`planner.scale.building_most`), for a maximising
+    objective with time for it: the pairs' estimates and rows of the packing bound."""
+    if not Objective(scenario.objective).maximise or not budget.bounds_may_start():
+        return {}
+    tm = time.perf_counter()
+    limit = budget.seconds("building_most")
+    say(f"the most each building holds, {limit:.0f} s at most")
+    most = building_most(scenario, Deadline(limit))
+    stages["building_most_s"] = time.perf_counter() - tm
+    return most
 
 
 def _value(scenario: Scenario, final: dict[str, Plan]) -> float:

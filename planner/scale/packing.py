@@ -14,23 +14,26 @@ of types T standing there in any plan) and φ₀ the least factor of all cluster
         M = max_{p∈b} R_p(T_k, φ_k) (pod scope), R_b(T_k, φ_k) (building scope)
     Σ_b n[k,b] = m_k (exact, at least), ≤ m_k (as many as fit)
     site-scope kinds: g[k,b] ≤ R_b(T_k, φ_k) and Σ_b g = m_k·d_k (exact), ≥ (at least), ≤ (as many)
-    room:   Σ_{k: T_k ⊆ S} g[k,b] ≤ R_b(S, φ₀)  and  Σ_b Σ_{k: T_k ⊆ S} g[k,b] ≤ R_site(S, φ₀)
+    room:   Σ_{k: T_k ⊆ S} g[k,b] ≤ min(R_b(S, φ₀), B_b(S))
+            Σ_b Σ_{k: T_k ⊆ S} g[k,b] ≤ R_site(S, φ₀)
     pods:   Σ_{k firm, pod scope, T_k ⊆ S, d_k ≥ t} n[k,b] ≤ Σ_{p∈b} ⌊R_p(S, φ₀) ÷ t⌋
     use:    Σ_k u_r(T_k) · g[k,b] ≤ C_r,b   for each resource r of building b
     max Σ g
+
+for every type set S of the fleet (and all types together) and every firm size t, with B_b(S) the
+most GPUs of types S building b was proved to hold (:mod:`planner.scale.building_most`; infinite
+where not solved). Each row holds for the counts of any plan: a one-pod cluster of at least d
+stands in one pod, which holds at most ⌊R_p ÷ t⌋ clusters of at least t GPUs of types in S; so the
+MILP's proven dual bound bounds every plan.
 
 The use rows see what the rooms, one type set at a time, cannot: kinds on different types sharing
 a building. The resources of b: its feed groups' power (C = Σ_g K_g at φ₀, u = min_t kW_t ÷ G_t),
 its air zones' and liquid loops' heat (C = Σ_z H_z, u = min_t heat_t ÷ G_t), its GPU rows'
 positions (C = their count, u = min_t width_t ÷ G_t) and its pods' rack limits (C = Σ_p racks_p,
-u = 1 ÷ max_t G_t); a GPU of kind k uses at least u_r(T_k) of r whichever
-of its types it stands on, so each row holds for any plan (a resource without a finite capacity
-in b has no row).
+u = 1 ÷ max_t G_t); a GPU of kind k uses at least u_r(T_k) of r whichever of its types it stands
+on, so each row holds for any plan (a resource without a finite capacity in b has no row).
 
-for every type set S of the fleet (and all types together) and every firm size t. Each row holds
-for the counts of any plan: a one-pod cluster of at least d stands in one pod, which holds at most
-⌊R_p ÷ t⌋ clusters of at least t GPUs of types in S; so the MILP's proven dual bound bounds every
-plan. Not for phases, installed racks, designed fabrics or other objectives (None)."""
+Not for phases, installed racks, designed fabrics or other objectives (None)."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ import pulp
 
 from planner.enums import Demand, FailoverPolicy, Objective, Scope
 from planner.model.room_proof import ScopeRooms
+from planner.scale.building_most import Most
 from planner.schema import Scenario
 from planner.solving.backends import SolveRequest, from_name
 
@@ -64,11 +68,12 @@ class Kind:
         return self.demand in (Demand.exact, Demand.at_least) and bool(self.gpus)
 
 
-def packing_bound(scenario: Scenario, time_limit_s: float) -> float | None:
+def packing_bound(scenario: Scenario, time_limit_s: float, most: Most | None = None) -> float | None:
     """The packing MILP's proven bound (module docstring), rounded down to whole GPUs; None where it
     does not apply, when the solver proves no bound in time, or when the MILP is infeasible
-    (:func:`packing_infeasible`)."""
-    res = _solved(scenario, time_limit_s)
+    (:func:`packing_infeasible`). ``most``: building → the most GPUs it can hold
+    (:mod:`planner.scale.building_most`), a row each."""
+    res = _solved(scenario, time_limit_s, most)
     if res is None or res.infeasible or res.bound is None or not math.isfinite(res.bound):
         return None
     return float(math.floor(res.bound + 1e-6))
@@ -81,7 +86,7 @@ def packing_infeasible(scenario: Scenario, time_limit_s: float) -> bool:
     return res is not None and res.infeasible
 
 
-def _solved(scenario: Scenario, time_limit_s: float):
+def _solved(scenario: Scenario, time_limit_s: float, most: Most | None = None):
     """The packing MILP solved by HiGHS (its result), or None where it does not apply."""
     if (
         Objective(scenario.objective) != Objective.max_gpus
@@ -91,15 +96,15 @@ def _solved(scenario: Scenario, time_limit_s: float):
         or not scenario.clusters
     ):
         return None
-    prob = _Packing(scenario).problem()
+    prob = _Packing(scenario, most).problem()
     return from_name("highs").solve(SolveRequest(prob, prob.objective, True, max(0.1, time_limit_s), 1e-4))
 
 
 class _Packing:
     """The packing MILP of one scenario (module docstring)."""
 
-    def __init__(self, scenario: Scenario) -> None:
-        self.s = scenario
+    def __init__(self, scenario: Scenario, most: Most | None = None) -> None:
+        self.s, self.most = scenario, most or {}
         self.rooms = ScopeRooms(scenario)
         self.kinds: Counter[Kind] = Counter()
         for c in scenario.clusters:
@@ -196,7 +201,9 @@ class _Packing:
             for b in self.buildings:
                 here = [self.g[i, b] for i in mine if (i, b) in self.g]
                 if here:
-                    self.prob += pulp.lpSum(here) <= self.room(S, self.floor, "building", b), f"room_{si}_{b}"
+                    most = self.most.get((b, tuple(sorted(S))), math.inf)
+                    cap = min(self.room(S, self.floor, "building", b), most)
+                    self.prob += pulp.lpSum(here) <= cap, f"room_{si}_{b}"
                     everywhere.extend(here)
             if everywhere:
                 self.prob += pulp.lpSum(everywhere) <= self.room(S, self.floor, "site"), f"site_{si}"

@@ -14,18 +14,27 @@ of them hosts, each free to move between them — is exact on that neighbourhood
                  the power its feed groups may still draw, K_f from planner.model.room)
     estimate(a, b) = min(short[a], max_g room[g, b]) + min(short[b], max_g room[g, a])
 
+Where the most each building holds is known (:mod:`planner.scale.building_most`: free_x = most_x
+less what x holds), the estimate is :meth:`Pairs.one_way` both ways instead: each building's plan
+is already the best for its own clusters, so a pair gains only when clusters change building —
+another cluster of a moves to b and a's growing clusters take free_a, or a growing cluster moves
+whole to b; pairs estimated at nothing are not solved.
+
 Pairs are taken greedily by estimate, disjoint within a wave (so a wave's solves run in parallel),
 each solved by the whole pipeline (first-fit, model, verifier) in its share of the stage's time; a
 pair's plan replaces its two buildings' plans only when its objective beats theirs. Waves repeat
 with the updated plans until the time is spent or no pair is estimated to gain a rack.
 
 Used only where two buildings' plans are independent of the others: a maximising objective, no
-site budgets, no phases, retrofits, installed racks or rack supply, and neither building hosting a
-share of a cluster spanning buildings."""
+site budgets, no phases, retrofits, installed racks or rack supply. A cluster spanning buildings
+keeps its GPUs elsewhere: in a pair its share is the GPUs it has in the two (free to move between
+them); with region links or designed fabrics (whose spanning shares are planned with links up to
+the region tier) buildings holding such a share are left out."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -38,6 +47,7 @@ from planner.model.room import site_room
 from planner.plan import Plan
 from planner.plan.kpis import objective_value
 from planner.scale.budget import Budget
+from planner.scale.building_most import Most, type_sets
 from planner.scale.joined import solve_part
 from planner.scale.proposals import Group, Proposal, building_data
 from planner.schema import Scenario
@@ -58,9 +68,19 @@ class Pairs:
     """The improvement step (module docstring) over the building plans of one decomposition."""
 
     def __init__(
-        self, scenario: Scenario, data: dict, groups: list[Group], props: dict[tuple[str, str], Proposal]
+        self,
+        scenario: Scenario,
+        data: dict,
+        groups: list[Group],
+        props: dict[tuple[str, str], Proposal],
+        most: Most | None = None,
     ):
         self.s, self.data, self.groups, self.props = scenario, data, groups, props
+        self.most = most or {}
+        self.every = type_sets(scenario)[0] if scenario.clusters else ()
+        self.figure = {c.id: c for c in scenario.clusters}
+        self.pinned = scenario.region_tier is not None or any(c.fabrics for c in scenario.clusters)
+        """Whether spanning shares stay out of pairs (region links or designed fabrics)."""
         self.ix: SiteIndex = index_site(scenario.site)
         self.types = scenario.catalog.by_id()
         self.bdata = {b["id"]: b for b in data["site"]["buildings"]}
@@ -139,9 +159,18 @@ class Pairs:
         return after - before
 
     def pair_data(self, final: dict[str, Plan], a: str, b: str) -> dict:
-        """Scenario data of buildings a and b with every cluster either hosts, at its own figure."""
+        """Scenario data of buildings a and b with every cluster either hosts, at its own figure; a
+        cluster spanning buildings at the GPUs it has in the two (its share elsewhere stands)."""
+        placed: dict[str, int] = defaultdict(int)
+        for x in (a, b):
+            for r in final[x].racks:
+                if r.cluster and not r.spare:
+                    placed[r.cluster] += self.types[r.rack_type].gpus
         ids = sorted({r.cluster for x in (a, b) for r in final[x].racks if r.cluster})
-        sub = building_data(self.data, self.bdata[a], [self.cdata[c] for c in ids], f"{self.s.name}-{a}-{b}")
+        clusters = [
+            {**self.cdata[c], "gpus": placed[c]} if self.group_of[c].spanning else self.cdata[c] for c in ids
+        ]
+        sub = building_data(self.data, self.bdata[a], clusters, f"{self.s.name}-{a}-{b}")
         sub["site"] = {**sub["site"], "buildings": [self.bdata[a], self.bdata[b]]}
         if "backup_power" in sub:
             fixed = self.data["backup_power"].get("fixed", {})
@@ -154,13 +183,17 @@ class Pairs:
         """Disjoint pairs for one wave, the best estimates first (at most two per lane), each not
         tried since either building last changed; only pairs estimated to gain a rack."""
         short, rooms = self.shortfalls(final), self.rooms(final)
-        free = [b for b in final if not self.spans(final[b])]
+        free = [b for b in final if not (self.pinned and self.spans(final[b]))]
+        held, grow, move = self.wants(final)
         est = []
         for i, a in enumerate(free):
             for b in free[i + 1 :]:
                 if (a, b, self.version[a], self.version[b]) in self.tried:
                     continue
-                e = self.gain(short, rooms, a, b) + self.gain(short, rooms, b, a)
+                if (a, self.every) in self.most and (b, self.every) in self.most:
+                    e = self.most_gain(held, grow, move, a, b)
+                else:
+                    e = self.gain(short, rooms, a, b) + self.gain(short, rooms, b, a)
                 if e > 0:
                     est.append((e, a, b))
         picked: list[tuple[str, str]] = []
@@ -177,6 +210,64 @@ class Pairs:
     def spans(self, plan: Plan) -> bool:
         """Whether a building plan holds racks of a cluster spanning buildings."""
         return any(r.cluster in self.group_of and self.group_of[r.cluster].spanning for r in plan.racks)
+
+    def wants(self, final: dict[str, Plan]) -> tuple[dict[str, int], dict[str, list], dict[str, list]]:
+        """Building → GPUs it holds; building → (group, sorted types, GPUs, figure) of each cluster
+        there that could take more ("as many as fit" up to its figure, none: unbounded; at least:
+        unbounded); building → (sorted types, GPUs there) of each other cluster there (exact, at
+        its figure, or a spanning share, held at what it has): those that may move to make room."""
+        held: dict[str, int] = defaultdict(int)
+        placed: dict[str, int] = defaultdict(int)
+        here: dict[tuple[str, str], int] = defaultdict(int)
+        for b, p in final.items():
+            for r in p.racks:
+                if r.cluster and not r.spare:
+                    g = self.types[r.rack_type].gpus
+                    held[b] += g
+                    placed[r.cluster] += g
+                    here[b, r.cluster] += g
+        grow: dict[str, list] = defaultdict(list)
+        move: dict[str, list] = defaultdict(list)
+        for (b, cid), n in sorted(here.items()):
+            g, c = self.group_of.get(cid), self.figure[cid]
+            if g is None:
+                continue
+            top = math.inf if c.demand == Demand.at_least or c.gpus is None else c.gpus
+            if g.spanning or c.demand == Demand.exact or placed[cid] >= top:
+                move[b].append((tuple(sorted(g.types)), n))
+            else:
+                grow[b].append((g.id, tuple(sorted(g.types)), placed[cid], top))
+        return held, grow, move
+
+    def most_gain(self, held: dict[str, int], grow: dict, move: dict, a: str, b: str) -> float:
+        """About what solving a and b as one gains: both ways of :meth:`one_way`."""
+        return self.one_way(held, grow, move, a, b) + self.one_way(held, grow, move, b, a)
+
+    def one_way(self, held: dict[str, int], grow: dict, move: dict, a: str, b: str) -> float:
+        """What a's growing clusters might gain with b. Each building's plan is already the best for
+        its own clusters, so a gain needs clusters to change building (free_x: the most x holds less
+        what it holds). Either one of a's other clusters moves to b (its types fit there, b has a
+        rack's room free) and a's growing clusters take free_a, up to their figures; or one growing
+        cluster moves whole to b, to the most b holds of its types within b's room: free_b and the
+        GPUs of b's other clusters whose types a holds, as many as free_a and the room it leaves
+        take. 0 below one rack's worth."""
+        mine = grow.get(a, [])
+        if not mine:
+            return 0.0
+
+        def most(x: str, types: tuple[str, ...]) -> int:
+            return self.most.get((x, types), self.most[x, self.every])
+
+        free_a, free_b = (max(0, self.most[x, self.every] - held.get(x, 0)) for x in (a, b))
+        unit = min(self.by_id[g].unit or 1 for g, *_ in mine)
+        leaves = free_b >= unit and any(most(b, types) > 0 for types, _ in move.get(a, []))
+        stay = min(free_a, sum(top - has for _, _, has, top in mine)) if leaves else 0.0
+        swap = sum(n for types, n in move.get(b, []) if most(a, types) > 0)
+        whole = max(
+            min(top, most(b, types), free_b + min(swap, free_a + has)) - has for _, types, has, top in mine
+        )
+        best = max(stay, whole)
+        return best if best >= unit else 0.0
 
     def gain(self, short: dict[str, dict[str, int]], rooms: dict[str, dict[str, int]], a: str, b: str) -> int:
         """GPUs a's short clusters might gain with b's room, about: at least one rack's worth, else 0."""

@@ -16,6 +16,7 @@ from planner.plan.first_fit import greedy_racks, missed_demands
 from planner.plan.kpis import objective_value
 from planner.scale.budget import Budget
 from planner.scale.building_master import _master
+from planner.scale.building_most import Most
 from planner.scale.joined import (
     Decomposition,
     _join,
@@ -292,7 +293,9 @@ class _Rounds:
         self.say(f"round {self.rounds}: building solves done in {time.perf_counter() - tb:.1f} s")
         return [b for b, (_, p, _) in self.solved.items() if p is None or not p.status.has_plan]
 
-    def pairs(self, final: dict[str, Plan], enough: Callable[[dict[str, Plan]], bool]) -> dict[str, Plan]:
+    def pairs(
+        self, final: dict[str, Plan], enough: Callable[[dict[str, Plan]], bool], most: Most
+    ) -> dict[str, Plan]:
         """The joined plan short of its bound: pairs of buildings solved again together
         (:mod:`planner.scale.pairs`) until what joining and verifying the plan needs is left
         (the budget's tail: :data:`~planner.scale.budget.TAIL_PASSES` passes over the site, and the
@@ -300,7 +303,7 @@ class _Rounds:
         ``enough`` says the plans prove the gap."""
         until = self.budget.pairs_end()
         tp = time.perf_counter()
-        out = Pairs(self.scenario, self.data, self.groups, self.props).improve(
+        out = Pairs(self.scenario, self.data, self.groups, self.props, most).improve(
             final, until, self.run_args, self.say, enough
         )
         self.stages["pairs_s"] = time.perf_counter() - tp
