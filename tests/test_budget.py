@@ -15,6 +15,7 @@ from planner.plan import Plan
 from planner.scale import joined, rounds
 from planner.scale.budget import STAGES, TAIL_PASSES, Budget
 from planner.scale.decompose import plan_decomposed
+from planner.scale.pairs import Pairs
 from planner.verifier import verify
 from tests.test_decompose import POD_JOBS, scenario
 
@@ -210,15 +211,57 @@ def test_the_first_fit_stage_takes_its_part_of_the_time_left() -> None:
     assert b.seconds("first_fit") == pytest.approx(2.0)
 
 
-def test_the_pairs_leave_the_polish_its_part_when_it_follows() -> None:
-    """100 s limit, a pass 0.5 s (tail 10 s), pairs starting at t = 20: they work to the solves' end,
-    70 s away; when the polish follows they leave it 0.5 × 80 = 40 s more, so theirs is 30 s away."""
+def test_the_pairs_leave_the_polish_and_the_packing_bound_their_parts() -> None:
+    """100 s limit, a pass 0.5 s (tail 10 s), pairs starting at t = 20: the solves end 70 s away;
+    the pairs leave the packing bound 0.3 × 80 = 24 s (theirs end 46 s away), and when the polish
+    follows 0.5 × 80 = 40 s instead (30 s away); waves that gained go on into the polish's part,
+    up to the packing bound's (46 s away)."""
     clock = VirtualClock()
     b = Budget(Deadline(100.0, 0.0, clock), "process", 2, pass_s=0.5)
     clock.now = 20.0
-    assert b.pairs_end().left() == pytest.approx(70.0)
+    assert b.solves().left() == pytest.approx(70.0)
+    assert b.pairs_end().left() == pytest.approx(46.0)
     b.polish_follows = True
     assert b.pairs_end().left() == pytest.approx(30.0)
+    assert b.pairs_beyond().left() == pytest.approx(46.0)
+
+
+def test_pair_waves_that_gain_go_on_into_the_polishs_part() -> None:
+    """Pairs working to t = 30 (soft) with gaining waves allowed to t = 46, each wave 8 virtual s on
+    one lane and every wave gaining: they start at 20 and 28 (soft: 0.9 × 10 = 9 s and 0.9 × 2 <
+    5 s, so the second starts on the late end with 0.9 × 18 = 16.2 s), then 36 (0.9 × 10 = 9 s);
+    at 44 neither end leaves a wave its least of 5 s. Where no wave gains they stop at the soft end:
+    waves at 20 only."""
+    assert _pair_waves(True) == [20.0, 28.0, 36.0]
+    assert _pair_waves(False) == [20.0]
+
+
+def _pair_waves(gains: bool) -> list[float]:
+    """Where pair waves start: from t = 20, soft end 30, gaining waves to 46, 8 s each."""
+    clock = VirtualClock()
+    clock.now = 20.0
+    starts: list[float] = []
+
+    class Stub(Pairs):
+        def __init__(self) -> None:
+            self.bdata = {}
+
+        def pick(self, final, lanes):
+            return [("B1", "B2")]
+
+        def wave(self, final, picked, each, run):
+            starts.append(clock.now)
+            clock.now += 8.0
+            return 16.0 if gains else 0.0
+
+    Stub().improve(
+        {},
+        Deadline(30.0, 0.0, clock),
+        {"executor": "process", "workers": 1},
+        lambda _m: None,
+        beyond=Deadline(46.0, 0.0, clock),
+    )
+    return starts
 
 
 @pytest.mark.parametrize("polish", [True, False])

@@ -42,7 +42,9 @@ Reserve: the building solves and the pairs stop :data:`TAIL_PASSES` passes over 
 the deadline, each pass as long as counting the proposals took in this run (measured, so a slow or
 loaded machine reserves more); what joining, verifying and writing the plan take. Where the polish
 follows (the whole model fits), the pairs also leave it :data:`POLISH_KEEP` of the time left when
-they start (:meth:`Budget.pairs_end`).
+they start (:meth:`Budget.pairs_end`), unless their last wave gained: such waves go on until the
+packing bound's part of that time is left (:meth:`Budget.pairs_beyond`), which the pairs always
+leave it.
 
 Memory: the whole model (its LP bound, the polish, a hand-over) is built only where its count
 variables, counted with the proposals, times :data:`WHOLE_GB_PER_COUNT` stay within
@@ -181,10 +183,16 @@ class Budget:
         return self.deadline.sooner(self.tail_s())
 
     def pairs_end(self) -> Deadline:
-        """The deadline the pairs work to: the solves' (:meth:`solves`), sooner by :data:`POLISH_KEEP`
-        of the time left where the polish follows."""
-        end = self.solves()
-        return end.sooner(POLISH_KEEP * self.left()) if self.polish_follows else end
+        """The deadline the pairs work to: the solves' (:meth:`solves`), sooner by the part of the
+        time left that the stages after them take: :data:`POLISH_KEEP` where the polish follows, else
+        the packing bound's part."""
+        keep = POLISH_KEEP if self.polish_follows else STAGES["packing_bound"].part
+        return self.solves().sooner(keep * self.left())
+
+    def pairs_beyond(self) -> Deadline:
+        """How far pairs whose last wave gained may go on: the solves' deadline (:meth:`solves`),
+        sooner by the packing bound's part of the time left, which follows them."""
+        return self.solves().sooner(STAGES["packing_bound"].part * self.left())
 
     def round_may_start(self) -> bool:
         return self.left() >= ROUND_START * self.deadline.limit_s

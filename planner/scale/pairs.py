@@ -100,15 +100,18 @@ class Pairs:
         run: dict,
         say: Callable[[str], None],
         enough: Callable[[dict[str, Plan]], bool] = lambda _f: False,
+        beyond: Deadline | None = None,
     ) -> dict[str, Plan]:
         """The building plans with improving pairs' plans in their place, in waves until ``until``
-        or until ``enough`` holds for them (module docstring)."""
+        (a wave that gained earns the next up to ``beyond``, when later) or until ``enough`` holds
+        for them (module docstring)."""
         given, final = set(final), dict(final)
         for b in self.bdata:  # a building given no clusters may still lend its room
             final.setdefault(b, Plan(scenario_name=self.s.name, status=Status.feasible, racks=[]))
-        wave = 0
-        budget = Budget(until, run["executor"], run["workers"])
-        while budget.starts("pair"):
+        wave, gained = 0, 0.0
+        soft = Budget(until, run["executor"], run["workers"])
+        late = Budget(beyond or until, run["executor"], run["workers"])
+        while (budget := soft if soft.starts("pair") or not gained else late).starts("pair"):
             picked = self.pick(final, budget.lanes)
             if not picked or not budget.starts("pair", len(picked)):
                 break

@@ -299,12 +299,13 @@ class _Rounds:
         """The joined plan short of its bound: pairs of buildings solved again together
         (:mod:`planner.scale.pairs`) until what joining and verifying the plan needs is left
         (the budget's tail: :data:`~planner.scale.budget.TAIL_PASSES` passes over the site, and the
-        polish's part where it follows: :meth:`~planner.scale.budget.Budget.pairs_end`), or until
-        ``enough`` says the plans prove the gap."""
-        until = self.budget.pairs_end()
+        polish's part where it follows: :meth:`~planner.scale.budget.Budget.pairs_end`; waves that
+        gain go on into the polish's part, leaving the packing bound its: :meth:`~planner.scale.
+        budget.Budget.pairs_beyond`), or until ``enough`` says the plans prove the gap."""
+        until, beyond = self.budget.pairs_end(), self.budget.pairs_beyond()
         tp = time.perf_counter()
         out = Pairs(self.scenario, self.data, self.groups, self.props, most).improve(
-            final, until, self.run_args, self.say, enough
+            final, until, self.run_args, self.say, enough, beyond
         )
         self.stages["pairs_s"] = time.perf_counter() - tp
         return out
