@@ -226,18 +226,18 @@ def test_the_pairs_leave_the_polish_and_the_packing_bound_their_parts() -> None:
     assert b.pairs_beyond().left() == pytest.approx(46.0)
 
 
-def test_pair_waves_that_gain_go_on_into_the_polishs_part() -> None:
-    """Pairs working to t = 30 (soft) with gaining waves allowed to t = 46, each wave 8 virtual s on
-    one lane and every wave gaining: they start at 20 and 28 (soft: 0.9 × 10 = 9 s and 0.9 × 2 <
-    5 s, so the second starts on the late end with 0.9 × 18 = 16.2 s), then 36 (0.9 × 10 = 9 s);
-    at 44 neither end leaves a wave its least of 5 s. Where no wave gains they stop at the soft end:
-    waves at 20 only."""
-    assert _pair_waves(True) == [20.0, 28.0, 36.0]
-    assert _pair_waves(False) == [20.0]
+def test_pair_waves_that_gained_go_on_into_the_polishs_part() -> None:
+    """Pairs working to t = 36 (soft), allowed to t = 60 once a wave has gained; each wave two pairs
+    on one lane (a pair gets 0.9 × left ÷ 2) taking 8 virtual s. The first wave gains, no other:
+    they start at 20 (soft: 0.9 × 16 ÷ 2 = 7.2 s), 28 (soft 3.6 s is under a pair's least of 5 s;
+    the late end gives 0.9 × 32 ÷ 2 = 14.4 s), 36 (10.8 s) and 44 (7.2 s), not at 52 (3.6 s).
+    Where no wave gains the late end is never used: one wave, at 20."""
+    assert _pair_waves([16.0]) == [20.0, 28.0, 36.0, 44.0]
+    assert _pair_waves([]) == [20.0]
 
 
-def _pair_waves(gains: bool) -> list[float]:
-    """Where pair waves start: from t = 20, soft end 30, gaining waves to 46, 8 s each."""
+def _pair_waves(gains: list[float]) -> list[float]:
+    """Where pair waves start: from t = 20, soft end 36, late end 60, 8 s each, the waves' gains."""
     clock = VirtualClock()
     clock.now = 20.0
     starts: list[float] = []
@@ -247,19 +247,19 @@ def _pair_waves(gains: bool) -> list[float]:
             self.bdata = {}
 
         def pick(self, final, lanes):
-            return [("B1", "B2")]
+            return [("B1", "B2"), ("B3", "B4")]
 
         def wave(self, final, picked, each, run):
             starts.append(clock.now)
             clock.now += 8.0
-            return 16.0 if gains else 0.0
+            return gains[len(starts) - 1] if len(starts) <= len(gains) else 0.0
 
     Stub().improve(
         {},
-        Deadline(30.0, 0.0, clock),
+        Deadline(36.0, 0.0, clock),
         {"executor": "process", "workers": 1},
         lambda _m: None,
-        beyond=Deadline(46.0, 0.0, clock),
+        beyond=Deadline(60.0, 0.0, clock),
     )
     return starts
 

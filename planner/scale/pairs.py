@@ -103,24 +103,29 @@ class Pairs:
         beyond: Deadline | None = None,
     ) -> dict[str, Plan]:
         """The building plans with improving pairs' plans in their place, in waves until ``until``
-        (a wave that gained earns the next up to ``beyond``, when later) or until ``enough`` holds
-        for them (module docstring)."""
+        (once a wave has gained, up to ``beyond`` when later) or until ``enough`` holds for them
+        (module docstring)."""
         given, final = set(final), dict(final)
         for b in self.bdata:  # a building given no clusters may still lend its room
             final.setdefault(b, Plan(scenario_name=self.s.name, status=Status.feasible, racks=[]))
         wave, gained = 0, 0.0
         soft = Budget(until, run["executor"], run["workers"])
         late = Budget(beyond or until, run["executor"], run["workers"])
-        while (budget := soft if soft.starts("pair") or not gained else late).starts("pair"):
+
+        def usable(jobs: int) -> Budget | None:  # the soft end, else the late one once a wave gained
+            return next((b for b in (soft, late if gained else None) if b and b.starts("pair", jobs)), None)
+
+        while (budget := usable(1)) is not None:
             picked = self.pick(final, budget.lanes)
-            if not picked or not budget.starts("pair", len(picked)):
+            if not picked or (budget := usable(len(picked))) is None:
                 break
             each = budget.seconds("pair", len(picked))
             wave += 1
             say(f"pairs: wave {wave}: {len(picked)} pair(s) of buildings solved as one, {each:.0f} s each")
-            gained = self.wave(final, picked, each, run)
-            say(f"pairs: wave {wave}: {gained:+,.6g} on the objective")
-            if gained and enough(final):
+            won = self.wave(final, picked, each, run)
+            gained += won
+            say(f"pairs: wave {wave}: {won:+,.6g} on the objective")
+            if won and enough(final):
                 break
         return {b: p for b, p in final.items() if b in given or p.racks}
 
