@@ -42,7 +42,7 @@ Reserve: the building solves and the pairs stop :data:`TAIL_PASSES` passes over 
 the deadline, each pass as long as counting the proposals took in this run (measured, so a slow or
 loaded machine reserves more); what joining, verifying and writing the plan take. Where the polish
 follows (the whole model fits), the pairs also leave it :data:`POLISH_KEEP` of the time left when
-they start (:meth:`Budget.pairs_end`), unless their last wave gained: such waves go on until the
+they start (:meth:`Budget.pairs_end`), until one of their waves gains: then they go on until the
 packing bound's part of that time is left (:meth:`Budget.pairs_beyond`), which the pairs always
 leave it.
 
@@ -190,8 +190,8 @@ class Budget:
         return self.solves().sooner(keep * self.left())
 
     def pairs_beyond(self) -> Deadline:
-        """How far pairs whose last wave gained may go on: the solves' deadline (:meth:`solves`),
-        sooner by the packing bound's part of the time left, which follows them."""
+        """How far the pairs may go on once a wave of theirs has gained: the solves' deadline
+        (:meth:`solves`), sooner by the packing bound's part of the time left, which follows them."""
         return self.solves().sooner(STAGES["packing_bound"].part * self.left())
 
     def round_may_start(self) -> bool:

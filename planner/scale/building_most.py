@@ -1,5 +1,5 @@
-"""The most GPUs each building can hold, proved one building at a time: a row per building of the
-packing bound (:mod:`planner.scale.packing`).
+"""The most GPUs each building can hold, proved one building at a time: rows of the packing bound
+(:mod:`planner.scale.packing`) and the estimates of the pairs (:mod:`planner.scale.pairs`).
 
 The packing bound counts a building's room resource by resource (power of its feed groups, heat of
 its zones, positions, pod limits), each summed over the building; where the resources bind row by
@@ -12,11 +12,12 @@ its every row: power rows are nonnegative in φ, so φ₀ is the loosest, and wh
 not have (figures, hop and spread limits, storage, site budgets, the grid) only removes rows. So
 the MILP bound B_b it proves bounds the GPUs of any plan in b:
 
-    Σ_k g[k,b] ≤ ⌊B_b⌋
+    Σ_k g[k,b] ≤ ⌊B_b⌋,   and per type set S of a cluster:   Σ_{k: T_k ⊆ S} g[k,b] ≤ ⌊B_b(S)⌋
 
-Buildings alike up to their names (each name inside starting with the building's ID) are solved
-once. Solved without a first incumbent (a MIP start can end in an "optimal" HiGHS never proved);
-a building without a proven bound in its time has no row. Not for phases or installed racks."""
+(B_b(S): the one cluster on the types of S only). Buildings alike up to their names (each name
+inside starting with the building's ID) are solved once. Solved without a first incumbent (a MIP
+start can end in an "optimal" HiGHS never proved); a building without a proven bound in its time
+has no row. Not for phases or installed racks."""
 
 from __future__ import annotations
 
