@@ -71,8 +71,8 @@ class Kind:
 def packing_bound(scenario: Scenario, time_limit_s: float, most: Most | None = None) -> float | None:
     """The packing MILP's proven bound (module docstring), rounded down to whole GPUs; None where it
     does not apply, when the solver proves no bound in time, or when the MILP is infeasible
-    (:func:`packing_infeasible`). ``most``: building → the most GPUs it can hold
-    (:mod:`planner.scale.building_most`), a row each."""
+    (:func:`packing_infeasible`). ``most``: (building, type set) → the most GPUs of those types
+    it holds (:mod:`planner.scale.building_most`), a cap on that room row."""
     res = _solved(scenario, time_limit_s, most)
     if res is None or res.infeasible or res.bound is None or not math.isfinite(res.bound):
         return None

@@ -14,7 +14,7 @@ of them hosts, each free to move between them — is exact on that neighbourhood
                  the power its feed groups may still draw, K_f from planner.model.room)
     estimate(a, b) = min(short[a], max_g room[g, b]) + min(short[b], max_g room[g, a])
 
-Where the most each building holds is known (:mod:`planner.scale.building_most`: free_x = most_x
+Where the most every building holds is known (:mod:`planner.scale.building_most`: free_x = most_x
 less what x holds), the estimate is :meth:`Pairs.one_way` both ways instead: each building's plan
 is already the best for its own clusters, so a pair gains only when clusters change building —
 another cluster of a moves to b and a's growing clusters take free_a, or a growing cluster moves
@@ -170,10 +170,8 @@ class Pairs:
         """Scenario data of buildings a and b with every cluster either hosts, at its own figure; a
         cluster spanning buildings at the GPUs it has in the two (its share elsewhere stands)."""
         placed: dict[str, int] = defaultdict(int)
-        for x in (a, b):
-            for r in final[x].racks:
-                if r.cluster and not r.spare:
-                    placed[r.cluster] += self.types[r.rack_type].gpus
+        for (_, cid), n in self.here(final, (a, b)).items():
+            placed[cid] += n
         ids = sorted({r.cluster for x in (a, b) for r in final[x].racks if r.cluster})
         clusters = [
             {**self.cdata[c], "gpus": placed[c]} if self.group_of[c].spanning else self.cdata[c] for c in ids
@@ -190,15 +188,16 @@ class Pairs:
     def pick(self, final: dict[str, Plan], lanes: int) -> list[tuple[str, str]]:
         """Disjoint pairs for one wave, the best estimates first (at most two per lane), each not
         tried since either building last changed; only pairs estimated to gain a rack."""
-        short, rooms = self.shortfalls(final), self.rooms(final)
         free = [b for b in final if not (self.pinned and self.spans(final[b]))]
-        held, grow, move = self.wants(final)
+        known = all((b, self.every) in self.most for b in free)
+        held, grow, move = self.wants(final) if known else ({}, {}, {})
+        short, rooms = ({}, {}) if known else (self.shortfalls(final), self.rooms(final))
         est = []
         for i, a in enumerate(free):
             for b in free[i + 1 :]:
                 if (a, b, self.version[a], self.version[b]) in self.tried:
                     continue
-                if (a, self.every) in self.most and (b, self.every) in self.most:
+                if known:
                     e = self.most_gain(held, grow, move, a, b)
                 else:
                     e = self.gain(short, rooms, a, b) + self.gain(short, rooms, b, a)
@@ -215,6 +214,17 @@ class Pairs:
                 break
         return picked
 
+    def here(self, final: dict[str, Plan], only: tuple[str, ...] | None = None) -> dict[tuple[str, str], int]:
+        """(building, cluster) → the GPUs of the cluster's racks (spares left out) in each building
+        (of ``only``, when given)."""
+        out: dict[tuple[str, str], int] = defaultdict(int)
+        for b, p in final.items():
+            if only is None or b in only:
+                for r in p.racks:
+                    if r.cluster and not r.spare:
+                        out[b, r.cluster] += self.types[r.rack_type].gpus
+        return out
+
     def spans(self, plan: Plan) -> bool:
         """Whether a building plan holds racks of a cluster spanning buildings."""
         return any(r.cluster in self.group_of and self.group_of[r.cluster].spanning for r in plan.racks)
@@ -224,16 +234,12 @@ class Pairs:
         there that could take more ("as many as fit" up to its figure, none: unbounded; at least:
         unbounded); building → (sorted types, GPUs there) of each other cluster there (exact, at
         its figure, or a spanning share, held at what it has): those that may move to make room."""
+        here = self.here(final)
         held: dict[str, int] = defaultdict(int)
         placed: dict[str, int] = defaultdict(int)
-        here: dict[tuple[str, str], int] = defaultdict(int)
-        for b, p in final.items():
-            for r in p.racks:
-                if r.cluster and not r.spare:
-                    g = self.types[r.rack_type].gpus
-                    held[b] += g
-                    placed[r.cluster] += g
-                    here[b, r.cluster] += g
+        for (b, cid), n in here.items():
+            held[b] += n
+            placed[cid] += n
         grow: dict[str, list] = defaultdict(list)
         move: dict[str, list] = defaultdict(list)
         for (b, cid), n in sorted(here.items()):
@@ -291,11 +297,9 @@ class Pairs:
         """Building → group → GPUs its "as many as fit" clusters homed there miss."""
         placed: dict[str, int] = defaultdict(int)
         home: dict[str, str] = {}
-        for b, p in final.items():
-            for r in p.racks:
-                if r.cluster and not r.spare:
-                    placed[r.cluster] += self.types[r.rack_type].gpus
-                    home[r.cluster] = b
+        for (b, cid), n in self.here(final).items():
+            placed[cid] += n
+            home[cid] = b
         out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for c in self.s.clusters:
             g = self.group_of.get(c.id)
